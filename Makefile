@@ -1,0 +1,48 @@
+# Quick start: `make run` (venv + release build + default comparison), `make test`, `make bench`.
+VENV    := .venv
+PY      := $(VENV)/bin/python
+PIP     := $(VENV)/bin/pip
+STAMP   := $(VENV)/.deps-installed
+SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null) Cargo.toml pyproject.toml
+BUILT   := $(VENV)/.built
+
+.PHONY: venv build run test test-rust test-python bench fmt lint clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff
+	touch $@
+
+build: $(BUILT)
+
+$(BUILT): $(STAMP) $(SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+	touch $@
+
+run: build
+	$(VENV)/bin/ssdlab compare --out results
+
+test-rust:
+	cargo test --workspace --exclude ssdlab-py
+
+test-python: build
+	$(PY) -m pytest -q tests
+
+test: test-rust test-python
+
+bench: build
+	$(PY) benches/bench.py
+
+fmt:
+	cargo fmt --all
+	$(VENV)/bin/ruff format python tests benches
+
+lint:
+	cargo fmt --all -- --check
+	$(VENV)/bin/ruff check python tests benches
+
+clean:
+	rm -rf target $(VENV) results python/ssdlab/*.so

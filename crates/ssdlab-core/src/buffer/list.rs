@@ -1,0 +1,176 @@
+//! Arena-linked lists: nodes live in a `Vec` and link by u32 index, so policies keep any number of
+//! recency lists over the same nodes without per-operation allocation.
+
+pub const NIL: u32 = u32::MAX;
+
+/// prev/next links for every slot of an arena; several [`List`]s may share one `Links`.
+#[derive(Clone, Debug, Default)]
+pub struct Links {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+}
+
+/// A doubly linked list over slots of a [`Links`]. Head = most recent (MRU), tail = LRU.
+#[derive(Clone, Copy, Debug)]
+pub struct List {
+    pub head: u32,
+    pub tail: u32,
+    pub len: u32,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { head: NIL, tail: NIL, len: 0 }
+    }
+}
+
+impl Links {
+    /// Make sure slot `i` exists.
+    #[inline]
+    pub fn ensure(&mut self, i: u32) {
+        let need = i as usize + 1;
+        if self.prev.len() < need {
+            self.prev.resize(need, NIL);
+            self.next.resize(need, NIL);
+        }
+    }
+    #[inline]
+    pub fn next(&self, i: u32) -> u32 {
+        self.next[i as usize]
+    }
+    #[inline]
+    pub fn prev(&self, i: u32) -> u32 {
+        self.prev[i as usize]
+    }
+
+    #[inline]
+    pub fn push_front(&mut self, l: &mut List, i: u32) {
+        self.ensure(i);
+        self.prev[i as usize] = NIL;
+        self.next[i as usize] = l.head;
+        if l.head != NIL {
+            self.prev[l.head as usize] = i;
+        } else {
+            l.tail = i;
+        }
+        l.head = i;
+        l.len += 1;
+    }
+
+    #[inline]
+    pub fn push_back(&mut self, l: &mut List, i: u32) {
+        self.ensure(i);
+        self.next[i as usize] = NIL;
+        self.prev[i as usize] = l.tail;
+        if l.tail != NIL {
+            self.next[l.tail as usize] = i;
+        } else {
+            l.head = i;
+        }
+        l.tail = i;
+        l.len += 1;
+    }
+
+    #[inline]
+    pub fn remove(&mut self, l: &mut List, i: u32) {
+        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            l.head = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            l.tail = p;
+        }
+        self.prev[i as usize] = NIL;
+        self.next[i as usize] = NIL;
+        l.len -= 1;
+    }
+
+    #[inline]
+    pub fn move_to_front(&mut self, l: &mut List, i: u32) {
+        if l.head != i {
+            self.remove(l, i);
+            self.push_front(l, i);
+        }
+    }
+
+    #[inline]
+    pub fn move_to_back(&mut self, l: &mut List, i: u32) {
+        if l.tail != i {
+            self.remove(l, i);
+            self.push_back(l, i);
+        }
+    }
+}
+
+/// A slab of nodes with a free list of slot indexes.
+#[derive(Clone, Debug)]
+pub struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab { items: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T> Slab<T> {
+    #[inline]
+    pub fn insert(&mut self, v: T) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.items[i as usize] = v;
+            i
+        } else {
+            self.items.push(v);
+            (self.items.len() - 1) as u32
+        }
+    }
+    #[inline]
+    pub fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+    #[inline]
+    pub fn get(&self, i: u32) -> &T {
+        &self.items[i as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut T {
+        &mut self.items[i as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(links: &Links, l: &List) -> Vec<u32> {
+        let mut v = vec![];
+        let mut c = l.head;
+        while c != NIL {
+            v.push(c);
+            c = links.next(c);
+        }
+        v
+    }
+
+    #[test]
+    fn list_ops() {
+        let mut links = Links::default();
+        let mut l = List::default();
+        for i in 0..4 {
+            links.push_front(&mut l, i);
+        }
+        assert_eq!(collect(&links, &l), vec![3, 2, 1, 0]);
+        links.move_to_front(&mut l, 0);
+        links.move_to_back(&mut l, 3);
+        assert_eq!(collect(&links, &l), vec![0, 2, 1, 3]);
+        links.remove(&mut l, 2);
+        assert_eq!(collect(&links, &l), vec![0, 1, 3]);
+        assert_eq!((l.head, l.tail, l.len), (0, 3, 3));
+    }
+}

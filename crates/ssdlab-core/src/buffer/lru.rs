@@ -1,0 +1,90 @@
+//! `lru`: page-level LRU write buffer (ALGORITHMS.md §1.1). A write hit ORs the sector mask and
+//! moves the page to MRU; a miss into a full buffer first flushes the LRU page.
+//! Read hits do not change the order.
+
+use super::list::{Links, List, Slab, NIL};
+use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use crate::error::Result;
+use crate::units::{Lpn, SectorMask};
+use rustc_hash::FxHashMap;
+
+#[derive(Clone, Copy)]
+struct Node {
+    lpn: Lpn,
+    mask: SectorMask,
+    version: u32,
+    hint: u32,
+}
+
+pub struct LruBuffer {
+    capacity: u64,
+    ppb: u64,
+    index: FxHashMap<Lpn, u32>,
+    nodes: Slab<Node>,
+    links: Links,
+    lru: List,
+}
+
+impl LruBuffer {
+    pub fn new(capacity_pages: u64, pages_per_block: u64) -> Self {
+        let cap = capacity_pages.min(1 << 26) as usize;
+        let mut index = FxHashMap::default();
+        index.reserve(cap);
+        LruBuffer { capacity: capacity_pages, ppb: pages_per_block, index, nodes: Slab::default(), links: Links::default(), lru: List::default() }
+    }
+
+    fn evict_tail(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
+        let i = self.lru.tail;
+        debug_assert!(i != NIL);
+        self.links.remove(&mut self.lru, i);
+        let n = *self.nodes.get(i);
+        self.nodes.release(i);
+        self.index.remove(&n.lpn);
+        let page = [PageWrite { offset: (n.lpn % self.ppb) as u32, mask: n.mask, version: n.version }];
+        sink.flush(&FlushUnit { lbn: n.lpn / self.ppb, pages: &page, padded: false, hint: n.hint })
+    }
+}
+
+impl WriteBuffer for LruBuffer {
+    #[inline]
+    fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        if let Some(&i) = self.index.get(&lpn) {
+            let n = self.nodes.get_mut(i);
+            let before = n.mask;
+            n.mask |= mask;
+            n.version = version;
+            n.hint = hint;
+            self.links.move_to_front(&mut self.lru, i);
+            return Ok(before);
+        }
+        if self.lru.len as u64 >= self.capacity {
+            self.evict_tail(sink)?;
+        }
+        let i = self.nodes.insert(Node { lpn, mask, version, hint });
+        self.links.push_front(&mut self.lru, i);
+        self.index.insert(lpn, i);
+        Ok(0)
+    }
+
+    fn read(&mut self, lpn: Lpn) -> SectorMask {
+        self.index.get(&lpn).map_or(0, |&i| self.nodes.get(i).mask)
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        if let Some(i) = self.index.remove(&lpn) {
+            self.links.remove(&mut self.lru, i);
+            self.nodes.release(i);
+        }
+    }
+
+    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
+        while self.lru.tail != NIL {
+            self.evict_tail(sink)?;
+        }
+        Ok(())
+    }
+
+    fn pages(&self) -> u64 {
+        self.lru.len as u64
+    }
+}

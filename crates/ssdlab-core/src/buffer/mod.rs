@@ -1,0 +1,72 @@
+//! Write buffers. A buffer holds host-written pages (with a sector mask each) and, when it needs
+//! room or at the end, emits [`FlushUnit`]s: the buffered pages of one LBN in ascending offset,
+//! marked padded or not. It reaches the FTL only through a [`FlushSink`], which also offers the
+//! read-only [`FtlView`] for FTL-aware victim choice and the pad-or-log decision.
+//!
+//! A new policy is one file here plus one entry in `registry.rs`.
+
+pub mod block_lru;
+pub mod list;
+pub mod lru;
+pub mod none;
+
+use crate::error::Result;
+use crate::ftl::FtlView;
+use crate::padding::Padding;
+use crate::units::{Lbn, Lpn, SectorMask};
+
+/// One buffered page handed to the FTL.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PageWrite {
+    /// Offset of the page within its logical block.
+    pub offset: u32,
+    /// Sectors present; anything short of a full page costs a read-modify-write read.
+    pub mask: SectorMask,
+    /// Version of the data (integrity checking).
+    pub version: u32,
+}
+
+/// What a buffer flushes at once: pages of one logical block.
+#[derive(Clone, Copy, Debug)]
+pub struct FlushUnit<'a> {
+    pub lbn: Lbn,
+    /// Ascending offsets, no duplicates.
+    pub pages: &'a [PageWrite],
+    /// Fill the rest of the block from flash and write it whole (block padding).
+    pub padded: bool,
+    /// Stream hint for placement (the hint of the unit's most recent page).
+    pub hint: u32,
+}
+
+/// The buffer's way down: the engine implements it on top of the FTL.
+pub trait FlushSink {
+    fn flush(&mut self, unit: &FlushUnit) -> Result<()>;
+    fn view(&self) -> &dyn FtlView;
+}
+
+/// Construction parameters every buffer receives.
+pub struct BufferParams {
+    pub capacity_pages: u64,
+    pub pages_per_block: u64,
+    pub padding: Box<dyn Padding>,
+}
+
+pub trait WriteBuffer: Send {
+    /// Buffer sectors `mask` of page `lpn`. Returns the sectors of that page that were already
+    /// buffered (0 = page miss). May flush victims through `sink` first.
+    fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32, sink: &mut dyn FlushSink)
+        -> Result<SectorMask>;
+    /// Sectors of `lpn` present in the buffer (a read lookup; recency is left unchanged).
+    fn read(&mut self, lpn: Lpn) -> SectorMask;
+    /// Drop any buffered data of `lpn` (trim).
+    fn trim(&mut self, lpn: Lpn);
+    /// Flush everything, in the policy's victim order.
+    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()>;
+    /// Pages currently buffered.
+    fn pages(&self) -> u64;
+}
+
+/// Shared helper for group-based buffers: gather a group's pages in ascending offset.
+pub fn sort_pages(pages: &mut [PageWrite]) {
+    pages.sort_unstable_by_key(|p| p.offset);
+}

@@ -1,0 +1,33 @@
+//! `none`: no buffer; every page write goes to the FTL at once as a one-page flush unit.
+
+use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use crate::error::Result;
+use crate::units::{Lpn, SectorMask};
+
+pub struct NoBuffer {
+    ppb: u64,
+}
+
+impl NoBuffer {
+    pub fn new(pages_per_block: u64) -> Self {
+        NoBuffer { ppb: pages_per_block }
+    }
+}
+
+impl WriteBuffer for NoBuffer {
+    fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        let page = [PageWrite { offset: (lpn % self.ppb) as u32, mask, version }];
+        sink.flush(&FlushUnit { lbn: lpn / self.ppb, pages: &page, padded: false, hint })?;
+        Ok(0)
+    }
+    fn read(&mut self, _lpn: Lpn) -> SectorMask {
+        0
+    }
+    fn trim(&mut self, _lpn: Lpn) {}
+    fn flush_all(&mut self, _sink: &mut dyn FlushSink) -> Result<()> {
+        Ok(())
+    }
+    fn pages(&self) -> u64 {
+        0
+    }
+}

@@ -1,0 +1,366 @@
+//! Configuration: typed sections with documented defaults, parsed from TOML or JSON.
+//! Unknown keys are errors that list the valid ones; values are validated with the field named.
+//! The public section and key names are documented in docs/config.md.
+
+use crate::error::{Result, SimError};
+use crate::registry;
+use crate::trace::GenericSpec;
+use crate::units::{check_power_of_two, Size, SECTOR_BYTES};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub workload: WorkloadConfig,
+    pub device: DeviceConfig,
+    pub nand: NandConfig,
+    pub ftl: FtlConfig,
+    pub buffer: BufferConfig,
+    pub run: RunConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    /// trace | uniform | zipf | sequential | fio | desktop
+    pub kind: String,
+    /// Trace file (kind = trace).
+    pub path: Option<String>,
+    /// Trace format name; None = auto-detect.
+    pub format: Option<String>,
+    /// Keep only this device / volume / LUN of the trace.
+    pub device: Option<u32>,
+    /// blkparse action to replay: Q, D or C (default D when present, else Q).
+    pub blkparse_action: Option<String>,
+    /// Column layout for format = "generic".
+    pub generic: Option<GenericSpec>,
+    /// Count and skip malformed trace records instead of failing.
+    pub skip_invalid: bool,
+    /// How trace addresses meet the device: none (error beyond capacity), fold (modulo the
+    /// logical capacity), compact (logical blocks renumbered densely in first-touch order).
+    pub address_map: String,
+    /// Synthetic: number of requests.
+    pub requests: u64,
+    /// Synthetic: request size (fio bs).
+    pub request_bytes: Size,
+    /// Synthetic: address range touched.
+    pub footprint_bytes: Size,
+    /// Synthetic: share of read requests.
+    pub read_fraction: f64,
+    /// Synthetic: Zipf skew (kind = zipf, fio, desktop).
+    pub zipf_theta: f64,
+    /// Synthetic: number of interleaved sequential streams (sequential, fio).
+    pub streams: u32,
+    /// fio rw: write | randwrite | randrw (kind = fio).
+    pub rw: String,
+    /// Synthetic: seed; None = run.seed.
+    pub seed: Option<u64>,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            kind: "desktop".into(),
+            path: None,
+            format: None,
+            device: None,
+            blkparse_action: None,
+            generic: None,
+            skip_invalid: false,
+            address_map: "none".into(),
+            requests: 200_000,
+            request_bytes: Size(4096),
+            footprint_bytes: Size(256 << 20),
+            read_fraction: 0.0,
+            zipf_theta: 0.9,
+            streams: 1,
+            rw: "randwrite".into(),
+            seed: None,
+        }
+    }
+}
+
+/// `device.logical_bytes`: a size, or "auto" (sized from the workload's footprint).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Capacity {
+    #[default]
+    Auto,
+    Bytes(u64),
+}
+
+impl Serialize for Capacity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Capacity::Auto => s.serialize_str("auto"),
+            Capacity::Bytes(b) => s.serialize_u64(*b),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Capacity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Size(Size),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) if t.trim().eq_ignore_ascii_case("auto") => Ok(Capacity::Auto),
+            Raw::Text(t) => crate::units::parse_size(&t)
+                .map(Capacity::Bytes)
+                .map_err(serde::de::Error::custom),
+            Raw::Size(s) => Ok(Capacity::Bytes(s.0)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceConfig {
+    pub page_bytes: Size,
+    pub pages_per_block: u64,
+    pub logical_bytes: Capacity,
+    /// Over-provisioning ρ = physical / logical − 1.
+    pub op: f64,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig { page_bytes: Size(4096), pages_per_block: 128, logical_bytes: Capacity::Auto, op: 0.07 }
+    }
+}
+
+/// NAND costs in microseconds (defaults: the MLC figures of seed 000, Table 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NandConfig {
+    pub read_us: f64,
+    pub program_us: f64,
+    pub erase_us: f64,
+    /// Bus transfer per page, added to every page read and program.
+    pub transfer_us: f64,
+}
+
+impl Default for NandConfig {
+    fn default() -> Self {
+        NandConfig { read_us: 60.0, program_us: 800.0, erase_us: 1500.0, transfer_us: 0.0 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlConfig {
+    pub kind: String,
+    /// GC victim selection: greedy | cost-benefit | fifo.
+    pub gc: String,
+    /// GC runs when free blocks fall below this; 0 = automatic (open frontiers + 2).
+    pub gc_free_blocks: u64,
+    /// Host write frontiers (open blocks). Host pages go to frontier `hint % streams`.
+    pub streams: u32,
+    /// GC writes into its own frontier (true) or into the host frontier of stream 0 (false).
+    pub separate_gc_frontier: bool,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            kind: "page".into(),
+            gc: "greedy".into(),
+            gc_free_blocks: 0,
+            streams: 1,
+            separate_gc_frontier: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BufferConfig {
+    pub kind: String,
+    /// Capacity in bytes (ignored when `fraction` is set).
+    pub bytes: Size,
+    /// Capacity as a fraction of the workload's footprint (overrides `bytes`).
+    pub fraction: Option<f64>,
+    /// Pad-or-log decision for flushed groups: none (more in later policies).
+    pub padding: String,
+}
+
+impl Default for BufferConfig {
+    fn default() -> Self {
+        BufferConfig { kind: "lru".into(), bytes: Size(16 << 20), fraction: None, padding: "none".into() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    pub seed: u64,
+    /// none | fill (write every logical page once, sequentially, before the run; not measured).
+    pub precondition: String,
+    /// Requests at the start of the run whose operations are excluded from the metrics.
+    pub warmup_requests: u64,
+    /// Replay the workload this many times.
+    pub repeat: u32,
+    /// Verify the mapping against the latest written versions after every GC and at the end.
+    pub check_integrity: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { seed: 1, precondition: "none".into(), warmup_requests: 0, repeat: 1, check_integrity: false }
+    }
+}
+
+impl Config {
+    /// Parse a TOML document.
+    pub fn from_toml_str(text: &str) -> Result<Config> {
+        let de = toml::Deserializer::new(text);
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let msg = inner.message().to_string();
+            SimError::config(if path == "." { "<document>".to_string() } else { path }, msg)
+        })?;
+        Ok(cfg)
+    }
+
+    /// Parse a JSON document (what the Python layer sends).
+    pub fn from_json_str(text: &str) -> Result<Config> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let cfg: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let msg = e.into_inner().to_string();
+            // serde_json appends " at line L column C"; the field path is more useful here.
+            let msg = msg.split(" at line ").next().unwrap_or("").to_string();
+            SimError::config(if path == "." { "<document>".to_string() } else { path }, msg)
+        })?;
+        Ok(cfg)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("config serialises")
+    }
+
+    /// Check every field that does not need the workload. Errors name the field.
+    pub fn validate(&self) -> Result<()> {
+        let w = &self.workload;
+        registry::check_name("workload", "workload.kind", &w.kind)?;
+        if w.kind == "trace" && w.path.is_none() {
+            return Err(SimError::config("workload.path", "kind = \"trace\" needs a trace path"));
+        }
+        if let Some(f) = &w.format {
+            crate::trace::Format::from_name(f).map_err(|e| SimError::config("workload.format", e.to_string()))?;
+        }
+        if let Some(a) = &w.blkparse_action {
+            if !matches!(a.as_str(), "Q" | "D" | "C") {
+                return Err(SimError::config("workload.blkparse_action", format!("`{a}`: expected Q, D or C")));
+            }
+        }
+        if !matches!(w.address_map.as_str(), "none" | "fold" | "compact") {
+            return Err(SimError::config(
+                "workload.address_map",
+                format!("unknown value `{}`; valid: none, fold, compact", w.address_map),
+            ));
+        }
+        if !(0.0..=1.0).contains(&w.read_fraction) {
+            return Err(SimError::config("workload.read_fraction", format!("{} is not in [0, 1]", w.read_fraction)));
+        }
+        if !(w.zipf_theta >= 0.0 && w.zipf_theta.is_finite()) {
+            return Err(SimError::config("workload.zipf_theta", format!("{} must be ≥ 0", w.zipf_theta)));
+        }
+        if w.streams == 0 {
+            return Err(SimError::config("workload.streams", "must be ≥ 1"));
+        }
+        if !matches!(w.rw.as_str(), "write" | "randwrite" | "randrw") {
+            return Err(SimError::config("workload.rw", format!("unknown value `{}`; valid: write, randwrite, randrw", w.rw)));
+        }
+        if w.kind != "trace" {
+            if w.request_bytes.0 == 0 || w.request_bytes.0 % SECTOR_BYTES != 0 {
+                return Err(SimError::config(
+                    "workload.request_bytes",
+                    format!("{} must be a positive multiple of 512", w.request_bytes.0),
+                ));
+            }
+            if w.footprint_bytes.0 < w.request_bytes.0 {
+                return Err(SimError::config("workload.footprint_bytes", "must be at least workload.request_bytes"));
+            }
+            if w.requests == 0 {
+                return Err(SimError::config("workload.requests", "must be ≥ 1"));
+            }
+        }
+        let d = &self.device;
+        check_power_of_two("device.page_bytes", d.page_bytes.0)?;
+        if d.page_bytes.0 < 512 || d.page_bytes.0 > 32768 {
+            return Err(SimError::config("device.page_bytes", format!("{} must be between 512 and 32768", d.page_bytes.0)));
+        }
+        if d.pages_per_block < 2 || d.pages_per_block > 65536 {
+            return Err(SimError::config("device.pages_per_block", format!("{} must be in 2..=65536", d.pages_per_block)));
+        }
+        if !(d.op > 0.0 && d.op < 100.0) {
+            return Err(SimError::config("device.op", format!("{} must be > 0 (ρ = physical/logical − 1)", d.op)));
+        }
+        let n = &self.nand;
+        for (k, v) in [
+            ("nand.read_us", n.read_us),
+            ("nand.program_us", n.program_us),
+            ("nand.erase_us", n.erase_us),
+            ("nand.transfer_us", n.transfer_us),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(SimError::config(k, format!("{v} must be ≥ 0")));
+            }
+        }
+        registry::check_name("ftl", "ftl.kind", &self.ftl.kind)?;
+        registry::check_name("gc", "ftl.gc", &self.ftl.gc)?;
+        if self.ftl.streams == 0 || self.ftl.streams > 64 {
+            return Err(SimError::config("ftl.streams", "must be in 1..=64"));
+        }
+        registry::check_name("buffer", "buffer.kind", &self.buffer.kind)?;
+        registry::check_name("padding", "buffer.padding", &self.buffer.padding)?;
+        if let Some(f) = self.buffer.fraction {
+            if !(f >= 0.0 && f <= 1.0) {
+                return Err(SimError::config("buffer.fraction", format!("{f} is not in [0, 1]")));
+            }
+        }
+        if !matches!(self.run.precondition.as_str(), "none" | "fill") {
+            return Err(SimError::config(
+                "run.precondition",
+                format!("unknown value `{}`; valid: none, fill", self.run.precondition),
+            ));
+        }
+        if self.run.repeat == 0 {
+            return Err(SimError::config("run.repeat", "must be ≥ 1"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_lists_valid_ones() {
+        let e = Config::from_toml_str("[buffer]\nkind = \"lru\"\nbites = 5\n").unwrap_err();
+        let s = e.to_string();
+        assert!(s.contains("buffer.bites"), "{s}");
+        assert!(s.contains("bytes"), "{s}");
+    }
+
+    #[test]
+    fn sizes_with_units() {
+        let c = Config::from_toml_str("[buffer]\nbytes = \"2MiB\"\n[device]\nlogical_bytes = \"1GiB\"\n").unwrap();
+        assert_eq!(c.buffer.bytes.0, 2 << 20);
+        assert_eq!(c.device.logical_bytes, Capacity::Bytes(1 << 30));
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn bad_component_names_field() {
+        let mut c = Config::default();
+        c.buffer.kind = "lfu".into();
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("buffer.kind") && s.contains("block-lru"), "{s}");
+    }
+}

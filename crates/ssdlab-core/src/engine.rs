@@ -1,0 +1,518 @@
+//! Counts-mode engine: replays a workload through buffer → FTL → NAND and sums costs (no clock).
+//!
+//! Steps: validate and resolve the configuration (capacity from the workload's footprint when
+//! "auto"), build the components through the registry, precondition, replay (with warm-up and
+//! repeats), flush the buffer, check integrity, and compute the metrics.
+
+use crate::buffer::{BufferParams, FlushSink, FlushUnit, WriteBuffer};
+use crate::config::{Capacity, Config};
+use crate::error::{Result, SimError};
+use crate::ftl::{Ftl, FtlView, UnitPage};
+use crate::metrics::{self, HostCounters, Measured};
+use crate::nand::{Cause, Nand, NandCounters};
+use crate::registry;
+use crate::request::{Op, Request};
+use crate::synth::Synth;
+use crate::trace::{self, Format, TraceOptions, TraceReader};
+use crate::units::{for_each_page, Geometry, Lpn, SectorMask};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Progress callback: `done` requests of `total` (0 = unknown). Return false to cancel.
+pub trait Progress {
+    fn update(&mut self, done: u64, total: u64) -> bool;
+}
+
+impl<F: FnMut(u64, u64) -> bool> Progress for F {
+    fn update(&mut self, done: u64, total: u64) -> bool {
+        self(done, total)
+    }
+}
+
+/// Progress sink that never cancels.
+pub struct NoProgress;
+impl Progress for NoProgress {
+    fn update(&mut self, _: u64, _: u64) -> bool {
+        true
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The fully resolved configuration (defaults filled in, "auto" values replaced).
+    pub config: Config,
+    pub metrics: BTreeMap<String, f64>,
+    /// Non-fatal notes (e.g. skipped malformed records).
+    pub warnings: Vec<String>,
+}
+
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+enum Source {
+    Trace(TraceReader),
+    Synth(Synth),
+}
+
+impl Source {
+    fn next(&mut self) -> Option<Result<Request>> {
+        match self {
+            Source::Trace(r) => r.next(),
+            Source::Synth(s) => s.next(),
+        }
+    }
+    fn position(&self) -> String {
+        match self {
+            Source::Trace(r) => format!("line {}", r.line()),
+            Source::Synth(_) => "synthetic workload".into(),
+        }
+    }
+}
+
+fn trace_options(cfg: &Config) -> Result<TraceOptions> {
+    let w = &cfg.workload;
+    Ok(TraceOptions {
+        format: match &w.format {
+            Some(f) => Some(Format::from_name(f).map_err(|e| SimError::config("workload.format", e.to_string()))?),
+            None => None,
+        },
+        device: w.device,
+        skip_invalid: w.skip_invalid,
+        blkparse_action: w.blkparse_action.as_ref().and_then(|s| s.chars().next()),
+        generic: w.generic.clone(),
+    })
+}
+
+fn seed_of(cfg: &Config) -> u64 {
+    cfg.workload.seed.unwrap_or(cfg.run.seed)
+}
+
+fn open_source(cfg: &Config) -> Result<Source> {
+    if cfg.workload.kind == "trace" {
+        let path = cfg.workload.path.as_deref().unwrap_or_default();
+        Ok(Source::Trace(trace::open(Path::new(path), &trace_options(cfg)?)?))
+    } else {
+        Ok(Source::Synth(Synth::new(&cfg.workload, seed_of(cfg))?))
+    }
+}
+
+/// What a pre-pass over a trace learns.
+#[derive(Default)]
+struct Scan {
+    requests: u64,
+    max_end_bytes: u64,
+    distinct_lbns: u64,
+    footprint_pages: u64,
+}
+
+fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan> {
+    let mut src = open_source(cfg)?;
+    let mut s = Scan::default();
+    let mut lbns = FxHashSet::default();
+    let mut pages = FxHashSet::default();
+    while let Some(r) = src.next() {
+        let r = r?;
+        s.requests += 1;
+        s.max_end_bytes = s.max_end_bytes.max(r.end_bytes());
+        if r.len_bytes == 0 {
+            continue;
+        }
+        let first = r.offset_bytes / page_bytes;
+        let last = (r.end_bytes() - 1) / page_bytes;
+        for p in first..=last {
+            lbns.insert(p / ppb);
+            if r.op == Op::Write {
+                pages.insert(p);
+            }
+        }
+    }
+    s.distinct_lbns = lbns.len() as u64;
+    s.footprint_pages = pages.len() as u64;
+    Ok(s)
+}
+
+/// How host addresses become device LPNs.
+enum AddressMap {
+    None,
+    Fold,
+    Compact(FxHashMap<u64, u64>),
+}
+
+/// The buffer's way down: FTL + NAND + flush accounting.
+struct Backend {
+    ftl: Box<dyn Ftl>,
+    nand: Nand,
+    ppb: u64,
+    full: SectorMask,
+    scratch: Vec<UnitPage>,
+    host: HostCounters,
+}
+
+impl FlushSink for Backend {
+    fn flush(&mut self, unit: &FlushUnit) -> Result<()> {
+        self.host.flushes += 1;
+        self.host.flushed_pages += unit.pages.len() as u64;
+        let first = unit.lbn * self.ppb;
+        self.scratch.clear();
+        let mut pages = unit.pages.iter().peekable();
+        let push_buffered = |be: &mut Backend, p: &crate::buffer::PageWrite| {
+            // A partial page is merged with its old copy on flash: one read-modify-write read.
+            if p.mask != be.full {
+                be.ftl.read(first + p.offset as u64, Cause::Rmw, &mut be.nand);
+            }
+            be.scratch.push(UnitPage { offset: p.offset, version: p.version, cause: Cause::Host });
+        };
+        if unit.padded {
+            self.host.padded_flushes += 1;
+            for off in 0..self.ppb as u32 {
+                if let Some(p) = pages.next_if(|p| p.offset == off) {
+                    push_buffered(self, p);
+                } else {
+                    let lpn = first + off as u64;
+                    if self.ftl.read(lpn, Cause::Pad, &mut self.nand) {
+                        let version = self.ftl.version_of(lpn);
+                        self.scratch.push(UnitPage { offset: off, version, cause: Cause::Pad });
+                    }
+                }
+            }
+        } else {
+            for p in pages {
+                push_buffered(self, p);
+            }
+        }
+        self.host.ftl_pages += self.scratch.len() as u64;
+        let scratch = std::mem::take(&mut self.scratch);
+        let r = self.ftl.write_unit(unit.lbn, &scratch, unit.hint, &mut self.nand);
+        self.scratch = scratch;
+        r
+    }
+
+    fn view(&self) -> &dyn FtlView {
+        &*self.ftl
+    }
+}
+
+struct Snapshot {
+    host: HostCounters,
+    nand: NandCounters,
+    erases: Vec<u32>,
+    ftl: Vec<(&'static str, u64)>,
+}
+
+struct Sim {
+    geo: Geometry,
+    map: AddressMap,
+    buffer: Box<dyn WriteBuffer>,
+    be: Backend,
+    /// Latest host version of every LPN (integrity checking only; 0 = none).
+    latest: Vec<u32>,
+    check: bool,
+    version: u32,
+}
+
+impl Sim {
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            host: self.be.host.clone(),
+            nand: self.be.nand.counters.clone(),
+            erases: self.be.nand.erase_counts.clone(),
+            ftl: self.be.ftl.counters(),
+        }
+    }
+
+    #[inline]
+    fn next_version(&mut self) -> Result<u32> {
+        if self.check {
+            self.version = self
+                .version
+                .checked_add(1)
+                .ok_or_else(|| SimError::Invalid("run.check_integrity supports at most 2^32 page writes".into()))?;
+        }
+        Ok(self.version)
+    }
+
+    #[inline]
+    fn map_lpn(&mut self, lpn: Lpn, req: &Request, src: &Source) -> Result<Lpn> {
+        let lp = self.geo.logical_pages;
+        match &mut self.map {
+            AddressMap::None => {
+                if lpn >= lp {
+                    return Err(SimError::Capacity(format!(
+                        "request at {} (offset {} B, {} B) ends beyond the device's logical capacity of {} B; \
+                         set workload.address_map = \"fold\" or \"compact\", or raise device.logical_bytes",
+                        src.position(),
+                        req.offset_bytes,
+                        req.len_bytes,
+                        self.geo.logical_bytes()
+                    )));
+                }
+                Ok(lpn)
+            }
+            AddressMap::Fold => Ok(lpn % lp),
+            AddressMap::Compact(m) => {
+                let ppb = self.geo.pages_per_block;
+                let next = m.len() as u64;
+                let dense = *m.entry(lpn / ppb).or_insert(next);
+                let out = dense * ppb + lpn % ppb;
+                if out >= lp {
+                    return Err(SimError::Capacity(format!(
+                        "request at {}: the workload touches more than the device's {} logical blocks; \
+                         raise device.logical_bytes (or use \"auto\")",
+                        src.position(),
+                        self.geo.logical_blocks()
+                    )));
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn precondition_fill(&mut self) -> Result<()> {
+        let ppb = self.geo.pages_per_block;
+        let mut unit = Vec::with_capacity(ppb as usize);
+        for lbn in 0..self.geo.logical_blocks() {
+            unit.clear();
+            for off in 0..ppb {
+                let v = self.next_version()?;
+                if self.check {
+                    self.latest[(lbn * ppb + off) as usize] = v;
+                }
+                unit.push(UnitPage { offset: off as u32, version: v, cause: Cause::Host });
+            }
+            self.be.ftl.write_unit(lbn, &unit, 0, &mut self.be.nand)?;
+        }
+        Ok(())
+    }
+
+    fn request(&mut self, req: &Request, src: &Source) -> Result<()> {
+        let spp = self.geo.sectors_per_page();
+        match req.op {
+            Op::Write => {
+                self.be.host.write_requests += 1;
+                self.be.host.write_bytes += req.len_bytes;
+                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
+                    let lpn = self.map_lpn(lpn, req, src)?;
+                    let v = self.next_version()?;
+                    if self.check {
+                        self.latest[lpn as usize] = v;
+                    }
+                    let h = &mut self.be.host;
+                    h.write_pages += 1;
+                    h.write_sectors += mask.count_ones() as u64;
+                    let before = self.buffer.write(lpn, mask, v, req.dev, &mut self.be)?;
+                    if before != 0 {
+                        let h = &mut self.be.host;
+                        h.write_hit_pages += 1;
+                        h.write_hit_sectors += (before & mask).count_ones() as u64;
+                    }
+                    Ok(())
+                })
+            }
+            Op::Read => {
+                self.be.host.read_requests += 1;
+                self.be.host.read_bytes += req.len_bytes;
+                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
+                    let lpn = self.map_lpn(lpn, req, src)?;
+                    self.be.host.read_pages += 1;
+                    if self.buffer.read(lpn) & mask == mask {
+                        self.be.host.read_hit_pages += 1;
+                    } else {
+                        self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand);
+                    }
+                    Ok(())
+                })
+            }
+            Op::Trim => {
+                self.be.host.trim_requests += 1;
+                let full = self.geo.full_mask();
+                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
+                    // Only whole pages can be discarded.
+                    if mask != full {
+                        return Ok(());
+                    }
+                    let lpn = self.map_lpn(lpn, req, src)?;
+                    self.be.host.trim_pages += 1;
+                    self.buffer.trim(lpn);
+                    self.be.ftl.trim(lpn);
+                    if self.check {
+                        self.latest[lpn as usize] = 0;
+                    }
+                    Ok(())
+                })
+            }
+        }
+    }
+}
+
+/// Resolve "auto" and derived values; returns the resolved config, geometry and buffer pages.
+fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
+    let mut r = cfg.clone();
+    let page_bytes = cfg.device.page_bytes.0;
+    let ppb = cfg.device.pages_per_block;
+    let is_trace = cfg.workload.kind == "trace";
+    let need_scan = is_trace && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some());
+    let scan = if need_scan { Some(scan_trace(cfg, page_bytes, ppb)?) } else { None };
+    if let Some(s) = &scan {
+        if s.requests == 0 {
+            return Err(SimError::Invalid(format!(
+                "trace {} has no requests{}",
+                cfg.workload.path.as_deref().unwrap_or(""),
+                if cfg.workload.device.is_some() { " for the selected workload.device" } else { "" }
+            )));
+        }
+    }
+    let logical_bytes = match cfg.device.logical_bytes {
+        Capacity::Bytes(b) => b,
+        Capacity::Auto => match (&scan, cfg.workload.address_map.as_str()) {
+            (Some(s), "compact") => s.distinct_lbns * ppb * page_bytes,
+            (Some(s), _) => s.max_end_bytes,
+            (None, _) => cfg.workload.footprint_bytes.0,
+        },
+    };
+    if logical_bytes == 0 {
+        return Err(SimError::config("device.logical_bytes", "the device would have no logical pages"));
+    }
+    let logical_pages = logical_bytes.div_ceil(page_bytes).div_ceil(ppb) * ppb;
+    let logical_blocks = logical_pages / ppb;
+    let physical_blocks = ((logical_blocks as f64) * (1.0 + cfg.device.op)).ceil() as u64;
+    let geo = Geometry { page_bytes, pages_per_block: ppb, logical_pages, physical_blocks };
+    r.device.logical_bytes = Capacity::Bytes(geo.logical_bytes());
+    if r.ftl.gc_free_blocks == 0 {
+        r.ftl.gc_free_blocks = r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 2;
+    }
+    let footprint_pages = match &scan {
+        Some(s) => s.footprint_pages,
+        None if is_trace => 0,
+        None => cfg.workload.footprint_bytes.0.div_ceil(page_bytes),
+    };
+    let buffer_pages = match cfg.buffer.fraction {
+        Some(f) => (footprint_pages as f64 * f).floor() as u64,
+        None => cfg.buffer.bytes.0 / page_bytes,
+    };
+    if cfg.buffer.kind != "none" && buffer_pages == 0 {
+        return Err(SimError::config(
+            if cfg.buffer.fraction.is_some() { "buffer.fraction" } else { "buffer.bytes" },
+            format!("the buffer holds less than one {page_bytes}-byte page (use buffer.kind = \"none\" for no buffer)"),
+        ));
+    }
+    r.buffer.bytes = crate::units::Size(buffer_pages * page_bytes);
+    if !is_trace {
+        r.workload.seed = Some(seed_of(cfg));
+    }
+    Ok((r, geo, buffer_pages, scan))
+}
+
+/// Run one simulation.
+pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
+    cfg.validate()?;
+    let (mut resolved, geo, buffer_pages, scan) = resolve(cfg)?;
+    let check = cfg.run.check_integrity;
+    let ftl = registry::build_ftl(&resolved, &geo)?;
+    let padding = registry::build_padding(&resolved)?;
+    let buffer = registry::build_buffer(
+        &resolved,
+        BufferParams { capacity_pages: buffer_pages, pages_per_block: geo.pages_per_block, padding },
+    )?;
+    let mut src = open_source(&resolved)?;
+    if let Source::Trace(t) = &src {
+        resolved.workload.format = Some(t.format().name().to_string());
+    }
+    let map = match resolved.workload.address_map.as_str() {
+        "fold" => AddressMap::Fold,
+        "compact" => AddressMap::Compact(FxHashMap::default()),
+        _ => AddressMap::None,
+    };
+    let mut sim = Sim {
+        be: Backend {
+            ftl,
+            nand: Nand::new(geo.physical_blocks),
+            ppb: geo.pages_per_block,
+            full: geo.full_mask(),
+            scratch: Vec::with_capacity(geo.pages_per_block as usize),
+            host: HostCounters::default(),
+        },
+        latest: if check { vec![0; geo.logical_pages as usize] } else { Vec::new() },
+        geo,
+        map,
+        buffer,
+        check,
+        version: 0,
+    };
+    if resolved.run.precondition == "fill" {
+        sim.precondition_fill()?;
+    }
+    let per_pass = match (&src, &scan) {
+        (Source::Synth(s), _) => s.len(),
+        (_, Some(s)) => s.requests,
+        _ => 0,
+    };
+    let total = per_pass * resolved.run.repeat as u64;
+    let warmup = resolved.run.warmup_requests;
+    let mut base = sim.snapshot();
+    let mut done: u64 = 0;
+    let mut skipped = 0u64;
+    let mut warnings = Vec::new();
+    for pass in 0..resolved.run.repeat {
+        if pass > 0 {
+            src = open_source(&resolved)?;
+        }
+        while let Some(req) = src.next() {
+            let req = req?;
+            if done == warmup && warmup > 0 {
+                base = sim.snapshot();
+            }
+            sim.request(&req, &src)?;
+            done += 1;
+            if done % PROGRESS_EVERY == 0 && !progress.update(done, total) {
+                return Err(SimError::Cancelled);
+            }
+        }
+        if let Source::Trace(t) = &src {
+            if pass == 0 {
+                skipped = t.skipped();
+                if let Some(first) = t.first_skipped() {
+                    warnings.push(format!("skipped {skipped} malformed records; first: {first}"));
+                }
+            }
+        }
+        if pass == 0 && done == 0 {
+            return Err(SimError::Invalid(match &resolved.workload.path {
+                Some(p) => format!("trace {p} has no requests{}", if resolved.workload.device.is_some() { " for the selected workload.device" } else { "" }),
+                None => "the workload has no requests".into(),
+            }));
+        }
+    }
+    if warmup >= done {
+        return Err(SimError::config(
+            "run.warmup_requests",
+            format!("{warmup} warm-up requests leave nothing to measure ({done} requests in the run)"),
+        ));
+    }
+    sim.buffer.flush_all(&mut sim.be)?;
+    progress.update(done, total);
+    if check {
+        sim.be.ftl.check_integrity(&sim.latest)?;
+    }
+    let end = sim.snapshot();
+    let erases_per_block: Vec<u32> = end.erases.iter().zip(&base.erases).map(|(a, b)| a - b).collect();
+    let ftl_counters: Vec<(&'static str, u64)> = end
+        .ftl
+        .iter()
+        .map(|(k, v)| (*k, v - base.ftl.iter().find(|(bk, _)| bk == k).map_or(0, |(_, bv)| *bv)))
+        .collect();
+    let mut m = metrics::finish(Measured {
+        host: end.host.minus(&base.host),
+        nand: end.nand.minus(&base.nand),
+        erases_per_block,
+        ftl_counters,
+        ftl_gauges: sim.be.ftl.gauges(),
+        timing: &resolved.nand,
+    });
+    m.insert("run.requests".into(), done as f64);
+    m.insert("run.measured_requests".into(), (done - warmup) as f64);
+    m.insert("trace.skipped_records".into(), skipped as f64);
+    m.insert("device.logical_pages".into(), sim.geo.logical_pages as f64);
+    m.insert("device.physical_blocks".into(), sim.geo.physical_blocks as f64);
+    m.insert("buffer.capacity_pages".into(), buffer_pages as f64);
+    Ok(RunResult { config: resolved, metrics: m, warnings })
+}

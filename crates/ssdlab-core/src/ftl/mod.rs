@@ -1,0 +1,49 @@
+//! Flash translation layers. An FTL owns all physical state: it maps LPNs to PPNs, chooses where
+//! pages go, and reclaims space (GC or merges), issuing every NAND operation with its cause.
+//!
+//! Buffers and padding policies see an FTL only through the read-only [`FtlView`].
+
+pub mod page;
+
+use crate::error::Result;
+use crate::nand::{Cause, Nand};
+use crate::units::{Lbn, Lpn};
+
+/// One page of a flush unit as the FTL receives it: its offset in the logical block, the version
+/// it carries (integrity checking) and why it is written (host data or padding).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UnitPage {
+    pub offset: u32,
+    pub version: u32,
+    pub cause: Cause,
+}
+
+/// What a write buffer or padding policy may ask of the FTL, without changing it.
+pub trait FtlView {
+    /// Does this LPN currently have data on flash?
+    fn is_mapped(&self, lpn: Lpn) -> bool;
+    /// A named running statistic of the FTL (e.g. hybrid FTLs' "r_db", "r_lb", "u_lb";
+    /// "free_blocks"). None when the FTL does not keep it.
+    fn stat(&self, name: &str) -> Option<f64>;
+}
+
+pub trait Ftl: FtlView {
+    /// Program the pages of one flush unit (ascending offsets of logical block `lbn`).
+    /// `hint` is the stream hint carried with the data (placement across write frontiers).
+    fn write_unit(&mut self, lbn: Lbn, pages: &[UnitPage], hint: u32, nand: &mut Nand) -> Result<()>;
+    /// Read one page with the given cause; returns false (and costs nothing) if it is unmapped.
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool;
+    /// Discard one page.
+    fn trim(&mut self, lpn: Lpn);
+    /// Version stored with the page's current copy (0 when unmapped or not tracked).
+    fn version_of(&self, lpn: Lpn) -> u32;
+    /// Check the whole mapping against the latest version of every LPN (0 = never written or
+    /// trimmed) and every per-block valid count against the pages. Errors say what is wrong.
+    fn check_integrity(&self, latest: &[u32]) -> Result<()>;
+    /// Monotone event counters (subtracted across warm-up): ("gc.victims", n), …
+    fn counters(&self) -> Vec<(&'static str, u64)>;
+    /// Point-in-time values reported as they are at the end.
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,318 @@
+//! Page-mapped FTL: L2P / P2L arrays, one or several host write frontiers (streams), an optional
+//! separate GC frontier, GC triggered by a free-block threshold with a pluggable victim policy,
+//! and trim.
+//!
+//! Memory: 4 bytes of L2P per logical page + 4 bytes of P2L per physical page, plus ~40 bytes per
+//! block. Validity is implied by P2L (an invalidated page has P2L = NONE), so no bitmap is kept.
+
+use super::{Ftl, FtlView, UnitPage};
+use crate::error::{Result, SimError};
+use crate::gc::{VictimPolicy, VictimSelector};
+use crate::nand::{Cause, Nand};
+use crate::units::{Geometry, Lbn, Lpn};
+use std::collections::VecDeque;
+
+const NONE: u32 = u32::MAX;
+
+pub struct PageFtl {
+    ppb: u32,
+    logical_pages: u64,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    valid: Vec<u32>,
+    write_ptr: Vec<u32>,
+    free: VecDeque<u32>,
+    /// Open block of each host stream (NONE = none yet).
+    host_open: Vec<u32>,
+    /// Open block of the GC frontier (NONE = none yet); unused when GC shares stream 0.
+    gc_open: u32,
+    separate_gc: bool,
+    selector: VictimSelector,
+    gc_threshold: u64,
+    in_gc: bool,
+    /// Logical time: host pages programmed so far (cost-benefit age).
+    now: u64,
+    /// Per-PPN version of the stored copy; empty unless integrity checking is on.
+    oob_version: Vec<u32>,
+    check: bool,
+    gc_victims: u64,
+    gc_moved: u64,
+    gc_invocations: u64,
+}
+
+impl PageFtl {
+    pub fn new(geo: &Geometry, gc: VictimPolicy, gc_free_blocks: u64, streams: u32, separate_gc: bool, check: bool) -> Result<Self> {
+        let ppb = geo.pages_per_block as u32;
+        let blocks = geo.physical_blocks;
+        let phys_pages = geo.physical_pages();
+        if phys_pages >= NONE as u64 {
+            return Err(SimError::Invalid(format!(
+                "device too large for the page FTL: {phys_pages} physical pages (max {})",
+                NONE as u64 - 1
+            )));
+        }
+        let frontiers = streams as u64 + separate_gc as u64;
+        let threshold = if gc_free_blocks == 0 { frontiers + 2 } else { gc_free_blocks };
+        // GC must always find a block with an invalid page: keep more physical blocks than the
+        // logical data can fill plus the open and reserved blocks.
+        let need = geo.logical_blocks() + threshold + frontiers + 1;
+        if blocks < need {
+            return Err(SimError::config(
+                "device.op",
+                format!(
+                    "{blocks} physical blocks cannot hold {} logical blocks plus {threshold} GC-reserve and \
+                     {frontiers} open blocks; raise device.op or lower ftl.gc_free_blocks",
+                    geo.logical_blocks()
+                ),
+            ));
+        }
+        Ok(PageFtl {
+            ppb,
+            logical_pages: geo.logical_pages,
+            l2p: vec![NONE; geo.logical_pages as usize],
+            p2l: vec![NONE; phys_pages as usize],
+            valid: vec![0; blocks as usize],
+            write_ptr: vec![0; blocks as usize],
+            free: (0..blocks as u32).collect(),
+            host_open: vec![NONE; streams as usize],
+            gc_open: NONE,
+            separate_gc,
+            selector: VictimSelector::new(gc, blocks as usize, ppb),
+            gc_threshold: threshold,
+            in_gc: false,
+            now: 0,
+            oob_version: if check { vec![0; phys_pages as usize] } else { Vec::new() },
+            check,
+            gc_victims: 0,
+            gc_moved: 0,
+            gc_invocations: 0,
+        })
+    }
+
+    #[inline]
+    fn invalidate(&mut self, ppn: u32) {
+        let b = ppn / self.ppb;
+        self.p2l[ppn as usize] = NONE;
+        self.valid[b as usize] -= 1;
+        self.selector.on_invalidate(b, self.valid[b as usize]);
+    }
+
+    fn seal(&mut self, b: u32) {
+        self.selector.on_seal(b, self.valid[b as usize], self.now);
+    }
+
+    /// Next free PPN of frontier `slot` (host stream index, or usize::MAX for the GC frontier).
+    /// A full frontier is sealed; a new block is taken from the free pool, running GC first when
+    /// the pool is below the threshold (never from inside GC, which may itself open this slot).
+    #[inline]
+    fn next_ppn(&mut self, slot: usize, nand: &mut Nand) -> Result<u32> {
+        loop {
+            let cur = if slot == usize::MAX { self.gc_open } else { self.host_open[slot] };
+            if cur != NONE && self.write_ptr[cur as usize] < self.ppb {
+                let off = self.write_ptr[cur as usize];
+                self.write_ptr[cur as usize] += 1;
+                return Ok(cur * self.ppb + off);
+            }
+            if cur != NONE {
+                self.seal(cur);
+                self.set_open(slot, NONE);
+            }
+            if !self.in_gc && (self.free.len() as u64) < self.gc_threshold {
+                self.collect(nand)?;
+                continue;
+            }
+            let nb = self
+                .free
+                .pop_front()
+                .ok_or_else(|| SimError::Invalid("page FTL ran out of free blocks (raise device.op)".into()))?;
+            self.set_open(slot, nb);
+        }
+    }
+
+    fn set_open(&mut self, slot: usize, b: u32) {
+        if slot == usize::MAX {
+            self.gc_open = b;
+        } else {
+            self.host_open[slot] = b;
+        }
+    }
+
+    #[inline]
+    fn program(&mut self, lpn: Lpn, version: u32, cause: Cause, slot: usize, nand: &mut Nand) -> Result<()> {
+        let ppn = self.next_ppn(slot, nand)?;
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+        }
+        self.l2p[lpn as usize] = ppn;
+        self.p2l[ppn as usize] = lpn as u32;
+        self.valid[(ppn / self.ppb) as usize] += 1;
+        if self.check {
+            self.oob_version[ppn as usize] = version;
+        }
+        nand.program(cause);
+        Ok(())
+    }
+
+    /// Reclaim blocks until the free pool is back at the threshold.
+    fn collect(&mut self, nand: &mut Nand) -> Result<()> {
+        self.in_gc = true;
+        self.gc_invocations += 1;
+        let result = self.collect_inner(nand);
+        self.in_gc = false;
+        result
+    }
+
+    fn collect_inner(&mut self, nand: &mut Nand) -> Result<()> {
+        while (self.free.len() as u64) < self.gc_threshold {
+            let valid = &self.valid;
+            let victim = self
+                .selector
+                .take_victim(self.now, |b| valid[b as usize])
+                .ok_or_else(|| SimError::Invalid("GC found no victim block (raise device.op)".into()))?;
+            if self.valid[victim as usize] == self.ppb {
+                return Err(SimError::Invalid(format!(
+                    "GC victim block {victim} has no invalid page: no space can be reclaimed (raise device.op)"
+                )));
+            }
+            let slot = if self.separate_gc { usize::MAX } else { 0 };
+            let base = victim * self.ppb;
+            for off in 0..self.ppb {
+                let src = base + off;
+                let lpn = self.p2l[src as usize];
+                if lpn == NONE {
+                    continue;
+                }
+                nand.read(Cause::Gc);
+                let version = if self.check { self.oob_version[src as usize] } else { 0 };
+                self.program(lpn as u64, version, Cause::Gc, slot, nand)?;
+                self.gc_moved += 1;
+            }
+            debug_assert_eq!(self.valid[victim as usize], 0);
+            self.write_ptr[victim as usize] = 0;
+            nand.erase(victim);
+            self.free.push_back(victim);
+            self.gc_victims += 1;
+        }
+        if self.check {
+            self.check_structure()?;
+        }
+        Ok(())
+    }
+
+    /// Structural invariants that need no host versions: L2P and P2L agree, valid counts match.
+    fn check_structure(&self) -> Result<()> {
+        let mut counted = vec![0u32; self.valid.len()];
+        for (ppn, &lpn) in self.p2l.iter().enumerate() {
+            if lpn == NONE {
+                continue;
+            }
+            if self.l2p[lpn as usize] != ppn as u32 {
+                return Err(SimError::Integrity(format!(
+                    "PPN {ppn} claims LPN {lpn}, but LPN {lpn} maps to PPN {}",
+                    self.l2p[lpn as usize]
+                )));
+            }
+            counted[ppn / self.ppb as usize] += 1;
+        }
+        for (b, (&c, &v)) in counted.iter().zip(&self.valid).enumerate() {
+            if c != v {
+                return Err(SimError::Integrity(format!("block {b}: valid count {v}, but {c} valid pages")));
+            }
+        }
+        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+            if ppn != NONE && self.p2l[ppn as usize] != lpn as u32 {
+                return Err(SimError::Integrity(format!("LPN {lpn} maps to PPN {ppn}, which does not hold it")));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn free_blocks(&self) -> usize {
+        self.free.len()
+    }
+}
+
+impl FtlView for PageFtl {
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p.get(lpn as usize).is_some_and(|&p| p != NONE)
+    }
+    fn stat(&self, name: &str) -> Option<f64> {
+        match name {
+            "free_blocks" => Some(self.free.len() as f64),
+            _ => None,
+        }
+    }
+}
+
+impl Ftl for PageFtl {
+    fn write_unit(&mut self, lbn: Lbn, pages: &[UnitPage], hint: u32, nand: &mut Nand) -> Result<()> {
+        let slot = (hint as usize) % self.host_open.len();
+        let first = lbn * self.ppb as u64;
+        for p in pages {
+            let lpn = first + p.offset as u64;
+            debug_assert!(lpn < self.logical_pages);
+            self.now += 1;
+            self.program(lpn, p.version, p.cause, slot, nand)?;
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
+        if self.is_mapped(lpn) {
+            nand.read(cause);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+            self.l2p[lpn as usize] = NONE;
+        }
+    }
+
+    fn version_of(&self, lpn: Lpn) -> u32 {
+        match self.l2p.get(lpn as usize) {
+            Some(&p) if p != NONE && self.check => self.oob_version[p as usize],
+            _ => 0,
+        }
+    }
+
+    fn check_integrity(&self, latest: &[u32]) -> Result<()> {
+        self.check_structure()?;
+        if !self.check {
+            return Ok(());
+        }
+        for (lpn, &want) in latest.iter().enumerate() {
+            let ppn = self.l2p[lpn];
+            if want == 0 {
+                if ppn != NONE {
+                    return Err(SimError::Integrity(format!("LPN {lpn} was never written (or trimmed) but maps to PPN {ppn}")));
+                }
+                continue;
+            }
+            if ppn == NONE {
+                return Err(SimError::Integrity(format!("LPN {lpn} (version {want}) is not mapped")));
+            }
+            let got = self.oob_version[ppn as usize];
+            if got != want {
+                return Err(SimError::Integrity(format!(
+                    "LPN {lpn} maps to PPN {ppn} holding version {got}, latest is {want}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("gc.victims", self.gc_victims), ("gc.moved_pages", self.gc_moved), ("gc.invocations", self.gc_invocations)]
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        vec![("ftl.free_blocks", self.free.len() as f64)]
+    }
+}

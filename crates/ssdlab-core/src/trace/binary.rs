@@ -1,0 +1,262 @@
+//! The compact binary trace cache (`.ssdt`), written by [`convert`] and read like any
+//! other format (detected by its magic, also when compressed).
+//!
+//! Layout, all little-endian:
+//!
+//! ```text
+//! header (32 bytes)
+//!   0..8    magic        b"SSDLTRC1"
+//!   8..10   version      u16 = 1
+//!   10..12  record size  u16 = 25
+//!   12..16  flags        u32 = 0 (reserved)
+//!   16..24  record count u64 (u64::MAX while the file is being written)
+//!   24..32  reserved     u64 = 0
+//! record (25 bytes, packed, one per request, in trace order)
+//!   0..8    time_us      f64
+//!   8..16   offset_bytes u64
+//!   16..20  len_bytes    u32 (a larger request cannot be stored: convert fails)
+//!   20..24  dev          u32
+//!   24      op           u8: 0 = read, 1 = write, 2 = trim
+//! ```
+//!
+//! The writer streams into a temporary file next to the output, fills in the record count
+//! at the end and renames the file into place, so a cache is either complete or absent.
+//! The reader checks the count against the records present (truncation and trailing bytes
+//! are errors) and decodes records from 1.6 MB chunks.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::{Step, TraceOptions};
+use crate::error::{Result, SimError};
+use crate::request::{Op, Request};
+
+/// The first 8 bytes of a binary trace cache.
+pub const BINARY_MAGIC: &[u8; 8] = b"SSDLTRC1";
+const VERSION: u16 = 1;
+const HEADER_BYTES: usize = 32;
+const RECORD_BYTES: usize = 25;
+const COUNT_OFFSET: u64 = 16;
+const UNFINISHED: u64 = u64::MAX;
+/// Records decoded per chunk.
+const CHUNK_RECORDS: usize = 65_536;
+
+fn encode(r: &Request, len: u32, out: &mut [u8; RECORD_BYTES]) {
+    out[0..8].copy_from_slice(&r.time_us.to_le_bytes());
+    out[8..16].copy_from_slice(&r.offset_bytes.to_le_bytes());
+    out[16..20].copy_from_slice(&len.to_le_bytes());
+    out[20..24].copy_from_slice(&r.dev.to_le_bytes());
+    out[24] = match r.op {
+        Op::Read => 0,
+        Op::Write => 1,
+        Op::Trim => 2,
+    };
+}
+
+fn header(count: u64) -> [u8; HEADER_BYTES] {
+    let mut h = [0u8; HEADER_BYTES];
+    h[0..8].copy_from_slice(BINARY_MAGIC);
+    h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+    h[10..12].copy_from_slice(&(RECORD_BYTES as u16).to_le_bytes());
+    h[16..24].copy_from_slice(&count.to_le_bytes());
+    h
+}
+
+/// Fill `buf` as far as the input allows; returns the bytes read.
+fn read_full(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+pub(crate) struct BinaryReader {
+    input: Box<dyn BufRead + Send>,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// Records not yet loaded into `buf`.
+    unread: u64,
+    count: u64,
+}
+
+impl BinaryReader {
+    /// Read and check the header.
+    pub(crate) fn new(mut input: Box<dyn BufRead + Send>, file: &str) -> Result<BinaryReader> {
+        let mut h = [0u8; HEADER_BYTES];
+        let got = read_full(&mut input, &mut h).map_err(|e| SimError::io(file, e))?;
+        let bad = |m: String| SimError::Invalid(format!("{file}: binary trace: {m}"));
+        if got < HEADER_BYTES {
+            return Err(bad(format!("truncated header ({got} of {HEADER_BYTES} bytes)")));
+        }
+        if &h[0..8] != BINARY_MAGIC {
+            return Err(bad("magic SSDLTRC1 missing".to_string()));
+        }
+        let version = u16::from_le_bytes([h[8], h[9]]);
+        if version != VERSION {
+            return Err(bad(format!("version {version} is not supported (this build reads version {VERSION})")));
+        }
+        let rec = u16::from_le_bytes([h[10], h[11]]) as usize;
+        if rec != RECORD_BYTES {
+            return Err(bad(format!("record size {rec} is not {RECORD_BYTES}")));
+        }
+        let count = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
+        if count == UNFINISHED {
+            return Err(bad("the file is incomplete (its conversion did not finish)".to_string()));
+        }
+        Ok(BinaryReader {
+            input,
+            buf: vec![0u8; CHUNK_RECORDS * RECORD_BYTES],
+            pos: 0,
+            end: 0,
+            unread: count,
+            count,
+        })
+    }
+
+    fn refill(&mut self, file: &str) -> std::result::Result<bool, SimError> {
+        if self.unread == 0 {
+            let mut probe = [0u8; 1];
+            let extra = read_full(&mut self.input, &mut probe).map_err(|e| SimError::io(file, e))?;
+            if extra > 0 {
+                return Err(SimError::Invalid(format!(
+                    "{file}: binary trace: trailing bytes after the {} records its header announces",
+                    self.count
+                )));
+            }
+            return Ok(false);
+        }
+        let k = (self.unread.min(CHUNK_RECORDS as u64)) as usize;
+        let want = k * RECORD_BYTES;
+        let got = read_full(&mut self.input, &mut self.buf[..want]).map_err(|e| SimError::io(file, e))?;
+        if got < want {
+            let have = self.count - self.unread + (got / RECORD_BYTES) as u64;
+            return Err(SimError::Invalid(format!(
+                "{file}: binary trace is truncated: the header announces {} records, the file holds {have}",
+                self.count
+            )));
+        }
+        self.unread -= k as u64;
+        self.pos = 0;
+        self.end = want;
+        Ok(true)
+    }
+
+    #[inline]
+    pub(crate) fn step(&mut self, file: &str, line: &mut u64) -> Step {
+        if self.pos == self.end {
+            match self.refill(file) {
+                Ok(true) => {}
+                Ok(false) => return Step::Eof,
+                Err(e) => return Step::Fatal(e),
+            }
+        }
+        let b = &self.buf[self.pos..self.pos + RECORD_BYTES];
+        self.pos += RECORD_BYTES;
+        *line += 1;
+        let time_us = f64::from_le_bytes(b[0..8].try_into().expect("8 bytes"));
+        let offset_bytes = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
+        let len_bytes = u32::from_le_bytes(b[16..20].try_into().expect("4 bytes")) as u64;
+        let dev = u32::from_le_bytes(b[20..24].try_into().expect("4 bytes"));
+        let op = match b[24] {
+            0 => Op::Read,
+            1 => Op::Write,
+            2 => Op::Trim,
+            x => return Step::Bad(format!("op byte {x} is not 0 (read), 1 (write) or 2 (trim)")),
+        };
+        Step::Req(Request { time_us, op, offset_bytes, len_bytes, dev })
+    }
+}
+
+fn temp_path(out: &Path) -> PathBuf {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    out.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Stream the trace at `path` (read with `opts`: format, device filter, skip_invalid) into
+/// the binary cache at `out`. Returns the number of records written.
+pub fn convert(path: &Path, opts: &TraceOptions, out: &Path) -> Result<u64> {
+    let mut reader = super::open(path, opts)?;
+    let src = path.display().to_string();
+    let out_name = out.display().to_string();
+    let tmp = temp_path(out);
+    let io_err = |e: std::io::Error| SimError::io(out_name.as_str(), e);
+    let result = (|| -> Result<u64> {
+        let f = File::create(&tmp).map_err(io_err)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&header(UNFINISHED)).map_err(io_err)?;
+        let mut rec = [0u8; RECORD_BYTES];
+        let mut n = 0u64;
+        while let Some(r) = reader.next() {
+            let r = r?;
+            let len = u32::try_from(r.len_bytes).map_err(|_| {
+                SimError::trace(
+                    src.as_str(),
+                    reader.line(),
+                    format!(
+                        "request of {} bytes is larger than the binary cache's limit of {} bytes",
+                        r.len_bytes,
+                        u32::MAX
+                    ),
+                )
+            })?;
+            encode(&r, len, &mut rec);
+            w.write_all(&rec).map_err(io_err)?;
+            n += 1;
+        }
+        let mut f = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+        f.seek(SeekFrom::Start(COUNT_OFFSET)).map_err(io_err)?;
+        f.write_all(&n.to_le_bytes()).map_err(io_err)?;
+        f.sync_all().map_err(io_err)?;
+        Ok(n)
+    })();
+    match result {
+        Ok(n) => {
+            if let Err(e) = fs::rename(&tmp, out) {
+                let _ = fs::remove_file(&tmp);
+                return Err(io_err(e));
+            }
+            Ok(n)
+        }
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_round_trip() {
+        let r = Request { time_us: 12.5, op: Op::Trim, offset_bytes: 1 << 40, len_bytes: 4096, dev: 7 };
+        let mut b = [0u8; RECORD_BYTES];
+        encode(&r, 4096, &mut b);
+        let mut data = header(1).to_vec();
+        data.extend_from_slice(&b);
+        let mut rd = BinaryReader::new(Box::new(std::io::Cursor::new(data.clone())), "x").unwrap();
+        let mut line = 0;
+        assert!(matches!(rd.step("x", &mut line), Step::Req(q) if q == r));
+        assert!(matches!(rd.step("x", &mut line), Step::Eof));
+        // truncated
+        let mut rd = BinaryReader::new(Box::new(std::io::Cursor::new(data[..40].to_vec())), "x").unwrap();
+        assert!(matches!(rd.step("x", &mut line), Step::Fatal(e) if e.to_string().contains("truncated")));
+        // trailing bytes
+        data.push(0);
+        let mut rd = BinaryReader::new(Box::new(std::io::Cursor::new(data)), "x").unwrap();
+        assert!(matches!(rd.step("x", &mut line), Step::Req(_)));
+        assert!(matches!(rd.step("x", &mut line), Step::Fatal(e) if e.to_string().contains("trailing")));
+        // unfinished
+        let e = BinaryReader::new(Box::new(std::io::Cursor::new(header(UNFINISHED).to_vec())), "x").err().unwrap();
+        assert!(e.to_string().contains("incomplete"));
+    }
+}

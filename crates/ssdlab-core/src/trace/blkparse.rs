@@ -1,0 +1,162 @@
+//! `blkparse` default text output:
+//! `maj,min cpu seq time_s pid action rwbs sector + nsectors [process]`.
+//!
+//! One action is replayed: Q (queued), D (dispatched to the driver) or C (completed),
+//! chosen by `TraceOptions::blkparse_action`; by default D when any D record appears in
+//! the first 10,000 lines, else Q. Records of other actions are skipped.
+//!
+//! RWBS: containing `D` = discard → trim; else containing `W` → write; else `R` → read;
+//! anything else (`N` pass-through, a flush-only `F`, ...) is not a data request and is
+//! skipped. A flush (RWBS with `F`) without `sector + n` is skipped as well.
+//!
+//! Lines whose first field is not `maj,min` (the per-CPU and total summary blocks,
+//! `Throughput`, `Events`, `Skips`, ...) are ignored.
+//!
+//! dev = the Linux `dev_t` of `maj,min` as glibc `makedev` encodes it, truncated to 32 bits:
+//! `(maj & 0xfff) << 8 | (min & 0xff) | (min & 0xfff00) << 12` — i.e. `maj * 256 + min` for
+//! minor numbers below 256 (`8,33` → 2081).
+
+use std::io::BufRead;
+use std::path::Path;
+
+use super::fields::{num, request, scale, show, split_ws, too_few, uint, LineResult, Parsed};
+use crate::error::{Result, SimError};
+use crate::request::Op;
+
+/// How many lines the default-action pre-scan reads.
+pub(crate) const PRESCAN_LINES: u64 = 10_000;
+
+pub(crate) struct Parser {
+    action: u8,
+}
+
+/// `maj,min` → (maj, min).
+#[inline]
+fn maj_min(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once(',')?;
+    if a.is_empty() || b.is_empty() || !a.bytes().all(|c| c.is_ascii_digit()) || !b.bytes().all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// glibc `makedev`, truncated to 32 bits.
+#[inline]
+pub(crate) fn dev_number(maj: u32, min: u32) -> u32 {
+    ((maj & 0xfff) << 8) | (min & 0xff) | ((min & 0xfff00) << 12)
+}
+
+impl Parser {
+    pub(crate) fn new(action: u8) -> Parser {
+        Parser { action }
+    }
+
+    /// The action letter of a record line (checked for the fields up to the action), or
+    /// `None` for a non-record line.
+    #[inline]
+    fn head<'a>(f: &[&'a str], n: usize, line: &str) -> std::result::Result<Option<(u32, f64, &'a str)>, String> {
+        let Some((maj, min)) = maj_min(f[0]) else {
+            return Ok(None);
+        };
+        if maj > 0xfff || min > 0xfffff {
+            return Err(format!("field 1 (device) {} is not a valid major,minor pair", show(f[0])));
+        }
+        if n < 7 {
+            return Err(too_few(line, None, 7));
+        }
+        uint(f[1], "field 2 (cpu)")?;
+        uint(f[2], "field 3 (sequence)")?;
+        let t = num(f[3], "field 4 (time)")?;
+        uint(f[4], "field 5 (pid)")?;
+        if f[5].len() != 1 {
+            return Err(format!("field 6 (action) {} is not a single action letter", show(f[5])));
+        }
+        Ok(Some((dev_number(maj, min), t, f[5])))
+    }
+
+    #[inline]
+    pub(crate) fn parse(&mut self, line: &str) -> LineResult {
+        let (f, n) = split_ws::<10>(line);
+        let Some((dev, t, action)) = Self::head(&f, n, line)? else {
+            return Ok(Parsed::Other);
+        };
+        if action.as_bytes()[0] != self.action {
+            return Ok(Parsed::Record);
+        }
+        let rwbs = f[6];
+        let op = if rwbs.contains('D') {
+            Op::Trim
+        } else if rwbs.contains('W') {
+            Op::Write
+        } else if rwbs.contains('R') {
+            Op::Read
+        } else {
+            return Ok(Parsed::Record);
+        };
+        if n < 10 || f[8] != "+" {
+            if rwbs.contains('F') {
+                return Ok(Parsed::Record);
+            }
+            return Err(format!("expected `sector + nsectors` after rwbs {}, found {}", show(rwbs), show(line)));
+        }
+        let sector = uint(f[7], "field 8 (sector)")?;
+        let count = uint(f[9], "field 10 (nsectors)")?;
+        request(t * 1e6, op, scale(sector, 512, "sector")?, scale(count, 512, "nsectors")?, dev)
+    }
+}
+
+/// True when `line` is a blkparse record line of action `action` (no full check).
+fn is_action(line: &str, action: &str) -> bool {
+    let (f, n) = split_ws::<6>(line);
+    n == 6 && maj_min(f[0]).is_some() && f[5] == action
+}
+
+/// D when a D record appears in the first [`PRESCAN_LINES`] lines of `path`, else Q.
+pub(crate) fn default_action(path: &Path) -> Result<u8> {
+    let (mut input, _) = super::detect::open_input(path)?;
+    let mut buf = Vec::with_capacity(256);
+    for _ in 0..PRESCAN_LINES {
+        buf.clear();
+        match input.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(SimError::io(path.display().to_string(), e)),
+        }
+        if let Ok(s) = std::str::from_utf8(&buf) {
+            if is_action(s, "D") {
+                return Ok(b'D');
+            }
+        }
+    }
+    Ok(b'Q')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_blkparse() {
+        let mut p = Parser::new(b'D');
+        let Parsed::Req(r) = p.parse("8,33  30        1     0.001368096  5025  D   R 540544 + 8 [systemd-udevd]").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Read, 540544 * 512, 4096, 2081));
+        assert!((r.time_us - 1368.096).abs() < 1e-6);
+        assert_eq!(p.parse("8,33 4 1 0.000000000 3922 D N 0 (00 ..) [kworker/u65:0]"), Ok(Parsed::Record));
+        assert_eq!(p.parse("8,0 1 2 0.1 5 Q WS 100 + 8 [x]"), Ok(Parsed::Record));
+        assert_eq!(p.parse("8,0 1 2 0.1 5 D FWS [jbd2]"), Ok(Parsed::Record));
+        let Parsed::Req(r) = p.parse("8,0 1 2 0.1 5 D DS 100 + 8 [x]").unwrap() else { panic!() };
+        assert_eq!(r.op, Op::Trim);
+        let Parsed::Req(r) = p.parse("259,1 1 2 0.1 5 D WSM 100 + 0 [x]").unwrap() else { panic!() };
+        assert_eq!((r.op, r.len_bytes, r.dev), (Op::Write, 0, 259 * 256 + 1));
+        assert_eq!(p.parse("CPU4 (8,33):"), Ok(Parsed::Other));
+        assert_eq!(p.parse("Reads Queued:           0,        0KiB"), Ok(Parsed::Other));
+        assert_eq!(p.parse("Total (8,33):"), Ok(Parsed::Other));
+        assert!(p.parse("8,0 1 2 0.1 5 D W 100 - 8 [x]").unwrap_err().contains("sector + nsectors"));
+        assert!(p.parse("8,0 1 2 abc 5 D W 100 + 8 [x]").unwrap_err().contains("time"));
+        assert_eq!(dev_number(8, 300), (8 << 8) | 44 | (256 << 12));
+    }
+}

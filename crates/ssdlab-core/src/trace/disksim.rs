@@ -1,0 +1,44 @@
+//! DiskSim ASCII traces: `time_ms devno start_sector size_sectors flags`.
+//!
+//! Whitespace-separated; 512-byte sectors; time in milliseconds (fractional); flags is an
+//! integer whose bit 0 set means read, clear means write. Extra fields are ignored.
+
+use super::fields::{num, request, scale, split_ws, too_few, uint, uint32, LineResult};
+use crate::request::Op;
+
+pub(crate) struct Parser;
+
+impl Parser {
+    #[inline]
+    pub(crate) fn parse(&mut self, line: &str) -> LineResult {
+        let (f, n) = split_ws::<5>(line);
+        if n < 5 {
+            return Err(too_few(line, None, 5));
+        }
+        let t = num(f[0], "field 1 (time_ms)")?;
+        let dev = uint32(f[1], "field 2 (devno)")?;
+        let start = uint(f[2], "field 3 (start_sector)")?;
+        let size = uint(f[3], "field 4 (size_sectors)")?;
+        let flags = uint(f[4], "field 5 (flags)")?;
+        let op = if flags & 1 == 1 { Op::Read } else { Op::Write };
+        request(t * 1e3, op, scale(start, 512, "start_sector")?, scale(size, 512, "size_sectors")?, dev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fields::Parsed;
+    use super::*;
+
+    #[test]
+    fn parses_disksim() {
+        let mut p = Parser;
+        let Parsed::Req(r) = p.parse("13.191135\t30\t7\t5\t1").unwrap() else { panic!() };
+        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Read, 3584, 2560, 30));
+        assert!((r.time_us - 13191.135).abs() < 1e-6);
+        let Parsed::Req(r) = p.parse("0.5 1 0 8 2").unwrap() else { panic!() };
+        assert_eq!(r.op, Op::Write);
+        assert!(p.parse("0.5 1 0 8").unwrap_err().contains("at least 5"));
+        assert!(p.parse("-1 1 0 8 0").unwrap_err().contains("negative"));
+    }
+}

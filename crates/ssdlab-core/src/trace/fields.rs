@@ -1,0 +1,173 @@
+//! Allocation-free field splitting and number parsing shared by the text parsers.
+//!
+//! Every helper returns `Err(String)` describing the field and the offending value; the
+//! reader adds the file, the line, the format name and its layout.
+
+use crate::request::{Op, Request};
+
+/// What a text parser made of one line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Parsed {
+    /// A data request.
+    Req(Request),
+    /// A valid record of the format that is not a request (a completion event, a flush,
+    /// a blkparse action that was not selected, ...). Counts as evidence in detection.
+    Record,
+    /// Not a record: a header, a summary or licence line.
+    Other,
+}
+
+pub(crate) type LineResult = std::result::Result<Parsed, String>;
+
+/// Split `line` on `sep` into at most `N` trimmed fields; returns the fields and how many
+/// were found (at most `N`; further fields are ignored).
+#[inline]
+pub(crate) fn split_fields<const N: usize>(line: &str, sep: char) -> ([&str; N], usize) {
+    let mut out = [""; N];
+    let mut n = 0;
+    for f in line.split(sep) {
+        if n == N {
+            break;
+        }
+        out[n] = f.trim_ascii();
+        n += 1;
+    }
+    (out, n)
+}
+
+/// Split on ASCII whitespace into at most `N` fields.
+#[inline]
+pub(crate) fn split_ws<const N: usize>(line: &str) -> ([&str; N], usize) {
+    let mut out = [""; N];
+    let mut n = 0;
+    for f in line.split_ascii_whitespace() {
+        if n == N {
+            break;
+        }
+        out[n] = f;
+        n += 1;
+    }
+    (out, n)
+}
+
+/// A value for an error message: quoted, shortened when very long.
+pub(crate) fn show(s: &str) -> String {
+    const MAX: usize = 48;
+    if s.chars().count() <= MAX {
+        format!("\"{s}\"")
+    } else {
+        let short: String = s.chars().take(MAX).collect();
+        format!("\"{short}…\"")
+    }
+}
+
+/// Error for a line with too few fields (slow path: counts the fields again).
+pub(crate) fn too_few(line: &str, sep: Option<char>, need: usize) -> String {
+    let found = match sep {
+        Some(c) => line.split(c).count(),
+        None => line.split_ascii_whitespace().count(),
+    };
+    let how = match sep {
+        Some(',') => "comma-separated ".to_string(),
+        Some(';') => "';'-separated ".to_string(),
+        Some(c) => format!("{c:?}-separated "),
+        None => "whitespace-separated ".to_string(),
+    };
+    format!("expected at least {need} {how}fields, found {found} in {}", show(line))
+}
+
+#[inline]
+pub(crate) fn uint(s: &str, what: &str) -> std::result::Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(v) => Ok(v),
+        Err(_) => Err(bad_uint(s, what)),
+    }
+}
+
+#[cold]
+fn bad_uint(s: &str, what: &str) -> String {
+    if s.is_empty() {
+        format!("{what} is empty")
+    } else if s.starts_with('-') {
+        format!("{what} {} is negative", show(s))
+    } else if s.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{what} {} is too large", show(s))
+    } else {
+        format!("{what} {} is not a non-negative integer", show(s))
+    }
+}
+
+#[inline]
+pub(crate) fn uint32(s: &str, what: &str) -> std::result::Result<u32, String> {
+    let v = uint(s, what)?;
+    u32::try_from(v).map_err(|_| format!("{what} {} does not fit in 32 bits", show(s)))
+}
+
+/// A finite, non-negative decimal number (integer, fraction or exponent form).
+#[inline]
+pub(crate) fn num(s: &str, what: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v + 0.0),
+        Ok(v) if v < 0.0 => Err(format!("{what} {} is negative", show(s))),
+        _ => Err(bad_num(s, what)),
+    }
+}
+
+#[cold]
+fn bad_num(s: &str, what: &str) -> String {
+    if s.is_empty() {
+        format!("{what} is empty")
+    } else {
+        format!("{what} {} is not a finite non-negative number", show(s))
+    }
+}
+
+/// `v * unit` bytes, with an overflow check.
+#[inline]
+pub(crate) fn scale(v: u64, unit: u64, what: &str) -> std::result::Result<u64, String> {
+    v.checked_mul(unit)
+        .ok_or_else(|| format!("{what} {v} × {unit} bytes overflows 64 bits"))
+}
+
+/// Build a request, checking that offset + length does not overflow.
+#[inline]
+pub(crate) fn request(time_us: f64, op: Op, offset_bytes: u64, len_bytes: u64, dev: u32) -> LineResult {
+    if offset_bytes.checked_add(len_bytes).is_none() {
+        return Err(format!("offset {offset_bytes} + size {len_bytes} bytes overflows 64 bits"));
+    }
+    Ok(Parsed::Req(Request { time_us, op, offset_bytes, len_bytes, dev }))
+}
+
+/// `R`/`W` (or `Read`/`Write`), case-insensitive.
+#[inline]
+pub(crate) fn op_rw(s: &str, what: &str) -> std::result::Result<Op, String> {
+    if s.eq_ignore_ascii_case("r") || s.eq_ignore_ascii_case("read") {
+        Ok(Op::Read)
+    } else if s.eq_ignore_ascii_case("w") || s.eq_ignore_ascii_case("write") {
+        Ok(Op::Write)
+    } else {
+        Err(format!("{what} {} is not R or W", show(s)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_and_numbers() {
+        let (f, n) = split_fields::<3>(" a , b,c,d", ',');
+        assert_eq!((f, n), (["a", "b", "c"], 3));
+        let (f, n) = split_ws::<4>("  1 2\t3 ");
+        assert_eq!((f, n), (["1", "2", "3", ""], 3));
+        assert_eq!(uint("12", "x"), Ok(12));
+        assert!(uint("-1", "x").unwrap_err().contains("negative"));
+        assert!(uint("1.5", "x").unwrap_err().contains("not a non-negative integer"));
+        assert!(num("-0.5", "t").unwrap_err().contains("negative"));
+        assert!(num("nan", "t").is_err());
+        assert!(num("inf", "t").is_err());
+        assert_eq!(num("1e3", "t"), Ok(1000.0));
+        assert!(scale(u64::MAX / 2, 512, "lba").is_err());
+        assert!(request(0.0, Op::Read, u64::MAX, 1, 0).is_err());
+    }
+}

@@ -1,0 +1,129 @@
+//! Summary figures of a trace ([`info`]), computed in one streaming pass.
+
+use std::path::Path;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::TraceOptions;
+use crate::error::{Result, SimError};
+use crate::request::Op;
+
+/// Figures of a trace, after the device filter.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TraceInfo {
+    /// Format name.
+    pub format: String,
+    /// Every request, trims included.
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Distinct `page_bytes` pages written (a write touching any byte of a page counts it).
+    pub footprint_pages: u64,
+    /// max(offset + size) over all requests.
+    pub max_end_bytes: u64,
+    /// Share of writes starting at the end of the previous write on the same dev (the
+    /// first write of a dev is not sequential); 0.0 when there are no writes.
+    pub seq_write_fraction: f64,
+    /// Distinct devs.
+    pub devices: u64,
+    /// Malformed records skipped (skip_invalid).
+    pub skipped: u64,
+    /// Time of the first and the last request in file order (0.0 when none).
+    pub first_time_us: f64,
+    pub last_time_us: f64,
+}
+
+/// A set of page numbers stored as 64-page bitmaps.
+#[derive(Default)]
+struct PageSet {
+    words: FxHashMap<u64, u64>,
+}
+
+impl PageSet {
+    /// Add pages `first..=last`.
+    fn insert_range(&mut self, first: u64, last: u64) {
+        let mut p = first;
+        loop {
+            let word = p >> 6;
+            let lo = p & 63;
+            let hi = if last >> 6 == word { last & 63 } else { 63 };
+            let mask = (u64::MAX >> (63 - (hi - lo))) << lo;
+            *self.words.entry(word).or_insert(0) |= mask;
+            if last >> 6 == word {
+                break;
+            }
+            p = (word + 1) << 6;
+        }
+    }
+    fn len(&self) -> u64 {
+        self.words.values().map(|w| u64::from(w.count_ones())).sum()
+    }
+}
+
+/// Stream the trace once and compute its [`TraceInfo`]. An empty trace gives zero counts.
+pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceInfo> {
+    if page_bytes == 0 {
+        return Err(SimError::config("page_bytes", "must be at least 1"));
+    }
+    let mut rd = super::open(path, opts)?;
+    let mut ti = TraceInfo { format: rd.format().name().to_string(), ..Default::default() };
+    let mut pages = PageSet::default();
+    let mut last_write_end: FxHashMap<u32, u64> = FxHashMap::default();
+    let mut devs: FxHashSet<u32> = FxHashSet::default();
+    let mut seq = 0u64;
+    for r in &mut rd {
+        let r = r?;
+        if ti.requests == 0 {
+            ti.first_time_us = r.time_us;
+        }
+        ti.last_time_us = r.time_us;
+        ti.requests += 1;
+        let end = r.offset_bytes + r.len_bytes;
+        ti.max_end_bytes = ti.max_end_bytes.max(end);
+        devs.insert(r.dev);
+        match r.op {
+            Op::Read => {
+                ti.reads += 1;
+                ti.read_bytes = ti.read_bytes.saturating_add(r.len_bytes);
+            }
+            Op::Trim => ti.trims += 1,
+            Op::Write => {
+                ti.writes += 1;
+                ti.write_bytes = ti.write_bytes.saturating_add(r.len_bytes);
+                if r.len_bytes > 0 {
+                    pages.insert_range(r.offset_bytes / page_bytes, (end - 1) / page_bytes);
+                }
+                if last_write_end.insert(r.dev, end) == Some(r.offset_bytes) {
+                    seq += 1;
+                }
+            }
+        }
+    }
+    ti.footprint_pages = pages.len();
+    ti.devices = devs.len() as u64;
+    ti.seq_write_fraction = if ti.writes == 0 { 0.0 } else { seq as f64 / ti.writes as f64 };
+    ti.skipped = rd.skipped();
+    Ok(ti)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_set_ranges() {
+        let mut s = PageSet::default();
+        s.insert_range(0, 0);
+        s.insert_range(63, 64);
+        s.insert_range(10, 200);
+        assert_eq!(s.len(), 192);
+        s.insert_range(1000, 1000);
+        assert_eq!(s.len(), 193);
+        let mut s = PageSet::default();
+        s.insert_range(0, 63);
+        assert_eq!(s.len(), 64);
+    }
+}

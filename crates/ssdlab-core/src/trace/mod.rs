@@ -1,0 +1,509 @@
+//! Streaming block-trace readers.
+//!
+//! [`open`] returns a [`TraceReader`], an iterator of [`Request`]s that never holds more
+//! than one line (or one chunk of binary records) of the trace in memory. Files may be
+//! compressed with gzip, bzip2 or zstd (multi-member / multi-frame streams included); the
+//! compression is recognised by the file's magic bytes, not by its extension.
+//!
+//! Supported formats (see [`Format::layout`] for the exact record layouts):
+//!
+//! | name | source | dev |
+//! |---|---|---|
+//! | `msr` | MSR Cambridge CSV | DiskNumber |
+//! | `umass` | UMass / SPC (Financial, WebSearch) CSV | ASU |
+//! | `blkparse` | `blkparse` default text output | `maj*256+min` (glibc `makedev`) |
+//! | `disksim` | DiskSim ASCII (time in ms) | devno |
+//! | `mqsim` | MQSim ASCII (time in ns) | devno |
+//! | `blkreplay` | blkreplay `.load` files | 0 |
+//! | `tencent` | SNIA Tencent CBS CSV | volume id |
+//! | `systor` | SYSTOR'17 CSV | LUN |
+//! | `cloudphysics` | libCacheSim CloudPhysics CSV | 0 |
+//! | `wiscsee` | WiscSee ftlsim event text | 0 |
+//! | `generic` | any delimited text, columns named by a [`GenericSpec`] | optional column |
+//! | `binary` | the compact cache written by [`convert`] | stored |
+//!
+//! Time stamps are converted to microseconds. MSR FILETIME stamps (100 ns since 1601) are
+//! re-based to the Unix epoch (µs since 1970) when they are later than 1970, which keeps
+//! sub-microsecond resolution in an `f64`; smaller (synthetic) stamps are only divided by 10.
+//!
+//! In every text format empty lines and lines starting with `#` are ignored.
+
+mod binary;
+mod blkparse;
+mod blkreplay;
+mod cloudphysics;
+mod detect;
+mod disksim;
+mod fields;
+mod generic;
+mod info;
+mod mqsim;
+mod msr;
+mod systor;
+mod tencent;
+mod umass;
+mod wiscsee;
+
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::error::{Result, SimError};
+pub use crate::request::{Op, Request};
+
+pub use binary::{convert, BINARY_MAGIC};
+pub use detect::detect;
+pub use generic::GenericSpec;
+pub use info::{info, TraceInfo};
+
+use fields::{LineResult, Parsed};
+
+/// A trace file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Msr,
+    Umass,
+    Blkparse,
+    Disksim,
+    Mqsim,
+    Blkreplay,
+    Tencent,
+    Systor,
+    Cloudphysics,
+    Wiscsee,
+    Generic,
+    Binary,
+}
+
+const ALL_FORMATS: [Format; 12] = [
+    Format::Msr,
+    Format::Umass,
+    Format::Blkparse,
+    Format::Disksim,
+    Format::Mqsim,
+    Format::Blkreplay,
+    Format::Tencent,
+    Format::Systor,
+    Format::Cloudphysics,
+    Format::Wiscsee,
+    Format::Generic,
+    Format::Binary,
+];
+
+impl Format {
+    /// The name used in configuration files and on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Msr => "msr",
+            Format::Umass => "umass",
+            Format::Blkparse => "blkparse",
+            Format::Disksim => "disksim",
+            Format::Mqsim => "mqsim",
+            Format::Blkreplay => "blkreplay",
+            Format::Tencent => "tencent",
+            Format::Systor => "systor",
+            Format::Cloudphysics => "cloudphysics",
+            Format::Wiscsee => "wiscsee",
+            Format::Generic => "generic",
+            Format::Binary => "binary",
+        }
+    }
+
+    /// Parse a format name (case-insensitive). `spc` is accepted for `umass`.
+    pub fn from_name(s: &str) -> Result<Format> {
+        let t = s.trim();
+        if t.eq_ignore_ascii_case("spc") {
+            return Ok(Format::Umass);
+        }
+        Format::all()
+            .iter()
+            .copied()
+            .find(|f| f.name().eq_ignore_ascii_case(t))
+            .ok_or_else(|| {
+                SimError::Invalid(format!(
+                    "unknown trace format `{s}`; valid formats: {}",
+                    Format::all().iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                ))
+            })
+    }
+
+    /// Every format, in documentation order.
+    pub fn all() -> &'static [Format] {
+        &ALL_FORMATS
+    }
+
+    /// Human description of the expected record layout.
+    pub fn layout(&self) -> &'static str {
+        match self {
+            Format::Msr => {
+                "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime (no header; Timestamp \
+                 = Windows FILETIME in 100 ns units; Type = Read|Write; Offset and Size in bytes)"
+            }
+            Format::Umass => {
+                "ASU,LBA,Size,Opcode,Timestamp[,...] (LBA in 512-byte sectors; Size in bytes; \
+                 Opcode r|w; Timestamp in seconds)"
+            }
+            Format::Blkparse => {
+                "blkparse default output `maj,min cpu seq time_s pid action rwbs sector + nsectors \
+                 [process]` (action Q, D or C is replayed; rwbs with D = discard, W = write, R = read)"
+            }
+            Format::Disksim => {
+                "DiskSim ASCII `time_ms devno start_sector size_sectors flags` (whitespace-separated; \
+                 512-byte sectors; flags bit 0 set = read, clear = write)"
+            }
+            Format::Mqsim => {
+                "MQSim ASCII `time_ns devno start_sector size_sectors type` (whitespace-separated; \
+                 512-byte sectors; type 0 = write, 1 = read)"
+            }
+            Format::Blkreplay => {
+                "blkreplay load `start_s ; sector ; length_sectors ; R|W ; ...` (after optional \
+                 licence lines and a column header line starting with `start`; 512-byte sectors)"
+            }
+            Format::Tencent => {
+                "Tencent CBS `timestamp_s,offset_sectors,size_sectors,iotype,volume_id` (512-byte \
+                 sectors; iotype 0 = read, 1 = write)"
+            }
+            Format::Systor => {
+                "SYSTOR'17 CSV `Timestamp,Response,IOType,LUN,Offset,Size` (header line; Timestamp \
+                 in Unix seconds; IOType R|W; Offset and Size in bytes)"
+            }
+            Format::Cloudphysics => {
+                "CloudPhysics CSV `version,time,op,size,lbn` (header line; time in µs; op = SCSI \
+                 opcode in hex: 28/08/88/a8 read, 2a/0a/8a/aa write; size in bytes; lbn in 512-byte \
+                 sectors)"
+            }
+            Format::Wiscsee => {
+                "WiscSee ftlsim events `pid action op offset_B size_B time_s delta sync` (action D = \
+                 request, C = completion; op read|write|discard)"
+            }
+            Format::Generic => {
+                "delimited text with the columns, units and op codes given by the `generic` spec"
+            }
+            Format::Binary => {
+                "ssdlab binary trace cache (magic SSDLTRC1, fixed 25-byte little-endian records)"
+            }
+        }
+    }
+
+    pub(crate) fn is_text(&self) -> bool {
+        !matches!(self, Format::Binary)
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How to open a trace.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct TraceOptions {
+    /// `None` = auto-detect.
+    pub format: Option<Format>,
+    /// Keep only this dev / volume / LUN.
+    pub device: Option<u32>,
+    /// Count and skip malformed records instead of failing.
+    pub skip_invalid: bool,
+    /// blkparse action to replay: 'Q', 'D' or 'C'. Default: D when the first 10,000 lines
+    /// hold a D record, else Q.
+    pub blkparse_action: Option<char>,
+    /// Column spec, required when `format == Generic`.
+    pub generic: Option<GenericSpec>,
+}
+
+/// The parser of one text format.
+pub(crate) enum TextParser {
+    Msr(msr::Parser),
+    Umass(umass::Parser),
+    Blkparse(blkparse::Parser),
+    Disksim(disksim::Parser),
+    Mqsim(mqsim::Parser),
+    Blkreplay(blkreplay::Parser),
+    Tencent(tencent::Parser),
+    Systor(systor::Parser),
+    Cloudphysics(cloudphysics::Parser),
+    Wiscsee(wiscsee::Parser),
+    Generic(generic::Parser),
+}
+
+impl TextParser {
+    /// A parser for a text format. `blkparse_action` must already be resolved for blkparse;
+    /// `generic` must be validated for generic.
+    pub(crate) fn new(format: Format, blkparse_action: u8, generic: Option<&GenericSpec>) -> TextParser {
+        match format {
+            Format::Msr => TextParser::Msr(msr::Parser),
+            Format::Umass => TextParser::Umass(umass::Parser),
+            Format::Blkparse => TextParser::Blkparse(blkparse::Parser::new(blkparse_action)),
+            Format::Disksim => TextParser::Disksim(disksim::Parser),
+            Format::Mqsim => TextParser::Mqsim(mqsim::Parser),
+            Format::Blkreplay => TextParser::Blkreplay(blkreplay::Parser::default()),
+            Format::Tencent => TextParser::Tencent(tencent::Parser),
+            Format::Systor => TextParser::Systor(systor::Parser),
+            Format::Cloudphysics => TextParser::Cloudphysics(cloudphysics::Parser),
+            Format::Wiscsee => TextParser::Wiscsee(wiscsee::Parser),
+            Format::Generic => TextParser::Generic(generic::Parser::new(
+                generic.expect("generic spec checked by the caller").clone(),
+            )),
+            Format::Binary => unreachable!("binary is not a text format"),
+        }
+    }
+
+    /// Parse one trimmed, non-empty, non-comment line (`line_no` is 1-based).
+    #[inline]
+    pub(crate) fn parse(&mut self, line: &str, line_no: u64) -> LineResult {
+        match self {
+            TextParser::Msr(p) => p.parse(line),
+            TextParser::Umass(p) => p.parse(line),
+            TextParser::Blkparse(p) => p.parse(line),
+            TextParser::Disksim(p) => p.parse(line),
+            TextParser::Mqsim(p) => p.parse(line),
+            TextParser::Blkreplay(p) => p.parse(line),
+            TextParser::Tencent(p) => p.parse(line),
+            TextParser::Systor(p) => p.parse(line),
+            TextParser::Cloudphysics(p) => p.parse(line),
+            TextParser::Wiscsee(p) => p.parse(line),
+            TextParser::Generic(p) => p.parse(line, line_no),
+        }
+    }
+}
+
+/// What the underlying source produced next.
+pub(crate) enum Step {
+    Req(Request),
+    Eof,
+    /// A malformed record: the message without file, line, format or layout.
+    Bad(String),
+    /// An unrecoverable error (I/O, corrupt compressed stream, truncated binary file).
+    Fatal(SimError),
+}
+
+/// Line-by-line text source.
+pub(crate) struct TextSource {
+    input: Box<dyn BufRead + Send>,
+    buf: Vec<u8>,
+    parser: TextParser,
+}
+
+impl TextSource {
+    pub(crate) fn new(input: Box<dyn BufRead + Send>, parser: TextParser) -> TextSource {
+        TextSource { input, buf: Vec::with_capacity(256), parser }
+    }
+
+    #[inline]
+    fn step(&mut self, file: &str, line: &mut u64) -> Step {
+        loop {
+            self.buf.clear();
+            match self.input.read_until(b'\n', &mut self.buf) {
+                Ok(0) => return Step::Eof,
+                Ok(_) => {}
+                Err(e) => return Step::Fatal(SimError::io(file, e)),
+            }
+            *line += 1;
+            let s = match std::str::from_utf8(&self.buf) {
+                Ok(s) => s,
+                Err(_) => return Step::Bad("the line is not ASCII/UTF-8 text".to_string()),
+            };
+            let t = s.trim_ascii();
+            if t.is_empty() || t.as_bytes()[0] == b'#' {
+                continue;
+            }
+            match self.parser.parse(t, *line) {
+                Ok(Parsed::Req(r)) => return Step::Req(r),
+                Ok(_) => continue,
+                Err(m) => return Step::Bad(m),
+            }
+        }
+    }
+}
+
+enum Source {
+    Text(TextSource),
+    Binary(binary::BinaryReader),
+}
+
+/// A streaming trace reader: an iterator of requests (or the first error).
+///
+/// After an error the iterator is exhausted. With `skip_invalid`, malformed records are
+/// counted ([`TraceReader::skipped`]) instead of ending the iteration.
+pub struct TraceReader {
+    format: Format,
+    file: String,
+    device: Option<u32>,
+    skip_invalid: bool,
+    skipped: u64,
+    first_skipped: Option<String>,
+    line: u64,
+    done: bool,
+    src: Source,
+}
+
+impl TraceReader {
+    /// The format being read (detected or given).
+    pub fn format(&self) -> Format {
+        self.format
+    }
+    /// Malformed records skipped so far (only with `skip_invalid`).
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+    /// The message of the first skipped record, `file:line: ...`.
+    pub fn first_skipped(&self) -> Option<String> {
+        self.first_skipped.clone()
+    }
+    /// Current line number (1-based line of the last record read; for the binary format,
+    /// the record number).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<Request>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Request>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            let step = match &mut self.src {
+                Source::Text(t) => t.step(&self.file, &mut self.line),
+                Source::Binary(b) => b.step(&self.file, &mut self.line),
+            };
+            match step {
+                Step::Req(r) => {
+                    if let Some(d) = self.device {
+                        if r.dev != d {
+                            continue;
+                        }
+                    }
+                    return Some(Ok(r));
+                }
+                Step::Eof => {
+                    self.done = true;
+                    return None;
+                }
+                Step::Bad(msg) => {
+                    let err = SimError::trace(
+                        self.file.as_str(),
+                        self.line,
+                        format!(
+                            "malformed {} record: {msg}; expected layout: {}",
+                            self.format.name(),
+                            self.format.layout()
+                        ),
+                    );
+                    if self.skip_invalid {
+                        self.skipped += 1;
+                        if self.first_skipped.is_none() {
+                            self.first_skipped = Some(err.to_string());
+                        }
+                        continue;
+                    }
+                    self.done = true;
+                    return Some(Err(err));
+                }
+                Step::Fatal(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for TraceReader {}
+
+/// Open a trace for streaming. With `opts.format == None` the format is detected
+/// ([`detect`]). An empty trace (or one with no request of `opts.device`) is not an error.
+pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
+    let file = path.display().to_string();
+    let action = match opts.blkparse_action {
+        None => None,
+        Some(c) => match c.to_ascii_uppercase() {
+            a @ ('Q' | 'D' | 'C') => Some(a as u8),
+            _ => {
+                return Err(SimError::config(
+                    "blkparse_action",
+                    format!("`{c}`: expected Q, D or C"),
+                ))
+            }
+        },
+    };
+    let format = match opts.format {
+        Some(f) => f,
+        None => detect(path)?,
+    };
+    let generic = if format == Format::Generic {
+        let spec = opts.generic.as_ref().ok_or_else(|| {
+            SimError::config("generic", "format `generic` needs a column spec (`generic` options)")
+        })?;
+        spec.validate()?;
+        Some(spec)
+    } else {
+        None
+    };
+    let (input, head) = detect::open_input(path)?;
+    let is_binary = head.starts_with(BINARY_MAGIC);
+    let src = if format == Format::Binary {
+        if !is_binary {
+            return Err(SimError::Invalid(format!(
+                "{file}: not an ssdlab binary trace (magic {} missing)",
+                String::from_utf8_lossy(BINARY_MAGIC)
+            )));
+        }
+        Source::Binary(binary::BinaryReader::new(input, &file)?)
+    } else {
+        if is_binary {
+            return Err(SimError::Invalid(format!(
+                "{file}: is an ssdlab binary trace cache, not `{}` text; use format `binary` or auto-detection",
+                format.name()
+            )));
+        }
+        let action = match (format, action) {
+            (Format::Blkparse, None) => blkparse::default_action(path)?,
+            (_, a) => a.unwrap_or(b'D'),
+        };
+        Source::Text(TextSource::new(input, TextParser::new(format, action, generic)))
+    };
+    debug_assert!(format.is_text() == matches!(src, Source::Text(_)));
+    Ok(TraceReader {
+        format,
+        file,
+        device: opts.device,
+        skip_invalid: opts.skip_invalid,
+        skipped: 0,
+        first_skipped: None,
+        line: 0,
+        done: false,
+        src,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn reader_is_send() {
+        assert_send::<TraceReader>();
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in Format::all() {
+            assert_eq!(Format::from_name(f.name()).unwrap(), *f);
+            assert_eq!(Format::from_name(&f.name().to_uppercase()).unwrap(), *f);
+            let json = serde_json::to_string(f).unwrap();
+            assert_eq!(json, format!("\"{}\"", f.name()));
+            assert!(!f.layout().is_empty());
+        }
+        let e = Format::from_name("nope").unwrap_err().to_string();
+        assert!(e.contains("msr") && e.contains("wiscsee") && e.contains("binary"), "{e}");
+        assert_eq!(Format::from_name("SPC").unwrap(), Format::Umass);
+    }
+}

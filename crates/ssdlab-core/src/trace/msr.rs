@@ -1,0 +1,68 @@
+//! MSR Cambridge CSV (SNIA IOTTA): `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
+//!
+//! No header (a line whose first field is `Timestamp` is skipped all the same). Timestamp is
+//! a Windows FILETIME (100 ns ticks since 1601-01-01); it is re-based to µs since the Unix
+//! epoch when it is later than 1970, else divided by 10. Type is `Read` or `Write`
+//! (case-insensitive); Offset and Size are bytes; dev = DiskNumber. ResponseTime is ignored
+//! and may be missing.
+
+use super::fields::{request, show, split_fields, too_few, uint, uint32, LineResult, Parsed};
+use crate::request::Op;
+
+/// FILETIME of 1970-01-01T00:00:00Z.
+const UNIX_EPOCH_FILETIME: u64 = 116_444_736_000_000_000;
+
+/// µs from a FILETIME stamp.
+#[inline]
+pub(crate) fn filetime_us(ts: u64) -> f64 {
+    if ts >= UNIX_EPOCH_FILETIME {
+        (ts - UNIX_EPOCH_FILETIME) as f64 / 10.0
+    } else {
+        ts as f64 / 10.0
+    }
+}
+
+pub(crate) struct Parser;
+
+impl Parser {
+    #[inline]
+    pub(crate) fn parse(&mut self, line: &str) -> LineResult {
+        let (f, n) = split_fields::<6>(line, ',');
+        if f[0].eq_ignore_ascii_case("timestamp") {
+            return Ok(Parsed::Other);
+        }
+        if n < 6 {
+            return Err(too_few(line, Some(','), 7));
+        }
+        let ts = uint(f[0], "field 1 (Timestamp)")?;
+        let dev = uint32(f[2], "field 3 (DiskNumber)")?;
+        let op = if f[3].eq_ignore_ascii_case("write") {
+            Op::Write
+        } else if f[3].eq_ignore_ascii_case("read") {
+            Op::Read
+        } else {
+            return Err(format!("field 4 (Type) {} is not Read or Write", show(f[3])));
+        };
+        let off = uint(f[4], "field 5 (Offset)")?;
+        let len = uint(f[5], "field 6 (Size)")?;
+        request(filetime_us(ts), op, off, len, dev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_msr() {
+        let mut p = Parser;
+        let r = p.parse("128166385295514663,hm,0,Write,9056014336,2048,2833").unwrap();
+        let Parsed::Req(r) = r else { panic!() };
+        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Write, 9056014336, 2048, 0));
+        assert!((r.time_us - 1_172_164_929_551_466.3).abs() < 0.5);
+        assert!(p.parse("1,h,2,read,0,512").is_ok());
+        assert!(p.parse("1,h,2,Flush,0,512,1").unwrap_err().contains("Type"));
+        assert!(p.parse("1,h,2,Read,-5,512,1").unwrap_err().contains("negative"));
+        assert_eq!(p.parse("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"), Ok(Parsed::Other));
+    }
+}

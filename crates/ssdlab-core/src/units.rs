@@ -1,0 +1,187 @@
+//! Units and geometry arithmetic: sectors, pages (LPN/PPN), blocks (LBN/PBN), sizes with units.
+
+use crate::error::{Result, SimError};
+
+pub const SECTOR_BYTES: u64 = 512;
+
+/// Logical page number.
+pub type Lpn = u64;
+/// Logical block number (LPN / pages_per_block).
+pub type Lbn = u64;
+/// Physical page number (PBN * pages_per_block + offset).
+pub type Ppn = u32;
+/// Physical block number.
+pub type Pbn = u32;
+/// Bit i set = sector i of the page is present / written.
+pub type SectorMask = u64;
+
+/// Resolved device geometry. All sizes are exact multiples of the units below them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geometry {
+    pub page_bytes: u64,
+    pub pages_per_block: u64,
+    /// Logical (host-visible) pages.
+    pub logical_pages: u64,
+    /// Physical blocks, including over-provisioning.
+    pub physical_blocks: u64,
+}
+
+impl Geometry {
+    pub fn sectors_per_page(&self) -> u64 {
+        self.page_bytes / SECTOR_BYTES
+    }
+    pub fn full_mask(&self) -> SectorMask {
+        full_mask(self.sectors_per_page())
+    }
+    pub fn logical_blocks(&self) -> u64 {
+        self.logical_pages.div_ceil(self.pages_per_block)
+    }
+    pub fn physical_pages(&self) -> u64 {
+        self.physical_blocks * self.pages_per_block
+    }
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_pages * self.page_bytes
+    }
+    pub fn block_bytes(&self) -> u64 {
+        self.page_bytes * self.pages_per_block
+    }
+    /// Over-provisioning ρ = physical / logical − 1.
+    pub fn op(&self) -> f64 {
+        self.physical_pages() as f64 / self.logical_pages as f64 - 1.0
+    }
+}
+
+pub fn full_mask(sectors: u64) -> SectorMask {
+    if sectors >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << sectors) - 1
+    }
+}
+
+/// Parse a size: an integer number of bytes or a number with a unit
+/// (B, KiB, MiB, GiB, TiB, and the decimal KB, MB, GB, TB; case-insensitive; K/M/G/T = binary).
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num = num.replace('_', "");
+    if num.is_empty() {
+        return Err(format!("`{text}` is not a size (expected e.g. 4096, \"16MiB\", \"1.5GiB\")"));
+    }
+    let value: f64 = num.parse().map_err(|_| format!("`{text}` is not a size"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024.0f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{text}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"
+            ))
+        }
+    };
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(format!("size `{text}` out of range"));
+    }
+    if bytes.fract() != 0.0 {
+        return Err(format!("size `{text}` is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A byte size in configuration: accepts an integer or a string with a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Size(pub u64);
+
+impl serde::Serialize for Size {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Size {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Float(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(v) => Ok(Size(v)),
+            Raw::Float(v) if v >= 0.0 && v.fract() == 0.0 => Ok(Size(v as u64)),
+            Raw::Float(v) => Err(serde::de::Error::custom(format!("{v} is not a whole number of bytes"))),
+            Raw::Text(t) => parse_size(&t).map(Size).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Split a byte range into (LPN, sector mask) page accesses.
+/// Sectors partially covered count as written (traces in bytes may be unaligned).
+#[inline]
+pub fn for_each_page(
+    offset_bytes: u64,
+    len_bytes: u64,
+    sectors_per_page: u64,
+    mut f: impl FnMut(Lpn, SectorMask) -> Result<()>,
+) -> Result<()> {
+    if len_bytes == 0 {
+        return Ok(());
+    }
+    let first = offset_bytes / SECTOR_BYTES;
+    let end = (offset_bytes + len_bytes).div_ceil(SECTOR_BYTES);
+    let mut s = first;
+    while s < end {
+        let lpn = s / sectors_per_page;
+        let page_end = (lpn + 1) * sectors_per_page;
+        let stop = end.min(page_end);
+        let lo = s - lpn * sectors_per_page;
+        let n = stop - s;
+        let mask = full_mask(n) << lo;
+        f(lpn, mask)?;
+        s = stop;
+    }
+    Ok(())
+}
+
+pub fn check_power_of_two(field: &str, v: u64) -> Result<()> {
+    if v == 0 || !v.is_power_of_two() {
+        return Err(SimError::config(field, format!("{v} must be a power of two")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
+        assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_size("2KB").unwrap(), 2000);
+        assert!(parse_size("12 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("MiB").is_err());
+    }
+
+    #[test]
+    fn page_split() {
+        let mut v = vec![];
+        // 8 sectors per page (4 KiB); bytes 3584..8704 = sectors 7..17
+        for_each_page(3584, 5120, 8, |l, m| {
+            v.push((l, m));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(v, vec![(0, 0b1000_0000), (1, 0xff), (2, 0b1)]);
+    }
+}

@@ -1,0 +1,144 @@
+//! Python bindings: configuration in (JSON), results out (JSON). The simulation runs with the GIL
+//! released; progress callbacks reacquire it briefly, which is also where Ctrl-C is noticed.
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use ssdlab_core::error::SimError;
+use ssdlab_core::{registry, trace, Config};
+use std::path::Path;
+
+pyo3::create_exception!(_core, SsdlabError, PyValueError, "An ssdlab error caused by the input (configuration, trace, capacity).");
+
+fn to_py(e: SimError) -> PyErr {
+    match e {
+        SimError::Cancelled => PyKeyboardInterrupt::new_err("simulation cancelled"),
+        other => Python::with_gil(|py| {
+            let err = SsdlabError::new_err(other.to_string());
+            // `kind` lets callers tell configuration, trace, capacity and integrity errors apart.
+            let _ = err.value(py).setattr("kind", other.kind());
+            err
+        }),
+    }
+}
+
+fn parse_config(config_json: &str) -> PyResult<Config> {
+    Config::from_json_str(config_json).map_err(to_py)
+}
+
+/// Run one simulation. `progress(done, total)` is called every 65,536 requests; an exception it
+/// raises (or a pending Ctrl-C) cancels the run. Returns (resolved_config_json, metrics_json,
+/// warnings).
+#[pyfunction]
+#[pyo3(signature = (config_json, progress=None))]
+fn simulate(py: Python<'_>, config_json: &str, progress: Option<PyObject>) -> PyResult<(String, String, Vec<String>)> {
+    let cfg = parse_config(config_json)?;
+    let mut callback_error: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut cb = |done: u64, total: u64| -> bool {
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
+                    callback_error = Some(e);
+                    return false;
+                }
+                if let Some(p) = &progress {
+                    if let Err(e) = p.call1(py, (done, total)) {
+                        callback_error = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        };
+        ssdlab_core::simulate(&cfg, &mut cb)
+    });
+    match result {
+        Ok(r) => {
+            let metrics = serde_json::to_string(&r.metrics).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Ok((r.config.to_json(), metrics, r.warnings))
+        }
+        Err(SimError::Cancelled) if callback_error.is_some() => Err(callback_error.unwrap()),
+        Err(e) => Err(to_py(e)),
+    }
+}
+
+/// Validate a configuration and return it with defaults filled in (no run, no "auto" resolution).
+#[pyfunction]
+fn validate_config(config_json: &str) -> PyResult<String> {
+    let cfg = parse_config(config_json)?;
+    cfg.validate().map_err(to_py)?;
+    Ok(cfg.to_json())
+}
+
+/// Parse a TOML configuration document into its JSON form (with defaults filled in).
+#[pyfunction]
+fn config_from_toml(text: &str) -> PyResult<String> {
+    Ok(Config::from_toml_str(text).map_err(to_py)?.to_json())
+}
+
+/// The default configuration, as JSON.
+#[pyfunction]
+fn default_config() -> String {
+    Config::default().to_json()
+}
+
+fn trace_opts(options_json: &str) -> PyResult<trace::TraceOptions> {
+    serde_json::from_str(options_json).map_err(|e| to_py(SimError::config("trace options", e.to_string())))
+}
+
+/// Statistics of a trace file, as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, options_json="{}", page_bytes=4096))]
+fn trace_info(py: Python<'_>, path: &str, options_json: &str, page_bytes: u64) -> PyResult<String> {
+    let opts = trace_opts(options_json)?;
+    let info = py.allow_threads(|| trace::info(Path::new(path), &opts, page_bytes)).map_err(to_py)?;
+    serde_json::to_string(&info).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Convert a trace into the compact binary cache; returns the number of records written.
+#[pyfunction]
+#[pyo3(signature = (path, out, options_json="{}"))]
+fn trace_convert(py: Python<'_>, path: &str, out: &str, options_json: &str) -> PyResult<u64> {
+    let opts = trace_opts(options_json)?;
+    py.allow_threads(|| trace::convert(Path::new(path), &opts, Path::new(out))).map_err(to_py)
+}
+
+/// Detect a trace file's format.
+#[pyfunction]
+fn trace_detect(path: &str) -> PyResult<String> {
+    Ok(trace::detect(Path::new(path)).map_err(to_py)?.name().to_string())
+}
+
+/// Names and layouts of the supported trace formats, as JSON [[name, layout], …].
+#[pyfunction]
+fn trace_formats() -> String {
+    let v: Vec<(&str, &str)> = trace::Format::all().iter().map(|f| (f.name(), f.layout())).collect();
+    serde_json::to_string(&v).unwrap_or_default()
+}
+
+/// Every registered component as JSON: [{category, name, summary, params}].
+#[pyfunction]
+fn components() -> String {
+    let v: Vec<serde_json::Value> = registry::components()
+        .iter()
+        .map(|c| {
+            serde_json::json!({"category": c.category, "name": c.name, "summary": c.summary, "params": c.params})
+        })
+        .collect();
+    serde_json::to_string(&v).unwrap_or_default()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SsdlabError", m.py().get_type::<SsdlabError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_config, m)?)?;
+    m.add_function(wrap_pyfunction!(config_from_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_detect, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(components, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

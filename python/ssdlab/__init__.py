@@ -1,0 +1,25 @@
+"""ssdlab: a fast, trace-driven SSD simulator.
+
+    >>> import ssdlab
+    >>> r = ssdlab.simulate({"workload": {"kind": "uniform", "requests": 10000}})
+    >>> r.metrics["waf"]
+
+See README.md for the tour and docs/ for the configuration keys, metrics and components.
+"""
+
+from ._core import SsdlabError, __version__
+from .api import Config, Result, components, simulate
+from .traces import trace_convert, trace_detect, trace_formats, trace_info
+
+__all__ = [
+    "Config",
+    "Result",
+    "SsdlabError",
+    "__version__",
+    "components",
+    "simulate",
+    "trace_convert",
+    "trace_detect",
+    "trace_formats",
+    "trace_info",
+]

@@ -1,0 +1,144 @@
+"""The Python API: `simulate(config) -> Result`."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Union
+
+from . import _core
+from ._core import SsdlabError
+
+ConfigLike = Union[str, Path, Mapping[str, Any], "Config"]
+
+
+def parse_value(text: str) -> Any:
+    """A `--set` value: TOML scalar syntax (42, 0.5, true, "x", [1, 2]); otherwise a bare string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+class Config:
+    """A simulation configuration: sections `workload, device, nand, ftl, buffer, run`.
+
+    Build one from a TOML file, a dict, or nothing (all defaults), then change keys with
+    `set("buffer.bytes", "8MiB")`. Keys are checked when the configuration is validated or run.
+    """
+
+    def __init__(self, data: Optional[Mapping[str, Any]] = None):
+        self._data: dict = copy.deepcopy(dict(data or {}))
+
+    @classmethod
+    def from_toml(cls, path: Union[str, Path]) -> "Config":
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as e:
+            raise SsdlabError(f"{p}: {e.strerror or e}") from None
+        try:
+            return cls(tomllib.loads(text))
+        except tomllib.TOMLDecodeError as e:
+            raise SsdlabError(f"{p}: {e}") from None
+
+    @classmethod
+    def load(cls, config: ConfigLike) -> "Config":
+        if isinstance(config, Config):
+            return cls(config._data)
+        if isinstance(config, (str, Path)):
+            return cls.from_toml(config)
+        if isinstance(config, Mapping):
+            return cls(config)
+        raise TypeError(f"config must be a TOML path, a dict or a Config, not {type(config).__name__}")
+
+    def set(self, key: str, value: Any) -> "Config":
+        """Set a dotted key, e.g. `set("buffer.kind", "lru")`. Returns self."""
+        parts = key.split(".")
+        if len(parts) < 2 or not all(parts):
+            raise SsdlabError(f"config field `{key}`: expected section.key")
+        node = self._data
+        for p in parts[:-1]:
+            nxt = node.setdefault(p, {})
+            if not isinstance(nxt, dict):
+                raise SsdlabError(f"config field `{key}`: `{p}` is not a section")
+            node = nxt
+        node[parts[-1]] = value
+        return self
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self._data)
+
+    def resolved(self) -> dict:
+        """This configuration with every default filled in, after validation (no run)."""
+        return json.loads(_core.validate_config(json.dumps(self._data)))
+
+    def __repr__(self) -> str:
+        return f"Config({self._data!r})"
+
+
+def _metric(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+@dataclass
+class Result:
+    """What one simulation produced.
+
+    `metrics` is a flat dict of the public metric names (docs/metrics.md); `config` is the fully
+    resolved configuration (defaults filled in, "auto" values replaced by what was used).
+    """
+
+    config: dict
+    metrics: dict
+    warnings: list = field(default_factory=list)
+
+    def to_frame(self):
+        """A one-row pandas DataFrame: a column per dotted config key and per metric."""
+        import pandas as pd
+
+        row = {f"config.{k}": v for k, v in flatten(self.config).items()}
+        row.update(self.metrics)
+        return pd.DataFrame([row])
+
+    def __getitem__(self, name: str) -> float:
+        return self.metrics[name]
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict:
+    """{"a": {"b": 1}} -> {"a.b": 1}"""
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def simulate(config: ConfigLike = None, progress: Optional[Callable[[int, int], None]] = None) -> Result:
+    """Run one simulation.
+
+    config: a TOML path, a dict, a Config, or None for the defaults.
+    progress: optional callable(done_requests, total_requests); total is 0 when unknown.
+    The run releases the GIL; Ctrl-C stops it with KeyboardInterrupt.
+    """
+    cfg = Config.load(config if config is not None else {})
+    cfg_json, metrics_json, warnings = _core.simulate(json.dumps(cfg._data), progress)
+    metrics = {k: _metric(v) for k, v in json.loads(metrics_json).items()}
+    return Result(config=json.loads(cfg_json), metrics=metrics, warnings=list(warnings))
+
+
+def components() -> list:
+    """Every registered component: dicts with category, name, summary, params (config keys)."""
+    return json.loads(_core.components())
+
+
+def defaults() -> dict:
+    """The default configuration."""
+    return json.loads(_core.default_config())

@@ -1,0 +1,272 @@
+"""The `ssdlab` command line: run, compare, trace info|convert, policies.
+
+User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
+with status 2; Ctrl-C exits with status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from . import api, traces
+from ._core import SsdlabError
+
+# Metrics shown in tables (all metrics go to the JSON files).
+KEY_METRICS = [
+    "host.write_pages",
+    "buffer.page_hit_ratio",
+    "buffer.flushes",
+    "nand.programs.total",
+    "nand.erases",
+    "waf",
+    "gc.moved_pages",
+    "time.elapsed_us",
+    "throughput.write_mib_s",
+]
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr, shown only on a terminal and only for runs > 1 s."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or time.monotonic() - self.start < 1.0:
+            return
+        self.shown = True
+        elapsed = time.monotonic() - self.start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        if total:
+            frac = min(done / total, 1.0)
+            bar = "#" * int(frac * 30)
+            left = (total - done) / rate if rate > 0 else 0.0
+            line = f"\r[{bar:<30}] {frac:6.1%} {done:,}/{total:,} requests, {rate:,.0f}/s, {left:,.0f} s left"
+        else:
+            line = f"\r{done:,} requests, {rate:,.0f}/s"
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def _config_from_args(args) -> api.Config:
+    cfg = api.Config.from_toml(args.config) if args.config else api.Config()
+    for item in args.set or []:
+        if "=" not in item:
+            raise SsdlabError(f"--set {item!r}: expected section.key=value")
+        key, value = item.split("=", 1)
+        cfg.set(key.strip(), api.parse_value(value.strip()))
+    return cfg
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        if v != v:
+            return "nan"
+        if v == int(v) and abs(v) < 1e15:
+            return f"{int(v):,}"
+        return f"{v:,.4f}"
+    return str(v)
+
+
+def print_table(rows: list[list[str]], header: list[str]) -> None:
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+
+
+def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
+    bar = ProgressBar(not quiet)
+    try:
+        return api.simulate(cfg, progress=bar)
+    finally:
+        bar.close()
+
+
+def cmd_run(args) -> int:
+    cfg = _config_from_args(args)
+    res = _simulate(cfg, args.quiet)
+    for w in res.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"config": res.config, "metrics": res.metrics}, indent=2) + "\n")
+    names = list(res.metrics) if args.all else [m for m in KEY_METRICS if m in res.metrics]
+    print_table([[m, _fmt(res.metrics[m])] for m in names], ["metric", "value"])
+    return 0
+
+
+def _parse_vary(items: list[str]) -> list[tuple[str, list]]:
+    out = []
+    for item in items:
+        if "=" not in item:
+            raise SsdlabError(f"--vary {item!r}: expected section.key=v1,v2,...")
+        key, values = item.split("=", 1)
+        out.append((key.strip(), [api.parse_value(v.strip()) for v in values.split(",") if v.strip()]))
+    return out
+
+
+def cmd_compare(args) -> int:
+    base = _config_from_args(args)
+    vary = _parse_vary(args.vary or ["buffer.kind=none,lru,block-lru"])
+    cells: list[tuple[str, api.Config]] = [("", base)]
+    for key, values in vary:
+        cells = [
+            ((label + " " if label else "") + f"{key.split('.')[-1]}={v}", api.Config(c.to_dict()).set(key, v))
+            for label, c in cells
+            for v in values
+        ]
+    metrics = args.metrics.split(",") if args.metrics else KEY_METRICS
+    results = []
+    for label, cfg in cells:
+        if not args.quiet:
+            print(f"running {label} ...", file=sys.stderr)
+        res = _simulate(cfg, args.quiet)
+        results.append((label, res))
+    rows = [[label] + [_fmt(r.metrics.get(m, float("nan"))) for m in metrics] for label, r in results]
+    print_table(rows, ["run"] + metrics)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = [{"label": label, "config": r.config, "metrics": r.metrics} for label, r in results]
+    (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
+    from .plots import compare_chart
+
+    chart = compare_chart([(label, r.metrics) for label, r in results], args.chart_metrics.split(","),
+                          out / "compare.png")
+    print(f"\nwrote {out / 'compare.json'} and {chart}")
+    return 0
+
+
+def _trace_kwargs(args) -> dict:
+    generic = json.loads(Path(args.generic).read_text()) if getattr(args, "generic", None) else None
+    return dict(format=args.format, device=args.device, skip_invalid=args.skip_invalid,
+                blkparse_action=args.blkparse_action, generic=generic)
+
+
+def cmd_trace_info(args) -> int:
+    info = traces.trace_info(args.file, page_bytes=args.page_bytes, **_trace_kwargs(args))
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    order = ["format", "requests", "reads", "writes", "trims", "read_bytes", "write_bytes", "footprint_pages",
+             "max_end_bytes", "seq_write_fraction", "devices", "skipped"]
+    print_table([[k, _fmt(info[k]) if not isinstance(info[k], str) else info[k]] for k in order if k in info],
+                ["field", "value"])
+    return 0
+
+
+def cmd_trace_convert(args) -> int:
+    t0 = time.monotonic()
+    n = traces.trace_convert(args.file, args.out, **_trace_kwargs(args))
+    print(f"wrote {n:,} requests to {args.out} in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+def cmd_policies(args) -> int:
+    comps = api.components()
+    defaults = api.flatten(api.defaults())
+    if args.json:
+        for c in comps:
+            c["defaults"] = {p: defaults.get(p) for p in c["params"]}
+        print(json.dumps(comps, indent=2))
+        return 0
+    category = None
+    for c in comps:
+        if c["category"] != category:
+            category = c["category"]
+            print(f"\n[{category}]")
+        print(f"  {c['name']:<14} {c['summary']}")
+        for p in c["params"]:
+            d = defaults.get(p)
+            print(f"  {'':<14}   {p} = {json.dumps(d) if d is not None else '(unset)'}")
+    print("\n[trace formats]")
+    for name, layout in traces.trace_formats():
+        print(f"  {name:<14} {layout}")
+    return 0
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", "-c", help="TOML configuration file")
+    p.add_argument("--set", "-s", action="append", metavar="SECTION.KEY=VALUE",
+                   help="override one key (repeatable), e.g. --set buffer.bytes=8MiB")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+
+
+def _add_trace_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file")
+    p.add_argument("--format", "-f", help="trace format (default: detect)")
+    p.add_argument("--device", type=int, help="keep only this device / volume / LUN")
+    p.add_argument("--skip-invalid", action="store_true", help="count and skip malformed records")
+    p.add_argument("--blkparse-action", choices=["Q", "D", "C"], help="blkparse action to use")
+    p.add_argument("--generic", metavar="SPEC.json", help="column spec for --format generic")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ssdlab", description="Trace-driven SSD simulator.")
+    ap.add_argument("--version", action="version", version=f"ssdlab {api._core.__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="run one simulation")
+    _add_config_args(p)
+    p.add_argument("--json", metavar="PATH", help='write {"config": ..., "metrics": ...} to PATH')
+    p.add_argument("--all", action="store_true", help="print every metric")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compare", help="compare buffers / FTLs / settings on one workload")
+    _add_config_args(p)
+    p.add_argument("--vary", action="append", metavar="SECTION.KEY=V1,V2",
+                   help="values to compare (repeatable: the grid is their product); "
+                        "default buffer.kind=none,lru,block-lru")
+    p.add_argument("--metrics", help="comma-separated metrics for the table")
+    p.add_argument("--chart-metrics", default="waf,nand.erases,buffer.page_hit_ratio",
+                   help="comma-separated metrics for the bar chart")
+    p.add_argument("--out", default="results", help="output directory (default: results)")
+    p.set_defaults(func=cmd_compare)
+
+    t = sub.add_parser("trace", help="trace files").add_subparsers(dest="trace_command", required=True)
+    p = t.add_parser("info", help="statistics of a trace file")
+    _add_trace_args(p)
+    p.add_argument("--page-bytes", type=int, default=4096, help="page size for the footprint (default 4096)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_trace_info)
+    p = t.add_parser("convert", help="write the compact binary cache of a trace")
+    _add_trace_args(p)
+    p.add_argument("out", help="output file (conventionally .ssdt)")
+    p.set_defaults(func=cmd_trace_convert)
+
+    p = sub.add_parser("policies", help="list every registered component with its parameters")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_policies)
+    return ap
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SsdlabError as e:
+        print(f"ssdlab: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nssdlab: interrupted", file=sys.stderr)
+        return 130
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"ssdlab: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Trace files: format detection, statistics and conversion to the binary cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional, Union
+
+from . import _core
+
+PathLike = Union[str, Path]
+
+
+def _options(fmt: Optional[str], device: Optional[int], skip_invalid: bool, blkparse_action: Optional[str],
+             generic: Optional[dict]) -> str:
+    opts: dict = {"skip_invalid": bool(skip_invalid)}
+    if fmt:
+        opts["format"] = fmt
+    if device is not None:
+        opts["device"] = int(device)
+    if blkparse_action:
+        opts["blkparse_action"] = blkparse_action
+    if generic:
+        opts["generic"] = generic
+    return json.dumps(opts)
+
+
+def trace_info(path: PathLike, format: Optional[str] = None, device: Optional[int] = None,
+               skip_invalid: bool = False, blkparse_action: Optional[str] = None,
+               generic: Optional[dict] = None, page_bytes: int = 4096) -> dict:
+    """Statistics of a trace: format, requests, reads, writes, read_bytes, write_bytes,
+    footprint_pages, max_end_bytes, seq_write_fraction (and trims, devices, skipped)."""
+    opts = _options(format, device, skip_invalid, blkparse_action, generic)
+    return json.loads(_core.trace_info(str(path), opts, page_bytes))
+
+
+def trace_convert(path: PathLike, out: PathLike, format: Optional[str] = None, device: Optional[int] = None,
+                  skip_invalid: bool = False, blkparse_action: Optional[str] = None,
+                  generic: Optional[dict] = None) -> int:
+    """Write the compact binary cache of a trace (read much faster later); returns records written."""
+    opts = _options(format, device, skip_invalid, blkparse_action, generic)
+    return _core.trace_convert(str(path), str(out), opts)
+
+
+def trace_detect(path: PathLike) -> str:
+    """The detected format name of a trace file."""
+    return _core.trace_detect(str(path))
+
+
+def trace_formats() -> list:
+    """[(name, layout)] of every supported trace format."""
+    return [tuple(x) for x in json.loads(_core.trace_formats())]
