@@ -154,7 +154,7 @@ pub struct FtlConfig {
     pub kind: String,
     /// GC victim selection: greedy | cost-benefit | fifo.
     pub gc: String,
-    /// GC runs when free blocks fall below this; 0 = automatic (open frontiers + 2).
+    /// GC runs when free blocks fall below this (≥ 2); 0 = automatic (open frontiers + 2).
     pub gc_free_blocks: u64,
     /// Host write frontiers (open blocks). Host pages go to frontier `hint % streams`.
     pub streams: u32,
@@ -313,6 +313,12 @@ impl Config {
         }
         registry::check_name("ftl", "ftl.kind", &self.ftl.kind)?;
         registry::check_name("gc", "ftl.gc", &self.ftl.gc)?;
+        if self.ftl.gc_free_blocks == 1 {
+            return Err(SimError::config(
+                "ftl.gc_free_blocks",
+                "must be 0 (automatic) or ≥ 2: GC needs a free block to copy valid pages into",
+            ));
+        }
         if self.ftl.streams == 0 || self.ftl.streams > 64 {
             return Err(SimError::config("ftl.streams", "must be in 1..=64"));
         }

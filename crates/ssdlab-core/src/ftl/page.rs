@@ -57,11 +57,13 @@ impl PageFtl {
         // logical data can fill plus the open and reserved blocks.
         let need = geo.logical_blocks() + threshold + frontiers + 1;
         if blocks < need {
+            let min_op = need as f64 / geo.logical_blocks() as f64 - 1.0;
             return Err(SimError::config(
                 "device.op",
                 format!(
                     "{blocks} physical blocks cannot hold {} logical blocks plus {threshold} GC-reserve and \
-                     {frontiers} open blocks; raise device.op or lower ftl.gc_free_blocks",
+                     {frontiers} open blocks: this device needs device.op ≥ {min_op:.3} (or a larger \
+                     device.logical_bytes, or fewer ftl.gc_free_blocks / ftl.streams)",
                     geo.logical_blocks()
                 ),
             ));
@@ -164,16 +166,25 @@ impl PageFtl {
     }
 
     fn collect_inner(&mut self, nand: &mut Nand) -> Result<()> {
+        let mut stalled = 0usize;
         while (self.free.len() as u64) < self.gc_threshold {
             let valid = &self.valid;
             let victim = self
                 .selector
                 .take_victim(self.now, |b| valid[b as usize])
                 .ok_or_else(|| SimError::Invalid("GC found no victim block (raise device.op)".into()))?;
+            // Greedy and cost-benefit never pick a fully valid block while another exists; FIFO
+            // may, which moves a block without gaining space. Give up only if that goes on for
+            // more victims than there are blocks.
             if self.valid[victim as usize] == self.ppb {
-                return Err(SimError::Invalid(format!(
-                    "GC victim block {victim} has no invalid page: no space can be reclaimed (raise device.op)"
-                )));
+                stalled += 1;
+                if stalled > self.valid.len() {
+                    return Err(SimError::Invalid(
+                        "GC cannot reclaim space: every victim is fully valid (raise device.op)".into(),
+                    ));
+                }
+            } else {
+                stalled = 0;
             }
             let slot = if self.separate_gc { usize::MAX } else { 0 };
             let base = victim * self.ppb;

@@ -39,7 +39,7 @@ pub(crate) const READ_BUF: usize = 1 << 20;
 /// Buffer for compressed input.
 const COMPRESSED_BUF: usize = 256 << 10;
 /// Non-empty, non-comment lines sampled for detection.
-pub const SAMPLE_LINES: usize = 100;
+pub const SAMPLE_LINES: usize = 200;
 /// At most this many decompressed bytes are read for the sample.
 const SAMPLE_BYTES: u64 = 4 << 20;
 
@@ -285,21 +285,24 @@ fn detect_sample(sample: &[SampleLine]) -> std::result::Result<Format, String> {
     match cands.len() {
         1 => Ok(cands[0]),
         0 => {
-            let best = probes.iter().max_by_key(|p| (p.accepted, p.evidence)).expect("probes");
-            let (line, msg) = best.error.clone().unwrap_or_default();
-            let (_, first) = &sample[0];
+            let best = probes.iter().filter(|p| p.evidence > 0).max_by_key(|p| (p.evidence, p.accepted));
+            let closest = match best.and_then(|p| p.error.clone().map(|e| (p.format, e))) {
+                Some((f, (line, msg))) => format!("; closest is {f} (line {line}: {msg})"),
+                None => String::new(),
+            };
+            let first = &sample[0].1;
+            let binary = if first.contains(['\0', '\u{fffd}']) { ", which looks binary, not text" } else { "" };
             Err(format!(
-                "cannot detect the trace format: no supported format accepts the first {} records \
-                 (first line {}); closest is {} (line {line}: {msg}). Supported formats: {}, generic \
-                 (needs a column spec), binary. Pass the format explicitly (`--format`, option `format`)",
+                "cannot detect the trace format: no supported format accepts the first {} lines \
+                 (first line {}{binary}){closest}. Supported formats: {}, generic (needs a column spec), \
+                 binary. Pass the format explicitly (`--format`, option `format`)",
                 sample.len(),
                 super::fields::show(first),
-                best.format,
                 supported_list(),
             ))
         }
         _ => Err(format!(
-            "ambiguous trace format: the first {} records fit {}{note}; pass the format explicitly \
+            "ambiguous trace format: the first {} lines fit {}{note}; pass the format explicitly \
              (`--format {}` or another of them, option `format`)",
             sample.len(),
             cands.iter().map(|f| f.name()).collect::<Vec<_>>().join(" and "),

@@ -50,14 +50,14 @@ pub(crate) fn split_ws<const N: usize>(line: &str) -> ([&str; N], usize) {
     (out, n)
 }
 
-/// A value for an error message: quoted, shortened when very long.
+/// A value for an error message: quoted, control characters escaped, shortened when long.
 pub(crate) fn show(s: &str) -> String {
     const MAX: usize = 48;
     if s.chars().count() <= MAX {
-        format!("\"{s}\"")
+        format!("{s:?}")
     } else {
         let short: String = s.chars().take(MAX).collect();
-        format!("\"{short}…\"")
+        format!("{short:?}…")
     }
 }
 

@@ -157,7 +157,8 @@ impl Format {
             }
             Format::Blkreplay => {
                 "blkreplay load `start_s ; sector ; length_sectors ; R|W ; ...` (after optional \
-                 licence lines and a column header line starting with `start`; 512-byte sectors)"
+                 licence lines and a column header line starting with `start`; 512-byte sectors; \
+                 op R or W, RWBS-style suffixes such as RA allowed)"
             }
             Format::Tencent => {
                 "Tencent CBS `timestamp_s,offset_sectors,size_sectors,iotype,volume_id` (512-byte \

@@ -1,0 +1,220 @@
+"""Hand-computed small cases, integrity checking, determinism, warm-up and repeat semantics."""
+
+import pytest
+
+import ssdlab
+from ssdlab import SsdlabError
+
+
+def write_trace(path, records):
+    """records: (op 'R'|'W', offset_sectors, size_sectors) -> Tencent CBS CSV."""
+    lines = [f"{i},{off},{size},{1 if op == 'W' else 0},0\n" for i, (op, off, size) in enumerate(records)]
+    path.write_text("".join(lines))
+    return str(path)
+
+
+def run_trace(tmp_path, records, **sections):
+    cfg = {"workload": {"kind": "trace", "path": write_trace(tmp_path / "t.csv", records), "format": "tencent"}}
+    for k, v in sections.items():
+        cfg.setdefault(k, {}).update(v)
+    return ssdlab.simulate(cfg).metrics
+
+
+SMALL = {"pages_per_block": 4, "logical_bytes": 16 * 4096, "op": 3.0}
+
+
+def W(page, pages=1):
+    return ("W", page * 8, pages * 8)
+
+
+def test_lru_hand_computed(tmp_path):
+    # capacity 2 pages; writes 0,1,0,2,1: one hit (0), flushes 1 (by 2), 0 (by 1), then 2 and 1 at the end.
+    m = run_trace(tmp_path, [W(0), W(1), W(0), W(2), W(1)], device=SMALL, buffer={"kind": "lru", "bytes": 2 * 4096})
+    assert m["host.write_pages"] == 5
+    assert m["buffer.write_hit_pages"] == 1
+    assert m["buffer.page_hit_ratio"] == pytest.approx(0.2)
+    assert m["buffer.flushes"] == 4
+    assert m["nand.programs.host"] == 4
+    assert m["waf"] == pytest.approx(4 / 5)
+
+
+def test_block_lru_hand_computed(tmp_path):
+    # 4 pages per block, capacity 3: writes LPN 0,1,4 fill it; LPN 2 misses and evicts the LRU
+    # group (LBN 0 = pages 0,1) as one flush; at the end LBN 1 {4} then LBN 0 {2} are flushed.
+    m = run_trace(tmp_path, [W(0), W(1), W(4), W(2)], device=SMALL, buffer={"kind": "block-lru", "bytes": 3 * 4096})
+    assert m["buffer.flushes"] == 3
+    assert m["buffer.flushed_pages"] == 4
+    assert m["nand.programs.host"] == 4
+
+
+def test_partial_page_costs_rmw_read(tmp_path):
+    # Page 0 written whole, then sectors 0-1 of it rewritten: flushing the partial page reads the old copy.
+    m = run_trace(tmp_path, [W(0), ("W", 0, 2)], device=SMALL, buffer={"kind": "none"})
+    assert m["nand.reads.rmw"] == 1
+    assert m["nand.programs.host"] == 2
+    # A partial write of a never-written page has nothing to merge.
+    m = run_trace(tmp_path, [("W", 8, 2)], device=SMALL, buffer={"kind": "none"})
+    assert m["nand.reads.rmw"] == 0
+
+
+def test_reads_hit_buffer_without_changing_order(tmp_path):
+    # capacity 2: write 0, 1; read 0 (hit, no NAND read, order unchanged); write 2 evicts 0 (still LRU).
+    recs = [W(0), W(1), ("R", 0, 8), W(2), ("R", 0, 8)]
+    m = run_trace(tmp_path, recs, device=SMALL, buffer={"kind": "lru", "bytes": 2 * 4096})
+    assert m["buffer.read_hit_pages"] == 1
+    assert m["nand.reads.host"] == 1  # the second read of page 0 misses (evicted) and reads flash
+
+
+@pytest.mark.parametrize(
+    "gc,erases,moved",
+    [
+        # At the first GC: b0 holds LPN 1-3 (3 valid), b1-b3 hold only stale copies of LPN 0, b4 holds
+        # its latest copy. FIFO takes b0 (moves 3 pages) then b1; greedy and cost-benefit take b1.
+        ("fifo", 2, 3),
+        ("greedy", 1, 0),
+        ("cost-benefit", 1, 0),
+    ],
+)
+def test_page_ftl_gc_hand_computed(tmp_path, gc, erases, moved):
+    # 4 pages/block, one logical block, 6 physical blocks, GC when < 2 free blocks.
+    # Write LPN 0-3 (block 0), then LPN 0 seventeen times (blocks 1-4 and one page more).
+    recs = [W(p) for p in range(4)] + [W(0)] * 17
+    m = run_trace(
+        tmp_path,
+        recs,
+        device={"pages_per_block": 4, "logical_bytes": 4 * 4096, "op": 5.0},
+        buffer={"kind": "none"},
+        ftl={"gc_free_blocks": 2, "gc": gc},
+        run={"check_integrity": True},
+    )
+    assert m["device.physical_blocks"] == 6
+    assert m["nand.programs.host"] == 21
+    assert m["gc.victims"] == erases
+    assert m["nand.erases"] == erases
+    assert m["gc.moved_pages"] == moved
+    assert m["nand.programs.gc"] == moved
+    assert m["nand.reads.gc"] == moved
+    assert m["waf"] == pytest.approx((21 + moved) / 21)
+
+
+@pytest.mark.parametrize("buffer", ["none", "lru", "block-lru"])
+@pytest.mark.parametrize("gc", ["greedy", "cost-benefit", "fifo"])
+def test_integrity_synthetic(buffer, gc):
+    r = ssdlab.simulate(
+        {
+            "workload": {"kind": "desktop", "requests": 20000, "footprint_bytes": "64MiB", "read_fraction": 0.2},
+            "device": {"op": 0.15, "pages_per_block": 64},
+            "buffer": {"kind": buffer, "bytes": "1MiB"},
+            "ftl": {"gc": gc, "streams": 2},
+            "run": {"precondition": "fill", "check_integrity": True},
+        }
+    )
+    assert r.metrics["gc.victims"] > 0
+    assert r.metrics["waf"] > 1.0
+
+
+def test_determinism():
+    cfg = {"workload": {"kind": "zipf", "requests": 30000, "footprint_bytes": "64MiB"}, "device": {"op": 0.1}}
+    a, b = ssdlab.simulate(cfg), ssdlab.simulate(cfg)
+    assert a.metrics == b.metrics
+    cfg["run"] = {"seed": 2}
+    c = ssdlab.simulate(cfg)
+    assert c.metrics["nand.programs.total"] != a.metrics["nand.programs.total"]
+
+
+def test_warmup_excluded_and_repeat(tmp_path):
+    recs = [W(p) for p in range(8)]
+    m = run_trace(tmp_path, recs, device=SMALL, buffer={"kind": "none"}, run={"repeat": 3})
+    assert m["host.write_pages"] == 24
+    assert m["run.requests"] == 24
+    m = run_trace(tmp_path, recs, device=SMALL, buffer={"kind": "none"}, run={"repeat": 3, "warmup_requests": 10})
+    assert m["host.write_pages"] == 14
+    assert m["run.measured_requests"] == 14
+    assert m["nand.programs.host"] == 14
+
+
+def test_precondition_fill_not_measured(tmp_path):
+    m = run_trace(tmp_path, [W(0)], device=SMALL, buffer={"kind": "none"}, run={"precondition": "fill"})
+    assert m["nand.programs.total"] == 1
+
+
+def test_result_frame_and_resolved_config():
+    r = ssdlab.simulate({"workload": {"kind": "uniform", "requests": 1000, "footprint_bytes": "64MiB"}})
+    assert r.config["device"]["logical_bytes"] == 64 << 20
+    assert r.config["buffer"]["kind"] == "lru"
+    assert r.config["workload"]["seed"] == 1
+    df = r.to_frame()
+    assert len(df) == 1
+    assert df["waf"][0] == r.metrics["waf"]
+    assert df["config.buffer.kind"][0] == "lru"
+
+
+PUBLIC_METRICS = (
+    "host.read_requests host.write_requests host.read_pages host.write_pages buffer.write_hit_pages "
+    "buffer.page_hit_ratio buffer.sector_hit_ratio buffer.flushes buffer.flushed_pages nand.erases waf ftl.waf "
+    "time.elapsed_us throughput.write_mib_s wear.erase_count.min wear.erase_count.mean wear.erase_count.max "
+    "wear.erase_count.stdev gc.victims gc.moved_pages"
+).split() + [f"nand.{k}.{c}" for k in ("programs", "reads") for c in "host pad rmw gc merge map total".split()]
+
+
+def test_public_metric_names_present():
+    r = ssdlab.simulate({"workload": {"kind": "uniform", "requests": 2000, "footprint_bytes": "64MiB"}})
+    missing = [m for m in PUBLIC_METRICS if m not in r.metrics]
+    assert not missing
+
+
+def test_elapsed_time_formula():
+    cfg = {
+        "workload": {"kind": "uniform", "requests": 5000, "footprint_bytes": "64MiB", "read_fraction": 0.3},
+        "nand": {"read_us": 50, "program_us": 500, "erase_us": 2000, "transfer_us": 10},
+    }
+    m = ssdlab.simulate(cfg).metrics
+    expected = m["nand.reads.total"] * 60 + m["nand.programs.total"] * 510 + m["nand.erases"] * 2000
+    assert m["time.elapsed_us"] == pytest.approx(expected)
+    assert m["throughput.write_mib_s"] == pytest.approx(m["host.write_bytes"] / 2**20 / (expected / 1e6))
+
+
+# ---- bad input ---------------------------------------------------------------------------
+
+
+def test_unknown_component_lists_valid():
+    with pytest.raises(SsdlabError, match=r"buffer.kind.*valid: none, lru, block-lru"):
+        ssdlab.simulate({"buffer": {"kind": "arc"}})
+
+
+def test_unknown_key_lists_valid():
+    with pytest.raises(SsdlabError, match=r"ftl.victim.*expected one of"):
+        ssdlab.simulate({"ftl": {"victim": "greedy"}})
+
+
+def test_bad_value_names_field():
+    with pytest.raises(SsdlabError, match=r"buffer.bytes"):
+        ssdlab.simulate({"buffer": {"bytes": "12 parsecs"}})
+    with pytest.raises(SsdlabError, match=r"device.op"):
+        ssdlab.simulate({"device": {"op": -0.1}})
+
+
+def test_beyond_capacity_is_clear_unless_folded(tmp_path):
+    recs = [W(0), W(100)]
+    with pytest.raises(SsdlabError, match=r"beyond the device's logical capacity.*address_map") as e:
+        run_trace(tmp_path, recs, device=SMALL)
+    assert e.value.kind == "capacity"
+    m = run_trace(tmp_path, recs, device=SMALL, workload={"address_map": "fold"})
+    assert m["host.write_pages"] == 2
+
+
+def test_empty_trace_is_an_error(tmp_path):
+    p = tmp_path / "empty.csv"
+    p.write_text("")
+    with pytest.raises(SsdlabError, match=r"no requests"):
+        ssdlab.simulate({"workload": {"kind": "trace", "path": str(p), "format": "tencent"}})
+
+
+def test_missing_trace_names_path():
+    with pytest.raises(SsdlabError, match=r"/no/such/trace.csv"):
+        ssdlab.simulate({"workload": {"kind": "trace", "path": "/no/such/trace.csv"}})
+
+
+def test_op_too_small_is_clear():
+    with pytest.raises(SsdlabError, match=r"device.op"):
+        ssdlab.simulate({"workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"}, "device": {"op": 0.01}})

@@ -1,0 +1,92 @@
+"""The `lru` buffer's page hit ratio equals libcachesim's LRU fed the same page-write stream.
+The page stream is derived here, independently of ssdlab's trace readers."""
+
+import csv
+import gzip
+
+import libcachesim as lcs
+import pytest
+
+import ssdlab
+
+PAGE = 4096
+
+
+def pages_of(offset, size):
+    if size == 0:
+        return []
+    return list(range(offset // PAGE, (offset + size - 1) // PAGE + 1))
+
+
+def msr_write_pages(path):
+    out = []
+    with open(path) as f:
+        for row in csv.reader(f):
+            if row[3].strip().lower() == "write":
+                out += pages_of(int(row[4]), int(row[5]))
+    return out
+
+
+def blkreplay_write_pages(path):
+    out = []
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            parts = [p.strip() for p in line.split(";")]
+            if len(parts) < 4 or parts[3] not in ("R", "W"):
+                continue
+            try:
+                sector, length = int(parts[1]), int(parts[2])
+            except ValueError:
+                continue
+            if parts[3] == "W":
+                out += pages_of(sector * 512, length * 512)
+    return out
+
+
+def cloudphysics_write_pages(path):
+    out = []
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if row["op"].lower() == "2a":
+                out += pages_of(int(row["lbn"]) * 512, int(row["size"]))
+    return out
+
+
+def libcachesim_hits(stream, capacity):
+    cache = lcs.LRU(cache_size=capacity)
+    hits = 0
+    for page in stream:
+        req = lcs.Request()
+        req.obj_id = page
+        req.obj_size = 1
+        hits += bool(cache.get(req))
+    return hits
+
+
+CASES = [
+    ("caffeine_msr_hm0_sample/msr-cambridge1-sample.csv", msr_write_pages, [16, 64]),
+    ("blkreplay_1and1/linux-mysql.load.gz", blkreplay_write_pages, [256, 4096]),
+    ("blkreplay_1and1/windows-mssql.load.gz", blkreplay_write_pages, [1024]),
+    ("cloudphysics/cloudPhysicsIO.csv", cloudphysics_write_pages, [2048]),
+]
+
+
+@pytest.mark.parametrize("rel,parse,capacities", CASES, ids=[c[0].split("/")[0] for c in CASES])
+def test_lru_hit_ratio_equals_libcachesim(traces, rel, parse, capacities):
+    path = traces / rel
+    stream = parse(path)
+    assert len(stream) > 100
+    for cap in capacities:
+        expected = libcachesim_hits(stream, cap)
+        r = ssdlab.simulate(
+            {
+                "workload": {"kind": "trace", "path": str(path), "address_map": "compact"},
+                "buffer": {"kind": "lru", "bytes": cap * PAGE},
+                "device": {"op": 0.25},
+            }
+        )
+        m = r.metrics
+        assert m["host.write_pages"] == len(stream)
+        assert m["buffer.write_hit_pages"] == expected, f"capacity {cap}"
+        assert m["buffer.page_hit_ratio"] == pytest.approx(expected / len(stream), abs=1e-12)
+        assert expected > 0
