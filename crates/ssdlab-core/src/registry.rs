@@ -99,7 +99,7 @@ pub static WORKLOADS: &[Component] = &[
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]),
     c("workload", "sequential", "Interleaved sequential streams over the footprint, wrapping around.",
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.streams", "workload.read_fraction", "workload.seed"]),
-    c("workload", "fio", "fio-like job: rw = write | randwrite | randrw, bs, footprint, Zipf θ (0 = uniform), read share, streams.",
+    c("workload", "fio", "fio-like job: rw = write, randwrite or randrw; bs, footprint, Zipf θ (0 = uniform), read share, streams.",
       &["workload.rw", "workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.streams", "workload.seed"]),
     c("workload", "desktop", "Desktop profile after seed 000 Table 4: ~30% of write requests sequential, most blocks rarely updated, a few very hot.",
       &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]),

@@ -49,24 +49,45 @@ impl Drop for Dir {
 }
 
 fn opts(format: Option<Format>) -> TraceOptions {
-    TraceOptions { format, ..Default::default() }
+    TraceOptions {
+        format,
+        ..Default::default()
+    }
 }
 
 fn read_all(path: &Path, o: &TraceOptions) -> Vec<Request> {
-    trace::open(path, o).unwrap().collect::<Result<Vec<_>, _>>().unwrap()
+    trace::open(path, o)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap()
 }
 
 fn req(time_us: f64, op: Op, offset_bytes: u64, len_bytes: u64, dev: u32) -> Request {
-    Request { time_us, op, offset_bytes, len_bytes, dev }
+    Request {
+        time_us,
+        op,
+        offset_bytes,
+        len_bytes,
+        dev,
+    }
 }
 
 /// Compare requests, allowing float rounding in the time stamps.
 fn assert_reqs(got: &[Request], want: &[Request]) {
     assert_eq!(got.len(), want.len(), "request count: got {got:?}");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!((g.op, g.offset_bytes, g.len_bytes, g.dev), (w.op, w.offset_bytes, w.len_bytes, w.dev), "request {i}");
+        assert_eq!(
+            (g.op, g.offset_bytes, g.len_bytes, g.dev),
+            (w.op, w.offset_bytes, w.len_bytes, w.dev),
+            "request {i}"
+        );
         let tol = 1e-9 * w.time_us.abs().max(1.0);
-        assert!((g.time_us - w.time_us).abs() <= tol, "request {i}: time {} != {}", g.time_us, w.time_us);
+        assert!(
+            (g.time_us - w.time_us).abs() <= tol,
+            "request {i}: time {} != {}",
+            g.time_us,
+            w.time_us
+        );
     }
 }
 
@@ -147,14 +168,23 @@ struct Expected {
 
 /// The text after `key` in `s` (panics naming the key when absent).
 fn after<'a>(s: &'a str, key: &str) -> &'a str {
-    let i = s.find(key).unwrap_or_else(|| panic!("MANIFEST.md: `{key}` missing in {s:?}"));
+    let i = s
+        .find(key)
+        .unwrap_or_else(|| panic!("MANIFEST.md: `{key}` missing in {s:?}"));
     &s[i + key.len()..]
 }
 
 /// The leading number of `s`, thousands commas removed.
 fn leading_u64(s: &str) -> u64 {
-    let digits: String = s.trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
-    digits.parse().unwrap_or_else(|_| panic!("MANIFEST.md: no number at {s:?}"))
+    let digits: String = s
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(|c| *c != ',')
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("MANIFEST.md: no number at {s:?}"))
 }
 
 fn parse_manifest(text: &str) -> Vec<Expected> {
@@ -169,17 +199,27 @@ fn parse_manifest(text: &str) -> Vec<Expected> {
         }
         let t = line.trim_start();
         if let Some(rest) = t.strip_prefix("- parsed as `") {
-            let file = file.take().unwrap_or_else(|| panic!("MANIFEST.md: `parsed as` without a file: {line}"));
+            let file = file
+                .take()
+                .unwrap_or_else(|| panic!("MANIFEST.md: `parsed as` without a file: {line}"));
             let parsed_as = rest[..rest.find('`').unwrap()].to_string();
             let requests = leading_u64(after(rest, "**"));
             let rw = after(rest, "R/W = ");
             let reads = leading_u64(rw);
             let writes = leading_u64(after(rw, "/"));
             let head = &rw[..rw.find(';').unwrap()];
-            let others = if head.contains("other") { leading_u64(after(head, "(+")) } else { 0 };
+            let others = if head.contains("other") {
+                leading_u64(after(head, "(+"))
+            } else {
+                0
+            };
             let seq_s = after(rest, "(same dev) = ");
             let seq_s = &seq_s[..seq_s.find(';').unwrap()];
-            let seq = if seq_s.trim() == "None" { None } else { Some(seq_s.trim().parse::<f64>().unwrap()) };
+            let seq = if seq_s.trim() == "None" {
+                None
+            } else {
+                Some(seq_s.trim().parse::<f64>().unwrap())
+            };
             out.push(Expected {
                 file,
                 parsed_as,
@@ -213,16 +253,24 @@ fn manifest_traces_match() {
     let dir = traces_dir();
     let text = std::fs::read_to_string(dir.join("MANIFEST.md")).unwrap();
     let entries = parse_manifest(&text);
-    assert!(entries.len() >= 14, "MANIFEST.md: expected at least 14 trace entries, parsed {entries:#?}");
+    assert!(
+        entries.len() >= 14,
+        "MANIFEST.md: expected at least 14 trace entries, parsed {entries:#?}"
+    );
     let mut failures = Vec::new();
     for e in &entries {
         let path = dir.join(&e.file);
         let fmt = trace::detect(&path).unwrap_or_else(|err| panic!("{}: detect: {err}", e.file));
         if fmt != expected_format(e) {
-            failures.push(format!("{}: detected {fmt}, expected {}", e.file, expected_format(e)));
+            failures.push(format!(
+                "{}: detected {fmt}, expected {}",
+                e.file,
+                expected_format(e)
+            ));
             continue;
         }
-        let ti = trace::info(&path, &TraceOptions::default(), 4096).unwrap_or_else(|err| panic!("{}: {err}", e.file));
+        let ti = trace::info(&path, &TraceOptions::default(), 4096)
+            .unwrap_or_else(|err| panic!("{}: {err}", e.file));
         let got_seq = (ti.seq_write_fraction * 1e4).round() / 1e4;
         let want_seq = e.seq.unwrap_or(0.0);
         let ok = ti.format == fmt.name()
@@ -242,7 +290,11 @@ fn manifest_traces_match() {
             failures.push(format!("{}:\n  got      {ti:?}\n  expected {e:?}", e.file));
         }
     }
-    assert!(failures.is_empty(), "manifest mismatches:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "manifest mismatches:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -260,7 +312,16 @@ fn manifest_trace_binary_round_trip() {
     let ia = trace::info(&src, &TraceOptions::default(), 4096).unwrap();
     let ib = trace::info(&out, &TraceOptions::default(), 4096).unwrap();
     assert_eq!(ib.format, "binary");
-    assert_eq!(TraceInfo { format: String::new(), ..ia }, TraceInfo { format: String::new(), ..ib });
+    assert_eq!(
+        TraceInfo {
+            format: String::new(),
+            ..ia
+        },
+        TraceInfo {
+            format: String::new(),
+            ..ib
+        }
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -358,10 +419,15 @@ fn every_format_detected_and_parsed() {
     let d = Dir::new("formats");
     for (fmt, text, want) in format_cases() {
         let p = d.file(&format!("{fmt}.txt"), text.as_bytes());
-        assert_eq!(trace::detect(&p).unwrap_or_else(|e| panic!("{fmt}: {e}")), fmt);
+        assert_eq!(
+            trace::detect(&p).unwrap_or_else(|e| panic!("{fmt}: {e}")),
+            fmt
+        );
         let rd = trace::open(&p, &TraceOptions::default()).unwrap();
         assert_eq!(rd.format(), fmt);
-        let got: Vec<Request> = rd.collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{fmt}: {e}"));
+        let got: Vec<Request> = rd
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{fmt}: {e}"));
         assert_reqs(&got, &want);
         // The same with the format given explicitly.
         assert_reqs(&read_all(&p, &opts(Some(fmt))), &want);
@@ -372,16 +438,44 @@ fn every_format_detected_and_parsed() {
 fn every_format_reports_malformed_records() {
     // A bad line in each format: the error names file:line, the format and its layout.
     let bad: [(Format, &str, &str); 10] = [
-        (Format::Msr, "1,h,0,Write,12,4096,1\n2,h,0,Write,-12,4096,1\n", "Offset"),
+        (
+            Format::Msr,
+            "1,h,0,Write,12,4096,1\n2,h,0,Write,-12,4096,1\n",
+            "Offset",
+        ),
         (Format::Umass, "0,1,512,r,0.5\n0,1,512,q,0.5\n", "Opcode"),
-        (Format::Blkparse, "8,0 1 1 0.1 5 D R 8 + 8 [x]\n8,0 1 2 0.2 5 D R 8 - 8 [x]\n", "sector + nsectors"),
-        (Format::Disksim, "0.5 0 8 8 1\n0.6 0 8 eight 1\n", "size_sectors"),
+        (
+            Format::Blkparse,
+            "8,0 1 1 0.1 5 D R 8 + 8 [x]\n8,0 1 2 0.2 5 D R 8 - 8 [x]\n",
+            "sector + nsectors",
+        ),
+        (
+            Format::Disksim,
+            "0.5 0 8 8 1\n0.6 0 8 eight 1\n",
+            "size_sectors",
+        ),
         (Format::Mqsim, "5 0 8 8 1\n6 0 8 8 7\n", "type"),
-        (Format::Blkreplay, "start ; sector ; length ; op\n1 ; 2 ; 3 ; W\n1 ; 2 ; 3\n", "at least 4"),
+        (
+            Format::Blkreplay,
+            "start ; sector ; length ; op\n1 ; 2 ; 3 ; W\n1 ; 2 ; 3\n",
+            "at least 4",
+        ),
         (Format::Tencent, "1,2,3,0,4\n1,2,3,5,4\n", "iotype"),
-        (Format::Systor, "Timestamp,Response,IOType,LUN,Offset,Size\n1.0,0.1,R,0,1,1\n1.0,0.1,R,x,1,1\n", "LUN"),
-        (Format::Cloudphysics, "version,time,op,size,lbn\n1,1,28,512,1\n1,1,35,512,1\n", "SCSI opcode"),
-        (Format::Wiscsee, "1 D read 0 4096 0.1 0 False\n1 D read 0 4096 NaN 0 False\n", "time"),
+        (
+            Format::Systor,
+            "Timestamp,Response,IOType,LUN,Offset,Size\n1.0,0.1,R,0,1,1\n1.0,0.1,R,x,1,1\n",
+            "LUN",
+        ),
+        (
+            Format::Cloudphysics,
+            "version,time,op,size,lbn\n1,1,28,512,1\n1,1,35,512,1\n",
+            "SCSI opcode",
+        ),
+        (
+            Format::Wiscsee,
+            "1 D read 0 4096 0.1 0 False\n1 D read 0 4096 NaN 0 False\n",
+            "time",
+        ),
     ];
     let d = Dir::new("malformed");
     for (fmt, text, what) in bad {
@@ -394,12 +488,22 @@ fn every_format_reports_malformed_records() {
             SimError::Trace { file, line: l, msg } => {
                 assert_eq!(file, &p.display().to_string());
                 assert_eq!(*l, line, "{fmt}: {msg}");
-                assert!(msg.contains(fmt.name()) && msg.contains(fmt.layout()) && msg.contains(what), "{fmt}: {msg}");
+                assert!(
+                    msg.contains(fmt.name()) && msg.contains(fmt.layout()) && msg.contains(what),
+                    "{fmt}: {msg}"
+                );
             }
             other => panic!("{fmt}: expected a trace error, got {other:?}"),
         }
-        assert!(e.to_string().starts_with(&format!("{}:{line}: ", p.display())), "{e}");
-        assert!(rd.next().is_none(), "{fmt}: the reader stops after an error");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}:{line}: ", p.display())),
+            "{e}"
+        );
+        assert!(
+            rd.next().is_none(),
+            "{fmt}: the reader stops after an error"
+        );
     }
 }
 
@@ -425,36 +529,74 @@ fn generic_sectors_and_nanoseconds() {
         write_codes: vec!["wr".into()],
         trim_codes: vec!["TRIM".into()],
     };
-    let o = TraceOptions { format: Some(Format::Generic), generic: Some(spec.clone()), ..Default::default() };
+    let o = TraceOptions {
+        format: Some(Format::Generic),
+        generic: Some(spec.clone()),
+        ..Default::default()
+    };
     assert_reqs(
         &read_all(&p, &o),
-        &[req(1.5, Op::Write, 4096, 8192, 3), req(2000.0, Op::Read, 0, 512, 4), req(3.0, Op::Trim, 8192, 4096, 3)],
+        &[
+            req(1.5, Op::Write, 4096, 8192, 3),
+            req(2000.0, Op::Read, 0, 512, 4),
+            req(3.0, Op::Trim, 8192, 4096, 3),
+        ],
     );
     // Whitespace delimiter, 4K blocks, seconds, no time and no dev columns.
     let p2 = d.file("g2.txt", b"w 1 2\n  r   3 1\n");
-    let spec2 = GenericSpec { delimiter: "whitespace".into(), offset_unit_bytes: 4096, ..Default::default() };
-    let o2 = TraceOptions { format: Some(Format::Generic), generic: Some(spec2), ..Default::default() };
-    assert_reqs(&read_all(&p2, &o2), &[req(0.0, Op::Write, 4096, 2, 0), req(0.0, Op::Read, 12288, 1, 0)]);
+    let spec2 = GenericSpec {
+        delimiter: "whitespace".into(),
+        offset_unit_bytes: 4096,
+        ..Default::default()
+    };
+    let o2 = TraceOptions {
+        format: Some(Format::Generic),
+        generic: Some(spec2),
+        ..Default::default()
+    };
+    assert_reqs(
+        &read_all(&p2, &o2),
+        &[
+            req(0.0, Op::Write, 4096, 2, 0),
+            req(0.0, Op::Read, 12288, 1, 0),
+        ],
+    );
     // Without a spec, or with an invalid one: a config error naming the field.
     let e = trace::open(&p, &opts(Some(Format::Generic))).err().unwrap();
-    assert!(matches!(e, SimError::Config { ref field, .. } if field == "generic"), "{e:?}");
+    assert!(
+        matches!(e, SimError::Config { ref field, .. } if field == "generic"),
+        "{e:?}"
+    );
     let bad = TraceOptions {
         format: Some(Format::Generic),
-        generic: Some(GenericSpec { size_unit_bytes: 0, ..spec }),
+        generic: Some(GenericSpec {
+            size_unit_bytes: 0,
+            ..spec
+        }),
         ..Default::default()
     };
     let e = trace::open(&p, &bad).err().unwrap();
-    assert!(matches!(e, SimError::Config { ref field, .. } if field == "generic.size_unit_bytes"), "{e:?}");
+    assert!(
+        matches!(e, SimError::Config { ref field, .. } if field == "generic.size_unit_bytes"),
+        "{e:?}"
+    );
     // A spec from TOML with defaults.
-    let s: GenericSpec = toml::from_str("op_col = 0\noffset_col = 1\nsize_col = 2\ndelimiter = \";\"").unwrap();
-    assert_eq!((s.delimiter.as_str(), s.offset_unit_bytes, s.time_unit_us), (";", 1, 1.0));
+    let s: GenericSpec =
+        toml::from_str("op_col = 0\noffset_col = 1\nsize_col = 2\ndelimiter = \";\"").unwrap();
+    assert_eq!(
+        (s.delimiter.as_str(), s.offset_unit_bytes, s.time_unit_us),
+        (";", 1, 1.0)
+    );
     assert_eq!(s.read_codes, vec!["r".to_string(), "read".to_string()]);
 }
 
 #[test]
 fn compressed_inputs() {
     let d = Dir::new("compressed");
-    let (_, text, want) = format_cases().into_iter().find(|c| c.0 == Format::Blkreplay).unwrap();
+    let (_, text, want) = format_cases()
+        .into_iter()
+        .find(|c| c.0 == Format::Blkreplay)
+        .unwrap();
     let raw = text.as_bytes();
     let (a, b) = raw.split_at(raw.len() / 2);
     let mut multi_gz = gzip(a);
@@ -478,7 +620,11 @@ fn compressed_inputs() {
     ];
     for (name, bytes) in files {
         let p = d.file(name, &bytes);
-        assert_eq!(trace::detect(&p).unwrap_or_else(|e| panic!("{name}: {e}")), Format::Blkreplay, "{name}");
+        assert_eq!(
+            trace::detect(&p).unwrap_or_else(|e| panic!("{name}: {e}")),
+            Format::Blkreplay,
+            "{name}"
+        );
         assert_reqs(&read_all(&p, &TraceOptions::default()), &want);
     }
     // A longer zstd stream spanning several blocks.
@@ -488,28 +634,75 @@ fn compressed_inputs() {
     }
     let p = d.file("big.zst", &zstd_raw_frame(big.as_bytes()));
     let ti = trace::info(&p, &TraceOptions::default(), 4096).unwrap();
-    assert_eq!((ti.format.as_str(), ti.requests, ti.reads, ti.devices), ("disksim", 20_000, 10_000, 3));
+    assert_eq!(
+        (ti.format.as_str(), ti.requests, ti.reads, ti.devices),
+        ("disksim", 20_000, 10_000, 3)
+    );
     // A corrupt stream is an I/O error naming the file.
     let mut broken = gzip(big.as_bytes());
     broken.truncate(broken.len() / 2);
     let p = d.file("broken.gz", &broken);
-    let e = trace::open(&p, &opts(Some(Format::Disksim))).unwrap().find_map(|r| r.err()).unwrap();
-    assert!(matches!(e, SimError::Io { ref path, .. } if path == &p.display().to_string()), "{e:?}");
+    let e = trace::open(&p, &opts(Some(Format::Disksim)))
+        .unwrap()
+        .find_map(|r| r.err())
+        .unwrap();
+    assert!(
+        matches!(e, SimError::Io { ref path, .. } if path == &p.display().to_string()),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn device_filter() {
     let d = Dir::new("device");
-    let p = d.file("t.trace", b"0.1 1 0 8 0\n0.2 2 8 8 0\n0.3 1 8 8 0\n0.4 2 0 8 1\n");
-    let o = TraceOptions { device: Some(2), ..Default::default() };
-    assert_reqs(&read_all(&p, &o), &[req(200.0, Op::Write, 4096, 4096, 2), req(400.0, Op::Read, 0, 4096, 2)]);
+    let p = d.file(
+        "t.trace",
+        b"0.1 1 0 8 0\n0.2 2 8 8 0\n0.3 1 8 8 0\n0.4 2 0 8 1\n",
+    );
+    let o = TraceOptions {
+        device: Some(2),
+        ..Default::default()
+    };
+    assert_reqs(
+        &read_all(&p, &o),
+        &[
+            req(200.0, Op::Write, 4096, 4096, 2),
+            req(400.0, Op::Read, 0, 4096, 2),
+        ],
+    );
     let ti = trace::info(&p, &o, 4096).unwrap();
-    assert_eq!((ti.requests, ti.writes, ti.reads, ti.devices, ti.max_end_bytes), (2, 1, 1, 1, 8192));
+    assert_eq!(
+        (
+            ti.requests,
+            ti.writes,
+            ti.reads,
+            ti.devices,
+            ti.max_end_bytes
+        ),
+        (2, 1, 1, 1, 8192)
+    );
     let all = trace::info(&p, &TraceOptions::default(), 4096).unwrap();
-    assert_eq!((all.requests, all.devices, all.seq_write_fraction), (4, 2, 1.0 / 3.0));
+    assert_eq!(
+        (all.requests, all.devices, all.seq_write_fraction),
+        (4, 2, 1.0 / 3.0)
+    );
     // A device that is not in the trace: an empty trace, not an error.
-    let none = trace::info(&p, &TraceOptions { device: Some(9), ..Default::default() }, 4096).unwrap();
-    assert_eq!(none, TraceInfo { format: "disksim".into(), ..Default::default() });
+    let none = trace::info(
+        &p,
+        &TraceOptions {
+            device: Some(9),
+            ..Default::default()
+        },
+        4096,
+    )
+    .unwrap();
+    assert_eq!(
+        none,
+        TraceInfo {
+            format: "disksim".into(),
+            ..Default::default()
+        }
+    );
 }
 
 #[test]
@@ -520,14 +713,21 @@ fn skip_invalid_counts() {
         b"128166385295514663,hm,0,Write,0,4096,1\nbroken line\n128166385295514663,hm,0,Write,-1,4096,1\n\
           128166385295514663,hm,0,Read,4096,4096,1\n\xff\xfe,hm,0,Read,0,1,1\n",
     );
-    let o = TraceOptions { format: Some(Format::Msr), skip_invalid: true, ..Default::default() };
+    let o = TraceOptions {
+        format: Some(Format::Msr),
+        skip_invalid: true,
+        ..Default::default()
+    };
     let mut rd = trace::open(&p, &o).unwrap();
     let got: Vec<Request> = rd.by_ref().collect::<Result<_, _>>().unwrap();
     assert_eq!(got.len(), 2);
     assert_eq!(rd.skipped(), 3);
     assert_eq!(rd.line(), 5);
     let first = rd.first_skipped().unwrap();
-    assert!(first.starts_with(&format!("{}:2: malformed msr record", p.display())), "{first}");
+    assert!(
+        first.starts_with(&format!("{}:2: malformed msr record", p.display())),
+        "{first}"
+    );
     let ti = trace::info(&p, &o, 4096).unwrap();
     assert_eq!((ti.requests, ti.skipped), (2, 3));
     // Without skip_invalid the first bad line fails.
@@ -540,38 +740,95 @@ fn errors_and_edge_cases() {
     let d = Dir::new("edges");
     // Missing file: an I/O error naming the path.
     let missing = d.path("nope.trace");
-    for e in [trace::open(&missing, &TraceOptions::default()).err().unwrap(), trace::detect(&missing).unwrap_err()] {
-        assert!(matches!(e, SimError::Io { ref path, .. } if path == &missing.display().to_string()), "{e:?}");
+    for e in [
+        trace::open(&missing, &TraceOptions::default())
+            .err()
+            .unwrap(),
+        trace::detect(&missing).unwrap_err(),
+    ] {
+        assert!(
+            matches!(e, SimError::Io { ref path, .. } if path == &missing.display().to_string()),
+            "{e:?}"
+        );
     }
     // Empty trace with a given format: zero counts, not an error.
     let empty = d.file("empty.csv", b"");
     assert_eq!(
         trace::info(&empty, &opts(Some(Format::Msr)), 4096).unwrap(),
-        TraceInfo { format: "msr".into(), ..Default::default() }
+        TraceInfo {
+            format: "msr".into(),
+            ..Default::default()
+        }
     );
     let header_only = d.file("h.csv", b"Timestamp,Response,IOType,LUN,Offset,Size\n");
-    assert_eq!(trace::info(&header_only, &opts(Some(Format::Systor)), 4096).unwrap().requests, 0);
+    assert_eq!(
+        trace::info(&header_only, &opts(Some(Format::Systor)), 4096)
+            .unwrap()
+            .requests,
+        0
+    );
     // Auto-detection of an empty file asks for the format.
     let e = trace::detect(&empty).unwrap_err().to_string();
     assert!(e.contains("no record") && e.contains("format"), "{e}");
+    // Windows line ends and a UTF-8 byte-order mark.
+    let crlf = d.file(
+        "crlf.csv",
+        "\u{feff}Timestamp,Response,IOType,LUN,Offset,Size\r\n1.5,0.1,W,0,4096,512\r\n\r\n"
+            .as_bytes(),
+    );
+    assert_eq!(trace::detect(&crlf).unwrap(), Format::Systor);
+    assert_reqs(
+        &read_all(&crlf, &TraceOptions::default()),
+        &[req(1.5e6, Op::Write, 4096, 512, 0)],
+    );
     // Zero-length requests count.
     let z = d.file("z.trace", b"1 0 0 0 0\n2 0 8 0 1\n");
     let ti = trace::info(&z, &opts(Some(Format::Disksim)), 4096).unwrap();
-    assert_eq!((ti.requests, ti.writes, ti.reads, ti.write_bytes, ti.footprint_pages), (2, 1, 1, 0, 0));
+    assert_eq!(
+        (
+            ti.requests,
+            ti.writes,
+            ti.reads,
+            ti.write_bytes,
+            ti.footprint_pages
+        ),
+        (2, 1, 1, 0, 0)
+    );
     // Negative and non-numeric fields.
-    for (text, what) in [("-1 0 0 8 0\n", "negative"), ("1 0 x 8 0\n", "start_sector"), ("1 -2 0 8 0\n", "devno")] {
+    for (text, what) in [
+        ("-1 0 0 8 0\n", "negative"),
+        ("1 0 x 8 0\n", "start_sector"),
+        ("1 -2 0 8 0\n", "devno"),
+    ] {
         let p = d.file("n.trace", text.as_bytes());
-        let e = trace::open(&p, &opts(Some(Format::Disksim))).unwrap().next().unwrap().unwrap_err().to_string();
+        let e = trace::open(&p, &opts(Some(Format::Disksim)))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(what) && e.contains(":1: "), "{e}");
     }
     // Unknown format names and blkparse actions.
     let e = Format::from_name("foo").unwrap_err().to_string();
     assert!(Format::all().iter().all(|f| e.contains(f.name())), "{e}");
-    let o = TraceOptions { blkparse_action: Some('X'), ..Default::default() };
-    assert!(matches!(trace::open(&z, &o).err().unwrap(), SimError::Config { ref field, .. } if field == "blkparse_action"));
+    let o = TraceOptions {
+        blkparse_action: Some('X'),
+        ..Default::default()
+    };
+    assert!(
+        matches!(trace::open(&z, &o).err().unwrap(), SimError::Config { ref field, .. } if field == "blkparse_action")
+    );
     // Offsets that overflow.
-    let p = d.file("o.trace", format!("1 0 {} 8 0\n", u64::MAX / 512).as_bytes());
-    assert!(trace::open(&p, &opts(Some(Format::Disksim))).unwrap().next().unwrap().is_err());
+    let p = d.file(
+        "o.trace",
+        format!("1 0 {} 8 0\n", u64::MAX / 512).as_bytes(),
+    );
+    assert!(trace::open(&p, &opts(Some(Format::Disksim)))
+        .unwrap()
+        .next()
+        .unwrap()
+        .is_err());
 }
 
 #[test]
@@ -587,14 +844,22 @@ fn info_figures() {
     let ti = trace::info(&p, &TraceOptions::default(), 4096).unwrap();
     assert_eq!(ti.format, "umass");
     assert_eq!((ti.requests, ti.writes, ti.reads, ti.trims), (5, 4, 1, 0));
-    assert_eq!((ti.write_bytes, ti.read_bytes), (4096 + 8192 + 1 + 4096, 100));
+    assert_eq!(
+        (ti.write_bytes, ti.read_bytes),
+        (4096 + 8192 + 1 + 4096, 100)
+    );
     assert_eq!(ti.footprint_pages, 4);
     assert_eq!(ti.max_end_bytes, 12288 + 4096);
     assert_eq!(ti.seq_write_fraction, 0.25);
     assert_eq!(ti.devices, 2);
     assert_eq!((ti.first_time_us, ti.last_time_us), (1e6, 5e6));
     // 512-byte pages.
-    assert_eq!(trace::info(&p, &TraceOptions::default(), 512).unwrap().footprint_pages, 8 + 16 + 8);
+    assert_eq!(
+        trace::info(&p, &TraceOptions::default(), 512)
+            .unwrap()
+            .footprint_pages,
+        8 + 16 + 8
+    );
     assert!(trace::info(&p, &TraceOptions::default(), 0).is_err());
 }
 
@@ -605,12 +870,27 @@ fn blkparse_actions() {
                 8,0 0 4 0.4 9 Q R 0 + 8 [a]\n8,0 0 5 0.5 9 C R 0 + 8 [0]\n8,0 0 6 0.6 9 m N cfq schedule\n";
     let p = d.file("b.txt", text.as_bytes());
     let count = |a: Option<char>| {
-        let o = TraceOptions { blkparse_action: a, ..Default::default() };
+        let o = TraceOptions {
+            blkparse_action: a,
+            ..Default::default()
+        };
         read_all(&p, &o).len()
     };
-    assert_eq!((count(None), count(Some('D')), count(Some('Q')), count(Some('c'))), (1, 1, 2, 2));
+    assert_eq!(
+        (
+            count(None),
+            count(Some('D')),
+            count(Some('Q')),
+            count(Some('c'))
+        ),
+        (1, 1, 2, 2)
+    );
     // No D record: Q by default.
-    let q_only: String = text.lines().filter(|l| !l.contains(" D ")).map(|l| format!("{l}\n")).collect();
+    let q_only: String = text
+        .lines()
+        .filter(|l| !l.contains(" D "))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let p2 = d.file("q.txt", q_only.as_bytes());
     assert_eq!(read_all(&p2, &TraceOptions::default()).len(), 2);
 }
@@ -623,7 +903,13 @@ fn detection_messages() {
     let e = trace::detect(&p).unwrap_err();
     let m = e.to_string();
     assert!(matches!(e, SimError::Invalid(_)), "{e:?}");
-    assert!(m.contains("ambiguous") && m.contains("disksim") && m.contains("mqsim") && m.contains("--format"), "{m}");
+    assert!(
+        m.contains("ambiguous")
+            && m.contains("disksim")
+            && m.contains("mqsim")
+            && m.contains("--format"),
+        "{m}"
+    );
     assert!(trace::open(&p, &TraceOptions::default()).is_err());
     assert_eq!(read_all(&p, &opts(Some(Format::Mqsim))).len(), 3);
     // Float ms → disksim, large integer ns → mqsim.
@@ -634,16 +920,40 @@ fn detection_messages() {
     // Nothing fits: the message lists the supported formats.
     let p = d.file("junk.txt", b"hello, world\nthis is not a trace\n");
     let m = trace::detect(&p).unwrap_err().to_string();
-    for f in ["msr", "umass", "blkparse", "disksim", "mqsim", "blkreplay", "tencent", "systor", "cloudphysics", "wiscsee"] {
+    for f in [
+        "msr",
+        "umass",
+        "blkparse",
+        "disksim",
+        "mqsim",
+        "blkreplay",
+        "tencent",
+        "systor",
+        "cloudphysics",
+        "wiscsee",
+    ] {
         assert!(m.contains(f), "{m}");
     }
-    assert!(m.contains("cannot detect") && m.contains(&p.display().to_string()), "{m}");
+    assert!(
+        m.contains("cannot detect") && m.contains(&p.display().to_string()),
+        "{m}"
+    );
     // A valid trace with one bad line among the first lines is not detected ...
-    let p = d.file("bad.csv", b"1538323200,100,8,1,1063\n1538323200,100,8,7,1063\n");
+    let p = d.file(
+        "bad.csv",
+        b"1538323200,100,8,1,1063\n1538323200,100,8,7,1063\n",
+    );
     let m = trace::detect(&p).unwrap_err().to_string();
-    assert!(m.contains("closest is tencent") && m.contains("iotype"), "{m}");
+    assert!(
+        m.contains("closest is tencent") && m.contains("iotype"),
+        "{m}"
+    );
     // ... but reads with the format given.
-    let o = TraceOptions { format: Some(Format::Tencent), skip_invalid: true, ..Default::default() };
+    let o = TraceOptions {
+        format: Some(Format::Tencent),
+        skip_invalid: true,
+        ..Default::default()
+    };
     assert_eq!(read_all(&p, &o).len(), 1);
 }
 
@@ -662,40 +972,76 @@ fn binary_round_trip() {
         assert_eq!(read_all(&out, &opts(Some(Format::Binary))), a);
         let ia = trace::info(&src, &TraceOptions::default(), 4096).unwrap();
         let ib = trace::info(&out, &TraceOptions::default(), 4096).unwrap();
-        assert_eq!(TraceInfo { format: "binary".into(), ..ia }, ib, "{fmt}");
+        assert_eq!(
+            TraceInfo {
+                format: "binary".into(),
+                ..ia
+            },
+            ib,
+            "{fmt}"
+        );
     }
     // Many records (several read chunks), a device filter applied at conversion and at
     // reading, and a gzip-compressed cache.
     let mut text = String::new();
     for i in 0..150_000u64 {
-        text.push_str(&format!("{}.25 {} {} {} {}\n", i, i % 4, i * 3, 1 + i % 16, i % 3 & 1));
+        text.push_str(&format!(
+            "{}.25 {} {} {} {}\n",
+            i,
+            i % 4,
+            i * 3,
+            1 + i % 16,
+            (i % 3) & 1
+        ));
     }
     let src = d.file("many.trace", text.as_bytes());
     let out = d.path("many.ssdt");
-    assert_eq!(trace::convert(&src, &TraceOptions::default(), &out).unwrap(), 150_000);
-    assert_eq!(read_all(&out, &TraceOptions::default()), read_all(&src, &TraceOptions::default()));
-    let dev3 = TraceOptions { device: Some(3), ..Default::default() };
+    assert_eq!(
+        trace::convert(&src, &TraceOptions::default(), &out).unwrap(),
+        150_000
+    );
+    assert_eq!(
+        read_all(&out, &TraceOptions::default()),
+        read_all(&src, &TraceOptions::default())
+    );
+    let dev3 = TraceOptions {
+        device: Some(3),
+        ..Default::default()
+    };
     assert_eq!(read_all(&out, &dev3), read_all(&src, &dev3));
     let out3 = d.path("dev3.ssdt");
     assert_eq!(trace::convert(&src, &dev3, &out3).unwrap(), 37_500);
-    assert_eq!(read_all(&out3, &TraceOptions::default()), read_all(&src, &dev3));
+    assert_eq!(
+        read_all(&out3, &TraceOptions::default()),
+        read_all(&src, &dev3)
+    );
     let gz = d.file("many.ssdt.gz", &gzip(&std::fs::read(&out).unwrap()));
     assert_eq!(trace::detect(&gz).unwrap(), Format::Binary);
     assert_eq!(read_all(&gz, &TraceOptions::default()).len(), 150_000);
     // Truncated or foreign files are errors.
     let bytes = std::fs::read(&out).unwrap();
     let cut = d.file("cut.ssdt", &bytes[..bytes.len() - 10]);
-    let e = trace::open(&cut, &TraceOptions::default()).unwrap().find_map(|r| r.err()).unwrap();
+    let e = trace::open(&cut, &TraceOptions::default())
+        .unwrap()
+        .find_map(|r| r.err())
+        .unwrap();
     assert!(e.to_string().contains("truncated"), "{e}");
-    let e = trace::open(&src, &opts(Some(Format::Binary))).err().unwrap();
+    let e = trace::open(&src, &opts(Some(Format::Binary)))
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("SSDLTRC1"), "{e}");
-    let e = trace::open(&out, &opts(Some(Format::Disksim))).err().unwrap();
+    let e = trace::open(&out, &opts(Some(Format::Disksim)))
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("binary"), "{e}");
     // A request larger than 4 GiB cannot be stored; no file is left behind.
     let huge = d.file("huge.trace", b"1 0 0 16777216 0\n");
     let hout = d.path("huge.ssdt");
     let e = trace::convert(&huge, &TraceOptions::default(), &hout).unwrap_err();
-    assert!(matches!(e, SimError::Trace { line: 1, .. }) && e.to_string().contains("larger"), "{e:?}");
+    assert!(
+        matches!(e, SimError::Trace { line: 1, .. }) && e.to_string().contains("larger"),
+        "{e:?}"
+    );
     assert!(!hout.exists());
     let leftovers: Vec<_> = std::fs::read_dir(&d.0)
         .unwrap()
@@ -712,11 +1058,15 @@ fn binary_round_trip() {
 #[ignore]
 fn read_speed() {
     use std::time::Instant;
-    let n: u64 = std::env::var("SSDLAB_BENCH_RECORDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5_000_000);
+    let n: u64 = std::env::var("SSDLAB_BENCH_RECORDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5_000_000);
     let d = Dir::new("speed");
     let src = d.path("msr-like.csv");
     {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&src).unwrap());
+        let mut w =
+            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&src).unwrap());
         let mut x: u64 = 0x9e3779b97f4a7c15;
         for i in 0..n {
             x ^= x << 13;
@@ -729,7 +1079,7 @@ fn read_speed() {
                 128166385295514663 + i * 1000 + (x & 511),
                 x >> 60,
                 op,
-                (x >> 20) % (1 << 34) & !511,
+                ((x >> 20) % (1 << 34)) & !511,
                 512 * (1 + (x >> 8) % 64),
                 x % 10000
             )

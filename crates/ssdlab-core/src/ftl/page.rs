@@ -34,6 +34,8 @@ pub struct PageFtl {
     now: u64,
     /// Per-PPN version of the stored copy; empty unless integrity checking is on.
     oob_version: Vec<u32>,
+    /// Per-LPN latest version this FTL received; empty unless integrity checking is on.
+    expected: Vec<u32>,
     check: bool,
     gc_victims: u64,
     gc_moved: u64,
@@ -84,6 +86,7 @@ impl PageFtl {
             in_gc: false,
             now: 0,
             oob_version: if check { vec![0; phys_pages as usize] } else { Vec::new() },
+            expected: if check { vec![0; geo.logical_pages as usize] } else { Vec::new() },
             check,
             gc_victims: 0,
             gc_moved: 0,
@@ -207,6 +210,32 @@ impl PageFtl {
         }
         if self.check {
             self.check_structure()?;
+            self.check_versions(&self.expected)?;
+        }
+        Ok(())
+    }
+
+    /// Every LPN maps to a page holding version `latest[lpn]` (0 = must be unmapped).
+    fn check_versions(&self, latest: &[u32]) -> Result<()> {
+        for (lpn, &want) in latest.iter().enumerate() {
+            let ppn = self.l2p[lpn];
+            if want == 0 {
+                if ppn != NONE {
+                    return Err(SimError::Integrity(format!(
+                        "LPN {lpn} was never written (or trimmed) but maps to PPN {ppn}"
+                    )));
+                }
+                continue;
+            }
+            if ppn == NONE {
+                return Err(SimError::Integrity(format!("LPN {lpn} (version {want}) is not mapped")));
+            }
+            let got = self.oob_version[ppn as usize];
+            if got != want {
+                return Err(SimError::Integrity(format!(
+                    "LPN {lpn} maps to PPN {ppn} holding version {got}, latest is {want}"
+                )));
+            }
         }
         Ok(())
     }
@@ -265,6 +294,9 @@ impl Ftl for PageFtl {
             debug_assert!(lpn < self.logical_pages);
             self.now += 1;
             self.program(lpn, p.version, p.cause, slot, nand)?;
+            if self.check {
+                self.expected[lpn as usize] = p.version;
+            }
         }
         Ok(())
     }
@@ -284,6 +316,9 @@ impl Ftl for PageFtl {
             self.invalidate(old);
             self.l2p[lpn as usize] = NONE;
         }
+        if self.check {
+            self.expected[lpn as usize] = 0;
+        }
     }
 
     fn version_of(&self, lpn: Lpn) -> u32 {
@@ -295,26 +330,8 @@ impl Ftl for PageFtl {
 
     fn check_integrity(&self, latest: &[u32]) -> Result<()> {
         self.check_structure()?;
-        if !self.check {
-            return Ok(());
-        }
-        for (lpn, &want) in latest.iter().enumerate() {
-            let ppn = self.l2p[lpn];
-            if want == 0 {
-                if ppn != NONE {
-                    return Err(SimError::Integrity(format!("LPN {lpn} was never written (or trimmed) but maps to PPN {ppn}")));
-                }
-                continue;
-            }
-            if ppn == NONE {
-                return Err(SimError::Integrity(format!("LPN {lpn} (version {want}) is not mapped")));
-            }
-            let got = self.oob_version[ppn as usize];
-            if got != want {
-                return Err(SimError::Integrity(format!(
-                    "LPN {lpn} maps to PPN {ppn} holding version {got}, latest is {want}"
-                )));
-            }
+        if self.check {
+            self.check_versions(latest)?;
         }
         Ok(())
     }
@@ -325,5 +342,61 @@ impl Ftl for PageFtl {
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         vec![("ftl.free_blocks", self.free.len() as f64)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ftl(check: bool) -> (PageFtl, Nand) {
+        let geo = Geometry { page_bytes: 4096, pages_per_block: 4, logical_pages: 8, physical_blocks: 8 };
+        (PageFtl::new(&geo, VictimPolicy::Greedy, 2, 1, true, check).unwrap(), Nand::new(8))
+    }
+
+    fn write(f: &mut PageFtl, n: &mut Nand, lpn: u64, version: u32) {
+        let page = [UnitPage { offset: (lpn % 4) as u32, version, cause: Cause::Host }];
+        f.write_unit(lpn / 4, &page, 0, n).unwrap();
+    }
+
+    #[test]
+    fn integrity_holds_through_gc() {
+        let (mut f, mut n) = ftl(true);
+        let mut latest = vec![0u32; 8];
+        let mut v = 0;
+        for i in 0..200u64 {
+            let lpn = (i * 7 + i / 3) % 8;
+            v += 1;
+            latest[lpn as usize] = v;
+            write(&mut f, &mut n, lpn, v);
+        }
+        assert!(f.gc_victims > 0);
+        f.check_integrity(&latest).unwrap();
+    }
+
+    #[test]
+    fn integrity_catches_stale_version_and_bad_counts() {
+        let (mut f, mut n) = ftl(true);
+        write(&mut f, &mut n, 3, 1);
+        write(&mut f, &mut n, 3, 2);
+        let e = f.check_integrity(&[0, 0, 0, 3, 0, 0, 0, 0]).unwrap_err().to_string();
+        assert!(e.contains("LPN 3") && e.contains("version 2"), "{e}");
+        let e = f.check_integrity(&[0, 0, 0, 2, 0, 0, 0, 5]).unwrap_err().to_string();
+        assert!(e.contains("LPN 7") && e.contains("not mapped"), "{e}");
+        f.valid[0] += 1;
+        let e = f.check_integrity(&[0, 0, 0, 2, 0, 0, 0, 0]).unwrap_err().to_string();
+        assert!(e.contains("valid count"), "{e}");
+    }
+
+    #[test]
+    fn trim_unmaps() {
+        let (mut f, mut n) = ftl(true);
+        write(&mut f, &mut n, 5, 1);
+        assert!(f.is_mapped(5));
+        f.trim(5);
+        assert!(!f.is_mapped(5));
+        assert!(!f.read(5, Cause::Host, &mut n));
+        assert_eq!(n.counters.reads[Cause::Host as usize], 0);
+        f.check_integrity(&[0; 8]).unwrap();
     }
 }

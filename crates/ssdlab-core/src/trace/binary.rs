@@ -94,14 +94,18 @@ impl BinaryReader {
         let got = read_full(&mut input, &mut h).map_err(|e| SimError::io(file, e))?;
         let bad = |m: String| SimError::Invalid(format!("{file}: binary trace: {m}"));
         if got < HEADER_BYTES {
-            return Err(bad(format!("truncated header ({got} of {HEADER_BYTES} bytes)")));
+            return Err(bad(format!(
+                "truncated header ({got} of {HEADER_BYTES} bytes)"
+            )));
         }
         if &h[0..8] != BINARY_MAGIC {
             return Err(bad("magic SSDLTRC1 missing".to_string()));
         }
         let version = u16::from_le_bytes([h[8], h[9]]);
         if version != VERSION {
-            return Err(bad(format!("version {version} is not supported (this build reads version {VERSION})")));
+            return Err(bad(format!(
+                "version {version} is not supported (this build reads version {VERSION})"
+            )));
         }
         let rec = u16::from_le_bytes([h[10], h[11]]) as usize;
         if rec != RECORD_BYTES {
@@ -109,7 +113,9 @@ impl BinaryReader {
         }
         let count = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
         if count == UNFINISHED {
-            return Err(bad("the file is incomplete (its conversion did not finish)".to_string()));
+            return Err(bad(
+                "the file is incomplete (its conversion did not finish)".to_string(),
+            ));
         }
         Ok(BinaryReader {
             input,
@@ -124,7 +130,8 @@ impl BinaryReader {
     fn refill(&mut self, file: &str) -> std::result::Result<bool, SimError> {
         if self.unread == 0 {
             let mut probe = [0u8; 1];
-            let extra = read_full(&mut self.input, &mut probe).map_err(|e| SimError::io(file, e))?;
+            let extra =
+                read_full(&mut self.input, &mut probe).map_err(|e| SimError::io(file, e))?;
             if extra > 0 {
                 return Err(SimError::Invalid(format!(
                     "{file}: binary trace: trailing bytes after the {} records its header announces",
@@ -135,7 +142,8 @@ impl BinaryReader {
         }
         let k = (self.unread.min(CHUNK_RECORDS as u64)) as usize;
         let want = k * RECORD_BYTES;
-        let got = read_full(&mut self.input, &mut self.buf[..want]).map_err(|e| SimError::io(file, e))?;
+        let got =
+            read_full(&mut self.input, &mut self.buf[..want]).map_err(|e| SimError::io(file, e))?;
         if got < want {
             let have = self.count - self.unread + (got / RECORD_BYTES) as u64;
             return Err(SimError::Invalid(format!(
@@ -169,14 +177,27 @@ impl BinaryReader {
             0 => Op::Read,
             1 => Op::Write,
             2 => Op::Trim,
-            x => return Step::Bad(format!("op byte {x} is not 0 (read), 1 (write) or 2 (trim)")),
+            x => {
+                return Step::Bad(format!(
+                    "op byte {x} is not 0 (read), 1 (write) or 2 (trim)"
+                ))
+            }
         };
-        Step::Req(Request { time_us, op, offset_bytes, len_bytes, dev })
+        Step::Req(Request {
+            time_us,
+            op,
+            offset_bytes,
+            len_bytes,
+            dev,
+        })
     }
 }
 
 fn temp_path(out: &Path) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
     out.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
@@ -238,7 +259,13 @@ mod tests {
 
     #[test]
     fn record_round_trip() {
-        let r = Request { time_us: 12.5, op: Op::Trim, offset_bytes: 1 << 40, len_bytes: 4096, dev: 7 };
+        let r = Request {
+            time_us: 12.5,
+            op: Op::Trim,
+            offset_bytes: 1 << 40,
+            len_bytes: 4096,
+            dev: 7,
+        };
         let mut b = [0u8; RECORD_BYTES];
         encode(&r, 4096, &mut b);
         let mut data = header(1).to_vec();
@@ -248,15 +275,25 @@ mod tests {
         assert!(matches!(rd.step("x", &mut line), Step::Req(q) if q == r));
         assert!(matches!(rd.step("x", &mut line), Step::Eof));
         // truncated
-        let mut rd = BinaryReader::new(Box::new(std::io::Cursor::new(data[..40].to_vec())), "x").unwrap();
-        assert!(matches!(rd.step("x", &mut line), Step::Fatal(e) if e.to_string().contains("truncated")));
+        let mut rd =
+            BinaryReader::new(Box::new(std::io::Cursor::new(data[..40].to_vec())), "x").unwrap();
+        assert!(
+            matches!(rd.step("x", &mut line), Step::Fatal(e) if e.to_string().contains("truncated"))
+        );
         // trailing bytes
         data.push(0);
         let mut rd = BinaryReader::new(Box::new(std::io::Cursor::new(data)), "x").unwrap();
         assert!(matches!(rd.step("x", &mut line), Step::Req(_)));
-        assert!(matches!(rd.step("x", &mut line), Step::Fatal(e) if e.to_string().contains("trailing")));
+        assert!(
+            matches!(rd.step("x", &mut line), Step::Fatal(e) if e.to_string().contains("trailing"))
+        );
         // unfinished
-        let e = BinaryReader::new(Box::new(std::io::Cursor::new(header(UNFINISHED).to_vec())), "x").err().unwrap();
+        let e = BinaryReader::new(
+            Box::new(std::io::Cursor::new(header(UNFINISHED).to_vec())),
+            "x",
+        )
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("incomplete"));
     }
 }

@@ -34,7 +34,10 @@ pub(crate) struct Parser {
 #[inline]
 fn maj_min(s: &str) -> Option<(u32, u32)> {
     let (a, b) = s.split_once(',')?;
-    if a.is_empty() || b.is_empty() || !a.bytes().all(|c| c.is_ascii_digit()) || !b.bytes().all(|c| c.is_ascii_digit())
+    if a.is_empty()
+        || b.is_empty()
+        || !a.bytes().all(|c| c.is_ascii_digit())
+        || !b.bytes().all(|c| c.is_ascii_digit())
     {
         return None;
     }
@@ -55,12 +58,19 @@ impl Parser {
     /// The action letter of a record line (checked for the fields up to the action), or
     /// `None` for a non-record line.
     #[inline]
-    fn head<'a>(f: &[&'a str], n: usize, line: &str) -> std::result::Result<Option<(u32, f64, &'a str)>, String> {
+    fn head<'a>(
+        f: &[&'a str],
+        n: usize,
+        line: &str,
+    ) -> std::result::Result<Option<(u32, f64, &'a str)>, String> {
         let Some((maj, min)) = maj_min(f[0]) else {
             return Ok(None);
         };
         if maj > 0xfff || min > 0xfffff {
-            return Err(format!("field 1 (device) {} is not a valid major,minor pair", show(f[0])));
+            return Err(format!(
+                "field 1 (device) {} is not a valid major,minor pair",
+                show(f[0])
+            ));
         }
         if n < 7 {
             return Err(too_few(line, None, 7));
@@ -70,7 +80,10 @@ impl Parser {
         let t = num(f[3], "field 4 (time)")?;
         uint(f[4], "field 5 (pid)")?;
         if f[5].len() != 1 {
-            return Err(format!("field 6 (action) {} is not a single action letter", show(f[5])));
+            return Err(format!(
+                "field 6 (action) {} is not a single action letter",
+                show(f[5])
+            ));
         }
         Ok(Some((dev_number(maj, min), t, f[5])))
     }
@@ -98,11 +111,21 @@ impl Parser {
             if rwbs.contains('F') {
                 return Ok(Parsed::Record);
             }
-            return Err(format!("expected `sector + nsectors` after rwbs {}, found {}", show(rwbs), show(line)));
+            return Err(format!(
+                "expected `sector + nsectors` after rwbs {}, found {}",
+                show(rwbs),
+                show(line)
+            ));
         }
         let sector = uint(f[7], "field 8 (sector)")?;
         let count = uint(f[9], "field 10 (nsectors)")?;
-        request(t * 1e6, op, scale(sector, 512, "sector")?, scale(count, 512, "nsectors")?, dev)
+        request(
+            t * 1e6,
+            op,
+            scale(sector, 512, "sector")?,
+            scale(count, 512, "nsectors")?,
+            dev,
+        )
     }
 }
 
@@ -139,24 +162,48 @@ mod tests {
     #[test]
     fn parses_blkparse() {
         let mut p = Parser::new(b'D');
-        let Parsed::Req(r) = p.parse("8,33  30        1     0.001368096  5025  D   R 540544 + 8 [systemd-udevd]").unwrap()
+        let Parsed::Req(r) = p
+            .parse("8,33  30        1     0.001368096  5025  D   R 540544 + 8 [systemd-udevd]")
+            .unwrap()
         else {
             panic!()
         };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Read, 540544 * 512, 4096, 2081));
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.dev),
+            (Op::Read, 540544 * 512, 4096, 2081)
+        );
         assert!((r.time_us - 1368.096).abs() < 1e-6);
-        assert_eq!(p.parse("8,33 4 1 0.000000000 3922 D N 0 (00 ..) [kworker/u65:0]"), Ok(Parsed::Record));
-        assert_eq!(p.parse("8,0 1 2 0.1 5 Q WS 100 + 8 [x]"), Ok(Parsed::Record));
+        assert_eq!(
+            p.parse("8,33 4 1 0.000000000 3922 D N 0 (00 ..) [kworker/u65:0]"),
+            Ok(Parsed::Record)
+        );
+        assert_eq!(
+            p.parse("8,0 1 2 0.1 5 Q WS 100 + 8 [x]"),
+            Ok(Parsed::Record)
+        );
         assert_eq!(p.parse("8,0 1 2 0.1 5 D FWS [jbd2]"), Ok(Parsed::Record));
-        let Parsed::Req(r) = p.parse("8,0 1 2 0.1 5 D DS 100 + 8 [x]").unwrap() else { panic!() };
+        let Parsed::Req(r) = p.parse("8,0 1 2 0.1 5 D DS 100 + 8 [x]").unwrap() else {
+            panic!()
+        };
         assert_eq!(r.op, Op::Trim);
-        let Parsed::Req(r) = p.parse("259,1 1 2 0.1 5 D WSM 100 + 0 [x]").unwrap() else { panic!() };
+        let Parsed::Req(r) = p.parse("259,1 1 2 0.1 5 D WSM 100 + 0 [x]").unwrap() else {
+            panic!()
+        };
         assert_eq!((r.op, r.len_bytes, r.dev), (Op::Write, 0, 259 * 256 + 1));
         assert_eq!(p.parse("CPU4 (8,33):"), Ok(Parsed::Other));
-        assert_eq!(p.parse("Reads Queued:           0,        0KiB"), Ok(Parsed::Other));
+        assert_eq!(
+            p.parse("Reads Queued:           0,        0KiB"),
+            Ok(Parsed::Other)
+        );
         assert_eq!(p.parse("Total (8,33):"), Ok(Parsed::Other));
-        assert!(p.parse("8,0 1 2 0.1 5 D W 100 - 8 [x]").unwrap_err().contains("sector + nsectors"));
-        assert!(p.parse("8,0 1 2 abc 5 D W 100 + 8 [x]").unwrap_err().contains("time"));
+        assert!(p
+            .parse("8,0 1 2 0.1 5 D W 100 - 8 [x]")
+            .unwrap_err()
+            .contains("sector + nsectors"));
+        assert!(p
+            .parse("8,0 1 2 abc 5 D W 100 + 8 [x]")
+            .unwrap_err()
+            .contains("time"));
         assert_eq!(dev_number(8, 300), (8 << 8) | 44 | (256 << 12));
     }
 }

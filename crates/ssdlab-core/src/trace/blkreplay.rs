@@ -39,7 +39,13 @@ impl Parser {
         let sector = uint(f[1], "field 2 (sector)")?;
         let len = uint(f[2], "field 3 (length)")?;
         let op = op_letter(f[3])?;
-        request(t * 1e6, op, scale(sector, 512, "sector")?, scale(len, 512, "length")?, 0)
+        request(
+            t * 1e6,
+            op,
+            scale(sector, 512, "sector")?,
+            scale(len, 512, "length")?,
+            0,
+        )
     }
 }
 
@@ -66,13 +72,27 @@ mod tests {
     fn parses_blkreplay() {
         let mut p = Parser::default();
         assert_eq!(p.parse("Copyright Someone"), Ok(Parsed::Other));
-        assert_eq!(p.parse("start ; sector; length ; op ;  replay_delay=0 ; replay_duration=0"), Ok(Parsed::Other));
-        assert_eq!(p.parse("more licence text after the header"), Ok(Parsed::Other));
-        let Parsed::Req(r) = p.parse("0.449518165 ;     37766917 ;   14 ; W ; 0.0 ; 0.0").unwrap() else {
+        assert_eq!(
+            p.parse("start ; sector; length ; op ;  replay_delay=0 ; replay_duration=0"),
+            Ok(Parsed::Other)
+        );
+        assert_eq!(
+            p.parse("more licence text after the header"),
+            Ok(Parsed::Other)
+        );
+        let Parsed::Req(r) = p
+            .parse("0.449518165 ;     37766917 ;   14 ; W ; 0.0 ; 0.0")
+            .unwrap()
+        else {
             panic!()
         };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes), (Op::Write, 37766917 * 512, 14 * 512));
-        let Parsed::Req(r) = p.parse("0.5 ; 1 ; 8 ; RA ; 0.0 ; 0.0").unwrap() else { panic!() };
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes),
+            (Op::Write, 37766917 * 512, 14 * 512)
+        );
+        let Parsed::Req(r) = p.parse("0.5 ; 1 ; 8 ; RA ; 0.0 ; 0.0").unwrap() else {
+            panic!()
+        };
         assert_eq!(r.op, Op::Read);
         assert!(p.parse("free text after the first record").is_err());
         assert_eq!(p.parse("start ; sector; length ; op"), Ok(Parsed::Other));

@@ -18,7 +18,10 @@ pub(crate) fn is_header(line: &str) -> bool {
 
 #[inline]
 fn scsi_op(s: &str) -> std::result::Result<Op, String> {
-    let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+    let h = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
     match u8::from_str_radix(h, 16) {
         Ok(0x28 | 0x08 | 0x88 | 0xa8) => Ok(Op::Read),
         Ok(0x2a | 0x0a | 0x8a | 0xaa) => Ok(Op::Write),
@@ -58,13 +61,29 @@ mod tests {
         let mut p = Parser;
         assert!(is_header("version,time,op,size,lbn"));
         assert_eq!(p.parse("version,time,op,size,lbn"), Ok(Parsed::Other));
-        let Parsed::Req(r) = p.parse("1,5633898,2a,512,42932745").unwrap() else { panic!() };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.time_us), (Op::Write, 42932745 * 512, 512, 5633898.0));
-        for (code, op) in [("28", Op::Read), ("0x88", Op::Read), ("A8", Op::Read), ("0a", Op::Write), ("8A", Op::Write)] {
-            let Parsed::Req(r) = p.parse(&format!("1,1,{code},512,1")).unwrap() else { panic!() };
+        let Parsed::Req(r) = p.parse("1,5633898,2a,512,42932745").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.time_us),
+            (Op::Write, 42932745 * 512, 512, 5633898.0)
+        );
+        for (code, op) in [
+            ("28", Op::Read),
+            ("0x88", Op::Read),
+            ("A8", Op::Read),
+            ("0a", Op::Write),
+            ("8A", Op::Write),
+        ] {
+            let Parsed::Req(r) = p.parse(&format!("1,1,{code},512,1")).unwrap() else {
+                panic!()
+            };
             assert_eq!(r.op, op, "{code}");
         }
-        assert!(p.parse("1,1,35,512,1").unwrap_err().contains("SCSI opcode \"35\""));
+        assert!(p
+            .parse("1,1,35,512,1")
+            .unwrap_err()
+            .contains("SCSI opcode \"35\""));
         assert!(p.parse("1,1,zz,512,1").unwrap_err().contains("hexadecimal"));
     }
 }

@@ -39,7 +39,7 @@ pub(crate) const READ_BUF: usize = 1 << 20;
 /// Buffer for compressed input.
 const COMPRESSED_BUF: usize = 256 << 10;
 /// Non-empty, non-comment lines sampled for detection.
-pub const SAMPLE_LINES: usize = 200;
+pub(crate) const SAMPLE_LINES: usize = 200;
 /// At most this many decompressed bytes are read for the sample.
 const SAMPLE_BYTES: u64 = 4 << 20;
 
@@ -61,8 +61,11 @@ fn compression_of(magic: &[u8]) -> Compression {
     }
 }
 
+/// The first bytes of a stream, and a reader that yields them again before the rest.
+type Peeked<R> = (Vec<u8>, io::Chain<Cursor<Vec<u8>>, R>);
+
 /// Read up to `n` bytes from `r`, and give back a reader that yields them again first.
-fn peek<R: Read>(mut r: R, n: usize) -> io::Result<(Vec<u8>, io::Chain<Cursor<Vec<u8>>, R>)> {
+fn peek<R: Read>(mut r: R, n: usize) -> io::Result<Peeked<R>> {
     let mut head = vec![0u8; n];
     let mut got = 0;
     while got < n {
@@ -84,20 +87,24 @@ pub(crate) fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, Vec<u8
     let io_err = |e: io::Error| SimError::io(name.as_str(), e);
     let f = File::open(path).map_err(io_err)?;
     if f.metadata().map_err(io_err)?.is_dir() {
-        return Err(SimError::io(name.as_str(), "is a directory, not a trace file"));
+        return Err(SimError::io(
+            name.as_str(),
+            "is a directory, not a trace file",
+        ));
     }
     let (magic, raw) = peek(f, 4).map_err(io_err)?;
     let decoded: Box<dyn Read + Send> = match compression_of(&magic) {
         Compression::None => Box::new(raw),
-        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(
+            BufReader::with_capacity(COMPRESSED_BUF, raw),
+        )),
+        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(
+            BufReader::with_capacity(COMPRESSED_BUF, raw),
+        )),
+        Compression::Zstd => Box::new(ZstdReader::new(BufReader::with_capacity(
             COMPRESSED_BUF,
             raw,
         ))),
-        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(BufReader::with_capacity(
-            COMPRESSED_BUF,
-            raw,
-        ))),
-        Compression::Zstd => Box::new(ZstdReader::new(BufReader::with_capacity(COMPRESSED_BUF, raw))),
     };
     let (head, rest) = peek(decoded, BINARY_MAGIC.len()).map_err(io_err)?;
     Ok((Box::new(BufReader::with_capacity(READ_BUF, rest)), head))
@@ -112,12 +119,19 @@ struct ZstdReader<R: BufRead> {
 
 impl<R: BufRead> ZstdReader<R> {
     fn new(src: R) -> Self {
-        ZstdReader { src, dec: FrameDecoder::new(), in_frame: false }
+        ZstdReader {
+            src,
+            dec: FrameDecoder::new(),
+            in_frame: false,
+        }
     }
 }
 
 fn zstd_err(e: impl std::fmt::Display) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("corrupt zstd stream: {e}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("corrupt zstd stream: {e}"),
+    )
 }
 
 impl<R: BufRead> Read for ZstdReader<R> {
@@ -132,8 +146,13 @@ impl<R: BufRead> Read for ZstdReader<R> {
                 }
                 match self.dec.reset(&mut self.src) {
                     Ok(()) => self.in_frame = true,
-                    Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
-                        let skipped = io::copy(&mut (&mut self.src).take(u64::from(length)), &mut io::sink())?;
+                    Err(FrameDecoderError::ReadFrameHeaderError(
+                        ReadFrameHeaderError::SkipFrame { length, .. },
+                    )) => {
+                        let skipped = io::copy(
+                            &mut (&mut self.src).take(u64::from(length)),
+                            &mut io::sink(),
+                        )?;
                         if skipped != u64::from(length) {
                             return Err(zstd_err("truncated skippable frame"));
                         }
@@ -144,7 +163,9 @@ impl<R: BufRead> Read for ZstdReader<R> {
             }
             while self.dec.can_collect() < buf.len() && !self.dec.is_finished() {
                 let want = buf.len() - self.dec.can_collect();
-                self.dec.decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBytes(want)).map_err(zstd_err)?;
+                self.dec
+                    .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBytes(want))
+                    .map_err(zstd_err)?;
             }
             let n = self.dec.read(buf)?;
             if n > 0 {
@@ -181,13 +202,18 @@ fn read_sample(input: &mut dyn BufRead, name: &str) -> Result<Vec<SampleLine>> {
     let mut line_no = 0u64;
     while out.len() < SAMPLE_LINES {
         buf.clear();
-        let n = limited.read_until(b'\n', &mut buf).map_err(|e| SimError::io(name, e))?;
+        let n = limited
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| SimError::io(name, e))?;
         if n == 0 {
             break;
         }
         line_no += 1;
         let s = String::from_utf8_lossy(&buf);
-        let t = s.trim_ascii();
+        let mut t = s.trim_ascii();
+        if line_no == 1 {
+            t = t.strip_prefix('\u{feff}').unwrap_or(t);
+        }
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
@@ -209,15 +235,29 @@ struct Probe {
 
 fn probe(format: Format, sample: &[SampleLine]) -> Probe {
     let mut p = TextParser::new(format, b'D', None);
-    let mut pr = Probe { format, evidence: 0, accepted: 0, error: None };
+    let mut pr = Probe {
+        format,
+        evidence: 0,
+        accepted: 0,
+        error: None,
+    };
     let header_ok = match format {
         Format::Systor => sample.first().is_some_and(|(_, l)| systor::is_header(l)),
-        Format::Cloudphysics => sample.first().is_some_and(|(_, l)| cloudphysics::is_header(l)),
+        Format::Cloudphysics => sample
+            .first()
+            .is_some_and(|(_, l)| cloudphysics::is_header(l)),
         _ => true,
     };
     if !header_ok {
         let (n, l) = sample.first().cloned().unwrap_or((0, String::new()));
-        pr.error = Some((n, format!("the first line {} is not the {} header", super::fields::show(&l), format)));
+        pr.error = Some((
+            n,
+            format!(
+                "the first line {} is not the {} header",
+                super::fields::show(&l),
+                format
+            ),
+        ));
         return pr;
     }
     for (n, l) in sample {
@@ -257,7 +297,11 @@ fn disksim_or_mqsim(sample: &[SampleLine]) -> Option<Format> {
 }
 
 fn supported_list() -> String {
-    DETECTABLE.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    DETECTABLE
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Decide the format of a sample (the message has no file name).
@@ -270,28 +314,38 @@ fn detect_sample(sample: &[SampleLine]) -> std::result::Result<Format, String> {
         ));
     }
     let probes: Vec<Probe> = DETECTABLE.iter().map(|&f| probe(f, sample)).collect();
-    let mut cands: Vec<Format> = probes.iter().filter(|p| p.error.is_none()).map(|p| p.format).collect();
+    let mut cands: Vec<Format> = probes
+        .iter()
+        .filter(|p| p.error.is_none())
+        .map(|p| p.format)
+        .collect();
     let mut note = "";
     if cands.contains(&Format::Disksim) && cands.contains(&Format::Mqsim) {
         match disksim_or_mqsim(sample) {
             Some(Format::Mqsim) => cands.retain(|&f| f != Format::Disksim),
             Some(_) => cands.retain(|&f| f != Format::Mqsim),
-            None => {
-                note = " (integer time stamps between 1,000 and 1,000,000 could be disksim milliseconds \
-                        or mqsim nanoseconds)"
-            }
+            None => note =
+                " (integer time stamps between 1,000 and 1,000,000 could be disksim milliseconds \
+                        or mqsim nanoseconds)",
         }
     }
     match cands.len() {
         1 => Ok(cands[0]),
         0 => {
-            let best = probes.iter().filter(|p| p.evidence > 0).max_by_key(|p| (p.evidence, p.accepted));
+            let best = probes
+                .iter()
+                .filter(|p| p.evidence > 0)
+                .max_by_key(|p| (p.evidence, p.accepted));
             let closest = match best.and_then(|p| p.error.clone().map(|e| (p.format, e))) {
                 Some((f, (line, msg))) => format!("; closest is {f} (line {line}: {msg})"),
                 None => String::new(),
             };
             let first = &sample[0].1;
-            let binary = if first.contains(['\0', '\u{fffd}']) { ", which looks binary, not text" } else { "" };
+            let binary = if first.contains(['\0', '\u{fffd}']) {
+                ", which looks binary, not text"
+            } else {
+                ""
+            };
             Err(format!(
                 "cannot detect the trace format: no supported format accepts the first {} lines \
                  (first line {}{binary}){closest}. Supported formats: {}, generic (needs a column spec), \
@@ -301,13 +355,15 @@ fn detect_sample(sample: &[SampleLine]) -> std::result::Result<Format, String> {
                 supported_list(),
             ))
         }
-        _ => Err(format!(
+        _ => {
+            Err(format!(
             "ambiguous trace format: the first {} lines fit {}{note}; pass the format explicitly \
              (`--format {}` or another of them, option `format`)",
             sample.len(),
             cands.iter().map(|f| f.name()).collect::<Vec<_>>().join(" and "),
             cands[0].name(),
-        )),
+        ))
+        }
     }
 }
 
@@ -357,9 +413,18 @@ mod tests {
     #[test]
     fn ambiguous_and_unknown() {
         let e = detect_sample(&sample("5000 0 1 8 0\n6000 0 9 8 1\n")).unwrap_err();
-        assert!(e.contains("ambiguous") && e.contains("disksim") && e.contains("mqsim") && e.contains("--format"), "{e}");
+        assert!(
+            e.contains("ambiguous")
+                && e.contains("disksim")
+                && e.contains("mqsim")
+                && e.contains("--format"),
+            "{e}"
+        );
         let e = detect_sample(&sample("hello world\n")).unwrap_err();
-        assert!(e.contains("cannot detect") && e.contains("msr") && e.contains("cloudphysics"), "{e}");
+        assert!(
+            e.contains("cannot detect") && e.contains("msr") && e.contains("cloudphysics"),
+            "{e}"
+        );
         let e = detect_sample(&[]).unwrap_err();
         assert!(e.contains("no record"), "{e}");
     }

@@ -21,7 +21,13 @@ impl Parser {
         let size = uint(f[3], "field 4 (size_sectors)")?;
         let flags = uint(f[4], "field 5 (flags)")?;
         let op = if flags & 1 == 1 { Op::Read } else { Op::Write };
-        request(t * 1e3, op, scale(start, 512, "start_sector")?, scale(size, 512, "size_sectors")?, dev)
+        request(
+            t * 1e3,
+            op,
+            scale(start, 512, "start_sector")?,
+            scale(size, 512, "size_sectors")?,
+            dev,
+        )
     }
 }
 
@@ -33,10 +39,17 @@ mod tests {
     #[test]
     fn parses_disksim() {
         let mut p = Parser;
-        let Parsed::Req(r) = p.parse("13.191135\t30\t7\t5\t1").unwrap() else { panic!() };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Read, 3584, 2560, 30));
+        let Parsed::Req(r) = p.parse("13.191135\t30\t7\t5\t1").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.dev),
+            (Op::Read, 3584, 2560, 30)
+        );
         assert!((r.time_us - 13191.135).abs() < 1e-6);
-        let Parsed::Req(r) = p.parse("0.5 1 0 8 2").unwrap() else { panic!() };
+        let Parsed::Req(r) = p.parse("0.5 1 0 8 2").unwrap() else {
+            panic!()
+        };
         assert_eq!(r.op, Op::Write);
         assert!(p.parse("0.5 1 0 8").unwrap_err().contains("at least 5"));
         assert!(p.parse("-1 1 0 8 0").unwrap_err().contains("negative"));

@@ -19,17 +19,28 @@ pub(crate) enum Parsed {
 
 pub(crate) type LineResult = std::result::Result<Parsed, String>;
 
-/// Split `line` on `sep` into at most `N` trimmed fields; returns the fields and how many
-/// were found (at most `N`; further fields are ignored).
+/// Split `line` on the ASCII separator `sep` into at most `N` trimmed fields; returns the
+/// fields and how many were found (at most `N`; further fields are ignored).
 #[inline]
 pub(crate) fn split_fields<const N: usize>(line: &str, sep: char) -> ([&str; N], usize) {
+    debug_assert!(sep.is_ascii());
+    let sep = sep as u8;
     let mut out = [""; N];
     let mut n = 0;
-    for f in line.split(sep) {
-        if n == N {
-            break;
+    let mut start = 0;
+    for (i, &c) in line.as_bytes().iter().enumerate() {
+        if c == sep {
+            // `sep` is ASCII, so `start..i` lies on character boundaries.
+            out[n] = line[start..i].trim_ascii();
+            n += 1;
+            if n == N {
+                return (out, n);
+            }
+            start = i + 1;
         }
-        out[n] = f.trim_ascii();
+    }
+    if n < N {
+        out[n] = line[start..].trim_ascii();
         n += 1;
     }
     (out, n)
@@ -73,15 +84,30 @@ pub(crate) fn too_few(line: &str, sep: Option<char>, need: usize) -> String {
         Some(c) => format!("{c:?}-separated "),
         None => "whitespace-separated ".to_string(),
     };
-    format!("expected at least {need} {how}fields, found {found} in {}", show(line))
+    format!(
+        "expected at least {need} {how}fields, found {found} in {}",
+        show(line)
+    )
 }
 
 #[inline]
 pub(crate) fn uint(s: &str, what: &str) -> std::result::Result<u64, String> {
-    match s.parse::<u64>() {
-        Ok(v) => Ok(v),
-        Err(_) => Err(bad_uint(s, what)),
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 20 {
+        return Err(bad_uint(s, what));
     }
+    let mut v: u64 = 0;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(bad_uint(s, what));
+        }
+        v = match v.checked_mul(10).and_then(|v| v.checked_add(u64::from(d))) {
+            Some(v) => v,
+            None => return Err(bad_uint(s, what)),
+        };
+    }
+    Ok(v)
 }
 
 #[cold]
@@ -131,11 +157,25 @@ pub(crate) fn scale(v: u64, unit: u64, what: &str) -> std::result::Result<u64, S
 
 /// Build a request, checking that offset + length does not overflow.
 #[inline]
-pub(crate) fn request(time_us: f64, op: Op, offset_bytes: u64, len_bytes: u64, dev: u32) -> LineResult {
+pub(crate) fn request(
+    time_us: f64,
+    op: Op,
+    offset_bytes: u64,
+    len_bytes: u64,
+    dev: u32,
+) -> LineResult {
     if offset_bytes.checked_add(len_bytes).is_none() {
-        return Err(format!("offset {offset_bytes} + size {len_bytes} bytes overflows 64 bits"));
+        return Err(format!(
+            "offset {offset_bytes} + size {len_bytes} bytes overflows 64 bits"
+        ));
     }
-    Ok(Parsed::Req(Request { time_us, op, offset_bytes, len_bytes, dev }))
+    Ok(Parsed::Req(Request {
+        time_us,
+        op,
+        offset_bytes,
+        len_bytes,
+        dev,
+    }))
 }
 
 /// `R`/`W` (or `Read`/`Write`), case-insensitive.
@@ -161,8 +201,18 @@ mod tests {
         let (f, n) = split_ws::<4>("  1 2\t3 ");
         assert_eq!((f, n), (["1", "2", "3", ""], 3));
         assert_eq!(uint("12", "x"), Ok(12));
+        assert_eq!(uint("18446744073709551615", "x"), Ok(u64::MAX));
+        assert!(uint("18446744073709551616", "x")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(uint("", "x").unwrap_err().contains("empty"));
+        assert_eq!(split_fields::<4>("a,b", ','), (["a", "b", "", ""], 2));
+        assert_eq!(split_fields::<2>("a,b,", ','), (["a", "b"], 2));
+        assert_eq!(split_fields::<3>("a,b,", ','), (["a", "b", ""], 3));
         assert!(uint("-1", "x").unwrap_err().contains("negative"));
-        assert!(uint("1.5", "x").unwrap_err().contains("not a non-negative integer"));
+        assert!(uint("1.5", "x")
+            .unwrap_err()
+            .contains("not a non-negative integer"));
         assert!(num("-0.5", "t").unwrap_err().contains("negative"));
         assert!(num("nan", "t").is_err());
         assert!(num("inf", "t").is_err());

@@ -111,7 +111,9 @@ fn delimiter_char(d: &str) -> std::result::Result<Option<char>, String> {
     match (it.next(), it.next()) {
         (Some('\n' | '\r'), None) => Err("a line break cannot be the delimiter".to_string()),
         (Some(c), None) => Ok(Some(c)),
-        _ => Err(format!("`{d}`: expected a single character or \"whitespace\"")),
+        _ => Err(format!(
+            "`{d}`: expected a single character or \"whitespace\""
+        )),
     }
 }
 
@@ -120,10 +122,16 @@ impl GenericSpec {
     pub fn validate(&self) -> Result<()> {
         delimiter_char(&self.delimiter).map_err(|m| SimError::config("generic.delimiter", m))?;
         if self.offset_unit_bytes == 0 {
-            return Err(SimError::config("generic.offset_unit_bytes", "must be at least 1"));
+            return Err(SimError::config(
+                "generic.offset_unit_bytes",
+                "must be at least 1",
+            ));
         }
         if self.size_unit_bytes == 0 {
-            return Err(SimError::config("generic.size_unit_bytes", "must be at least 1"));
+            return Err(SimError::config(
+                "generic.size_unit_bytes",
+                "must be at least 1",
+            ));
         }
         if !(self.time_unit_us.is_finite() && self.time_unit_us > 0.0) {
             return Err(SimError::config(
@@ -131,8 +139,11 @@ impl GenericSpec {
                 format!("{}: must be a positive number", self.time_unit_us),
             ));
         }
-        let mut cols: Vec<(&str, usize)> =
-            vec![("op_col", self.op_col), ("offset_col", self.offset_col), ("size_col", self.size_col)];
+        let mut cols: Vec<(&str, usize)> = vec![
+            ("op_col", self.op_col),
+            ("offset_col", self.offset_col),
+            ("size_col", self.size_col),
+        ];
         if let Some(c) = self.time_col {
             cols.push(("time_col", c));
         }
@@ -153,14 +164,20 @@ impl GenericSpec {
             ("trim_codes", &self.trim_codes),
         ];
         if lists.iter().all(|(_, l)| l.is_empty()) {
-            return Err(SimError::config("generic.read_codes", "no op codes given (read_codes, write_codes, trim_codes)"));
+            return Err(SimError::config(
+                "generic.read_codes",
+                "no op codes given (read_codes, write_codes, trim_codes)",
+            ));
         }
         let mut seen: Vec<(String, &str)> = Vec::new();
         for (name, list) in lists {
             for code in list {
                 let c = code.trim().to_ascii_lowercase();
                 if c.is_empty() {
-                    return Err(SimError::config(format!("generic.{name}"), "an op code is empty"));
+                    return Err(SimError::config(
+                        format!("generic.{name}"),
+                        "an op code is empty",
+                    ));
                 }
                 if let Some((_, other)) = seen.iter().find(|(s, _)| *s == c) {
                     return Err(SimError::config(
@@ -208,14 +225,30 @@ impl Parser {
             spec.time_col.unwrap_or(NONE),
             spec.dev_col.unwrap_or(NONE),
         ];
-        let need = cols.iter().filter(|&&c| c != NONE).max().copied().unwrap_or(0) + 1;
+        let need = cols
+            .iter()
+            .filter(|&&c| c != NONE)
+            .max()
+            .copied()
+            .unwrap_or(0)
+            + 1;
         let mut codes = Vec::new();
-        for (list, op) in [(&spec.read_codes, Op::Read), (&spec.write_codes, Op::Write), (&spec.trim_codes, Op::Trim)] {
+        for (list, op) in [
+            (&spec.read_codes, Op::Read),
+            (&spec.write_codes, Op::Write),
+            (&spec.trim_codes, Op::Trim),
+        ] {
             for c in list {
                 codes.push((c.trim().to_string(), op));
             }
         }
-        Parser { spec, delim, cols, need, codes }
+        Parser {
+            spec,
+            delim,
+            cols,
+            need,
+            codes,
+        }
     }
 
     #[cold]
@@ -261,20 +294,40 @@ impl Parser {
             return Err(too_few(line, self.delim, self.need));
         }
         let op_s = v[0];
-        let op = match self.codes.iter().find(|(c, _)| c.eq_ignore_ascii_case(op_s)) {
+        let op = match self
+            .codes
+            .iter()
+            .find(|(c, _)| c.eq_ignore_ascii_case(op_s))
+        {
             Some((_, op)) => *op,
             None => return Err(self.bad_op(op_s)),
         };
         let off = uint(v[1], "offset_col")?;
-        let off = off.checked_mul(self.spec.offset_unit_bytes).ok_or_else(|| {
-            format!("offset_col value {off} × {} bytes overflows 64 bits", self.spec.offset_unit_bytes)
-        })?;
+        let off = off
+            .checked_mul(self.spec.offset_unit_bytes)
+            .ok_or_else(|| {
+                format!(
+                    "offset_col value {off} × {} bytes overflows 64 bits",
+                    self.spec.offset_unit_bytes
+                )
+            })?;
         let len = uint(v[2], "size_col")?;
-        let len = len
-            .checked_mul(self.spec.size_unit_bytes)
-            .ok_or_else(|| format!("size_col value {len} × {} bytes overflows 64 bits", self.spec.size_unit_bytes))?;
-        let t = if self.cols[3] == NONE { 0.0 } else { num(v[3], "time_col")? * self.spec.time_unit_us };
-        let dev = if self.cols[4] == NONE { 0 } else { uint32(v[4], "dev_col")? };
+        let len = len.checked_mul(self.spec.size_unit_bytes).ok_or_else(|| {
+            format!(
+                "size_col value {len} × {} bytes overflows 64 bits",
+                self.spec.size_unit_bytes
+            )
+        })?;
+        let t = if self.cols[3] == NONE {
+            0.0
+        } else {
+            num(v[3], "time_col")? * self.spec.time_unit_us
+        };
+        let dev = if self.cols[4] == NONE {
+            0
+        } else {
+            uint32(v[4], "dev_col")?
+        };
         request(t, op, off, len, dev)
     }
 }
@@ -286,23 +339,47 @@ mod tests {
     #[test]
     fn validate_names_fields() {
         assert!(GenericSpec::default().validate().is_ok());
-        let s = GenericSpec { delimiter: "ab".into(), ..Default::default() };
-        assert!(matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.delimiter"));
-        let s = GenericSpec { size_col: 0, ..Default::default() };
-        assert!(matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.size_col"));
-        let s = GenericSpec { time_unit_us: 0.0, ..Default::default() };
-        assert!(matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.time_unit_us"));
-        let s = GenericSpec { write_codes: vec!["R".into()], ..Default::default() };
-        assert!(matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.write_codes"));
+        let s = GenericSpec {
+            delimiter: "ab".into(),
+            ..Default::default()
+        };
+        assert!(
+            matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.delimiter")
+        );
+        let s = GenericSpec {
+            size_col: 0,
+            ..Default::default()
+        };
+        assert!(
+            matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.size_col")
+        );
+        let s = GenericSpec {
+            time_unit_us: 0.0,
+            ..Default::default()
+        };
+        assert!(
+            matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.time_unit_us")
+        );
+        let s = GenericSpec {
+            write_codes: vec!["R".into()],
+            ..Default::default()
+        };
+        assert!(
+            matches!(s.validate(), Err(SimError::Config { field, .. }) if field == "generic.write_codes")
+        );
     }
 
     #[test]
     fn serde_defaults() {
-        let s: GenericSpec = serde_json::from_str(r#"{"op_col":0,"offset_col":1,"size_col":2}"#).unwrap();
+        let s: GenericSpec =
+            serde_json::from_str(r#"{"op_col":0,"offset_col":1,"size_col":2}"#).unwrap();
         assert_eq!(s, GenericSpec::default());
         let e = serde_json::from_str::<GenericSpec>(r#"{"op_col":0,"offset_col":1}"#).unwrap_err();
         assert!(e.to_string().contains("size_col"));
-        let e = serde_json::from_str::<GenericSpec>(r#"{"op_col":0,"offset_col":1,"size_col":2,"x":1}"#).unwrap_err();
+        let e = serde_json::from_str::<GenericSpec>(
+            r#"{"op_col":0,"offset_col":1,"size_col":2,"x":1}"#,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("unknown field"));
     }
 
@@ -325,11 +402,20 @@ mod tests {
         spec.validate().unwrap();
         let mut p = Parser::new(spec);
         assert_eq!(p.parse("time dev op off size", 1), Ok(Parsed::Other));
-        let Parsed::Req(r) = p.parse("2000 7 W 8 16 extra", 2).unwrap() else { panic!() };
-        assert_eq!((r.time_us, r.dev, r.op, r.offset_bytes, r.len_bytes), (2.0, 7, Op::Write, 4096, 8192));
-        let Parsed::Req(r) = p.parse("0 7  read 8 16", 3).unwrap() else { panic!() };
+        let Parsed::Req(r) = p.parse("2000 7 W 8 16 extra", 2).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.time_us, r.dev, r.op, r.offset_bytes, r.len_bytes),
+            (2.0, 7, Op::Write, 4096, 8192)
+        );
+        let Parsed::Req(r) = p.parse("0 7  read 8 16", 3).unwrap() else {
+            panic!()
+        };
         assert_eq!(r.op, Op::Read);
-        let Parsed::Req(r) = p.parse("0 7 d 8 16", 3).unwrap() else { panic!() };
+        let Parsed::Req(r) = p.parse("0 7 d 8 16", 3).unwrap() else {
+            panic!()
+        };
         assert_eq!(r.op, Op::Trim);
         assert!(p.parse("0 7 x 8 16", 4).unwrap_err().contains("op_col"));
         assert!(p.parse("0 7 w 8", 4).unwrap_err().contains("at least 5"));

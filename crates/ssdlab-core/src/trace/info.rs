@@ -69,7 +69,10 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
         return Err(SimError::config("page_bytes", "must be at least 1"));
     }
     let mut rd = super::open(path, opts)?;
-    let mut ti = TraceInfo { format: rd.format().name().to_string(), ..Default::default() };
+    let mut ti = TraceInfo {
+        format: rd.format().name().to_string(),
+        ..Default::default()
+    };
     let mut pages = PageSet::default();
     let mut last_write_end: FxHashMap<u32, u64> = FxHashMap::default();
     let mut devs: FxHashSet<u32> = FxHashSet::default();
@@ -104,7 +107,11 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     }
     ti.footprint_pages = pages.len();
     ti.devices = devs.len() as u64;
-    ti.seq_write_fraction = if ti.writes == 0 { 0.0 } else { seq as f64 / ti.writes as f64 };
+    ti.seq_write_fraction = if ti.writes == 0 {
+        0.0
+    } else {
+        seq as f64 / ti.writes as f64
+    };
     ti.skipped = rd.skipped();
     Ok(ti)
 }

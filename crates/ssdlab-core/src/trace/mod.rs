@@ -122,7 +122,11 @@ impl Format {
             .ok_or_else(|| {
                 SimError::Invalid(format!(
                     "unknown trace format `{s}`; valid formats: {}",
-                    Format::all().iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                    Format::all()
+                        .iter()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))
             })
     }
@@ -226,13 +230,17 @@ pub(crate) enum TextParser {
     Systor(systor::Parser),
     Cloudphysics(cloudphysics::Parser),
     Wiscsee(wiscsee::Parser),
-    Generic(generic::Parser),
+    Generic(Box<generic::Parser>),
 }
 
 impl TextParser {
     /// A parser for a text format. `blkparse_action` must already be resolved for blkparse;
     /// `generic` must be validated for generic.
-    pub(crate) fn new(format: Format, blkparse_action: u8, generic: Option<&GenericSpec>) -> TextParser {
+    pub(crate) fn new(
+        format: Format,
+        blkparse_action: u8,
+        generic: Option<&GenericSpec>,
+    ) -> TextParser {
         match format {
             Format::Msr => TextParser::Msr(msr::Parser),
             Format::Umass => TextParser::Umass(umass::Parser),
@@ -244,9 +252,9 @@ impl TextParser {
             Format::Systor => TextParser::Systor(systor::Parser),
             Format::Cloudphysics => TextParser::Cloudphysics(cloudphysics::Parser),
             Format::Wiscsee => TextParser::Wiscsee(wiscsee::Parser),
-            Format::Generic => TextParser::Generic(generic::Parser::new(
+            Format::Generic => TextParser::Generic(Box::new(generic::Parser::new(
                 generic.expect("generic spec checked by the caller").clone(),
-            )),
+            ))),
             Format::Binary => unreachable!("binary is not a text format"),
         }
     }
@@ -289,7 +297,11 @@ pub(crate) struct TextSource {
 
 impl TextSource {
     pub(crate) fn new(input: Box<dyn BufRead + Send>, parser: TextParser) -> TextSource {
-        TextSource { input, buf: Vec::with_capacity(256), parser }
+        TextSource {
+            input,
+            buf: Vec::with_capacity(256),
+            parser,
+        }
     }
 
     #[inline]
@@ -306,7 +318,11 @@ impl TextSource {
                 Ok(s) => s,
                 Err(_) => return Step::Bad("the line is not ASCII/UTF-8 text".to_string()),
             };
-            let t = s.trim_ascii();
+            let mut t = s.trim_ascii();
+            if *line == 1 {
+                // A UTF-8 byte-order mark (CSV files saved by Windows tools).
+                t = t.strip_prefix('\u{feff}').unwrap_or(t);
+            }
             if t.is_empty() || t.as_bytes()[0] == b'#' {
                 continue;
             }
@@ -439,7 +455,10 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
     };
     let generic = if format == Format::Generic {
         let spec = opts.generic.as_ref().ok_or_else(|| {
-            SimError::config("generic", "format `generic` needs a column spec (`generic` options)")
+            SimError::config(
+                "generic",
+                "format `generic` needs a column spec (`generic` options)",
+            )
         })?;
         spec.validate()?;
         Some(spec)
@@ -467,7 +486,10 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
             (Format::Blkparse, None) => blkparse::default_action(path)?,
             (_, a) => a.unwrap_or(b'D'),
         };
-        Source::Text(TextSource::new(input, TextParser::new(format, action, generic)))
+        Source::Text(TextSource::new(
+            input,
+            TextParser::new(format, action, generic),
+        ))
     };
     debug_assert!(format.is_text() == matches!(src, Source::Text(_)));
     Ok(TraceReader {
@@ -504,7 +526,10 @@ mod tests {
             assert!(!f.layout().is_empty());
         }
         let e = Format::from_name("nope").unwrap_err().to_string();
-        assert!(e.contains("msr") && e.contains("wiscsee") && e.contains("binary"), "{e}");
+        assert!(
+            e.contains("msr") && e.contains("wiscsee") && e.contains("binary"),
+            "{e}"
+        );
         assert_eq!(Format::from_name("SPC").unwrap(), Format::Umass);
     }
 }

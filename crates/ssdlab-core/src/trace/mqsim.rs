@@ -22,9 +22,20 @@ impl Parser {
         let op = match f[4] {
             "0" => Op::Write,
             "1" => Op::Read,
-            s => return Err(format!("field 5 (type) {} is not 0 (write) or 1 (read)", show(s))),
+            s => {
+                return Err(format!(
+                    "field 5 (type) {} is not 0 (write) or 1 (read)",
+                    show(s)
+                ))
+            }
         };
-        request(t / 1e3, op, scale(start, 512, "start_sector")?, scale(size, 512, "size_sectors")?, dev)
+        request(
+            t / 1e3,
+            op,
+            scale(start, 512, "start_sector")?,
+            scale(size, 512, "size_sectors")?,
+            dev,
+        )
     }
 }
 
@@ -36,10 +47,17 @@ mod tests {
     #[test]
     fn parses_mqsim() {
         let mut p = Parser;
-        let Parsed::Req(r) = p.parse("11413000 0 657728 16 1").unwrap() else { panic!() };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Read, 657728 * 512, 8192, 0));
+        let Parsed::Req(r) = p.parse("11413000 0 657728 16 1").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.dev),
+            (Op::Read, 657728 * 512, 8192, 0)
+        );
         assert_eq!(r.time_us, 11413.0);
-        let Parsed::Req(r) = p.parse("1 3 0 8 0").unwrap() else { panic!() };
+        let Parsed::Req(r) = p.parse("1 3 0 8 0").unwrap() else {
+            panic!()
+        };
         assert_eq!((r.op, r.dev), (Op::Write, 3));
         assert!(p.parse("1 3 0 8 2").unwrap_err().contains("type"));
     }

@@ -41,7 +41,10 @@ impl Parser {
         } else if f[3].eq_ignore_ascii_case("read") {
             Op::Read
         } else {
-            return Err(format!("field 4 (Type) {} is not Read or Write", show(f[3])));
+            return Err(format!(
+                "field 4 (Type) {} is not Read or Write",
+                show(f[3])
+            ));
         };
         let off = uint(f[4], "field 5 (Offset)")?;
         let len = uint(f[5], "field 6 (Size)")?;
@@ -56,13 +59,24 @@ mod tests {
     #[test]
     fn parses_msr() {
         let mut p = Parser;
-        let r = p.parse("128166385295514663,hm,0,Write,9056014336,2048,2833").unwrap();
+        let r = p
+            .parse("128166385295514663,hm,0,Write,9056014336,2048,2833")
+            .unwrap();
         let Parsed::Req(r) = r else { panic!() };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Write, 9056014336, 2048, 0));
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.dev),
+            (Op::Write, 9056014336, 2048, 0)
+        );
         assert!((r.time_us - 1_172_164_929_551_466.3).abs() < 0.5);
         assert!(p.parse("1,h,2,read,0,512").is_ok());
         assert!(p.parse("1,h,2,Flush,0,512,1").unwrap_err().contains("Type"));
-        assert!(p.parse("1,h,2,Read,-5,512,1").unwrap_err().contains("negative"));
-        assert_eq!(p.parse("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"), Ok(Parsed::Other));
+        assert!(p
+            .parse("1,h,2,Read,-5,512,1")
+            .unwrap_err()
+            .contains("negative"));
+        assert_eq!(
+            p.parse("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"),
+            Ok(Parsed::Other)
+        );
     }
 }

@@ -40,11 +40,20 @@ mod tests {
     #[test]
     fn parses_systor() {
         let mut p = Parser;
-        assert_eq!(p.parse("Timestamp,Response,IOType,LUN,Offset,Size"), Ok(Parsed::Other));
-        let Parsed::Req(r) = p.parse("1456095145.133076000,0.000806000,R,3,899056122368,131072").unwrap() else {
+        assert_eq!(
+            p.parse("Timestamp,Response,IOType,LUN,Offset,Size"),
+            Ok(Parsed::Other)
+        );
+        let Parsed::Req(r) = p
+            .parse("1456095145.133076000,0.000806000,R,3,899056122368,131072")
+            .unwrap()
+        else {
             panic!()
         };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Read, 899056122368, 131072, 3));
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.dev),
+            (Op::Read, 899056122368, 131072, 3)
+        );
         assert!((r.time_us - 1456095145133076.0).abs() < 1.0);
         assert!(p.parse("1,0,Q,0,1,1").unwrap_err().contains("IOType"));
     }

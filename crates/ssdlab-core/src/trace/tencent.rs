@@ -20,10 +20,21 @@ impl Parser {
         let op = match f[3] {
             "0" => Op::Read,
             "1" => Op::Write,
-            s => return Err(format!("field 4 (iotype) {} is not 0 (read) or 1 (write)", show(s))),
+            s => {
+                return Err(format!(
+                    "field 4 (iotype) {} is not 0 (read) or 1 (write)",
+                    show(s)
+                ))
+            }
         };
         let dev = uint32(f[4], "field 5 (volume_id)")?;
-        request(t * 1e6, op, scale(off, 512, "offset")?, scale(len, 512, "size")?, dev)
+        request(
+            t * 1e6,
+            op,
+            scale(off, 512, "offset")?,
+            scale(len, 512, "size")?,
+            dev,
+        )
     }
 }
 
@@ -35,8 +46,13 @@ mod tests {
     #[test]
     fn parses_tencent() {
         let mut p = Parser;
-        let Parsed::Req(r) = p.parse("1538323200,100,8,1,1063").unwrap() else { panic!() };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Write, 51200, 4096, 1063));
+        let Parsed::Req(r) = p.parse("1538323200,100,8,1,1063").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.dev),
+            (Op::Write, 51200, 4096, 1063)
+        );
         assert_eq!(r.time_us, 1538323200e6);
         assert!(p.parse("1,1,1,2,3").unwrap_err().contains("iotype"));
     }

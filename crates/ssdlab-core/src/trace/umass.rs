@@ -32,8 +32,13 @@ mod tests {
     #[test]
     fn parses_umass() {
         let mut p = Parser;
-        let Parsed::Req(r) = p.parse("2,20941264,8192,W,0.551706,extra").unwrap() else { panic!() };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.dev), (Op::Write, 20941264 * 512, 8192, 2));
+        let Parsed::Req(r) = p.parse("2,20941264,8192,W,0.551706,extra").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.dev),
+            (Op::Write, 20941264 * 512, 8192, 2)
+        );
         assert!((r.time_us - 551706.0).abs() < 1e-6);
         assert!(p.parse("0,1,2,x,0.1").unwrap_err().contains("Opcode"));
         assert!(p.parse("0,1,2,r").unwrap_err().contains("at least 5"));

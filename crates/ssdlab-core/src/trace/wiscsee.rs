@@ -30,7 +30,10 @@ impl Parser {
         } else if f[2].eq_ignore_ascii_case("discard") {
             Op::Trim
         } else {
-            return Err(format!("field 3 (op) {} is not read, write or discard", show(f[2])));
+            return Err(format!(
+                "field 3 (op) {} is not read, write or discard",
+                show(f[2])
+            ));
         };
         let off = uint(f[3], "field 4 (offset)")?;
         let len = uint(f[4], "field 5 (size)")?;
@@ -49,10 +52,24 @@ mod tests {
     #[test]
     fn parses_wiscsee() {
         let mut p = Parser;
-        let Parsed::Req(r) = p.parse("39949 D discard 299008 4096 0.5 0 False").unwrap() else { panic!() };
-        assert_eq!((r.op, r.offset_bytes, r.len_bytes, r.time_us), (Op::Trim, 299008, 4096, 500000.0));
-        assert_eq!(p.parse("0 C read 299008 4096 0.000122793 0.000122793 False"), Ok(Parsed::Record));
-        assert!(p.parse("0 X read 1 1 0.1 0 False").unwrap_err().contains("action"));
-        assert!(p.parse("0 D flush 1 1 0.1 0 False").unwrap_err().contains("op"));
+        let Parsed::Req(r) = p.parse("39949 D discard 299008 4096 0.5 0 False").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.op, r.offset_bytes, r.len_bytes, r.time_us),
+            (Op::Trim, 299008, 4096, 500000.0)
+        );
+        assert_eq!(
+            p.parse("0 C read 299008 4096 0.000122793 0.000122793 False"),
+            Ok(Parsed::Record)
+        );
+        assert!(p
+            .parse("0 X read 1 1 0.1 0 False")
+            .unwrap_err()
+            .contains("action"));
+        assert!(p
+            .parse("0 D flush 1 1 0.1 0 False")
+            .unwrap_err()
+            .contains("op"));
     }
 }
