@@ -17,7 +17,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let cfg = if path.ends_with(".json") { Config::from_json_str(&text) } else { Config::from_toml_str(&text) };
+    let cfg = if path.ends_with(".json") {
+        Config::from_json_str(&text)
+    } else {
+        Config::from_toml_str(&text)
+    };
     let start = std::time::Instant::now();
     match cfg.and_then(|c| ssdlab_core::simulate(&c, &mut NoProgress)) {
         Ok(r) => {

@@ -127,7 +127,12 @@ pub struct DeviceConfig {
 
 impl Default for DeviceConfig {
     fn default() -> Self {
-        DeviceConfig { page_bytes: Size(4096), pages_per_block: 128, logical_bytes: Capacity::Auto, op: 0.07 }
+        DeviceConfig {
+            page_bytes: Size(4096),
+            pages_per_block: 128,
+            logical_bytes: Capacity::Auto,
+            op: 0.07,
+        }
     }
 }
 
@@ -144,7 +149,12 @@ pub struct NandConfig {
 
 impl Default for NandConfig {
     fn default() -> Self {
-        NandConfig { read_us: 60.0, program_us: 800.0, erase_us: 1500.0, transfer_us: 0.0 }
+        NandConfig {
+            read_us: 60.0,
+            program_us: 800.0,
+            erase_us: 1500.0,
+            transfer_us: 0.0,
+        }
     }
 }
 
@@ -188,7 +198,12 @@ pub struct BufferConfig {
 
 impl Default for BufferConfig {
     fn default() -> Self {
-        BufferConfig { kind: "lru".into(), bytes: Size(16 << 20), fraction: None, padding: "none".into() }
+        BufferConfig {
+            kind: "lru".into(),
+            bytes: Size(16 << 20),
+            fraction: None,
+            padding: "none".into(),
+        }
     }
 }
 
@@ -208,7 +223,13 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { seed: 1, precondition: "none".into(), warmup_requests: 0, repeat: 1, check_integrity: false }
+        RunConfig {
+            seed: 1,
+            precondition: "none".into(),
+            warmup_requests: 0,
+            repeat: 1,
+            check_integrity: false,
+        }
     }
 }
 
@@ -220,7 +241,14 @@ impl Config {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let msg = inner.message().to_string();
-            SimError::config(if path == "." { "<document>".to_string() } else { path }, msg)
+            SimError::config(
+                if path == "." {
+                    "<document>".to_string()
+                } else {
+                    path
+                },
+                msg,
+            )
         })?;
         Ok(cfg)
     }
@@ -233,7 +261,14 @@ impl Config {
             let msg = e.into_inner().to_string();
             // serde_json appends " at line L column C"; the field path is more useful here.
             let msg = msg.split(" at line ").next().unwrap_or("").to_string();
-            SimError::config(if path == "." { "<document>".to_string() } else { path }, msg)
+            SimError::config(
+                if path == "." {
+                    "<document>".to_string()
+                } else {
+                    path
+                },
+                msg,
+            )
         })?;
         Ok(cfg)
     }
@@ -247,33 +282,52 @@ impl Config {
         let w = &self.workload;
         registry::check_name("workload", "workload.kind", &w.kind)?;
         if w.kind == "trace" && w.path.is_none() {
-            return Err(SimError::config("workload.path", "kind = \"trace\" needs a trace path"));
+            return Err(SimError::config(
+                "workload.path",
+                "kind = \"trace\" needs a trace path",
+            ));
         }
         if let Some(f) = &w.format {
-            crate::trace::Format::from_name(f).map_err(|e| SimError::config("workload.format", e.to_string()))?;
+            crate::trace::Format::from_name(f)
+                .map_err(|e| SimError::config("workload.format", e.to_string()))?;
         }
         if let Some(a) = &w.blkparse_action {
             if !matches!(a.as_str(), "Q" | "D" | "C") {
-                return Err(SimError::config("workload.blkparse_action", format!("`{a}`: expected Q, D or C")));
+                return Err(SimError::config(
+                    "workload.blkparse_action",
+                    format!("`{a}`: expected Q, D or C"),
+                ));
             }
         }
         if !matches!(w.address_map.as_str(), "none" | "fold" | "compact") {
             return Err(SimError::config(
                 "workload.address_map",
-                format!("unknown value `{}`; valid: none, fold, compact", w.address_map),
+                format!(
+                    "unknown value `{}`; valid: none, fold, compact",
+                    w.address_map
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&w.read_fraction) {
-            return Err(SimError::config("workload.read_fraction", format!("{} is not in [0, 1]", w.read_fraction)));
+            return Err(SimError::config(
+                "workload.read_fraction",
+                format!("{} is not in [0, 1]", w.read_fraction),
+            ));
         }
         if !(w.zipf_theta >= 0.0 && w.zipf_theta.is_finite()) {
-            return Err(SimError::config("workload.zipf_theta", format!("{} must be ≥ 0", w.zipf_theta)));
+            return Err(SimError::config(
+                "workload.zipf_theta",
+                format!("{} must be ≥ 0", w.zipf_theta),
+            ));
         }
         if w.streams == 0 {
             return Err(SimError::config("workload.streams", "must be ≥ 1"));
         }
         if !matches!(w.rw.as_str(), "write" | "randwrite" | "randrw") {
-            return Err(SimError::config("workload.rw", format!("unknown value `{}`; valid: write, randwrite, randrw", w.rw)));
+            return Err(SimError::config(
+                "workload.rw",
+                format!("unknown value `{}`; valid: write, randwrite, randrw", w.rw),
+            ));
         }
         if w.kind != "trace" {
             if w.request_bytes.0 == 0 || w.request_bytes.0 % SECTOR_BYTES != 0 {
@@ -283,7 +337,10 @@ impl Config {
                 ));
             }
             if w.footprint_bytes.0 < w.request_bytes.0 {
-                return Err(SimError::config("workload.footprint_bytes", "must be at least workload.request_bytes"));
+                return Err(SimError::config(
+                    "workload.footprint_bytes",
+                    "must be at least workload.request_bytes",
+                ));
             }
             if w.requests == 0 {
                 return Err(SimError::config("workload.requests", "must be ≥ 1"));
@@ -292,13 +349,22 @@ impl Config {
         let d = &self.device;
         check_power_of_two("device.page_bytes", d.page_bytes.0)?;
         if d.page_bytes.0 < 512 || d.page_bytes.0 > 32768 {
-            return Err(SimError::config("device.page_bytes", format!("{} must be between 512 and 32768", d.page_bytes.0)));
+            return Err(SimError::config(
+                "device.page_bytes",
+                format!("{} must be between 512 and 32768", d.page_bytes.0),
+            ));
         }
         if d.pages_per_block < 2 || d.pages_per_block > 65536 {
-            return Err(SimError::config("device.pages_per_block", format!("{} must be in 2..=65536", d.pages_per_block)));
+            return Err(SimError::config(
+                "device.pages_per_block",
+                format!("{} must be in 2..=65536", d.pages_per_block),
+            ));
         }
         if !(d.op > 0.0 && d.op < 100.0) {
-            return Err(SimError::config("device.op", format!("{} must be > 0 (ρ = physical/logical − 1)", d.op)));
+            return Err(SimError::config(
+                "device.op",
+                format!("{} must be > 0 (ρ = physical/logical − 1)", d.op),
+            ));
         }
         let n = &self.nand;
         for (k, v) in [
@@ -326,13 +392,19 @@ impl Config {
         registry::check_name("padding", "buffer.padding", &self.buffer.padding)?;
         if let Some(f) = self.buffer.fraction {
             if !(f >= 0.0 && f <= 1.0) {
-                return Err(SimError::config("buffer.fraction", format!("{f} is not in [0, 1]")));
+                return Err(SimError::config(
+                    "buffer.fraction",
+                    format!("{f} is not in [0, 1]"),
+                ));
             }
         }
         if !matches!(self.run.precondition.as_str(), "none" | "fill") {
             return Err(SimError::config(
                 "run.precondition",
-                format!("unknown value `{}`; valid: none, fill", self.run.precondition),
+                format!(
+                    "unknown value `{}`; valid: none, fill",
+                    self.run.precondition
+                ),
             ));
         }
         if self.run.repeat == 0 {
@@ -356,7 +428,10 @@ mod tests {
 
     #[test]
     fn sizes_with_units() {
-        let c = Config::from_toml_str("[buffer]\nbytes = \"2MiB\"\n[device]\nlogical_bytes = \"1GiB\"\n").unwrap();
+        let c = Config::from_toml_str(
+            "[buffer]\nbytes = \"2MiB\"\n[device]\nlogical_bytes = \"1GiB\"\n",
+        )
+        .unwrap();
         assert_eq!(c.buffer.bytes.0, 2 << 20);
         assert_eq!(c.device.logical_bytes, Capacity::Bytes(1 << 30));
         c.validate().unwrap();

@@ -73,7 +73,10 @@ fn trace_options(cfg: &Config) -> Result<TraceOptions> {
     let w = &cfg.workload;
     Ok(TraceOptions {
         format: match &w.format {
-            Some(f) => Some(Format::from_name(f).map_err(|e| SimError::config("workload.format", e.to_string()))?),
+            Some(f) => Some(
+                Format::from_name(f)
+                    .map_err(|e| SimError::config("workload.format", e.to_string()))?,
+            ),
             None => None,
         },
         device: w.device,
@@ -90,7 +93,10 @@ fn seed_of(cfg: &Config) -> u64 {
 fn open_source(cfg: &Config) -> Result<Source> {
     if cfg.workload.kind == "trace" {
         let path = cfg.workload.path.as_deref().unwrap_or_default();
-        Ok(Source::Trace(trace::open(Path::new(path), &trace_options(cfg)?)?))
+        Ok(Source::Trace(trace::open(
+            Path::new(path),
+            &trace_options(cfg)?,
+        )?))
     } else {
         Ok(Source::Synth(Synth::new(&cfg.workload, seed_of(cfg))?))
     }
@@ -158,9 +164,14 @@ impl FlushSink for Backend {
         let push_buffered = |be: &mut Backend, p: &crate::buffer::PageWrite| {
             // A partial page is merged with its old copy on flash: one read-modify-write read.
             if p.mask != be.full {
-                be.ftl.read(first + p.offset as u64, Cause::Rmw, &mut be.nand);
+                be.ftl
+                    .read(first + p.offset as u64, Cause::Rmw, &mut be.nand);
             }
-            be.scratch.push(UnitPage { offset: p.offset, version: p.version, cause: Cause::Host });
+            be.scratch.push(UnitPage {
+                offset: p.offset,
+                version: p.version,
+                cause: Cause::Host,
+            });
         };
         if unit.padded {
             self.host.padded_flushes += 1;
@@ -171,7 +182,11 @@ impl FlushSink for Backend {
                     let lpn = first + off as u64;
                     if self.ftl.read(lpn, Cause::Pad, &mut self.nand) {
                         let version = self.ftl.version_of(lpn);
-                        self.scratch.push(UnitPage { offset: off, version, cause: Cause::Pad });
+                        self.scratch.push(UnitPage {
+                            offset: off,
+                            version,
+                            cause: Cause::Pad,
+                        });
                     }
                 }
             }
@@ -182,7 +197,9 @@ impl FlushSink for Backend {
         }
         self.host.ftl_pages += self.scratch.len() as u64;
         let scratch = std::mem::take(&mut self.scratch);
-        let r = self.ftl.write_unit(unit.lbn, &scratch, unit.hint, &mut self.nand);
+        let r = self
+            .ftl
+            .write_unit(unit.lbn, &scratch, unit.hint, &mut self.nand);
         self.scratch = scratch;
         r
     }
@@ -223,10 +240,9 @@ impl Sim {
     #[inline]
     fn next_version(&mut self) -> Result<u32> {
         if self.check {
-            self.version = self
-                .version
-                .checked_add(1)
-                .ok_or_else(|| SimError::Invalid("run.check_integrity supports at most 2^32 page writes".into()))?;
+            self.version = self.version.checked_add(1).ok_or_else(|| {
+                SimError::Invalid("run.check_integrity supports at most 2^32 page writes".into())
+            })?;
         }
         Ok(self.version)
     }
@@ -277,7 +293,11 @@ impl Sim {
                 if self.check {
                     self.latest[(lbn * ppb + off) as usize] = v;
                 }
-                unit.push(UnitPage { offset: off as u32, version: v, cause: Cause::Host });
+                unit.push(UnitPage {
+                    offset: off as u32,
+                    version: v,
+                    cause: Cause::Host,
+                });
             }
             self.be.ftl.write_unit(lbn, &unit, 0, &mut self.be.nand)?;
         }
@@ -350,14 +370,23 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
     let page_bytes = cfg.device.page_bytes.0;
     let ppb = cfg.device.pages_per_block;
     let is_trace = cfg.workload.kind == "trace";
-    let need_scan = is_trace && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some());
-    let scan = if need_scan { Some(scan_trace(cfg, page_bytes, ppb)?) } else { None };
+    let need_scan =
+        is_trace && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some());
+    let scan = if need_scan {
+        Some(scan_trace(cfg, page_bytes, ppb)?)
+    } else {
+        None
+    };
     if let Some(s) = &scan {
         if s.requests == 0 {
             return Err(SimError::Invalid(format!(
                 "trace {} has no requests{}",
                 cfg.workload.path.as_deref().unwrap_or(""),
-                if cfg.workload.device.is_some() { " for the selected workload.device" } else { "" }
+                if cfg.workload.device.is_some() {
+                    " for the selected workload.device"
+                } else {
+                    ""
+                }
             )));
         }
     }
@@ -370,12 +399,20 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
         },
     };
     if logical_bytes == 0 {
-        return Err(SimError::config("device.logical_bytes", "the device would have no logical pages"));
+        return Err(SimError::config(
+            "device.logical_bytes",
+            "the device would have no logical pages",
+        ));
     }
     let logical_pages = logical_bytes.div_ceil(page_bytes).div_ceil(ppb) * ppb;
     let logical_blocks = logical_pages / ppb;
     let physical_blocks = ((logical_blocks as f64) * (1.0 + cfg.device.op)).ceil() as u64;
-    let geo = Geometry { page_bytes, pages_per_block: ppb, logical_pages, physical_blocks };
+    let geo = Geometry {
+        page_bytes,
+        pages_per_block: ppb,
+        logical_pages,
+        physical_blocks,
+    };
     r.device.logical_bytes = Capacity::Bytes(geo.logical_bytes());
     if r.ftl.gc_free_blocks == 0 {
         r.ftl.gc_free_blocks = r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 2;
@@ -411,7 +448,11 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     let padding = registry::build_padding(&resolved)?;
     let buffer = registry::build_buffer(
         &resolved,
-        BufferParams { capacity_pages: buffer_pages, pages_per_block: geo.pages_per_block, padding },
+        BufferParams {
+            capacity_pages: buffer_pages,
+            pages_per_block: geo.pages_per_block,
+            padding,
+        },
     )?;
     let mut src = open_source(&resolved)?;
     if let Source::Trace(t) = &src {
@@ -431,7 +472,11 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             scratch: Vec::with_capacity(geo.pages_per_block as usize),
             host: HostCounters::default(),
         },
-        latest: if check { vec![0; geo.logical_pages as usize] } else { Vec::new() },
+        latest: if check {
+            vec![0; geo.logical_pages as usize]
+        } else {
+            Vec::new()
+        },
         geo,
         map,
         buffer,
@@ -471,13 +516,22 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             if pass == 0 {
                 skipped = t.skipped();
                 if let Some(first) = t.first_skipped() {
-                    warnings.push(format!("skipped {skipped} malformed records; first: {first}"));
+                    warnings.push(format!(
+                        "skipped {skipped} malformed records; first: {first}"
+                    ));
                 }
             }
         }
         if pass == 0 && done == 0 {
             return Err(SimError::Invalid(match &resolved.workload.path {
-                Some(p) => format!("trace {p} has no requests{}", if resolved.workload.device.is_some() { " for the selected workload.device" } else { "" }),
+                Some(p) => format!(
+                    "trace {p} has no requests{}",
+                    if resolved.workload.device.is_some() {
+                        " for the selected workload.device"
+                    } else {
+                        ""
+                    }
+                ),
                 None => "the workload has no requests".into(),
             }));
         }
@@ -485,7 +539,9 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     if warmup >= done {
         return Err(SimError::config(
             "run.warmup_requests",
-            format!("{warmup} warm-up requests leave nothing to measure ({done} requests in the run)"),
+            format!(
+                "{warmup} warm-up requests leave nothing to measure ({done} requests in the run)"
+            ),
         ));
     }
     sim.buffer.flush_all(&mut sim.be)?;
@@ -494,11 +550,25 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
         sim.be.ftl.check_integrity(&sim.latest)?;
     }
     let end = sim.snapshot();
-    let erases_per_block: Vec<u32> = end.erases.iter().zip(&base.erases).map(|(a, b)| a - b).collect();
+    let erases_per_block: Vec<u32> = end
+        .erases
+        .iter()
+        .zip(&base.erases)
+        .map(|(a, b)| a - b)
+        .collect();
     let ftl_counters: Vec<(&'static str, u64)> = end
         .ftl
         .iter()
-        .map(|(k, v)| (*k, v - base.ftl.iter().find(|(bk, _)| bk == k).map_or(0, |(_, bv)| *bv)))
+        .map(|(k, v)| {
+            (
+                *k,
+                v - base
+                    .ftl
+                    .iter()
+                    .find(|(bk, _)| bk == k)
+                    .map_or(0, |(_, bv)| *bv),
+            )
+        })
         .collect();
     let mut m = metrics::finish(Measured {
         host: end.host.minus(&base.host),
@@ -512,7 +582,14 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     m.insert("run.measured_requests".into(), (done - warmup) as f64);
     m.insert("trace.skipped_records".into(), skipped as f64);
     m.insert("device.logical_pages".into(), sim.geo.logical_pages as f64);
-    m.insert("device.physical_blocks".into(), sim.geo.physical_blocks as f64);
+    m.insert(
+        "device.physical_blocks".into(),
+        sim.geo.physical_blocks as f64,
+    );
     m.insert("buffer.capacity_pages".into(), buffer_pages as f64);
-    Ok(RunResult { config: resolved, metrics: m, warnings })
+    Ok(RunResult {
+        config: resolved,
+        metrics: m,
+        warnings,
+    })
 }

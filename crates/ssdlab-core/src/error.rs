@@ -8,7 +8,11 @@ pub enum SimError {
     /// A configuration field is missing, unknown or out of range.
     Config { field: String, msg: String },
     /// A trace record could not be parsed (file, 1-based line, what was expected).
-    Trace { file: String, line: u64, msg: String },
+    Trace {
+        file: String,
+        line: u64,
+        msg: String,
+    },
     /// A file could not be opened, read or written.
     Io { path: String, msg: String },
     /// A request does not fit the device (and folding was not asked for).
@@ -23,13 +27,23 @@ pub enum SimError {
 
 impl SimError {
     pub fn config(field: impl Into<String>, msg: impl Into<String>) -> Self {
-        SimError::Config { field: field.into(), msg: msg.into() }
+        SimError::Config {
+            field: field.into(),
+            msg: msg.into(),
+        }
     }
     pub fn trace(file: impl Into<String>, line: u64, msg: impl Into<String>) -> Self {
-        SimError::Trace { file: file.into(), line, msg: msg.into() }
+        SimError::Trace {
+            file: file.into(),
+            line,
+            msg: msg.into(),
+        }
     }
     pub fn io(path: impl Into<String>, err: impl fmt::Display) -> Self {
-        SimError::Io { path: path.into(), msg: err.to_string() }
+        SimError::Io {
+            path: path.into(),
+            msg: err.to_string(),
+        }
     }
     /// Short machine-readable kind, used by the Python layer to pick an exception class.
     pub fn kind(&self) -> &'static str {

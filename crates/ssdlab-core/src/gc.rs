@@ -26,7 +26,10 @@ impl VictimPolicy {
             "greedy" => Ok(VictimPolicy::Greedy),
             "cost-benefit" => Ok(VictimPolicy::CostBenefit),
             "fifo" => Ok(VictimPolicy::Fifo),
-            other => Err(SimError::config("ftl.gc", format!("unknown GC policy `{other}`"))),
+            other => Err(SimError::config(
+                "ftl.gc",
+                format!("unknown GC policy `{other}`"),
+            )),
         }
     }
 }

@@ -85,16 +85,31 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     put("host.write_bytes", h.write_bytes as f64);
     put("buffer.write_hit_pages", h.write_hit_pages as f64);
     put("buffer.read_hit_pages", h.read_hit_pages as f64);
-    put("buffer.page_hit_ratio", ratio(h.write_hit_pages, h.write_pages));
-    put("buffer.sector_hit_ratio", ratio(h.write_hit_sectors, h.write_sectors));
-    put("buffer.read_hit_ratio", ratio(h.read_hit_pages, h.read_pages));
+    put(
+        "buffer.page_hit_ratio",
+        ratio(h.write_hit_pages, h.write_pages),
+    );
+    put(
+        "buffer.sector_hit_ratio",
+        ratio(h.write_hit_sectors, h.write_sectors),
+    );
+    put(
+        "buffer.read_hit_ratio",
+        ratio(h.read_hit_pages, h.read_pages),
+    );
     put("buffer.flushes", h.flushes as f64);
     put("buffer.flushed_pages", h.flushed_pages as f64);
     put("buffer.padded_flushes", h.padded_flushes as f64);
     let n = &m.nand;
     for c in CAUSES {
-        put(&format!("nand.programs.{}", c.name()), n.programs[c as usize] as f64);
-        put(&format!("nand.reads.{}", c.name()), n.reads[c as usize] as f64);
+        put(
+            &format!("nand.programs.{}", c.name()),
+            n.programs[c as usize] as f64,
+        );
+        put(
+            &format!("nand.reads.{}", c.name()),
+            n.reads[c as usize] as f64,
+        );
     }
     put("nand.programs.total", n.programs_total() as f64);
     put("nand.reads.total", n.reads_total() as f64);
@@ -105,7 +120,11 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     put("time.elapsed_us", elapsed);
     put(
         "throughput.write_mib_s",
-        if elapsed > 0.0 { h.write_bytes as f64 / (1024.0 * 1024.0) / (elapsed / 1e6) } else { f64::NAN },
+        if elapsed > 0.0 {
+            h.write_bytes as f64 / (1024.0 * 1024.0) / (elapsed / 1e6)
+        } else {
+            f64::NAN
+        },
     );
     let e = &m.erases_per_block;
     if !e.is_empty() {

@@ -21,7 +21,14 @@ pub enum Cause {
     Map = 5,
 }
 
-pub const CAUSES: [Cause; 6] = [Cause::Host, Cause::Pad, Cause::Rmw, Cause::Gc, Cause::Merge, Cause::Map];
+pub const CAUSES: [Cause; 6] = [
+    Cause::Host,
+    Cause::Pad,
+    Cause::Rmw,
+    Cause::Gc,
+    Cause::Merge,
+    Cause::Map,
+];
 
 impl Cause {
     pub fn name(self) -> &'static str {
@@ -70,7 +77,10 @@ pub struct Nand {
 
 impl Nand {
     pub fn new(physical_blocks: u64) -> Self {
-        Nand { counters: NandCounters::default(), erase_counts: vec![0; physical_blocks as usize] }
+        Nand {
+            counters: NandCounters::default(),
+            erase_counts: vec![0; physical_blocks as usize],
+        }
     }
     #[inline]
     pub fn read(&mut self, cause: Cause) {

@@ -7,14 +7,26 @@ use crate::units::Lbn;
 
 pub trait Padding: Send {
     /// Should the group of `lbn` holding `buffered_pages` pages be padded to a full block?
-    fn pad(&mut self, lbn: Lbn, buffered_pages: u64, pages_per_block: u64, view: &dyn FtlView) -> bool;
+    fn pad(
+        &mut self,
+        lbn: Lbn,
+        buffered_pages: u64,
+        pages_per_block: u64,
+        view: &dyn FtlView,
+    ) -> bool;
 }
 
 /// `none`: never pad.
 pub struct NoPadding;
 
 impl Padding for NoPadding {
-    fn pad(&mut self, _lbn: Lbn, _buffered_pages: u64, _pages_per_block: u64, _view: &dyn FtlView) -> bool {
+    fn pad(
+        &mut self,
+        _lbn: Lbn,
+        _buffered_pages: u64,
+        _pages_per_block: u64,
+        _view: &dyn FtlView,
+    ) -> bool {
         false
     }
 }

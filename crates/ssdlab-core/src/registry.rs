@@ -30,8 +30,18 @@ pub struct Entry<C> {
     pub build: C,
 }
 
-const fn c(category: &'static str, name: &'static str, summary: &'static str, params: &'static [&'static str]) -> Component {
-    Component { category, name, summary, params }
+const fn c(
+    category: &'static str,
+    name: &'static str,
+    summary: &'static str,
+    params: &'static [&'static str],
+) -> Component {
+    Component {
+        category,
+        name,
+        summary,
+        params,
+    }
 }
 
 pub static BUFFERS: &[Entry<BufferCtor>] = &[
@@ -64,7 +74,12 @@ pub static FTLS: &[Entry<FtlCtor>] = &[Entry {
         "ftl",
         "page",
         "Page-mapped FTL: L2P/P2L, write frontiers per stream, GC by free-block threshold, trim.",
-        &["ftl.gc", "ftl.gc_free_blocks", "ftl.streams", "ftl.separate_gc_frontier"],
+        &[
+            "ftl.gc",
+            "ftl.gc_free_blocks",
+            "ftl.streams",
+            "ftl.separate_gc_frontier",
+        ],
     ),
     build: |cfg, geo| {
         let f = &cfg.ftl;
@@ -80,13 +95,28 @@ pub static FTLS: &[Entry<FtlCtor>] = &[Entry {
 }];
 
 pub static GC_POLICIES: &[Component] = &[
-    c("gc", "greedy", "Victim = sealed block with the fewest valid pages.", &[]),
-    c("gc", "cost-benefit", "Victim maximises (1−u)·age/(1+u); age = host page writes since sealing.", &[]),
+    c(
+        "gc",
+        "greedy",
+        "Victim = sealed block with the fewest valid pages.",
+        &[],
+    ),
+    c(
+        "gc",
+        "cost-benefit",
+        "Victim maximises (1−u)·age/(1+u); age = host page writes since sealing.",
+        &[],
+    ),
     c("gc", "fifo", "Victim = oldest sealed block.", &[]),
 ];
 
 pub static PADDINGS: &[Entry<PaddingCtor>] = &[Entry {
-    info: c("padding", "none", "Never pad: flushed groups go to the FTL as they are.", &[]),
+    info: c(
+        "padding",
+        "none",
+        "Never pad: flushed groups go to the FTL as they are.",
+        &[],
+    ),
     build: |_| Ok(Box::new(padding::NoPadding)),
 }];
 
@@ -116,7 +146,11 @@ pub fn components() -> Vec<Component> {
 }
 
 pub fn names(category: &str) -> Vec<&'static str> {
-    components().into_iter().filter(|c| c.category == category).map(|c| c.name).collect()
+    components()
+        .into_iter()
+        .filter(|c| c.category == category)
+        .map(|c| c.name)
+        .collect()
 }
 
 /// Error naming `field` and listing the valid names unless `name` is registered in `category`.
@@ -125,11 +159,19 @@ pub fn check_name(category: &str, field: &str, name: &str) -> Result<()> {
     if valid.contains(&name) {
         Ok(())
     } else {
-        Err(SimError::config(field, format!("unknown {category} `{name}`; valid: {}", valid.join(", "))))
+        Err(SimError::config(
+            field,
+            format!("unknown {category} `{name}`; valid: {}", valid.join(", ")),
+        ))
     }
 }
 
-fn find<'a, C>(table: &'a [Entry<C>], category: &str, field: &str, name: &str) -> Result<&'a Entry<C>> {
+fn find<'a, C>(
+    table: &'a [Entry<C>],
+    category: &str,
+    field: &str,
+    name: &str,
+) -> Result<&'a Entry<C>> {
     check_name(category, field, name)?;
     table
         .iter()

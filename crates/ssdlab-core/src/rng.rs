@@ -17,7 +17,9 @@ impl Rng {
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
         };
-        Rng { s: [next(), next(), next(), next()] }
+        Rng {
+            s: [next(), next(), next(), next()],
+        }
     }
 
     #[inline]
@@ -77,7 +79,13 @@ fn helper2(x: f64) -> f64 {
 impl Zipf {
     pub fn new(n: u64, theta: f64) -> Self {
         assert!(n >= 1 && theta > 0.0);
-        let mut z = Zipf { n: n as f64, theta, h_x1: 0.0, h_n: 0.0, s: 0.0 };
+        let mut z = Zipf {
+            n: n as f64,
+            theta,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s: 0.0,
+        };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(n as f64 + 0.5);
         z.s = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));
@@ -137,7 +145,10 @@ mod tests {
         for k in 1..=3u64 {
             let p = (k as f64).powf(-theta) / hn;
             let got = counts[k as usize] as f64 / draws as f64;
-            assert!((got - p).abs() < 0.01 * p.max(0.05), "rank {k}: {got} vs {p}");
+            assert!(
+                (got - p).abs() < 0.01 * p.max(0.05),
+                "rank {k}: {got} vs {p}"
+            );
         }
     }
 }

@@ -56,7 +56,12 @@ impl Synth {
             ("sequential", _) | ("fio", "write") => Pattern::Sequential,
             ("fio", _) => Pattern::Random,
             ("desktop", _) => Pattern::Desktop,
-            (k, _) => return Err(SimError::config("workload.kind", format!("`{k}` is not a synthetic workload"))),
+            (k, _) => {
+                return Err(SimError::config(
+                    "workload.kind",
+                    format!("`{k}` is not a synthetic workload"),
+                ))
+            }
         };
         let theta = match w.kind.as_str() {
             "uniform" | "sequential" => 0.0,
@@ -69,7 +74,9 @@ impl Synth {
         if slots == 0 {
             return Err(SimError::config(
                 "workload.footprint_bytes",
-                format!("{footprint_bytes} is too small for this workload (desktop needs ≥ 512 KiB)"),
+                format!(
+                    "{footprint_bytes} is too small for this workload (desktop needs ≥ 512 KiB)"
+                ),
             ));
         }
         let zipf = (theta > 0.0).then(|| Zipf::new(slots, theta));
@@ -78,12 +85,16 @@ impl Synth {
             perm_a += 2;
         }
         let perm_b = rng.below(slots);
-        let read_fraction = if w.kind == "fio" && w.rw == "write" { 0.0 } else { w.read_fraction };
+        let read_fraction = if w.kind == "fio" && w.rw == "write" {
+            0.0
+        } else {
+            w.read_fraction
+        };
         let streams = w.streams.max(1) as u64;
         let stream_pos = match pattern {
-            Pattern::Sequential => {
-                (0..streams).map(|i| (footprint_bytes / streams * i) / request_bytes * request_bytes).collect()
-            }
+            Pattern::Sequential => (0..streams)
+                .map(|i| (footprint_bytes / streams * i) / request_bytes * request_bytes)
+                .collect(),
             _ => vec![0],
         };
         Ok(Synth {
@@ -120,7 +131,8 @@ impl Synth {
             None => self.rng.below(self.slots),
             Some(z) => {
                 let rank = z.sample(&mut self.rng) - 1;
-                ((rank as u128 * self.perm_a as u128 + self.perm_b as u128) % self.slots as u128) as u64
+                ((rank as u128 * self.perm_a as u128 + self.perm_b as u128) % self.slots as u128)
+                    as u64
             }
         }
     }
@@ -136,7 +148,11 @@ impl Synth {
             // Continue a sequential file write where the last request of the burst ended.
             self.burst_left -= 1;
             let len = (4 + self.rng.below(29)) * PAGE; // 16..128 KiB
-            let off = if self.burst_pos + len > self.footprint_bytes { 0 } else { self.burst_pos };
+            let off = if self.burst_pos + len > self.footprint_bytes {
+                0
+            } else {
+                self.burst_pos
+            };
             self.burst_pos = off + len;
             return (off, len, 1);
         }
@@ -147,7 +163,11 @@ impl Synth {
             let len = (4 + self.rng.below(29)) * PAGE;
             let region = self.rng.below(self.regions);
             let off = region * DESKTOP_BLOCK_PAGES * PAGE;
-            let off = if off + len > self.footprint_bytes { 0 } else { off };
+            let off = if off + len > self.footprint_bytes {
+                0
+            } else {
+                off
+            };
             self.burst_pos = off + len;
             return (off, len, 1);
         }
@@ -159,9 +179,16 @@ impl Synth {
             (self.rng.below(DESKTOP_BLOCK_PAGES * 8 - s + 1), s)
         } else {
             let pages = if r < 0.7 { 1 } else { 2 + self.rng.below(3) };
-            (self.rng.below(DESKTOP_BLOCK_PAGES - pages + 1) * 8, pages * 8)
+            (
+                self.rng.below(DESKTOP_BLOCK_PAGES - pages + 1) * 8,
+                pages * 8,
+            )
         };
-        ((region * DESKTOP_BLOCK_PAGES * PAGE) + start_sector * 512, sectors * 512, 0)
+        (
+            (region * DESKTOP_BLOCK_PAGES * PAGE) + start_sector * 512,
+            sectors * 512,
+            0,
+        )
     }
 }
 
@@ -174,7 +201,11 @@ impl Iterator for Synth {
         }
         let time_us = self.emitted as f64 * 100.0;
         self.emitted += 1;
-        let op = if self.read_fraction > 0.0 && self.rng.f64() < self.read_fraction { Op::Read } else { Op::Write };
+        let op = if self.read_fraction > 0.0 && self.rng.f64() < self.read_fraction {
+            Op::Read
+        } else {
+            Op::Write
+        };
         let (offset_bytes, len_bytes, dev) = match self.pattern {
             Pattern::Random => (self.pick_slot() * self.request_bytes, self.request_bytes, 0),
             Pattern::Sequential => {
@@ -188,6 +219,12 @@ impl Iterator for Synth {
             }
             Pattern::Desktop => self.next_desktop(op),
         };
-        Some(Ok(Request { time_us, op, offset_bytes, len_bytes, dev }))
+        Some(Ok(Request {
+            time_us,
+            op,
+            offset_bytes,
+            len_bytes,
+            dev,
+        }))
     }
 }

@@ -63,11 +63,15 @@ pub fn full_mask(sectors: u64) -> SectorMask {
 /// (B, KiB, MiB, GiB, TiB, and the decimal KB, MB, GB, TB; case-insensitive; K/M/G/T = binary).
 pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let num = num.replace('_', "");
     if num.is_empty() {
-        return Err(format!("`{text}` is not a size (expected e.g. 4096, \"16MiB\", \"1.5GiB\")"));
+        return Err(format!(
+            "`{text}` is not a size (expected e.g. 4096, \"16MiB\", \"1.5GiB\")"
+        ));
     }
     let value: f64 = num.parse().map_err(|_| format!("`{text}` is not a size"))?;
     let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
@@ -80,11 +84,9 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        other => {
-            return Err(format!(
-                "unknown size unit `{other}` in `{text}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"
-            ))
-        }
+        other => return Err(format!(
+            "unknown size unit `{other}` in `{text}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"
+        )),
     };
     let bytes = value * mult;
     if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
@@ -118,7 +120,9 @@ impl<'de> serde::Deserialize<'de> for Size {
         match Raw::deserialize(d)? {
             Raw::Int(v) => Ok(Size(v)),
             Raw::Float(v) if v >= 0.0 && v.fract() == 0.0 => Ok(Size(v as u64)),
-            Raw::Float(v) => Err(serde::de::Error::custom(format!("{v} is not a whole number of bytes"))),
+            Raw::Float(v) => Err(serde::de::Error::custom(format!(
+                "{v} is not a whole number of bytes"
+            ))),
             Raw::Text(t) => parse_size(&t).map(Size).map_err(serde::de::Error::custom),
         }
     }
@@ -154,7 +158,10 @@ pub fn for_each_page(
 
 pub fn check_power_of_two(field: &str, v: u64) -> Result<()> {
     if v == 0 || !v.is_power_of_two() {
-        return Err(SimError::config(field, format!("{v} must be a power of two")));
+        return Err(SimError::config(
+            field,
+            format!("{v} must be a power of two"),
+        ));
     }
     Ok(())
 }
@@ -169,7 +176,9 @@ mod tests {
         assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
         assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
         assert_eq!(parse_size("2KB").unwrap(), 2000);
-        assert!(parse_size("12 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("12 parsecs")
+            .unwrap_err()
+            .contains("unknown size unit"));
         assert!(parse_size("MiB").is_err());
     }
 

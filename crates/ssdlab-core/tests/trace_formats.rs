@@ -781,6 +781,20 @@ fn errors_and_edge_cases() {
         &read_all(&crlf, &TraceOptions::default()),
         &[req(1.5e6, Op::Write, 4096, 512, 0)],
     );
+    // An overlong line is one malformed record, not a whole file in memory.
+    let mut long = b"1 0 0 8 0\n".to_vec();
+    long.extend(std::iter::repeat_n(b'7', 3 << 20));
+    long.extend_from_slice(b"\n2 0 8 8 1\n");
+    let p = d.file("long.trace", &long);
+    let o = TraceOptions {
+        format: Some(Format::Disksim),
+        skip_invalid: true,
+        ..Default::default()
+    };
+    let mut rd = trace::open(&p, &o).unwrap();
+    assert_eq!(rd.by_ref().count(), 2);
+    assert_eq!((rd.skipped(), rd.line()), (1, 3));
+    assert!(rd.first_skipped().unwrap().contains("longer than 1 MiB"));
     // Zero-length requests count.
     let z = d.file("z.trace", b"1 0 0 0 0\n2 0 8 0 1\n");
     let ti = trace::info(&z, &opts(Some(Format::Disksim)), 4096).unwrap();

@@ -7,7 +7,12 @@ use ssdlab_core::error::SimError;
 use ssdlab_core::{registry, trace, Config};
 use std::path::Path;
 
-pyo3::create_exception!(_core, SsdlabError, PyValueError, "An ssdlab error caused by the input (configuration, trace, capacity).");
+pyo3::create_exception!(
+    _core,
+    SsdlabError,
+    PyValueError,
+    "An ssdlab error caused by the input (configuration, trace, capacity)."
+);
 
 fn to_py(e: SimError) -> PyErr {
     match e {
@@ -30,7 +35,11 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
 /// warnings).
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None))]
-fn simulate(py: Python<'_>, config_json: &str, progress: Option<PyObject>) -> PyResult<(String, String, Vec<String>)> {
+fn simulate(
+    py: Python<'_>,
+    config_json: &str,
+    progress: Option<PyObject>,
+) -> PyResult<(String, String, Vec<String>)> {
     let cfg = parse_config(config_json)?;
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
@@ -53,7 +62,8 @@ fn simulate(py: Python<'_>, config_json: &str, progress: Option<PyObject>) -> Py
     });
     match result {
         Ok(r) => {
-            let metrics = serde_json::to_string(&r.metrics).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let metrics = serde_json::to_string(&r.metrics)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
             Ok((r.config.to_json(), metrics, r.warnings))
         }
         Err(SimError::Cancelled) if callback_error.is_some() => Err(callback_error.unwrap()),
@@ -82,7 +92,8 @@ fn default_config() -> String {
 }
 
 fn trace_opts(options_json: &str) -> PyResult<trace::TraceOptions> {
-    serde_json::from_str(options_json).map_err(|e| to_py(SimError::config("trace options", e.to_string())))
+    serde_json::from_str(options_json)
+        .map_err(|e| to_py(SimError::config("trace options", e.to_string())))
 }
 
 /// Statistics of a trace file, as JSON.
@@ -90,7 +101,9 @@ fn trace_opts(options_json: &str) -> PyResult<trace::TraceOptions> {
 #[pyo3(signature = (path, options_json="{}", page_bytes=4096))]
 fn trace_info(py: Python<'_>, path: &str, options_json: &str, page_bytes: u64) -> PyResult<String> {
     let opts = trace_opts(options_json)?;
-    let info = py.allow_threads(|| trace::info(Path::new(path), &opts, page_bytes)).map_err(to_py)?;
+    let info = py
+        .allow_threads(|| trace::info(Path::new(path), &opts, page_bytes))
+        .map_err(to_py)?;
     serde_json::to_string(&info).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -99,19 +112,26 @@ fn trace_info(py: Python<'_>, path: &str, options_json: &str, page_bytes: u64) -
 #[pyo3(signature = (path, out, options_json="{}"))]
 fn trace_convert(py: Python<'_>, path: &str, out: &str, options_json: &str) -> PyResult<u64> {
     let opts = trace_opts(options_json)?;
-    py.allow_threads(|| trace::convert(Path::new(path), &opts, Path::new(out))).map_err(to_py)
+    py.allow_threads(|| trace::convert(Path::new(path), &opts, Path::new(out)))
+        .map_err(to_py)
 }
 
 /// Detect a trace file's format.
 #[pyfunction]
 fn trace_detect(path: &str) -> PyResult<String> {
-    Ok(trace::detect(Path::new(path)).map_err(to_py)?.name().to_string())
+    Ok(trace::detect(Path::new(path))
+        .map_err(to_py)?
+        .name()
+        .to_string())
 }
 
 /// Names and layouts of the supported trace formats, as JSON [[name, layout], …].
 #[pyfunction]
 fn trace_formats() -> String {
-    let v: Vec<(&str, &str)> = trace::Format::all().iter().map(|f| (f.name(), f.layout())).collect();
+    let v: Vec<(&str, &str)> = trace::Format::all()
+        .iter()
+        .map(|f| (f.name(), f.layout()))
+        .collect();
     serde_json::to_string(&v).unwrap_or_default()
 }
 

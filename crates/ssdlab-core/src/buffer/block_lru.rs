@@ -70,21 +70,39 @@ impl BlockLruBuffer {
             let p = *self.page_slab.get(cur);
             self.page_slab.release(cur);
             self.pages.remove(&p.lpn);
-            self.scratch.push(PageWrite { offset: (p.lpn % self.ppb) as u32, mask: p.mask, version: p.version });
+            self.scratch.push(PageWrite {
+                offset: (p.lpn % self.ppb) as u32,
+                mask: p.mask,
+                version: p.version,
+            });
             cur = p.next;
         }
         self.held -= group.n_pages as u64;
         sort_pages(&mut self.scratch);
-        let padded = self.padding.pad(group.lbn, group.n_pages as u64, self.ppb, sink.view());
+        let padded = self
+            .padding
+            .pad(group.lbn, group.n_pages as u64, self.ppb, sink.view());
         let scratch = std::mem::take(&mut self.scratch);
-        let r = sink.flush(&FlushUnit { lbn: group.lbn, pages: &scratch, padded, hint: group.hint });
+        let r = sink.flush(&FlushUnit {
+            lbn: group.lbn,
+            pages: &scratch,
+            padded,
+            hint: group.hint,
+        });
         self.scratch = scratch;
         r
     }
 }
 
 impl WriteBuffer for BlockLruBuffer {
-    fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+        sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
         let lbn = lpn / self.ppb;
         if let Some(&pi) = self.pages.get(&lpn) {
             let p = self.page_slab.get_mut(pi);
@@ -103,14 +121,24 @@ impl WriteBuffer for BlockLruBuffer {
         let g = match self.groups.get(&lbn) {
             Some(&g) => g,
             None => {
-                let g = self.group_slab.insert(Group { lbn, first: NIL, n_pages: 0, hint });
+                let g = self.group_slab.insert(Group {
+                    lbn,
+                    first: NIL,
+                    n_pages: 0,
+                    hint,
+                });
                 self.links.push_front(&mut self.lru, g);
                 self.groups.insert(lbn, g);
                 g
             }
         };
         let group = self.group_slab.get_mut(g);
-        let pi = self.page_slab.insert(Page { lpn, mask, version, next: group.first });
+        let pi = self.page_slab.insert(Page {
+            lpn,
+            mask,
+            version,
+            next: group.first,
+        });
         group.first = pi;
         group.n_pages += 1;
         group.hint = hint;
@@ -121,11 +149,15 @@ impl WriteBuffer for BlockLruBuffer {
     }
 
     fn read(&mut self, lpn: Lpn) -> SectorMask {
-        self.pages.get(&lpn).map_or(0, |&i| self.page_slab.get(i).mask)
+        self.pages
+            .get(&lpn)
+            .map_or(0, |&i| self.page_slab.get(i).mask)
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        let Some(pi) = self.pages.remove(&lpn) else { return };
+        let Some(pi) = self.pages.remove(&lpn) else {
+            return;
+        };
         let lbn = lpn / self.ppb;
         let g = self.groups[&lbn];
         let next = self.page_slab.get(pi).next;

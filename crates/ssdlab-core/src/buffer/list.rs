@@ -20,7 +20,11 @@ pub struct List {
 
 impl Default for List {
     fn default() -> Self {
-        List { head: NIL, tail: NIL, len: 0 }
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
     }
 }
 
@@ -115,7 +119,10 @@ pub struct Slab<T> {
 
 impl<T> Default for Slab<T> {
     fn default() -> Self {
-        Slab { items: Vec::new(), free: Vec::new() }
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
     }
 }
 

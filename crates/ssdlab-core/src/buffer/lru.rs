@@ -30,7 +30,14 @@ impl LruBuffer {
         let cap = capacity_pages.min(1 << 26) as usize;
         let mut index = FxHashMap::default();
         index.reserve(cap);
-        LruBuffer { capacity: capacity_pages, ppb: pages_per_block, index, nodes: Slab::default(), links: Links::default(), lru: List::default() }
+        LruBuffer {
+            capacity: capacity_pages,
+            ppb: pages_per_block,
+            index,
+            nodes: Slab::default(),
+            links: Links::default(),
+            lru: List::default(),
+        }
     }
 
     fn evict_tail(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
@@ -40,14 +47,30 @@ impl LruBuffer {
         let n = *self.nodes.get(i);
         self.nodes.release(i);
         self.index.remove(&n.lpn);
-        let page = [PageWrite { offset: (n.lpn % self.ppb) as u32, mask: n.mask, version: n.version }];
-        sink.flush(&FlushUnit { lbn: n.lpn / self.ppb, pages: &page, padded: false, hint: n.hint })
+        let page = [PageWrite {
+            offset: (n.lpn % self.ppb) as u32,
+            mask: n.mask,
+            version: n.version,
+        }];
+        sink.flush(&FlushUnit {
+            lbn: n.lpn / self.ppb,
+            pages: &page,
+            padded: false,
+            hint: n.hint,
+        })
     }
 }
 
 impl WriteBuffer for LruBuffer {
     #[inline]
-    fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+        sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
         if let Some(&i) = self.index.get(&lpn) {
             let n = self.nodes.get_mut(i);
             let before = n.mask;
@@ -60,7 +83,12 @@ impl WriteBuffer for LruBuffer {
         if self.lru.len as u64 >= self.capacity {
             self.evict_tail(sink)?;
         }
-        let i = self.nodes.insert(Node { lpn, mask, version, hint });
+        let i = self.nodes.insert(Node {
+            lpn,
+            mask,
+            version,
+            hint,
+        });
         self.links.push_front(&mut self.lru, i);
         self.index.insert(lpn, i);
         Ok(0)

@@ -54,8 +54,14 @@ pub struct BufferParams {
 pub trait WriteBuffer: Send {
     /// Buffer sectors `mask` of page `lpn`. Returns the sectors of that page that were already
     /// buffered (0 = page miss). May flush victims through `sink` first.
-    fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32, sink: &mut dyn FlushSink)
-        -> Result<SectorMask>;
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+        sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask>;
     /// Sectors of `lpn` present in the buffer (a read lookup; recency is left unchanged).
     fn read(&mut self, lpn: Lpn) -> SectorMask;
     /// Drop any buffered data of `lpn` (trim).

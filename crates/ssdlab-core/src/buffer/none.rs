@@ -10,14 +10,32 @@ pub struct NoBuffer {
 
 impl NoBuffer {
     pub fn new(pages_per_block: u64) -> Self {
-        NoBuffer { ppb: pages_per_block }
+        NoBuffer {
+            ppb: pages_per_block,
+        }
     }
 }
 
 impl WriteBuffer for NoBuffer {
-    fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32, sink: &mut dyn FlushSink) -> Result<SectorMask> {
-        let page = [PageWrite { offset: (lpn % self.ppb) as u32, mask, version }];
-        sink.flush(&FlushUnit { lbn: lpn / self.ppb, pages: &page, padded: false, hint })?;
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+        sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        let page = [PageWrite {
+            offset: (lpn % self.ppb) as u32,
+            mask,
+            version,
+        }];
+        sink.flush(&FlushUnit {
+            lbn: lpn / self.ppb,
+            pages: &page,
+            padded: false,
+            hint,
+        })?;
         Ok(0)
     }
     fn read(&mut self, _lpn: Lpn) -> SectorMask {

@@ -30,7 +30,13 @@ pub trait FtlView {
 pub trait Ftl: FtlView {
     /// Program the pages of one flush unit (ascending offsets of logical block `lbn`).
     /// `hint` is the stream hint carried with the data (placement across write frontiers).
-    fn write_unit(&mut self, lbn: Lbn, pages: &[UnitPage], hint: u32, nand: &mut Nand) -> Result<()>;
+    fn write_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()>;
     /// Read one page with the given cause; returns false (and costs nothing) if it is unmapped.
     fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool;
     /// Discard one page.

@@ -43,7 +43,14 @@ pub struct PageFtl {
 }
 
 impl PageFtl {
-    pub fn new(geo: &Geometry, gc: VictimPolicy, gc_free_blocks: u64, streams: u32, separate_gc: bool, check: bool) -> Result<Self> {
+    pub fn new(
+        geo: &Geometry,
+        gc: VictimPolicy,
+        gc_free_blocks: u64,
+        streams: u32,
+        separate_gc: bool,
+        check: bool,
+    ) -> Result<Self> {
         let ppb = geo.pages_per_block as u32;
         let blocks = geo.physical_blocks;
         let phys_pages = geo.physical_pages();
@@ -54,7 +61,11 @@ impl PageFtl {
             )));
         }
         let frontiers = streams as u64 + separate_gc as u64;
-        let threshold = if gc_free_blocks == 0 { frontiers + 2 } else { gc_free_blocks };
+        let threshold = if gc_free_blocks == 0 {
+            frontiers + 2
+        } else {
+            gc_free_blocks
+        };
         // GC must always find a block with an invalid page: keep more physical blocks than the
         // logical data can fill plus the open and reserved blocks.
         let need = geo.logical_blocks() + threshold + frontiers + 1;
@@ -85,8 +96,16 @@ impl PageFtl {
             gc_threshold: threshold,
             in_gc: false,
             now: 0,
-            oob_version: if check { vec![0; phys_pages as usize] } else { Vec::new() },
-            expected: if check { vec![0; geo.logical_pages as usize] } else { Vec::new() },
+            oob_version: if check {
+                vec![0; phys_pages as usize]
+            } else {
+                Vec::new()
+            },
+            expected: if check {
+                vec![0; geo.logical_pages as usize]
+            } else {
+                Vec::new()
+            },
             check,
             gc_victims: 0,
             gc_moved: 0,
@@ -112,7 +131,11 @@ impl PageFtl {
     #[inline]
     fn next_ppn(&mut self, slot: usize, nand: &mut Nand) -> Result<u32> {
         loop {
-            let cur = if slot == usize::MAX { self.gc_open } else { self.host_open[slot] };
+            let cur = if slot == usize::MAX {
+                self.gc_open
+            } else {
+                self.host_open[slot]
+            };
             if cur != NONE && self.write_ptr[cur as usize] < self.ppb {
                 let off = self.write_ptr[cur as usize];
                 self.write_ptr[cur as usize] += 1;
@@ -126,10 +149,9 @@ impl PageFtl {
                 self.collect(nand)?;
                 continue;
             }
-            let nb = self
-                .free
-                .pop_front()
-                .ok_or_else(|| SimError::Invalid("page FTL ran out of free blocks (raise device.op)".into()))?;
+            let nb = self.free.pop_front().ok_or_else(|| {
+                SimError::Invalid("page FTL ran out of free blocks (raise device.op)".into())
+            })?;
             self.set_open(slot, nb);
         }
     }
@@ -143,7 +165,14 @@ impl PageFtl {
     }
 
     #[inline]
-    fn program(&mut self, lpn: Lpn, version: u32, cause: Cause, slot: usize, nand: &mut Nand) -> Result<()> {
+    fn program(
+        &mut self,
+        lpn: Lpn,
+        version: u32,
+        cause: Cause,
+        slot: usize,
+        nand: &mut Nand,
+    ) -> Result<()> {
         let ppn = self.next_ppn(slot, nand)?;
         let old = self.l2p[lpn as usize];
         if old != NONE {
@@ -175,7 +204,9 @@ impl PageFtl {
             let victim = self
                 .selector
                 .take_victim(self.now, |b| valid[b as usize])
-                .ok_or_else(|| SimError::Invalid("GC found no victim block (raise device.op)".into()))?;
+                .ok_or_else(|| {
+                    SimError::Invalid("GC found no victim block (raise device.op)".into())
+                })?;
             // Greedy and cost-benefit never pick a fully valid block while another exists; FIFO
             // may, which moves a block without gaining space. Give up only if that goes on for
             // more victims than there are blocks.
@@ -183,7 +214,8 @@ impl PageFtl {
                 stalled += 1;
                 if stalled > self.valid.len() {
                     return Err(SimError::Invalid(
-                        "GC cannot reclaim space: every victim is fully valid (raise device.op)".into(),
+                        "GC cannot reclaim space: every victim is fully valid (raise device.op)"
+                            .into(),
                     ));
                 }
             } else {
@@ -198,7 +230,11 @@ impl PageFtl {
                     continue;
                 }
                 nand.read(Cause::Gc);
-                let version = if self.check { self.oob_version[src as usize] } else { 0 };
+                let version = if self.check {
+                    self.oob_version[src as usize]
+                } else {
+                    0
+                };
                 self.program(lpn as u64, version, Cause::Gc, slot, nand)?;
                 self.gc_moved += 1;
             }
@@ -228,7 +264,9 @@ impl PageFtl {
                 continue;
             }
             if ppn == NONE {
-                return Err(SimError::Integrity(format!("LPN {lpn} (version {want}) is not mapped")));
+                return Err(SimError::Integrity(format!(
+                    "LPN {lpn} (version {want}) is not mapped"
+                )));
             }
             let got = self.oob_version[ppn as usize];
             if got != want {
@@ -257,12 +295,16 @@ impl PageFtl {
         }
         for (b, (&c, &v)) in counted.iter().zip(&self.valid).enumerate() {
             if c != v {
-                return Err(SimError::Integrity(format!("block {b}: valid count {v}, but {c} valid pages")));
+                return Err(SimError::Integrity(format!(
+                    "block {b}: valid count {v}, but {c} valid pages"
+                )));
             }
         }
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
             if ppn != NONE && self.p2l[ppn as usize] != lpn as u32 {
-                return Err(SimError::Integrity(format!("LPN {lpn} maps to PPN {ppn}, which does not hold it")));
+                return Err(SimError::Integrity(format!(
+                    "LPN {lpn} maps to PPN {ppn}, which does not hold it"
+                )));
             }
         }
         Ok(())
@@ -286,7 +328,13 @@ impl FtlView for PageFtl {
 }
 
 impl Ftl for PageFtl {
-    fn write_unit(&mut self, lbn: Lbn, pages: &[UnitPage], hint: u32, nand: &mut Nand) -> Result<()> {
+    fn write_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
         let slot = (hint as usize) % self.host_open.len();
         let first = lbn * self.ppb as u64;
         for p in pages {
@@ -337,7 +385,11 @@ impl Ftl for PageFtl {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("gc.victims", self.gc_victims), ("gc.moved_pages", self.gc_moved), ("gc.invocations", self.gc_invocations)]
+        vec![
+            ("gc.victims", self.gc_victims),
+            ("gc.moved_pages", self.gc_moved),
+            ("gc.invocations", self.gc_invocations),
+        ]
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
@@ -350,12 +402,24 @@ mod tests {
     use super::*;
 
     fn ftl(check: bool) -> (PageFtl, Nand) {
-        let geo = Geometry { page_bytes: 4096, pages_per_block: 4, logical_pages: 8, physical_blocks: 8 };
-        (PageFtl::new(&geo, VictimPolicy::Greedy, 2, 1, true, check).unwrap(), Nand::new(8))
+        let geo = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 8,
+            physical_blocks: 8,
+        };
+        (
+            PageFtl::new(&geo, VictimPolicy::Greedy, 2, 1, true, check).unwrap(),
+            Nand::new(8),
+        )
     }
 
     fn write(f: &mut PageFtl, n: &mut Nand, lpn: u64, version: u32) {
-        let page = [UnitPage { offset: (lpn % 4) as u32, version, cause: Cause::Host }];
+        let page = [UnitPage {
+            offset: (lpn % 4) as u32,
+            version,
+            cause: Cause::Host,
+        }];
         f.write_unit(lpn / 4, &page, 0, n).unwrap();
     }
 
@@ -379,12 +443,21 @@ mod tests {
         let (mut f, mut n) = ftl(true);
         write(&mut f, &mut n, 3, 1);
         write(&mut f, &mut n, 3, 2);
-        let e = f.check_integrity(&[0, 0, 0, 3, 0, 0, 0, 0]).unwrap_err().to_string();
+        let e = f
+            .check_integrity(&[0, 0, 0, 3, 0, 0, 0, 0])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("LPN 3") && e.contains("version 2"), "{e}");
-        let e = f.check_integrity(&[0, 0, 0, 2, 0, 0, 0, 5]).unwrap_err().to_string();
+        let e = f
+            .check_integrity(&[0, 0, 0, 2, 0, 0, 0, 5])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("LPN 7") && e.contains("not mapped"), "{e}");
         f.valid[0] += 1;
-        let e = f.check_integrity(&[0, 0, 0, 2, 0, 0, 0, 0]).unwrap_err().to_string();
+        let e = f
+            .check_integrity(&[0, 0, 0, 2, 0, 0, 0, 0])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("valid count"), "{e}");
     }
 

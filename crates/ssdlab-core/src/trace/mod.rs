@@ -44,7 +44,7 @@ mod tencent;
 mod umass;
 mod wiscsee;
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use crate::error::{Result, SimError};
@@ -288,6 +288,9 @@ pub(crate) enum Step {
     Fatal(SimError),
 }
 
+/// Longest text line accepted (a longer one is a malformed record).
+const MAX_LINE: u64 = 1 << 20;
+
 /// Line-by-line text source.
 pub(crate) struct TextSource {
     input: Box<dyn BufRead + Send>,
@@ -308,12 +311,32 @@ impl TextSource {
     fn step(&mut self, file: &str, line: &mut u64) -> Step {
         loop {
             self.buf.clear();
-            match self.input.read_until(b'\n', &mut self.buf) {
+            match (&mut self.input)
+                .take(MAX_LINE)
+                .read_until(b'\n', &mut self.buf)
+            {
                 Ok(0) => return Step::Eof,
                 Ok(_) => {}
                 Err(e) => return Step::Fatal(SimError::io(file, e)),
             }
             *line += 1;
+            if self.buf.len() as u64 == MAX_LINE && self.buf.last() != Some(&b'\n') {
+                // Not a text trace (or a broken one): skip the rest of the line without
+                // holding it in memory.
+                loop {
+                    self.buf.clear();
+                    match (&mut self.input)
+                        .take(MAX_LINE)
+                        .read_until(b'\n', &mut self.buf)
+                    {
+                        Ok(0) => break,
+                        Ok(_) if self.buf.last() == Some(&b'\n') => break,
+                        Ok(_) => {}
+                        Err(e) => return Step::Fatal(SimError::io(file, e)),
+                    }
+                }
+                return Step::Bad(format!("the line is longer than {} MiB", MAX_LINE >> 20));
+            }
             let s = match std::str::from_utf8(&self.buf) {
                 Ok(s) => s,
                 Err(_) => return Step::Bad("the line is not ASCII/UTF-8 text".to_string()),
