@@ -305,7 +305,7 @@ impl Sim {
     }
 
     fn request(&mut self, req: &Request, src: &Source) -> Result<()> {
-        let spp = self.geo.sectors_per_page();
+        let spp = crate::units::Divisor::new(self.geo.sectors_per_page());
         match req.op {
             Op::Write => {
                 self.be.host.write_requests += 1;

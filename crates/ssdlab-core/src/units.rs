@@ -134,7 +134,7 @@ impl<'de> serde::Deserialize<'de> for Size {
 pub fn for_each_page(
     offset_bytes: u64,
     len_bytes: u64,
-    sectors_per_page: u64,
+    sectors_per_page: Divisor,
     mut f: impl FnMut(Lpn, SectorMask) -> Result<()>,
 ) -> Result<()> {
     if len_bytes == 0 {
@@ -144,10 +144,10 @@ pub fn for_each_page(
     let end = (offset_bytes + len_bytes).div_ceil(SECTOR_BYTES);
     let mut s = first;
     while s < end {
-        let lpn = s / sectors_per_page;
-        let page_end = (lpn + 1) * sectors_per_page;
+        let lpn = sectors_per_page.div(s);
+        let page_end = (lpn + 1) * sectors_per_page.get();
         let stop = end.min(page_end);
-        let lo = s - lpn * sectors_per_page;
+        let lo = s - lpn * sectors_per_page.get();
         let n = stop - s;
         let mask = full_mask(n) << lo;
         f(lpn, mask)?;
@@ -186,11 +186,62 @@ mod tests {
     fn page_split() {
         let mut v = vec![];
         // 8 sectors per page (4 KiB); bytes 3584..8704 = sectors 7..17
-        for_each_page(3584, 5120, 8, |l, m| {
+        for_each_page(3584, 5120, Divisor::new(8), |l, m| {
             v.push((l, m));
             Ok(())
         })
         .unwrap();
         assert_eq!(v, vec![(0, 0b1000_0000), (1, 0xff), (2, 0b1)]);
+    }
+}
+
+/// Division by a run-time constant, by shift when it is a power of two (the common geometry);
+/// hardware division in hot loops costs tens of cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divisor {
+    d: u64,
+    shift: u32,
+    pow2: bool,
+}
+
+impl Divisor {
+    pub fn new(d: u64) -> Self {
+        assert!(d > 0);
+        Divisor { d, shift: d.trailing_zeros(), pow2: d.is_power_of_two() }
+    }
+    #[inline(always)]
+    pub fn get(self) -> u64 {
+        self.d
+    }
+    #[inline(always)]
+    pub fn div(self, x: u64) -> u64 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+    #[inline(always)]
+    pub fn rem(self, x: u64) -> u64 {
+        if self.pow2 {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
+    }
+}
+
+#[cfg(test)]
+mod divisor_tests {
+    use super::Divisor;
+
+    #[test]
+    fn matches_hardware_division() {
+        for d in [1u64, 2, 3, 64, 96, 128, 384] {
+            let v = Divisor::new(d);
+            for x in [0u64, 1, 5, 127, 128, 1000, 123_456_789] {
+                assert_eq!((v.div(x), v.rem(x)), (x / d, x % d));
+            }
+        }
     }
 }

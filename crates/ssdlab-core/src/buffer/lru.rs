@@ -5,7 +5,7 @@
 use super::list::{Links, List, Slab, NIL};
 use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
 use crate::error::Result;
-use crate::units::{Lpn, SectorMask};
+use crate::units::{Divisor, Lpn, SectorMask};
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, Copy)]
@@ -18,7 +18,7 @@ struct Node {
 
 pub struct LruBuffer {
     capacity: u64,
-    ppb: u64,
+    ppb: Divisor,
     index: FxHashMap<Lpn, u32>,
     nodes: Slab<Node>,
     links: Links,
@@ -32,7 +32,7 @@ impl LruBuffer {
         index.reserve(cap);
         LruBuffer {
             capacity: capacity_pages,
-            ppb: pages_per_block,
+            ppb: Divisor::new(pages_per_block),
             index,
             nodes: Slab::default(),
             links: Links::default(),
@@ -48,12 +48,12 @@ impl LruBuffer {
         self.nodes.release(i);
         self.index.remove(&n.lpn);
         let page = [PageWrite {
-            offset: (n.lpn % self.ppb) as u32,
+            offset: self.ppb.rem(n.lpn) as u32,
             mask: n.mask,
             version: n.version,
         }];
         sink.flush(&FlushUnit {
-            lbn: n.lpn / self.ppb,
+            lbn: self.ppb.div(n.lpn),
             pages: &page,
             padded: false,
             hint: n.hint,

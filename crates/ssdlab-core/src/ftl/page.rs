@@ -9,13 +9,14 @@ use super::{Ftl, FtlView, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Nand};
-use crate::units::{Geometry, Lbn, Lpn};
+use crate::units::{Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 
 pub struct PageFtl {
     ppb: u32,
+    block_of: Divisor,
     logical_pages: u64,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
@@ -83,6 +84,7 @@ impl PageFtl {
         }
         Ok(PageFtl {
             ppb,
+            block_of: Divisor::new(ppb as u64),
             logical_pages: geo.logical_pages,
             l2p: vec![NONE; geo.logical_pages as usize],
             p2l: vec![NONE; phys_pages as usize],
@@ -115,7 +117,7 @@ impl PageFtl {
 
     #[inline]
     fn invalidate(&mut self, ppn: u32) {
-        let b = ppn / self.ppb;
+        let b = self.block_of.div(ppn as u64) as u32;
         self.p2l[ppn as usize] = NONE;
         self.valid[b as usize] -= 1;
         self.selector.on_invalidate(b, self.valid[b as usize]);
@@ -164,6 +166,8 @@ impl PageFtl {
         }
     }
 
+    /// Program `lpn` at the next page of frontier `slot`. `known_old` is its current PPN when the
+    /// caller knows it (GC copies), which spares a random L2P load; NONE = look it up.
     #[inline]
     fn program(
         &mut self,
@@ -171,16 +175,18 @@ impl PageFtl {
         version: u32,
         cause: Cause,
         slot: usize,
+        known_old: u32,
         nand: &mut Nand,
     ) -> Result<()> {
+        // Look the old copy up only after next_ppn: it may run GC, which moves that copy.
         let ppn = self.next_ppn(slot, nand)?;
-        let old = self.l2p[lpn as usize];
+        let old = if known_old != NONE { known_old } else { self.l2p[lpn as usize] };
         if old != NONE {
             self.invalidate(old);
         }
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn as u32;
-        self.valid[(ppn / self.ppb) as usize] += 1;
+        self.valid[self.block_of.div(ppn as u64) as usize] += 1;
         if self.check {
             self.oob_version[ppn as usize] = version;
         }
@@ -235,7 +241,7 @@ impl PageFtl {
                 } else {
                     0
                 };
-                self.program(lpn as u64, version, Cause::Gc, slot, nand)?;
+                self.program(lpn as u64, version, Cause::Gc, slot, src, nand)?;
                 self.gc_moved += 1;
             }
             debug_assert_eq!(self.valid[victim as usize], 0);
@@ -341,7 +347,7 @@ impl Ftl for PageFtl {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
             self.now += 1;
-            self.program(lpn, p.version, p.cause, slot, nand)?;
+            self.program(lpn, p.version, p.cause, slot, NONE, nand)?;
             if self.check {
                 self.expected[lpn as usize] = p.version;
             }
