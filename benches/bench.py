@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -104,15 +103,22 @@ def run_libcachesim(oracle: Path, n: int) -> dict:
 
 
 RSS_CHILD = r"""
-import json, resource, sys, time, ssdlab
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+import json, sys, time, ssdlab
+
+def hwm_kib():
+    # VmHWM is reset by exec (ru_maxrss is not: it would include the parent's peak).
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+
+base = hwm_kib()
 t0 = time.time()
 r = ssdlab.simulate({
     "workload": {"kind": "uniform", "requests": 200000, "footprint_bytes": "1TiB"},
     "device": {"logical_bytes": "1TiB", "op": 0.07, "pages_per_block": 256},
     "buffer": {"kind": "lru", "bytes": "64MiB"},
 })
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = hwm_kib()
 print(json.dumps({"peak_rss_kib": peak, "baseline_rss_kib": base, "wall_s": time.time() - t0,
                   "physical_pages": r.metrics["device.physical_blocks"] * 256,
                   "logical_pages": r.metrics["device.logical_pages"]}))

@@ -217,4 +217,12 @@ def test_missing_trace_names_path():
 
 def test_op_too_small_is_clear():
     with pytest.raises(SsdlabError, match=r"device.op"):
-        ssdlab.simulate({"workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"}, "device": {"op": 0.01}})
+        ssdlab.simulate(
+            {
+                "workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"},
+                "device": {"op": 0.01, "logical_bytes": "1MiB"},
+            }
+        )
+    # "auto" sizes a device large enough for the GC reserve at this ρ.
+    r = ssdlab.simulate({"workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"}, "device": {"op": 0.01}})
+    assert r.metrics["device.physical_blocks"] >= r.metrics["device.logical_pages"] / 128 + 5

@@ -404,8 +404,17 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
             "the device would have no logical pages",
         ));
     }
-    let logical_pages = logical_bytes.div_ceil(page_bytes).div_ceil(ppb) * ppb;
-    let logical_blocks = logical_pages / ppb;
+    let mut logical_blocks = logical_bytes.div_ceil(page_bytes).div_ceil(ppb);
+    if r.ftl.gc_free_blocks == 0 {
+        r.ftl.gc_free_blocks = r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 2;
+    }
+    if cfg.device.logical_bytes == Capacity::Auto {
+        // An auto-sized device is also large enough for the FTL's reserve and open blocks at
+        // this ρ (a tiny trace would otherwise leave no spare block to run GC with).
+        let spare_needed = r.ftl.gc_free_blocks + r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 1;
+        logical_blocks = logical_blocks.max((spare_needed as f64 / cfg.device.op).ceil() as u64);
+    }
+    let logical_pages = logical_blocks * ppb;
     let physical_blocks = ((logical_blocks as f64) * (1.0 + cfg.device.op)).ceil() as u64;
     let geo = Geometry {
         page_bytes,
@@ -414,9 +423,6 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
         physical_blocks,
     };
     r.device.logical_bytes = Capacity::Bytes(geo.logical_bytes());
-    if r.ftl.gc_free_blocks == 0 {
-        r.ftl.gc_free_blocks = r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 2;
-    }
     let footprint_pages = match &scan {
         Some(s) => s.footprint_pages,
         None if is_trace => 0,

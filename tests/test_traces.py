@@ -1,0 +1,125 @@
+"""`ssdlab trace info` against the figures MANIFEST.md publishes for every real trace, binary
+cache round trips, and trace errors."""
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import ssdlab
+from ssdlab import SsdlabError
+
+
+def manifest_entries(traces):
+    """(relative path, format, figures) for every file MANIFEST.md describes."""
+    text = (traces / "MANIFEST.md").read_text()
+    entries = []
+    for m in re.finditer(r"^- `([^`]+)` — .*?\n(.*?)(?=^- `|^- \*\*Notes|^## |\Z)", text, re.S | re.M):
+        rel, body = m.group(1), m.group(2)
+        p = re.search(r"parsed as `(\w+)`: \*\*([\d,]+) requests\*\*; R/W = (\d+)/(\d+)(?: \(\+(\d+) other\))?", body)
+        if not p:
+            continue
+        fig = {
+            "requests": int(p.group(2).replace(",", "")),
+            "reads": int(p.group(3)),
+            "writes": int(p.group(4)),
+            "trims": int(p.group(5) or 0),
+            "write_bytes": int(re.search(r"bytes written = ([\d,]+)", body).group(1).replace(",", "")),
+            "read_bytes": int(re.search(r"bytes read = ([\d,]+)", body).group(1).replace(",", "")),
+            "max_end_bytes": int(re.search(r"max\(offset\+size\) = ([\d,]+) B", body).group(1).replace(",", "")),
+            "devices": int(re.search(r"devices/volumes in file = (\d+)", body).group(1)),
+        }
+        seq = re.search(r"same dev\) = ([\d.]+|None)", body).group(1)
+        fig["seq"] = None if seq == "None" else float(seq)
+        entries.append((rel, p.group(1), fig))
+    return entries
+
+
+def test_manifest_parsed(traces):
+    assert len(manifest_entries(traces)) >= 14
+
+
+def test_trace_info_cli_matches_manifest(traces):
+    for rel, fmt, fig in manifest_entries(traces):
+        out = subprocess.run(
+            [sys.executable, "-m", "ssdlab", "trace", "info", str(traces / rel), "--json"],
+            capture_output=True, text=True, check=True,
+        )
+        info = json.loads(out.stdout)
+        for key in ("requests", "reads", "writes", "trims", "read_bytes", "write_bytes", "max_end_bytes", "devices"):
+            assert info[key] == fig[key], f"{rel}: {key} {info[key]} != {fig[key]}"
+        if fig["seq"] is not None:
+            assert round(info["seq_write_fraction"], 4) == pytest.approx(fig["seq"], abs=1e-9), rel
+        for key in ("format", "footprint_pages", "seq_write_fraction"):
+            assert key in info
+
+
+def test_binary_cache_round_trip(traces, tmp_path):
+    src = traces / "blkreplay_1and1/linux-mysql.load.gz"
+    out = tmp_path / "mysql.ssdt"
+    n = ssdlab.trace_convert(src, out)
+    assert n == 80794
+    a, b = ssdlab.trace_info(src), ssdlab.trace_info(out)
+    assert b["format"] == "binary"
+    for k in ("requests", "reads", "writes", "read_bytes", "write_bytes", "footprint_pages", "max_end_bytes"):
+        assert a[k] == b[k]
+    cfg = {"workload": {"kind": "trace", "address_map": "compact"}, "buffer": {"kind": "block-lru"}}
+    cfg["workload"]["path"] = str(src)
+    r1 = ssdlab.simulate(cfg)
+    cfg["workload"]["path"] = str(out)
+    r2 = ssdlab.simulate(cfg)
+    assert r1.metrics == r2.metrics
+
+
+def test_device_filter(traces):
+    path = traces / "disksim_ascii_sample/ascii.trace"
+    total = ssdlab.trace_info(path)
+    per_dev = [ssdlab.trace_info(path, device=d)["requests"] for d in range(64)]
+    assert sum(per_dev) == total["requests"] == 100_000
+    assert sum(1 for n in per_dev if n) == total["devices"] == 14
+
+
+def test_malformed_record_names_file_line_and_layout(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("128166385295514663,hm,0,Write,9056014336,2048,2833\n128166385295514878,hm,0,Write,oops,512,2617\n")
+    with pytest.raises(SsdlabError, match=r"bad.csv:2: .*Offset.*expected layout"):
+        ssdlab.trace_info(p, format="msr")
+    info = ssdlab.trace_info(p, format="msr", skip_invalid=True)
+    assert info["requests"] == 1 and info["skipped"] == 1
+
+
+def test_skip_invalid_in_simulation(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("0,0,8,1,0\n1,x,8,1,0\n2,8,8,1,0\n")
+    r = ssdlab.simulate({"workload": {"kind": "trace", "path": str(p), "format": "tencent", "skip_invalid": True}})
+    assert r.metrics["trace.skipped_records"] == 1
+    assert r.metrics["host.write_requests"] == 2
+    assert any("bad.csv:2" in w for w in r.warnings)
+
+
+def test_gzip_and_generic_format(tmp_path):
+    p = tmp_path / "t.txt.gz"
+    with gzip.open(p, "wt") as f:
+        f.write("# time_ns op lba4k pages\n")
+        f.write("1000 WR 10 2\n2000 RD 10 1\n3000 WR 12 1\n4000 WR 11 1\n")
+    generic = {"delimiter": "whitespace", "time_col": 0, "op_col": 1, "offset_col": 2, "size_col": 3,
+               "offset_unit_bytes": 4096, "size_unit_bytes": 4096, "time_unit_us": 0.001,
+               "read_codes": ["RD"], "write_codes": ["WR"]}
+    info = ssdlab.trace_info(p, format="generic", generic=generic)
+    assert (info["reads"], info["writes"], info["write_bytes"]) == (1, 3, 4 * 4096)
+    assert info["seq_write_fraction"] == pytest.approx(1 / 3)  # 12 follows 10+2; 11 does not follow 13
+    r = ssdlab.simulate({"workload": {"kind": "trace", "path": str(p), "format": "generic", "generic": generic},
+                         "buffer": {"kind": "lru", "bytes": "1MiB"}})
+    assert r.metrics["host.write_pages"] == 4
+    assert r.metrics["buffer.write_hit_pages"] == 1  # page 11 written twice
+    assert r.metrics["buffer.read_hit_pages"] == 1
+
+
+def test_ambiguous_detection_is_explained(tmp_path):
+    p = tmp_path / "amb.trace"
+    p.write_text("5000 0 100 8 0\n6000 0 200 8 1\n")
+    with pytest.raises(SsdlabError, match=r"(?i)format"):
+        ssdlab.trace_detect(p)
