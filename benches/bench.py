@@ -16,12 +16,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
 import ssdlab
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +50,7 @@ def make_traces(pages: np.ndarray) -> tuple[Path, Path, Path]:
             for s in range(0, len(pages), step):
                 chunk = pages[s : s + step]
                 idx = np.arange(s, s + len(chunk))
-                f.write("".join(f"{i},{p * 8},8,1,0\n" for i, p in zip(idx.tolist(), chunk.tolist())))
+                f.write("".join(f"{i},{p * 8},8,1,0\n" for i, p in zip(idx.tolist(), chunk.tolist(), strict=False)))
         tmp.rename(text)
         print(f"generated {text} in {time.time() - t0:.1f} s", file=sys.stderr)
     binary = WORK / f"zipf-{len(pages)}.ssdt"

@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-
 import ssdlab
 from ssdlab import cli
 
@@ -20,8 +19,9 @@ def test_run_with_config_set_and_json(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text('[workload]\nkind = "zipf"\nrequests = 20000\nfootprint_bytes = "64MiB"\n[buffer]\nbytes = "1MiB"\n')
     out = tmp_path / "r.json"
-    p = ssdlab_cmd("run", "--config", str(cfg), "--set", "buffer.kind=block-lru", "--set", "device.op=0.2",
-                   "--json", str(out))
+    p = ssdlab_cmd(
+        "run", "--config", str(cfg), "--set", "buffer.kind=block-lru", "--set", "device.op=0.2", "--json", str(out)
+    )
     assert p.returncode == 0, p.stderr
     assert "waf" in p.stdout
     doc = json.loads(out.read_text())
@@ -32,8 +32,17 @@ def test_run_with_config_set_and_json(tmp_path):
 
 
 def test_compare_writes_table_json_and_chart(tmp_path):
-    p = ssdlab_cmd("compare", "--set", "workload.requests=20000", "--set", "workload.footprint_bytes=64MiB",
-                   "--vary", "buffer.kind=none,lru,block-lru", "--out", str(tmp_path))
+    p = ssdlab_cmd(
+        "compare",
+        "--set",
+        "workload.requests=20000",
+        "--set",
+        "workload.footprint_bytes=64MiB",
+        "--vary",
+        "buffer.kind=none,lru,block-lru",
+        "--out",
+        str(tmp_path),
+    )
     assert p.returncode == 0, p.stderr
     assert "kind=block-lru" in p.stdout
     doc = json.loads((tmp_path / "compare.json").read_text())

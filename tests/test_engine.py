@@ -1,7 +1,6 @@
 """Hand-computed small cases, integrity checking, determinism, warm-up and repeat semantics."""
 
 import pytest
-
 import ssdlab
 from ssdlab import SsdlabError
 
@@ -224,5 +223,7 @@ def test_op_too_small_is_clear():
             }
         )
     # "auto" sizes a device large enough for the GC reserve at this ρ.
-    r = ssdlab.simulate({"workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"}, "device": {"op": 0.01}})
+    r = ssdlab.simulate(
+        {"workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"}, "device": {"op": 0.01}}
+    )
     assert r.metrics["device.physical_blocks"] >= r.metrics["device.logical_pages"] / 128 + 5

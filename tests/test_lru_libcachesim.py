@@ -6,7 +6,6 @@ import gzip
 
 import libcachesim as lcs
 import pytest
-
 import ssdlab
 
 PAGE = 4096

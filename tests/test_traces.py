@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 import ssdlab
 from ssdlab import SsdlabError
 
@@ -43,10 +42,12 @@ def test_manifest_parsed(traces):
 
 
 def test_trace_info_cli_matches_manifest(traces):
-    for rel, fmt, fig in manifest_entries(traces):
+    for rel, _fmt, fig in manifest_entries(traces):
         out = subprocess.run(
             [sys.executable, "-m", "ssdlab", "trace", "info", str(traces / rel), "--json"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         info = json.loads(out.stdout)
         for key in ("requests", "reads", "writes", "trims", "read_bytes", "write_bytes", "max_end_bytes", "devices"):
@@ -105,14 +106,27 @@ def test_gzip_and_generic_format(tmp_path):
     with gzip.open(p, "wt") as f:
         f.write("# time_ns op lba4k pages\n")
         f.write("1000 WR 10 2\n2000 RD 10 1\n3000 WR 12 1\n4000 WR 11 1\n")
-    generic = {"delimiter": "whitespace", "time_col": 0, "op_col": 1, "offset_col": 2, "size_col": 3,
-               "offset_unit_bytes": 4096, "size_unit_bytes": 4096, "time_unit_us": 0.001,
-               "read_codes": ["RD"], "write_codes": ["WR"]}
+    generic = {
+        "delimiter": "whitespace",
+        "time_col": 0,
+        "op_col": 1,
+        "offset_col": 2,
+        "size_col": 3,
+        "offset_unit_bytes": 4096,
+        "size_unit_bytes": 4096,
+        "time_unit_us": 0.001,
+        "read_codes": ["RD"],
+        "write_codes": ["WR"],
+    }
     info = ssdlab.trace_info(p, format="generic", generic=generic)
     assert (info["reads"], info["writes"], info["write_bytes"]) == (1, 3, 4 * 4096)
     assert info["seq_write_fraction"] == pytest.approx(1 / 3)  # 12 follows 10+2; 11 does not follow 13
-    r = ssdlab.simulate({"workload": {"kind": "trace", "path": str(p), "format": "generic", "generic": generic},
-                         "buffer": {"kind": "lru", "bytes": "1MiB"}})
+    r = ssdlab.simulate(
+        {
+            "workload": {"kind": "trace", "path": str(p), "format": "generic", "generic": generic},
+            "buffer": {"kind": "lru", "bytes": "1MiB"},
+        }
+    )
     assert r.metrics["host.write_pages"] == 4
     assert r.metrics["buffer.write_hit_pages"] == 1  # page 11 written twice
     assert r.metrics["buffer.read_hit_pages"] == 1

@@ -6,7 +6,6 @@ import math
 import random
 
 import pytest
-
 import ssdlab
 
 

@@ -6,9 +6,10 @@ import copy
 import json
 import math
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Union
 
 from . import _core
 from ._core import SsdlabError
@@ -31,11 +32,11 @@ class Config:
     `set("buffer.bytes", "8MiB")`. Keys are checked when the configuration is validated or run.
     """
 
-    def __init__(self, data: Optional[Mapping[str, Any]] = None):
+    def __init__(self, data: Mapping[str, Any] | None = None):
         self._data: dict = copy.deepcopy(dict(data or {}))
 
     @classmethod
-    def from_toml(cls, path: Union[str, Path]) -> "Config":
+    def from_toml(cls, path: str | Path) -> Config:
         p = Path(path)
         try:
             text = p.read_text()
@@ -47,7 +48,7 @@ class Config:
             raise SsdlabError(f"{p}: {e}") from None
 
     @classmethod
-    def load(cls, config: ConfigLike) -> "Config":
+    def load(cls, config: ConfigLike) -> Config:
         if isinstance(config, Config):
             return cls(config._data)
         if isinstance(config, (str, Path)):
@@ -56,7 +57,7 @@ class Config:
             return cls(config)
         raise TypeError(f"config must be a TOML path, a dict or a Config, not {type(config).__name__}")
 
-    def set(self, key: str, value: Any) -> "Config":
+    def set(self, key: str, value: Any) -> Config:
         """Set a dotted key, e.g. `set("buffer.kind", "lru")`. Returns self."""
         parts = key.split(".")
         if len(parts) < 2 or not all(parts):
@@ -121,7 +122,7 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> dict:
     return out
 
 
-def simulate(config: ConfigLike = None, progress: Optional[Callable[[int, int], None]] = None) -> Result:
+def simulate(config: ConfigLike = None, progress: Callable[[int, int], None] | None = None) -> Result:
     """Run one simulation.
 
     config: a TOML path, a dict, a Config, or None for the defaults.

@@ -11,7 +11,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 from . import api, traces
 from ._core import SsdlabError
@@ -81,11 +80,15 @@ def _fmt(v) -> str:
 
 def print_table(rows: list[list[str]], header: list[str]) -> None:
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
-    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))
+    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths, strict=False)))
     print(line)
     print("-" * len(line))
     for r in rows:
-        print("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print(
+            "  ".join(
+                str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))
+            )
+        )
 
 
 def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
@@ -144,16 +147,22 @@ def cmd_compare(args) -> int:
     (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
     from .plots import compare_chart
 
-    chart = compare_chart([(label, r.metrics) for label, r in results], args.chart_metrics.split(","),
-                          out / "compare.png")
+    chart = compare_chart(
+        [(label, r.metrics) for label, r in results], args.chart_metrics.split(","), out / "compare.png"
+    )
     print(f"\nwrote {out / 'compare.json'} and {chart}")
     return 0
 
 
 def _trace_kwargs(args) -> dict:
     generic = json.loads(Path(args.generic).read_text()) if getattr(args, "generic", None) else None
-    return dict(format=args.format, device=args.device, skip_invalid=args.skip_invalid,
-                blkparse_action=args.blkparse_action, generic=generic)
+    return dict(
+        format=args.format,
+        device=args.device,
+        skip_invalid=args.skip_invalid,
+        blkparse_action=args.blkparse_action,
+        generic=generic,
+    )
 
 
 def cmd_trace_info(args) -> int:
@@ -161,10 +170,24 @@ def cmd_trace_info(args) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    order = ["format", "requests", "reads", "writes", "trims", "read_bytes", "write_bytes", "footprint_pages",
-             "max_end_bytes", "seq_write_fraction", "devices", "skipped"]
-    print_table([[k, _fmt(info[k]) if not isinstance(info[k], str) else info[k]] for k in order if k in info],
-                ["field", "value"])
+    order = [
+        "format",
+        "requests",
+        "reads",
+        "writes",
+        "trims",
+        "read_bytes",
+        "write_bytes",
+        "footprint_pages",
+        "max_end_bytes",
+        "seq_write_fraction",
+        "devices",
+        "skipped",
+    ]
+    print_table(
+        [[k, _fmt(info[k]) if not isinstance(info[k], str) else info[k]] for k in order if k in info],
+        ["field", "value"],
+    )
     return 0
 
 
@@ -232,8 +255,13 @@ def cmd_policies(args) -> int:
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", help="TOML configuration file")
-    p.add_argument("--set", "-s", action="append", metavar="SECTION.KEY=VALUE",
-                   help="override one key (repeatable), e.g. --set buffer.bytes=8MiB")
+    p.add_argument(
+        "--set",
+        "-s",
+        action="append",
+        metavar="SECTION.KEY=VALUE",
+        help="override one key (repeatable), e.g. --set buffer.bytes=8MiB",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
 
 
@@ -259,12 +287,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="compare buffers / FTLs / settings on one workload")
     _add_config_args(p)
-    p.add_argument("--vary", action="append", metavar="SECTION.KEY=V1,V2",
-                   help="values to compare (repeatable: the grid is their product); "
-                        "default buffer.kind=none,lru,block-lru")
+    p.add_argument(
+        "--vary",
+        action="append",
+        metavar="SECTION.KEY=V1,V2",
+        help="values to compare (repeatable: the grid is their product); default buffer.kind=none,lru,block-lru",
+    )
     p.add_argument("--metrics", help="comma-separated metrics for the table")
-    p.add_argument("--chart-metrics", default="waf,nand.erases,buffer.page_hit_ratio",
-                   help="comma-separated metrics for the bar chart")
+    p.add_argument(
+        "--chart-metrics",
+        default="waf,nand.erases,buffer.page_hit_ratio",
+        help="comma-separated metrics for the bar chart",
+    )
     p.add_argument("--out", default="results", help="output directory (default: results)")
     p.set_defaults(func=cmd_compare)
 
@@ -286,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

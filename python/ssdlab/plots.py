@@ -15,7 +15,7 @@ def compare_chart(results: list[tuple[str, dict]], metrics: list[str], path: Pat
 
     labels = [label or "run" for label, _ in results]
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.4), squeeze=False)
-    for ax, m in zip(axes[0], metrics):
+    for ax, m in zip(axes[0], metrics, strict=False):
         vals = [r.get(m, math.nan) for _, r in results]
         ax.bar(range(len(vals)), [0 if v != v else v for v in vals], color="#4c72b0")
         ax.set_title(m, fontsize=10)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional, Union
 
 from . import _core
 
-PathLike = Union[str, Path]
+PathLike = str | Path
 
 
-def _options(fmt: Optional[str], device: Optional[int], skip_invalid: bool, blkparse_action: Optional[str],
-             generic: Optional[dict]) -> str:
+def _options(
+    fmt: str | None, device: int | None, skip_invalid: bool, blkparse_action: str | None, generic: dict | None
+) -> str:
     opts: dict = {"skip_invalid": bool(skip_invalid)}
     if fmt:
         opts["format"] = fmt
@@ -25,18 +25,30 @@ def _options(fmt: Optional[str], device: Optional[int], skip_invalid: bool, blkp
     return json.dumps(opts)
 
 
-def trace_info(path: PathLike, format: Optional[str] = None, device: Optional[int] = None,
-               skip_invalid: bool = False, blkparse_action: Optional[str] = None,
-               generic: Optional[dict] = None, page_bytes: int = 4096) -> dict:
+def trace_info(
+    path: PathLike,
+    format: str | None = None,
+    device: int | None = None,
+    skip_invalid: bool = False,
+    blkparse_action: str | None = None,
+    generic: dict | None = None,
+    page_bytes: int = 4096,
+) -> dict:
     """Statistics of a trace: format, requests, reads, writes, read_bytes, write_bytes,
     footprint_pages, max_end_bytes, seq_write_fraction (and trims, devices, skipped)."""
     opts = _options(format, device, skip_invalid, blkparse_action, generic)
     return json.loads(_core.trace_info(str(path), opts, page_bytes))
 
 
-def trace_convert(path: PathLike, out: PathLike, format: Optional[str] = None, device: Optional[int] = None,
-                  skip_invalid: bool = False, blkparse_action: Optional[str] = None,
-                  generic: Optional[dict] = None) -> int:
+def trace_convert(
+    path: PathLike,
+    out: PathLike,
+    format: str | None = None,
+    device: int | None = None,
+    skip_invalid: bool = False,
+    blkparse_action: str | None = None,
+    generic: dict | None = None,
+) -> int:
     """Write the compact binary cache of a trace (read much faster later); returns records written."""
     opts = _options(format, device, skip_invalid, blkparse_action, generic)
     return _core.trace_convert(str(path), str(out), opts)

@@ -330,7 +330,7 @@ impl Config {
             ));
         }
         if w.kind != "trace" {
-            if w.request_bytes.0 == 0 || w.request_bytes.0 % SECTOR_BYTES != 0 {
+            if w.request_bytes.0 == 0 || !w.request_bytes.0.is_multiple_of(SECTOR_BYTES) {
                 return Err(SimError::config(
                     "workload.request_bytes",
                     format!("{} must be a positive multiple of 512", w.request_bytes.0),
@@ -391,7 +391,7 @@ impl Config {
         registry::check_name("buffer", "buffer.kind", &self.buffer.kind)?;
         registry::check_name("padding", "buffer.padding", &self.buffer.padding)?;
         if let Some(f) = self.buffer.fraction {
-            if !(f >= 0.0 && f <= 1.0) {
+            if !(0.0..=1.0).contains(&f) {
                 return Err(SimError::config(
                     "buffer.fraction",
                     format!("{f} is not in [0, 1]"),

@@ -411,7 +411,8 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
     if cfg.device.logical_bytes == Capacity::Auto {
         // An auto-sized device is also large enough for the FTL's reserve and open blocks at
         // this ρ (a tiny trace would otherwise leave no spare block to run GC with).
-        let spare_needed = r.ftl.gc_free_blocks + r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 1;
+        let spare_needed =
+            r.ftl.gc_free_blocks + r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 1;
         logical_blocks = logical_blocks.max((spare_needed as f64 / cfg.device.op).ceil() as u64);
     }
     let logical_pages = logical_blocks * ppb;
@@ -514,7 +515,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             }
             sim.request(&req, &src)?;
             done += 1;
-            if done % PROGRESS_EVERY == 0 && !progress.update(done, total) {
+            if done.is_multiple_of(PROGRESS_EVERY) && !progress.update(done, total) {
                 return Err(SimError::Cancelled);
             }
         }

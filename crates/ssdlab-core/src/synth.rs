@@ -80,7 +80,7 @@ impl Synth {
             ));
         }
         let zipf = (theta > 0.0).then(|| Zipf::new(slots, theta));
-        let mut perm_a = 0x9E37_79B9_7F4A_7C15 % slots.max(2) | 1;
+        let mut perm_a = (0x9E37_79B9_7F4A_7C15 % slots.max(2)) | 1;
         while gcd(perm_a, slots) != 1 {
             perm_a += 2;
         }
@@ -226,5 +226,100 @@ impl Iterator for Synth {
             len_bytes,
             dev,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustc_hash::FxHashMap;
+
+    fn gen(kind: &str, f: impl FnOnce(&mut WorkloadConfig)) -> Vec<Request> {
+        let mut w = WorkloadConfig {
+            kind: kind.into(),
+            requests: 100_000,
+            ..Default::default()
+        };
+        f(&mut w);
+        Synth::new(&w, 7).unwrap().map(|r| r.unwrap()).collect()
+    }
+
+    /// Share of writes that start where the previous write ended (the `trace info` rule).
+    fn seq_share(reqs: &[Request]) -> f64 {
+        let writes: Vec<_> = reqs.iter().filter(|r| r.op == Op::Write).collect();
+        let seq = writes
+            .windows(2)
+            .filter(|w| w[1].offset_bytes == w[0].end_bytes())
+            .count();
+        seq as f64 / writes.len() as f64
+    }
+
+    #[test]
+    fn deterministic_by_seed() {
+        let a = gen("desktop", |_| {});
+        let b = gen("desktop", |_| {});
+        assert_eq!(a, b);
+        let mut w = WorkloadConfig {
+            kind: "desktop".into(),
+            requests: 1000,
+            ..Default::default()
+        };
+        w.kind = "zipf".into();
+        let c: Vec<_> = Synth::new(&w, 8).unwrap().map(|r| r.unwrap()).collect();
+        let d: Vec<_> = Synth::new(&w, 9).unwrap().map(|r| r.unwrap()).collect();
+        assert_ne!(c, d);
+    }
+
+    #[test]
+    fn desktop_profile_characteristics() {
+        let reqs = gen("desktop", |_| {});
+        let share = seq_share(&reqs);
+        assert!((0.25..0.35).contains(&share), "sequential share {share}");
+        // Updates per 512 KiB region: most regions rarely updated, a few very hot.
+        let mut per_region: FxHashMap<u64, u64> = FxHashMap::default();
+        for r in reqs.iter().filter(|r| r.op == Op::Write) {
+            *per_region.entry(r.offset_bytes / (512 << 10)).or_default() += 1;
+        }
+        let mut counts: Vec<u64> = per_region.values().copied().collect();
+        counts.sort_unstable();
+        let median = counts[counts.len() / 2];
+        let max = *counts.last().unwrap();
+        assert!(max > 50 * median.max(1), "max {max} vs median {median}");
+        assert!(reqs.iter().all(|r| r.end_bytes() <= 256 << 20));
+        // Some sub-page writes exercise read-modify-write.
+        assert!(reqs.iter().any(|r| r.len_bytes % 4096 != 0));
+    }
+
+    #[test]
+    fn uniform_and_sequential_shapes() {
+        let u = gen("uniform", |w| {
+            w.footprint_bytes = crate::units::Size(64 << 20)
+        });
+        assert!(u.iter().all(|r| r.len_bytes == 4096
+            && r.offset_bytes % 4096 == 0
+            && r.end_bytes() <= 64 << 20));
+        assert!(seq_share(&u) < 0.01);
+        let s = gen("sequential", |w| w.streams = 1);
+        assert!(seq_share(&s) > 0.99);
+        let s4 = gen("sequential", |w| w.streams = 4);
+        assert!(s4.iter().map(|r| r.dev).max() == Some(3));
+        let rw = gen("fio", |w| {
+            w.rw = "randrw".into();
+            w.read_fraction = 0.3;
+        });
+        let reads = rw.iter().filter(|r| r.op == Op::Read).count() as f64 / rw.len() as f64;
+        assert!((reads - 0.3).abs() < 0.01, "{reads}");
+    }
+
+    #[test]
+    fn zipf_is_skewed() {
+        let z = gen("zipf", |w| w.zipf_theta = 1.0);
+        let mut c: FxHashMap<u64, u64> = FxHashMap::default();
+        for r in &z {
+            *c.entry(r.offset_bytes).or_default() += 1;
+        }
+        let top = *c.values().max().unwrap() as f64 / z.len() as f64;
+        // P(rank 1) = 1/H(65536, 1) ≈ 1/11.67
+        assert!((top - 1.0 / 11.67).abs() < 0.01, "{top}");
     }
 }

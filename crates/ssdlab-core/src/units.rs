@@ -84,9 +84,11 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "unknown size unit `{other}` in `{text}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"
-        )),
+        ))
+        }
     };
     let bytes = value * mult;
     if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
@@ -144,7 +146,7 @@ pub fn for_each_page(
     let end = (offset_bytes + len_bytes).div_ceil(SECTOR_BYTES);
     let mut s = first;
     while s < end {
-        let lpn = sectors_per_page.div(s);
+        let lpn = sectors_per_page.quot(s);
         let page_end = (lpn + 1) * sectors_per_page.get();
         let stop = end.min(page_end);
         let lo = s - lpn * sectors_per_page.get();
@@ -207,14 +209,18 @@ pub struct Divisor {
 impl Divisor {
     pub fn new(d: u64) -> Self {
         assert!(d > 0);
-        Divisor { d, shift: d.trailing_zeros(), pow2: d.is_power_of_two() }
+        Divisor {
+            d,
+            shift: d.trailing_zeros(),
+            pow2: d.is_power_of_two(),
+        }
     }
     #[inline(always)]
     pub fn get(self) -> u64 {
         self.d
     }
     #[inline(always)]
-    pub fn div(self, x: u64) -> u64 {
+    pub fn quot(self, x: u64) -> u64 {
         if self.pow2 {
             x >> self.shift
         } else {
@@ -222,7 +228,7 @@ impl Divisor {
         }
     }
     #[inline(always)]
-    pub fn rem(self, x: u64) -> u64 {
+    pub fn modulo(self, x: u64) -> u64 {
         if self.pow2 {
             x & (self.d - 1)
         } else {
@@ -240,7 +246,7 @@ mod divisor_tests {
         for d in [1u64, 2, 3, 64, 96, 128, 384] {
             let v = Divisor::new(d);
             for x in [0u64, 1, 5, 127, 128, 1000, 123_456_789] {
-                assert_eq!((v.div(x), v.rem(x)), (x / d, x % d));
+                assert_eq!((v.quot(x), v.modulo(x)), (x / d, x % d));
             }
         }
     }

@@ -48,12 +48,12 @@ impl LruBuffer {
         self.nodes.release(i);
         self.index.remove(&n.lpn);
         let page = [PageWrite {
-            offset: self.ppb.rem(n.lpn) as u32,
+            offset: self.ppb.modulo(n.lpn) as u32,
             mask: n.mask,
             version: n.version,
         }];
         sink.flush(&FlushUnit {
-            lbn: self.ppb.div(n.lpn),
+            lbn: self.ppb.quot(n.lpn),
             pages: &page,
             padded: false,
             hint: n.hint,

@@ -117,7 +117,7 @@ impl PageFtl {
 
     #[inline]
     fn invalidate(&mut self, ppn: u32) {
-        let b = self.block_of.div(ppn as u64) as u32;
+        let b = self.block_of.quot(ppn as u64) as u32;
         self.p2l[ppn as usize] = NONE;
         self.valid[b as usize] -= 1;
         self.selector.on_invalidate(b, self.valid[b as usize]);
@@ -180,13 +180,17 @@ impl PageFtl {
     ) -> Result<()> {
         // Look the old copy up only after next_ppn: it may run GC, which moves that copy.
         let ppn = self.next_ppn(slot, nand)?;
-        let old = if known_old != NONE { known_old } else { self.l2p[lpn as usize] };
+        let old = if known_old != NONE {
+            known_old
+        } else {
+            self.l2p[lpn as usize]
+        };
         if old != NONE {
             self.invalidate(old);
         }
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn as u32;
-        self.valid[self.block_of.div(ppn as u64) as usize] += 1;
+        self.valid[self.block_of.quot(ppn as u64) as usize] += 1;
         if self.check {
             self.oob_version[ppn as usize] = version;
         }
