@@ -69,20 +69,31 @@ def make_traces(pages: np.ndarray) -> tuple[Path, Path, Path]:
     return text, binary, oracle, convert_s
 
 
-def run_engine(path: Path, fmt: str) -> dict:
+REPEATS = int(os.environ.get("SSDLAB_BENCH_REPEATS", 3))
+
+
+def run_engine(path: Path, fmt: str, op: float = 0.07) -> dict:
+    """Best and median of REPEATS runs (the machine is shared: timings vary by ±20%)."""
     cfg = {
         "workload": {"kind": "trace", "path": str(path), "format": fmt},
-        "device": {"logical_bytes": FOOTPRINT_PAGES * 4096, "op": 0.07},
+        "device": {"logical_bytes": FOOTPRINT_PAGES * 4096, "op": op},
         "buffer": {"kind": "lru", "bytes": BUFFER},
         "ftl": {"kind": "page", "gc": "greedy"},
     }
-    t0 = time.perf_counter()
-    r = ssdlab.simulate(cfg)
-    wall = time.perf_counter() - t0
+    walls = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        r = ssdlab.simulate(cfg)
+        walls.append(time.perf_counter() - t0)
+    walls.sort()
     m = r.metrics
+    pages = m["host.write_pages"]
     return {
-        "wall_s": wall,
-        "host_page_writes_per_s": m["host.write_pages"] / wall,
+        "op": op,
+        "wall_s": walls,
+        "host_page_writes_per_s_best": pages / walls[0],
+        "host_page_writes_per_s_median": pages / walls[len(walls) // 2],
+        "nand_programs_per_s_best": m["nand.programs.total"] / walls[0],
         "waf": m["waf"],
         "hits": m["buffer.write_hit_pages"],
         "gc_moved_pages": m["gc.moved_pages"],
@@ -139,6 +150,8 @@ def main() -> int:
     results["engine_binary"] = run_engine(binary, "binary")
     print("engine, text trace ...", file=sys.stderr)
     results["engine_text"] = run_engine(text, "tencent")
+    print("engine, binary cache, 28% over-provisioning ...", file=sys.stderr)
+    results["engine_binary_op28"] = run_engine(binary, "binary", op=0.28)
     print("libCacheSim LRU ...", file=sys.stderr)
     results["libcachesim_lru"] = run_libcachesim(oracle, REQUESTS)
     print("peak RSS on a 1 TiB device ...", file=sys.stderr)
@@ -146,18 +159,25 @@ def main() -> int:
     same = results["engine_binary"]["hits"] == results["libcachesim_lru"]["hits"]
     results["lru_hits_equal_libcachesim"] = same
 
-    b, t, lc, rss = results["engine_binary"], results["engine_text"], results["libcachesim_lru"], results["rss_1tib"]
+    b, t, b28 = results["engine_binary"], results["engine_text"], results["engine_binary_op28"]
+    lc, rss = results["libcachesim_lru"], results["rss_1tib"]
     print()
-    print(f"{'measurement':<52}{'value':>20}")
-    print("-" * 72)
-    print(f"{'ssdlab lru+page+greedy, binary cache (pages/s)':<52}{b['host_page_writes_per_s']:>20,.0f}")
-    print(f"{'ssdlab lru+page+greedy, text trace (pages/s)':<52}{t['host_page_writes_per_s']:>20,.0f}")
-    print(f"{'  WAF of that run':<52}{b['waf']:>20.3f}")
-    print(f"{'libCacheSim LRU alone (requests/s)':<52}{lc['requests_per_s']:>20,.0f}")
-    print(f"{'LRU hits equal libCacheSim':<52}{str(same):>20}")
-    print(f"{'trace convert, text -> binary (s)':<52}{convert_s:>20.1f}")
-    print(f"{'1 TiB device: peak RSS (MiB)':<52}{rss['peak_rss_kib'] / 1024:>20,.0f}")
-    print(f"{'1 TiB device: FTL bytes per physical page':<52}{rss['ftl_bytes_per_physical_page']:>20.2f}")
+    print(f"{'measurement (best / median of ' + str(REPEATS) + ')':<58}{'best':>14}{'median':>14}")
+    print("-" * 86)
+    for label, d in (
+        ("lru+page+greedy, binary cache, ρ=0.07 (host pages/s)", b),
+        ("lru+page+greedy, text trace, ρ=0.07 (host pages/s)", t),
+        ("lru+page+greedy, binary cache, ρ=0.28 (host pages/s)", b28),
+    ):
+        best, med = d["host_page_writes_per_s_best"], d["host_page_writes_per_s_median"]
+        print(f"{label:<58}{best:>14,.0f}{med:>14,.0f}")
+    print(f"{'  WAF at ρ=0.07 / ρ=0.28':<58}{b['waf']:>14.3f}{b28['waf']:>14.3f}")
+    print(f"{'  NAND programs/s, binary, ρ=0.07':<58}{b['nand_programs_per_s_best']:>14,.0f}")
+    print(f"{'libCacheSim LRU alone (requests/s)':<58}{lc['requests_per_s']:>14,.0f}")
+    print(f"{'LRU hits equal libCacheSim':<58}{str(same):>14}")
+    print(f"{'trace convert, text -> binary (s)':<58}{convert_s:>14.1f}")
+    print(f"{'1 TiB device: peak RSS (MiB)':<58}{rss['peak_rss_kib'] / 1024:>14,.0f}")
+    print(f"{'1 TiB device: bytes per physical page (whole process)':<58}{rss['ftl_bytes_per_physical_page']:>14.2f}")
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")

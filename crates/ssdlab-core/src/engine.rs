@@ -159,6 +159,22 @@ impl FlushSink for Backend {
         self.host.flushes += 1;
         self.host.flushed_pages += unit.pages.len() as u64;
         let first = unit.lbn * self.ppb;
+        if let ([p], false) = (unit.pages, unit.padded) {
+            // Fast path for page-level buffers: one page, no padding.
+            if p.mask != self.full {
+                self.ftl
+                    .read(first + p.offset as u64, Cause::Rmw, &mut self.nand);
+            }
+            self.host.ftl_pages += 1;
+            let page = [UnitPage {
+                offset: p.offset,
+                version: p.version,
+                cause: Cause::Host,
+            }];
+            return self
+                .ftl
+                .write_unit(unit.lbn, &page, unit.hint, &mut self.nand);
+        }
         self.scratch.clear();
         let mut pages = unit.pages.iter().peekable();
         let push_buffered = |be: &mut Backend, p: &crate::buffer::PageWrite| {
@@ -334,7 +350,7 @@ impl Sim {
                 for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
                     let lpn = self.map_lpn(lpn, req, src)?;
                     self.be.host.read_pages += 1;
-                    if self.buffer.read(lpn) & mask == mask {
+                    if self.buffer.read(lpn, mask, &mut self.be)? & mask == mask {
                         self.be.host.read_hit_pages += 1;
                     } else {
                         self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand);

@@ -148,10 +148,16 @@ impl WriteBuffer for BlockLruBuffer {
         Ok(0)
     }
 
-    fn read(&mut self, lpn: Lpn) -> SectorMask {
-        self.pages
+    fn read(
+        &mut self,
+        lpn: Lpn,
+        _mask: SectorMask,
+        _sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        Ok(self
+            .pages
             .get(&lpn)
-            .map_or(0, |&i| self.page_slab.get(i).mask)
+            .map_or(0, |&i| self.page_slab.get(i).mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {

@@ -7,6 +7,7 @@ use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
 use crate::error::Result;
 use crate::units::{Divisor, Lpn, SectorMask};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 #[derive(Clone, Copy)]
 struct Node {
@@ -71,31 +72,45 @@ impl WriteBuffer for LruBuffer {
         hint: u32,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        if let Some(&i) = self.index.get(&lpn) {
-            let n = self.nodes.get_mut(i);
-            let before = n.mask;
-            n.mask |= mask;
-            n.version = version;
-            n.hint = hint;
-            self.links.move_to_front(&mut self.lru, i);
-            return Ok(before);
-        }
-        if self.lru.len as u64 >= self.capacity {
+        // One probe finds the page or reserves its slot; the victim (the LRU tail, never the
+        // page just inserted at the head) is flushed afterwards, which is equivalent to evicting
+        // first because the victim does not depend on the new page.
+        let slot = match self.index.entry(lpn) {
+            Entry::Occupied(e) => {
+                let i = *e.get();
+                let n = self.nodes.get_mut(i);
+                let before = n.mask;
+                n.mask |= mask;
+                n.version = version;
+                n.hint = hint;
+                self.links.move_to_front(&mut self.lru, i);
+                return Ok(before);
+            }
+            Entry::Vacant(e) => {
+                let i = self.nodes.insert(Node {
+                    lpn,
+                    mask,
+                    version,
+                    hint,
+                });
+                e.insert(i);
+                i
+            }
+        };
+        self.links.push_front(&mut self.lru, slot);
+        if self.lru.len as u64 > self.capacity {
             self.evict_tail(sink)?;
         }
-        let i = self.nodes.insert(Node {
-            lpn,
-            mask,
-            version,
-            hint,
-        });
-        self.links.push_front(&mut self.lru, i);
-        self.index.insert(lpn, i);
         Ok(0)
     }
 
-    fn read(&mut self, lpn: Lpn) -> SectorMask {
-        self.index.get(&lpn).map_or(0, |&i| self.nodes.get(i).mask)
+    fn read(
+        &mut self,
+        lpn: Lpn,
+        _mask: SectorMask,
+        _sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        Ok(self.index.get(&lpn).map_or(0, |&i| self.nodes.get(i).mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {

@@ -62,8 +62,10 @@ pub trait WriteBuffer: Send {
         hint: u32,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask>;
-    /// Sectors of `lpn` present in the buffer (a read lookup; recency is left unchanged).
-    fn read(&mut self, lpn: Lpn) -> SectorMask;
+    /// A host read of sectors `mask` of `lpn`: returns the sectors present in the buffer. The
+    /// write buffers here leave their order unchanged; policies that cache clean pages (FAB,
+    /// CFLRU, LRU-WSR with `cache_reads`) may insert the page and evict through `sink`.
+    fn read(&mut self, lpn: Lpn, mask: SectorMask, sink: &mut dyn FlushSink) -> Result<SectorMask>;
     /// Drop any buffered data of `lpn` (trim).
     fn trim(&mut self, lpn: Lpn);
     /// Flush everything, in the policy's victim order.

@@ -38,8 +38,13 @@ impl WriteBuffer for NoBuffer {
         })?;
         Ok(0)
     }
-    fn read(&mut self, _lpn: Lpn) -> SectorMask {
-        0
+    fn read(
+        &mut self,
+        _lpn: Lpn,
+        _mask: SectorMask,
+        _sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        Ok(0)
     }
     fn trim(&mut self, _lpn: Lpn) {}
     fn flush_all(&mut self, _sink: &mut dyn FlushSink) -> Result<()> {

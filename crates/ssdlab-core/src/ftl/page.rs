@@ -345,7 +345,12 @@ impl Ftl for PageFtl {
         hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        let slot = (hint as usize) % self.host_open.len();
+        let streams = self.host_open.len();
+        let slot = if streams == 1 {
+            0
+        } else {
+            hint as usize % streams
+        };
         let first = lbn * self.ppb as u64;
         for p in pages {
             let lpn = first + p.offset as u64;
