@@ -44,7 +44,7 @@ def test_compare_writes_table_json_and_chart(tmp_path):
         str(tmp_path),
     )
     assert p.returncode == 0, p.stderr
-    assert "kind=block-lru" in p.stdout
+    assert "buffer.kind=block-lru" in p.stdout
     doc = json.loads((tmp_path / "compare.json").read_text())
     assert [d["config"]["buffer"]["kind"] for d in doc] == ["none", "lru", "block-lru"]
     assert (tmp_path / "compare.png").stat().st_size > 1000

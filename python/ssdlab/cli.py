@@ -128,7 +128,7 @@ def cmd_compare(args) -> int:
     cells: list[tuple[str, api.Config]] = [("", base)]
     for key, values in vary:
         cells = [
-            ((label + " " if label else "") + f"{key.split('.')[-1]}={v}", api.Config(c.to_dict()).set(key, v))
+            ((label + " " if label else "") + f"{key}={v}", api.Config(c.to_dict()).set(key, v))
             for label, c in cells
             for v in values
         ]

@@ -137,6 +137,11 @@ impl Synth {
         }
     }
 
+    /// Desktop profile after seed 000 Table 4 (one month of Windows XP writes): 29.3% of write
+    /// requests sequential, averaging ~37 KB; the rest random, averaging ~9.8 KB; most addresses
+    /// rarely updated and a few thousands of times. Here: bursts of sequential "file" writes of
+    /// 16–56 KiB (mean 36 KiB) at random places, and small updates (10% sub-page, 40% one page,
+    /// 50% two to five pages: mean ≈ 9 KiB) of Zipf-hot 512 KiB regions.
     fn next_desktop(&mut self, op: Op) -> (u64, u64, u32) {
         if op == Op::Read {
             let region = self.pick_slot();
@@ -144,10 +149,11 @@ impl Synth {
             let off = self.rng.below(DESKTOP_BLOCK_PAGES - pages + 1);
             return ((region * DESKTOP_BLOCK_PAGES + off) * PAGE, pages * PAGE, 0);
         }
+        let seq_len = |rng: &mut Rng| (4 + rng.below(11)) * PAGE; // 16..56 KiB
         if self.burst_left > 0 {
             // Continue a sequential file write where the last request of the burst ended.
             self.burst_left -= 1;
-            let len = (4 + self.rng.below(29)) * PAGE; // 16..128 KiB
+            let len = seq_len(&mut self.rng);
             let off = if self.burst_pos + len > self.footprint_bytes {
                 0
             } else {
@@ -157,10 +163,10 @@ impl Synth {
             return (off, len, 1);
         }
         // A burst of mean 8 requests (7 sequential) starts with probability q = 0.3/4.9, so that
-        // ~30% of write requests continue the previous one (seed 000 Table 4).
+        // 7q / (8q + 1 − q) = 30% of write requests continue the previous one.
         if self.rng.f64() < 0.3 / 4.9 {
             self.burst_left = 1 + self.rng.below(13) as u32; // 1..13 more, mean 7
-            let len = (4 + self.rng.below(29)) * PAGE;
+            let len = seq_len(&mut self.rng);
             let region = self.rng.below(self.regions);
             let off = region * DESKTOP_BLOCK_PAGES * PAGE;
             let off = if off + len > self.footprint_bytes {
@@ -171,14 +177,13 @@ impl Synth {
             self.burst_pos = off + len;
             return (off, len, 1);
         }
-        // Small random update of a Zipf-hot region: mostly one page, sometimes a few sectors.
         let region = self.pick_slot();
         let r = self.rng.f64();
         let (start_sector, sectors) = if r < 0.1 {
             let s = 1 + self.rng.below(7);
             (self.rng.below(DESKTOP_BLOCK_PAGES * 8 - s + 1), s)
         } else {
-            let pages = if r < 0.7 { 1 } else { 2 + self.rng.below(3) };
+            let pages = if r < 0.5 { 1 } else { 2 + self.rng.below(4) };
             (
                 self.rng.below(DESKTOP_BLOCK_PAGES - pages + 1) * 8,
                 pages * 8,
@@ -286,6 +291,26 @@ mod tests {
         let max = *counts.last().unwrap();
         assert!(max > 50 * median.max(1), "max {max} vs median {median}");
         assert!(reqs.iter().all(|r| r.end_bytes() <= 256 << 20));
+        // Mean sizes near the thesis's 37 KB sequential / 9.8 KB random write requests.
+        let (mut seq, mut rnd) = ((0u64, 0u64), (0u64, 0u64));
+        for w in reqs.windows(2) {
+            let acc = if w[1].offset_bytes == w[0].end_bytes() {
+                &mut seq
+            } else {
+                &mut rnd
+            };
+            acc.0 += w[1].len_bytes;
+            acc.1 += 1;
+        }
+        let (seq_kib, rnd_kib) = (
+            seq.0 as f64 / seq.1 as f64 / 1024.0,
+            rnd.0 as f64 / rnd.1 as f64 / 1024.0,
+        );
+        assert!(
+            (30.0..42.0).contains(&seq_kib),
+            "sequential mean {seq_kib} KiB"
+        );
+        assert!((8.0..16.0).contains(&rnd_kib), "random mean {rnd_kib} KiB");
         // Some sub-page writes exercise read-modify-write.
         assert!(reqs.iter().any(|r| r.len_bytes % 4096 != 0));
     }
