@@ -227,3 +227,23 @@ def test_op_too_small_is_clear():
         {"workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"}, "device": {"op": 0.01}}
     )
     assert r.metrics["device.physical_blocks"] >= r.metrics["device.logical_pages"] / 128 + 5
+
+
+def test_device_too_large_for_memory_is_an_error():
+    with pytest.raises(SsdlabError, match=r"device.logical_bytes.*GiB of memory"):
+        ssdlab.simulate({"workload": {"kind": "uniform", "requests": 10}, "device": {"logical_bytes": "64TiB"}})
+
+
+def test_shared_gc_frontier_and_streams_keep_integrity():
+    r = ssdlab.simulate(
+        {
+            "workload": {"kind": "fio", "rw": "write", "streams": 4, "requests": 30000, "footprint_bytes": "64MiB"},
+            "device": {"op": 0.2, "pages_per_block": 64},
+            "buffer": {"kind": "none"},
+            "ftl": {"streams": 4, "separate_gc_frontier": False},
+            "run": {"precondition": "fill", "check_integrity": True},
+        }
+    )
+    # Four sequential streams, each in its own frontier: blocks die whole, GC copies nothing.
+    assert r.metrics["gc.victims"] > 0
+    assert r.metrics["gc.moved_pages"] == 0

@@ -462,11 +462,42 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
     Ok((r, geo, buffer_pages, scan))
 }
 
+/// MemAvailable from /proc/meminfo, in bytes (None where unknown).
+fn mem_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuse a device whose mapping tables cannot fit in memory, before the OS kills the process.
+fn check_memory(geo: &Geometry, check: bool) -> Result<()> {
+    let per_page = if check { 8 } else { 4 };
+    let need = per_page * (geo.logical_pages + geo.physical_pages());
+    if let Some(avail) = mem_available_bytes() {
+        if need > avail {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            return Err(SimError::config(
+                "device.logical_bytes",
+                format!(
+                    "a {:.1} GiB device needs about {:.1} GiB of mapping tables, but only {:.1} GiB of memory is \
+                     available; use a smaller device or workload.address_map = \"compact\"",
+                    gib(geo.logical_bytes()),
+                    gib(need),
+                    gib(avail)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Run one simulation.
 pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
     cfg.validate()?;
     let (mut resolved, geo, buffer_pages, scan) = resolve(cfg)?;
     let check = cfg.run.check_integrity;
+    check_memory(&geo, check)?;
     let ftl = registry::build_ftl(&resolved, &geo)?;
     let padding = registry::build_padding(&resolved)?;
     let buffer = registry::build_buffer(
@@ -496,7 +527,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             host: HostCounters::default(),
         },
         latest: if check {
-            vec![0; geo.logical_pages as usize]
+            crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
         } else {
             Vec::new()
         },

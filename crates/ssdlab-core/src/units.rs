@@ -251,3 +251,21 @@ mod divisor_tests {
         }
     }
 }
+
+/// `vec![value; n]` that reports a failed allocation as an error naming `what` instead of
+/// aborting the process (device sizes come from user input).
+pub fn alloc_vec<T: Clone>(n: u64, value: T, what: &str) -> Result<Vec<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>() as u64);
+    let mut v = Vec::new();
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| v.try_reserve_exact(n).ok())
+        .ok_or_else(|| {
+            SimError::Invalid(format!(
+                "cannot allocate {what}: {n} entries ({:.1} GiB); use a smaller device",
+                bytes as f64 / (1u64 << 30) as f64
+            ))
+        })?;
+    v.resize(n as usize, value);
+    Ok(v)
+}

@@ -9,7 +9,7 @@ use super::{Ftl, FtlView, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Nand};
-use crate::units::{Divisor, Geometry, Lbn, Lpn};
+use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
@@ -86,8 +86,8 @@ impl PageFtl {
             ppb,
             block_of: Divisor::new(ppb as u64),
             logical_pages: geo.logical_pages,
-            l2p: vec![NONE; geo.logical_pages as usize],
-            p2l: vec![NONE; phys_pages as usize],
+            l2p: alloc_vec(geo.logical_pages, NONE, "the L2P table")?,
+            p2l: alloc_vec(phys_pages, NONE, "the P2L table")?,
             valid: vec![0; blocks as usize],
             write_ptr: vec![0; blocks as usize],
             free: (0..blocks as u32).collect(),
@@ -99,12 +99,12 @@ impl PageFtl {
             in_gc: false,
             now: 0,
             oob_version: if check {
-                vec![0; phys_pages as usize]
+                alloc_vec(phys_pages, 0, "integrity versions")?
             } else {
                 Vec::new()
             },
             expected: if check {
-                vec![0; geo.logical_pages as usize]
+                alloc_vec(geo.logical_pages, 0, "integrity versions")?
             } else {
                 Vec::new()
             },

@@ -40,7 +40,7 @@ const RECORD_BYTES: usize = 25;
 const COUNT_OFFSET: u64 = 16;
 const UNFINISHED: u64 = u64::MAX;
 /// Records decoded per chunk.
-const CHUNK_RECORDS: usize = 65_536;
+const CHUNK_RECORDS: usize = 16384;
 
 fn encode(r: &Request, len: u32, out: &mut [u8; RECORD_BYTES]) {
     out[0..8].copy_from_slice(&r.time_us.to_le_bytes());
