@@ -34,6 +34,7 @@ test-python: build
 test: test-rust test-python
 
 bench: build
+	$(PY) benches/waf_table.py
 	$(PY) benches/bench.py
 
 fmt:

@@ -247,3 +247,40 @@ def test_shared_gc_frontier_and_streams_keep_integrity():
     # Four sequential streams, each in its own frontier: blocks die whole, GC copies nothing.
     assert r.metrics["gc.victims"] > 0
     assert r.metrics["gc.moved_pages"] == 0
+
+
+def test_buffer_capacity_as_fraction_of_footprint(traces):
+    r = ssdlab.simulate(
+        {"workload": {"kind": "uniform", "requests": 1000, "footprint_bytes": "64MiB"}, "buffer": {"fraction": 0.01}}
+    )
+    assert r.metrics["buffer.capacity_pages"] == int(16384 * 0.01)
+    assert r.config["buffer"]["bytes"] == int(16384 * 0.01) * 4096
+    path = traces / "blkreplay_1and1/windows-shared-server.load.gz"
+    footprint = ssdlab.trace_info(path)["footprint_pages"]
+    r = ssdlab.simulate(
+        {"workload": {"kind": "trace", "path": str(path), "address_map": "compact"}, "buffer": {"fraction": 0.5}}
+    )
+    assert r.metrics["buffer.capacity_pages"] == footprint // 2
+
+
+def test_config_from_toml_path_dict_and_object(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text(
+        '[workload]\nkind = "zipf"\nrequests = 5000\nfootprint_bytes = "64MiB"\n[buffer]\nkind = "block-lru"\n'
+    )
+    a = ssdlab.simulate(p)
+    b = ssdlab.simulate(str(p))
+    c = ssdlab.simulate(ssdlab.Config.from_toml(p))
+    d = ssdlab.simulate(
+        ssdlab.Config()
+        .set("workload.kind", "zipf")
+        .set("workload.requests", 5000)
+        .set("workload.footprint_bytes", "64MiB")
+        .set("buffer.kind", "block-lru")
+    )
+    assert a.metrics == b.metrics == c.metrics == d.metrics
+    assert a.config["buffer"]["kind"] == "block-lru"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[buffer\n")
+    with pytest.raises(SsdlabError, match=r"bad.toml"):
+        ssdlab.simulate(bad)
