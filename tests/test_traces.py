@@ -137,3 +137,30 @@ def test_ambiguous_detection_is_explained(tmp_path):
     p.write_text("5000 0 100 8 0\n6000 0 200 8 1\n")
     with pytest.raises(SsdlabError, match=r"(?i)format"):
         ssdlab.trace_detect(p)
+
+
+def test_reader_thread_gives_identical_results_and_errors(traces, tmp_path):
+    cfg = {
+        "workload": {
+            "kind": "trace",
+            "path": str(traces / "cloudphysics/cloudPhysicsIO.csv"),
+            "address_map": "compact",
+        },
+        "buffer": {"kind": "block-lru", "bytes": "4MiB"},
+        "run": {"precondition": "fill", "repeat": 2},
+    }
+    a = ssdlab.simulate({**cfg, "run": {**cfg["run"], "reader_thread": True}})
+    b = ssdlab.simulate({**cfg, "run": {**cfg["run"], "reader_thread": False}})
+    assert a.metrics == b.metrics
+    # Errors keep their file:line; skipped records are reported the same way.
+    p = tmp_path / "bad.csv"
+    p.write_text("".join(f"{i},{i * 8},8,1,0\n" for i in range(10_000)) + "x,0,8,1,0\n" + "1,0,8,1,0\n")
+    for rt in (True, False):
+        run = {"reader_thread": rt}
+        with pytest.raises(SsdlabError, match=r"bad.csv:10001: "):
+            ssdlab.simulate({"workload": {"kind": "trace", "path": str(p), "format": "tencent"}, "run": run})
+        r = ssdlab.simulate(
+            {"workload": {"kind": "trace", "path": str(p), "format": "tencent", "skip_invalid": True}, "run": run}
+        )
+        assert r.metrics["trace.skipped_records"] == 1 and r.metrics["host.write_requests"] == 10_001
+        assert "bad.csv:10001" in r.warnings[0]

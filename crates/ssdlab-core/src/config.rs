@@ -219,6 +219,8 @@ pub struct RunConfig {
     pub repeat: u32,
     /// Verify the mapping against the latest written versions after every GC and at the end.
     pub check_integrity: bool,
+    /// Parse trace files on a second thread (same results, faster replay of text traces).
+    pub reader_thread: bool,
 }
 
 impl Default for RunConfig {
@@ -229,6 +231,7 @@ impl Default for RunConfig {
             warmup_requests: 0,
             repeat: 1,
             check_integrity: false,
+            reader_thread: true,
         }
     }
 }

@@ -51,20 +51,138 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 
 enum Source {
     Trace(TraceReader),
+    /// A trace parsed on a second thread (`run.reader_thread`), handed over in batches.
+    Pipelined(Pipelined),
     Synth(Synth),
 }
 
 impl Source {
+    #[inline]
     fn next(&mut self) -> Option<Result<Request>> {
         match self {
             Source::Trace(r) => r.next(),
+            Source::Pipelined(p) => p.next(),
             Source::Synth(s) => s.next(),
         }
     }
     fn position(&self) -> String {
         match self {
             Source::Trace(r) => format!("line {}", r.line()),
+            Source::Pipelined(p) => format!("line {}", p.line),
             Source::Synth(_) => "synthetic workload".into(),
+        }
+    }
+    /// Malformed records skipped so far and the first one's message.
+    fn skipped(&self) -> (u64, Option<String>) {
+        match self {
+            Source::Trace(t) => (t.skipped(), t.first_skipped()),
+            Source::Pipelined(p) => (p.skipped, p.first_skipped.clone()),
+            Source::Synth(_) => (0, None),
+        }
+    }
+    fn format_name(&self) -> Option<&'static str> {
+        match self {
+            Source::Trace(t) => Some(t.format().name()),
+            Source::Pipelined(p) => Some(p.format.name()),
+            Source::Synth(_) => None,
+        }
+    }
+}
+
+const BATCH: usize = 4096;
+
+enum Msg {
+    /// Requests with their trace line numbers.
+    Batch(Vec<(Request, u64)>),
+    Error(SimError),
+    End {
+        skipped: u64,
+        first_skipped: Option<String>,
+    },
+}
+
+/// Parses a trace on its own thread; the order of requests is unchanged, so results are
+/// identical to reading on the simulation thread. Dropping it stops the reader.
+struct Pipelined {
+    rx: std::sync::mpsc::Receiver<Msg>,
+    batch: std::vec::IntoIter<(Request, u64)>,
+    line: u64,
+    format: Format,
+    skipped: u64,
+    first_skipped: Option<String>,
+    done: bool,
+}
+
+impl Pipelined {
+    fn start(mut reader: TraceReader) -> Pipelined {
+        let format = reader.format();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(8);
+        std::thread::spawn(move || loop {
+            let mut batch = Vec::with_capacity(BATCH);
+            while batch.len() < BATCH {
+                match reader.next() {
+                    Some(Ok(r)) => batch.push((r, reader.line())),
+                    Some(Err(e)) => {
+                        let _ = tx.send(Msg::Batch(batch));
+                        let _ = tx.send(Msg::Error(e));
+                        return;
+                    }
+                    None => {
+                        let _ = tx.send(Msg::Batch(batch));
+                        let _ = tx.send(Msg::End {
+                            skipped: reader.skipped(),
+                            first_skipped: reader.first_skipped(),
+                        });
+                        return;
+                    }
+                }
+            }
+            if tx.send(Msg::Batch(batch)).is_err() {
+                return; // the simulation stopped
+            }
+        });
+        Pipelined {
+            rx,
+            batch: Vec::new().into_iter(),
+            line: 0,
+            format,
+            skipped: 0,
+            first_skipped: None,
+            done: false,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Request>> {
+        loop {
+            if let Some((r, line)) = self.batch.next() {
+                self.line = line;
+                return Some(Ok(r));
+            }
+            if self.done {
+                return None;
+            }
+            match self.rx.recv() {
+                Ok(Msg::Batch(b)) => self.batch = b.into_iter(),
+                Ok(Msg::Error(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Ok(Msg::End {
+                    skipped,
+                    first_skipped,
+                }) => {
+                    self.done = true;
+                    self.skipped = skipped;
+                    self.first_skipped = first_skipped;
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Some(Err(SimError::Invalid(
+                        "the trace reader thread stopped unexpectedly".into(),
+                    )));
+                }
+            }
         }
     }
 }
@@ -93,10 +211,12 @@ fn seed_of(cfg: &Config) -> u64 {
 fn open_source(cfg: &Config) -> Result<Source> {
     if cfg.workload.kind == "trace" {
         let path = cfg.workload.path.as_deref().unwrap_or_default();
-        Ok(Source::Trace(trace::open(
-            Path::new(path),
-            &trace_options(cfg)?,
-        )?))
+        let reader = trace::open(Path::new(path), &trace_options(cfg)?)?;
+        if cfg.run.reader_thread {
+            Ok(Source::Pipelined(Pipelined::start(reader)))
+        } else {
+            Ok(Source::Trace(reader))
+        }
     } else {
         Ok(Source::Synth(Synth::new(&cfg.workload, seed_of(cfg))?))
     }
@@ -509,8 +629,8 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
         },
     )?;
     let mut src = open_source(&resolved)?;
-    if let Source::Trace(t) = &src {
-        resolved.workload.format = Some(t.format().name().to_string());
+    if let Some(name) = src.format_name() {
+        resolved.workload.format = Some(name.to_string());
     }
     let map = match resolved.workload.address_map.as_str() {
         "fold" => AddressMap::Fold,
@@ -566,14 +686,13 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
                 return Err(SimError::Cancelled);
             }
         }
-        if let Source::Trace(t) = &src {
-            if pass == 0 {
-                skipped = t.skipped();
-                if let Some(first) = t.first_skipped() {
-                    warnings.push(format!(
-                        "skipped {skipped} malformed records; first: {first}"
-                    ));
-                }
+        if pass == 0 {
+            let (n, first) = src.skipped();
+            skipped = n;
+            if let Some(first) = first {
+                warnings.push(format!(
+                    "skipped {skipped} malformed records; first: {first}"
+                ));
             }
         }
         if pass == 0 && done == 0 {
