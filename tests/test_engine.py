@@ -284,3 +284,23 @@ def test_config_from_toml_path_dict_and_object(tmp_path):
     bad.write_text("[buffer\n")
     with pytest.raises(SsdlabError, match=r"bad.toml"):
         ssdlab.simulate(bad)
+
+
+def test_fixed_padding_hand_computed(tmp_path):
+    # Full device (fill), 4 pages/block, block-lru of 2 pages, pad groups of >= half a block.
+    # W0, W1 fill the buffer; W4 evicts group LBN 0 {0,1}: padded, so pages 2,3 are read and
+    # rewritten (cause pad). At the end group LBN 1 {4} (1 page) is logged, not padded.
+    m = run_trace(
+        tmp_path,
+        [W(0), W(1), W(4)],
+        device=SMALL,
+        buffer={"kind": "block-lru", "bytes": 2 * 4096, "padding": "fixed", "padding_threshold": 0.5},
+        run={"precondition": "fill", "check_integrity": True},
+    )
+    assert m["buffer.flushes"] == 2
+    assert m["buffer.padded_flushes"] == 1
+    assert m["nand.reads.pad"] == 2
+    assert m["nand.programs.pad"] == 2
+    assert m["nand.programs.host"] == 3
+    assert m["waf"] == pytest.approx(5 / 3)
+    assert m["ftl.waf"] == pytest.approx(1.0)

@@ -192,8 +192,10 @@ pub struct BufferConfig {
     pub bytes: Size,
     /// Capacity as a fraction of the workload's footprint (overrides `bytes`).
     pub fraction: Option<f64>,
-    /// Pad-or-log decision for flushed groups: none (more in later policies).
+    /// Pad-or-log decision for flushed groups: none | fixed.
     pub padding: String,
+    /// `fixed` padding: pad groups holding at least this fraction of a block.
+    pub padding_threshold: f64,
 }
 
 impl Default for BufferConfig {
@@ -203,6 +205,7 @@ impl Default for BufferConfig {
             bytes: Size(16 << 20),
             fraction: None,
             padding: "none".into(),
+            padding_threshold: 0.5,
         }
     }
 }
@@ -400,6 +403,13 @@ impl Config {
                     format!("{f} is not in [0, 1]"),
                 ));
             }
+        }
+        let t = self.buffer.padding_threshold;
+        if !(0.0..=1.0).contains(&t) {
+            return Err(SimError::config(
+                "buffer.padding_threshold",
+                format!("{t} is not in [0, 1]"),
+            ));
         }
         if !matches!(self.run.precondition.as_str(), "none" | "fill") {
             return Err(SimError::config(

@@ -30,3 +30,22 @@ impl Padding for NoPadding {
         false
     }
 }
+
+/// `fixed`: pad a group holding at least `threshold` × pages-per-block pages
+/// (`buffer.padding_threshold`; 0.5 is BPLRU's setting in seed 000, 1.0 pads only full groups).
+pub struct FixedPadding {
+    pub threshold: f64,
+}
+
+impl Padding for FixedPadding {
+    fn pad(
+        &mut self,
+        _lbn: Lbn,
+        buffered_pages: u64,
+        pages_per_block: u64,
+        _view: &dyn FtlView,
+    ) -> bool {
+        buffered_pages < pages_per_block
+            && buffered_pages as f64 >= self.threshold * pages_per_block as f64
+    }
+}

@@ -110,15 +110,22 @@ pub static GC_POLICIES: &[Component] = &[
     c("gc", "fifo", "Victim = oldest sealed block.", &[]),
 ];
 
-pub static PADDINGS: &[Entry<PaddingCtor>] = &[Entry {
-    info: c(
-        "padding",
-        "none",
-        "Never pad: flushed groups go to the FTL as they are.",
-        &[],
-    ),
-    build: |_| Ok(Box::new(padding::NoPadding)),
-}];
+pub static PADDINGS: &[Entry<PaddingCtor>] = &[
+    Entry {
+        info: c("padding", "none", "Never pad: flushed groups go to the FTL as they are.", &[]),
+        build: |_| Ok(Box::new(padding::NoPadding)),
+    },
+    Entry {
+        info: c(
+            "padding",
+            "fixed",
+            "Pad a flushed group (read its missing pages, write the whole block) when it holds at least \
+             padding_threshold of a block.",
+            &["buffer.padding_threshold"],
+        ),
+        build: |cfg| Ok(Box::new(padding::FixedPadding { threshold: cfg.buffer.padding_threshold })),
+    },
+];
 
 pub static WORKLOADS: &[Component] = &[
     c("workload", "trace", "Replay a block I/O trace file (see `ssdlab trace info`).",
