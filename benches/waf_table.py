@@ -1,27 +1,10 @@
 """WAF of greedy GC under uniform random 4 KiB writes against Xiang & Kurkoski's expression,
 for the issue notes: `python benches/waf_table.py` (also run by `make bench`)."""
 
-import math
 import sys
 
 import ssdlab
-
-
-def lambert_w0(x: float) -> float:
-    w = -0.5
-    for _ in range(200):
-        ew = math.exp(w)
-        f = w * ew - x
-        w_next = w - f / (ew * (w + 1) - (w + 2) * f / (2 * w + 2))
-        if abs(w_next - w) < 1e-15:
-            break
-        w = w_next
-    return w
-
-
-def analytic(rho: float) -> float:
-    a = 1 + rho
-    return a / (a + lambert_w0(-a * math.exp(-a)))
+from ssdlab.analytic import greedy_waf as analytic
 
 
 def main() -> int:

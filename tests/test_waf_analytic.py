@@ -7,24 +7,8 @@ import random
 
 import pytest
 import ssdlab
-
-
-def lambert_w0(x: float) -> float:
-    """Principal branch of Lambert W on [−1/e, 0) by Halley's iteration."""
-    w = -0.5
-    for _ in range(200):
-        ew = math.exp(w)
-        f = w * ew - x
-        w_next = w - f / (ew * (w + 1) - (w + 2) * f / (2 * w + 2))
-        if abs(w_next - w) < 1e-15:
-            break
-        w = w_next
-    return w
-
-
-def xiang_kurkoski(rho: float) -> float:
-    a = 1 + rho
-    return a / (a + lambert_w0(-a * math.exp(-a)))
+from ssdlab.analytic import greedy_waf as xiang_kurkoski
+from ssdlab.analytic import lambert_w0
 
 
 def test_lambert_w():

@@ -239,44 +239,40 @@ impl Default for RunConfig {
     }
 }
 
+/// A deserialisation error at a field path ("." = the whole document).
+fn path_error(path: String, msg: String) -> SimError {
+    SimError::config(
+        if path == "." {
+            "<document>".to_string()
+        } else {
+            path
+        },
+        msg,
+    )
+}
+
 impl Config {
     /// Parse a TOML document.
     pub fn from_toml_str(text: &str) -> Result<Config> {
         let de = toml::Deserializer::new(text);
-        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner();
-            let msg = inner.message().to_string();
-            SimError::config(
-                if path == "." {
-                    "<document>".to_string()
-                } else {
-                    path
-                },
-                msg,
-            )
-        })?;
-        Ok(cfg)
+            path_error(path, e.into_inner().message().to_string())
+        })
     }
 
     /// Parse a JSON document (what the Python layer sends).
     pub fn from_json_str(text: &str) -> Result<Config> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let cfg: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let msg = e.into_inner().to_string();
             // serde_json appends " at line L column C"; the field path is more useful here.
-            let msg = msg.split(" at line ").next().unwrap_or("").to_string();
-            SimError::config(
-                if path == "." {
-                    "<document>".to_string()
-                } else {
-                    path
-                },
-                msg,
+            path_error(
+                path,
+                msg.split(" at line ").next().unwrap_or("").to_string(),
             )
-        })?;
-        Ok(cfg)
+        })
     }
 
     pub fn to_json(&self) -> String {
