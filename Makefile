@@ -13,7 +13,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff
+	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff "pyarrow>=14" "dask[distributed]>=2023.1"
 	touch $@
 
 build: $(BUILT)
@@ -36,6 +36,7 @@ test: test-rust test-python
 bench: build
 	$(PY) benches/waf_table.py
 	$(PY) benches/bench.py
+	$(PY) benches/bench_sweep.py
 
 fmt:
 	cargo fmt --all

@@ -9,6 +9,8 @@ See README.md for the tour and docs/ for the configuration keys, metrics and com
 
 from ._core import SsdlabError, __version__
 from .api import Config, Result, components, simulate
+from .store import load_results
+from .sweep import expand_study, run_sweep
 from .traces import trace_convert, trace_detect, trace_formats, trace_info
 
 __all__ = [
@@ -17,6 +19,9 @@ __all__ = [
     "SsdlabError",
     "__version__",
     "components",
+    "expand_study",
+    "load_results",
+    "run_sweep",
     "simulate",
     "trace_convert",
     "trace_detect",

@@ -1,4 +1,5 @@
-"""The `ssdlab` command line: run, compare, trace info|convert, policies.
+"""The `ssdlab` command line: run, compare, trace info|convert, policies, sweep, results, plot,
+report, reproduce.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
 with status 2; Ctrl-C exits with status 130.
@@ -253,6 +254,257 @@ def cmd_policies(args) -> int:
     return 0
 
 
+# -- sweep and results ---------------------------------------------------------------------------
+
+RESULTS_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio"]
+
+
+def cmd_sweep(args) -> int:
+    from .sweep import run_sweep
+
+    executor = args.executor or ("dask" if args.address else "local")
+    s = run_sweep(
+        args.study, args.out, executor=executor, address=args.address, workers=args.workers, progress=not args.quiet
+    )
+    where = f"{s.executor}, {s.workers} worker{'s' if s.workers != 1 else ''}" if s.workers else s.executor
+    rows = [
+        ["cells", f"{s.total:,}"],
+        ["skipped", f"{s.skipped:,} (already stored)"],
+        ["ran", f"{s.ran:,} ({where})"],
+        ["failed", f"{s.failed:,}"],
+        ["wall", f"{s.wall_s:,.1f} s"],
+    ]
+    if s.duplicates:
+        rows.insert(2, ["duplicates", f"{s.duplicates:,} (same configuration as an earlier cell)"])
+    print(f"study {s.study} -> {s.out_dir}")
+    for name, value in rows:
+        print(f"  {name:<10} {value}")
+    if s.errors:
+        print(f"\nfailed cells (first {min(len(s.errors), 5)} of {s.failed}):")
+        for index, values, error in sorted(s.errors, key=lambda e: e[0])[:5]:
+            label = ", ".join(f"{k}={json.dumps(v)}" for k, v in values.items()) or "base"
+            print(f"  cell {index} ({label}): {error}")
+    from .store import ResultStore
+
+    parts = len(ResultStore(s.out_dir).files())
+    if parts > 500:
+        print(f"\n{parts:,} result files: `ssdlab results {s.out_dir} --compact` makes reading them faster")
+    return 0
+
+
+def _cell_text(v) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return "-"
+    if isinstance(v, (list, dict)):
+        return json.dumps(v)
+    try:
+        import pandas as pd
+
+        if v is pd.NA:
+            return "-"
+    except ImportError:
+        pass
+    return _fmt(v)
+
+
+def cmd_results(args) -> int:
+    from .store import ResultStore, _suggest, load_results
+
+    if args.compact:
+        n, rows, path = ResultStore(args.dir).compact()
+        if path is None:
+            print(f"nothing to compact ({n} file{'s' if n != 1 else ''})")
+        else:
+            print(f"compacted {n} files ({rows} records) into {path}")
+    filters: dict[str, list] = {}
+    for item in args.filter or []:
+        if "=" not in item:
+            raise SsdlabError(f"--filter {item!r}: expected KEY=VALUE")
+        key, value = item.split("=", 1)
+        filters.setdefault(key.strip(), []).append(api.parse_value(value.strip()))
+    df = load_results(args.dir, status=args.status, filters=filters)
+    if args.columns:
+        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+        for c in columns:
+            if c not in df.columns:
+                raise SsdlabError(f"--columns: no column `{c}`{_suggest(c, df.columns)}")
+    else:
+        columns = list(df.attrs.get("axes", [])) + ["status"] + [m for m in RESULTS_METRICS if m in df.columns]
+        columns = [c for c in dict.fromkeys(columns) if c in df.columns]
+        if (df["status"] != "ok").any():
+            columns.append("error")
+    if args.csv:
+        out = df[columns] if args.columns else df
+        out = out.map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
+        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+        out.to_csv(args.csv, index=False)
+    rows = [[_cell_text(v) for v in r] for r in df[columns].itertuples(index=False, name=None)]
+    if "error" in columns:
+        i = columns.index("error")
+        rows = [r[:i] + [r[i][:80]] + r[i + 1 :] for r in rows]
+    if rows:
+        print_table(rows, columns)
+    print(f"{len(df)} cell{'s' if len(df) != 1 else ''}" + (f"; wrote {args.csv}" if args.csv else ""))
+    return 0
+
+
+def _add_sweep_parsers(sub) -> None:
+    p = sub.add_parser("sweep", help="run every cell of a study file (resumable) into a results directory")
+    p.add_argument("study", metavar="STUDY.toml", help="study file (docs/studies.md)")
+    p.add_argument("--out", "-o", required=True, metavar="DIR", help="results directory (re-runs skip stored cells)")
+    p.add_argument("--executor", choices=["local", "dask"], help="local process pool (default) or a Dask cluster")
+    p.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler (default: a local 127.0.0.1 cluster)")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: all cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("results", help="show (or export) the results of a sweep")
+    p.add_argument("dir", metavar="DIR", help="results directory written by `ssdlab sweep`")
+    p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep cells where KEY == VALUE (repeatable)")
+    p.add_argument("--columns", metavar="A,B,C", help="columns to show (default: the axes, status and key metrics)")
+    p.add_argument("--csv", metavar="PATH", help="also write the cells as CSV (all columns unless --columns)")
+    p.add_argument("--status", choices=["ok", "failed"], help="only cells with this status")
+    p.add_argument("--compact", action="store_true", help="first combine the per-cell files into one")
+    p.set_defaults(func=cmd_results)
+
+
+# -- plot and report -----------------------------------------------------------------------------
+
+
+def _user_errors(fn):
+    """Report ValueErrors of the figure and report code as user errors (one line, exit 2)."""
+
+    def wrapped(args) -> int:
+        try:
+            return fn(args)
+        except SsdlabError:
+            raise
+        except ValueError as e:
+            raise SsdlabError(str(e)) from None
+
+    return wrapped
+
+
+def _results_dir(path: str) -> Path:
+    d = Path(path)
+    if not d.is_dir():
+        raise SsdlabError(f"{d}: no such results directory")
+    return d
+
+
+@_user_errors
+def cmd_plot(args) -> int:
+    from .report import figures as F
+    from .report.html import load_results
+
+    d = _results_dir(args.dir)
+    if args.kind != "cdf" and not args.x:
+        raise SsdlabError(f"--kind {args.kind} needs --x KEY")
+    if args.kind in ("normalized", "heatmap") and not args.by:
+        raise SsdlabError(f"--kind {args.kind} needs --by KEY")
+    if args.kind == "normalized" and args.baseline is None:
+        raise SsdlabError("--kind normalized needs --baseline VALUE (a value of --by)")
+    df = load_results(d)
+    filters: dict[str, list] = {}
+    for item in args.filter or []:
+        if "=" not in item:
+            raise SsdlabError(f"--filter {item!r}: expected KEY=VALUE")
+        key, value = item.split("=", 1)
+        filters.setdefault(key.strip(), []).append(value.strip())
+    if filters:
+        df = F.select(df, filters)
+    if args.kind == "line":
+        fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx)
+    elif args.kind == "bars":
+        fig = F.bars(df, args.x, args.y, by=args.by)
+    elif args.kind == "normalized":
+        fig = F.normalized_bars(df, args.x, args.y, by=args.by, baseline=args.baseline)
+    elif args.kind == "heatmap":
+        fig = F.heatmap(df, x=args.x, y=args.by, value=args.y)
+    else:
+        fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
+    name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
+    stem = Path(args.out) if args.out else d / "figures" / name
+    for path in F.save(fig, stem, formats=args.format.split(","), close=True):
+        print(f"wrote {path}")
+    return 0
+
+
+@_user_errors
+def cmd_report(args) -> int:
+    from .report.html import load_results, study_hooks, write_report
+
+    d = _results_dir(args.dir)
+    df = load_results(d)
+    figures, sections = (None, None) if args.default_figures else study_hooks(d)
+    path = write_report(d, out=args.out, figures=figures, sections=sections, results=df)
+    print(f"wrote {path}")
+    return 0
+
+
+def _add_report_parsers(sub) -> None:
+    p = sub.add_parser("plot", help="one figure (PNG + SVG/PDF) from the results of a sweep")
+    p.add_argument("dir", metavar="DIR", help="results directory written by `ssdlab sweep`")
+    p.add_argument("--kind", choices=["line", "bars", "normalized", "heatmap", "cdf"], default="line")
+    p.add_argument("--x", metavar="KEY", help="parameter on the x axis (not used by cdf)")
+    p.add_argument("--y", required=True, metavar="METRIC", help="metric to plot (heatmap: the cell value)")
+    p.add_argument(
+        "--by", metavar="KEY", help="one line/bar/CDF per value of KEY (heatmap: the rows; normalized: required)"
+    )
+    p.add_argument("--baseline", metavar="VALUE", help="normalized: the value of --by to divide by")
+    p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep cells where KEY == VALUE (repeatable)")
+    p.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    p.add_argument("--out", metavar="STEM", help="output path without extension (default: DIR/figures/KIND-Y-vs-X)")
+    p.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf (default png,svg)")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("report", help="write the self-contained HTML report of a sweep")
+    p.add_argument("dir", metavar="DIR", help="results directory written by `ssdlab sweep`")
+    p.add_argument("--out", metavar="FILE", help="output file (default: DIR/report.html)")
+    p.add_argument("--default-figures", action="store_true", help="ignore the registered study's figures and sections")
+    p.set_defaults(func=cmd_report)
+
+
+# -- reproduce -----------------------------------------------------------------------------------
+
+
+def cmd_reproduce(args) -> int:
+    from . import studies
+
+    if args.list or not args.name:
+        reg = studies.registry()
+        if not args.list:
+            raise SsdlabError(f"reproduce needs a study name (registered: {', '.join(reg)}) or --list")
+        for name, st in reg.items():
+            print(f"{name:<18} {' '.join(st.description.split())}")
+        return 0
+    executor = args.executor or ("dask" if args.address else "local")
+    report = studies.reproduce(
+        args.name,
+        quick=args.quick,
+        out=args.out,
+        executor=executor,
+        address=args.address,
+        workers=args.workers,
+        progress=not args.quiet,
+    )
+    print(f"wrote {report}")
+    return 0
+
+
+def _add_reproduce_parser(sub) -> None:
+    p = sub.add_parser("reproduce", help="run a registered study end to end (sweep, then report)")
+    p.add_argument("name", nargs="?", metavar="NAME", help="study name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the registered studies")
+    p.add_argument("--quick", action="store_true", help="the reduced grid (minutes); default is the full grid")
+    p.add_argument("--out", metavar="DIR", help="output directory (default results/NAME, or results/NAME-quick)")
+    p.add_argument("--executor", choices=["local", "dask"], help="local process pool (default) or dask")
+    p.add_argument("--address", metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
+    p.add_argument("--workers", type=int, metavar="N", help="local workers (default: all cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_reproduce)
+
+
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", help="TOML configuration file")
     p.add_argument(
@@ -317,6 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="print the docs/components.md reference")
     p.set_defaults(func=cmd_policies)
+    _add_sweep_parsers(sub)
+    _add_report_parsers(sub)
+    _add_reproduce_parser(sub)
     return ap
 
 

@@ -30,7 +30,7 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
     Config::from_json_str(config_json).map_err(to_py)
 }
 
-/// Run one simulation. `progress(done, total)` is called every 65,536 requests; an exception it
+/// Run one simulation. `progress(done, total)` is called at most every 100 ms; an exception it
 /// raises (or a pending Ctrl-C) cancels the run. Returns (resolved_config_json, metrics_json,
 /// warnings).
 #[pyfunction]
@@ -43,7 +43,16 @@ fn simulate(
     let cfg = parse_config(config_json)?;
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
+        // Take the GIL at most every 100 ms (and for the final report): enough for a live
+        // progress bar and a prompt Ctrl-C, without slowing other Python threads.
+        let mut last = std::time::Instant::now();
         let mut cb = |done: u64, total: u64| -> bool {
+            if last.elapsed() < std::time::Duration::from_millis(100)
+                && !(total > 0 && done == total)
+            {
+                return true;
+            }
+            last = std::time::Instant::now();
             Python::with_gil(|py| {
                 if let Err(e) = py.check_signals() {
                     callback_error = Some(e);
@@ -60,13 +69,16 @@ fn simulate(
         };
         ssdlab_core::simulate(&cfg, &mut cb)
     });
+    if let Some(e) = callback_error.take() {
+        // The callback raised (or Ctrl-C arrived), possibly on its final call after the run.
+        return Err(e);
+    }
     match result {
         Ok(r) => {
             let metrics = serde_json::to_string(&r.metrics)
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
             Ok((r.config.to_json(), metrics, r.warnings))
         }
-        Err(SimError::Cancelled) if callback_error.is_some() => Err(callback_error.unwrap()),
         Err(e) => Err(to_py(e)),
     }
 }

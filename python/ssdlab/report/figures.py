@@ -1,0 +1,714 @@
+"""Paper-style figures of study results (matplotlib, Agg canvas, no pyplot state).
+
+Every function takes the results DataFrame of a study (one row per cell: a column per dotted
+configuration key, a column per metric, `status`), plots only the rows with `status == "ok"` (all
+rows when there is no `status` column) and returns the matplotlib `Figure`. Write it with
+`save(fig, "out/name")` (PNG at 200 dpi + SVG, or PDF).
+
+Cells that share the plotted coordinates (because some other axis of the study varies too) are
+averaged, and the figure's title says so ("mean of up to N cells per point"); pass `agg=None` to get
+a ValueError naming the varying columns instead. Filter the DataFrame first to plot one slice.
+
+Figures are built on matplotlib's Agg canvas directly (no pyplot), so importing this module does not
+change the global backend and the figures need no `plt.close`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+PANEL = (3.5, 2.6)  # inches, one single-column panel
+DPI = 200
+FORMATS = ("png", "svg", "pdf")
+
+STYLE = {
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
+    "mathtext.fontset": "dejavusans",
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "legend.title_fontsize": 7,
+    "legend.frameon": False,
+    "axes.grid": True,
+    "axes.axisbelow": True,
+    "grid.color": "#cccccc",
+    "grid.linewidth": 0.5,
+    "grid.alpha": 0.8,
+    "axes.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#333333",
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "xtick.major.size": 3,
+    "ytick.major.size": 3,
+    "lines.linewidth": 1.3,
+    "lines.markersize": 4,
+    "axes.formatter.limits": (-4, 5),
+    "savefig.dpi": DPI,
+    "svg.hashsalt": "ssdlab",
+    "pdf.fonttype": 42,
+}
+
+# Readable axis labels for the most used keys; everything else is the dotted key with its unit.
+LABELS = {
+    "waf": "write amplification (WAF)",
+    "ftl.waf": "FTL write amplification",
+    "nand.erases": "block erases",
+    "buffer.page_hit_ratio": "page write hit ratio",
+    "buffer.sector_hit_ratio": "sector write hit ratio",
+    "buffer.read_hit_ratio": "read hit ratio",
+    "time.elapsed_us": "elapsed NAND time (µs)",
+    "throughput.write_mib_s": "write throughput (MiB/s)",
+    "buffer.bytes": "buffer size",
+    "device.op": "over-provisioning ρ",
+    "device.logical_bytes": "logical capacity",
+    "workload.footprint_bytes": "footprint",
+    "workload.request_bytes": "request size",
+}
+_UNITS = [
+    ("_mib_s", "MiB/s"),
+    ("_us", "µs"),
+    ("_ms", "ms"),
+    ("_s", "s"),
+    ("_pages", "pages"),
+    ("_requests", "requests"),
+]
+
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?B?)\s*$", re.IGNORECASE)
+_SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+
+
+@contextmanager
+def style():
+    """The rcParams of these figures (use it around your own additions to match them)."""
+    import matplotlib
+
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def _new_figure(width: float = PANEL[0], height: float = PANEL[1]):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def is_bytes_key(key: str) -> bool:
+    """Keys holding a size in bytes: `buffer.bytes`, `workload.footprint_bytes`, ..."""
+    return key.endswith("_bytes") or key.endswith(".bytes")
+
+
+def parse_size(v: Any) -> float:
+    """4096, "4096", "4KiB", "4 MiB", "1G" -> bytes (float); anything else -> ValueError."""
+    if isinstance(v, bool):
+        raise ValueError(f"not a size: {v!r}")
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return float(v)
+    m = _SIZE_RE.match(str(v))
+    if not m:
+        raise ValueError(f"not a size: {v!r}")
+    return float(m.group(1)) * _SIZE_MULT[m.group(2).upper()]
+
+
+def format_bytes(v: float) -> str:
+    """1048576 -> "1 MiB", 1572864 -> "1.5 MiB", 512 -> "512 B"."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "nan"
+    v = float(v)
+    for unit, mult in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(v) >= mult:
+            return f"{v / mult:.4g} {unit}"
+    return f"{v:.4g} B"
+
+
+def format_value(key: str, v: Any) -> str:
+    """A configuration value as a label: sizes in KiB/MiB/GiB, paths by file name, numbers short."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if is_bytes_key(key):
+        try:
+            return format_bytes(parse_size(v))
+        except ValueError:
+            return str(v)
+    if key.endswith(".path") or key.endswith("_path"):
+        return Path(str(v)).name or str(v)
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}"
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v)
+
+
+def label(key: str) -> str:
+    """An axis label for a dotted key: a readable name, with the unit its name carries."""
+    if key in LABELS:
+        return LABELS[key]
+    if is_bytes_key(key):
+        return key
+    for suffix, unit in _UNITS:
+        if key.endswith(suffix):
+            return f"{key[: -len(suffix)]} ({unit})"
+    return key
+
+
+def ok_rows(df, columns: Iterable[str] = ()):
+    """The rows with status "ok" (every row without a status column); checks that `columns` exist
+    and that some row remains."""
+    _check_columns(df, columns)
+    if "status" in df.columns:
+        df = df[df["status"] == "ok"]
+    if len(df) == 0:
+        raise ValueError("no rows with status 'ok' to plot")
+    return df
+
+
+def _check_columns(df, columns: Iterable[str]) -> None:
+    for c in columns:
+        if c is not None and c not in df.columns:
+            names = [k for k in df.columns if isinstance(k, str)]
+            near = difflib.get_close_matches(c, names, n=3, cutoff=0.6) or [k for k in names if c in k][:3]
+            hint = f" (similar: {', '.join(near)})" if near else ""
+            raise ValueError(f"column `{c}` not in the results{hint}")
+
+
+def _numeric(series, key: str) -> np.ndarray:
+    """A column as floats; sizes given as "4MiB" are parsed for byte keys."""
+    out = []
+    for v in series:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            out.append(math.nan)
+        elif is_bytes_key(key):
+            out.append(parse_size(v))
+        elif isinstance(v, (bool, np.bool_)):
+            out.append(float(v))
+        else:
+            try:
+                out.append(float(v))
+            except (TypeError, ValueError):
+                raise ValueError(f"column `{key}` is not numeric (value {v!r}); plot categories as bars") from None
+    return np.asarray(out, dtype=float)
+
+
+def is_numeric_column(df, key: str) -> bool:
+    try:
+        _numeric(df[key].dropna(), key)
+        return True
+    except ValueError:
+        return False
+
+
+def _ordered_values(series, key: str) -> list:
+    """Distinct values: ascending for numbers and sizes, first appearance for categories."""
+    seen: dict = {}
+    for v in series:
+        if _norm(v) != ("<missing>",):
+            seen.setdefault(_norm(v), v)
+    values = list(seen.values())
+    if is_numeric_column(series.to_frame(key), key):
+        return sorted(values, key=lambda v: _numeric([v], key)[0])
+    return values
+
+
+def _norm(v):
+    """A hashable stand-in for a cell value: NaN and None are one value; lists by their repr."""
+    if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+        return ("<missing>",)
+    if isinstance(v, np.generic):
+        v = v.item()
+    try:
+        hash(v)
+    except TypeError:
+        return ("<repr>", repr(v))
+    return v
+
+
+def _same(a, b) -> bool:
+    return _norm(a) == _norm(b)
+
+
+def _aggregate(df, keys: Sequence[str], y: str, agg: str | None) -> dict[tuple, tuple[float, int]]:
+    """{tuple of key values: (mean of y, number of cells)} in first-appearance order.
+
+    With agg=None a repeated tuple is a ValueError naming the other columns that vary."""
+    if agg not in ("mean", None):
+        raise ValueError(f"agg must be 'mean' or None, not {agg!r}")
+    groups: dict[tuple, tuple[tuple, list[int]]] = {}
+    for i, key_vals in enumerate(zip(*(df[k] for k in keys), strict=True)):
+        groups.setdefault(tuple(_norm(v) for v in key_vals), (key_vals, []))[1].append(i)
+    ys = df[y].to_numpy(dtype=float)
+    if agg is None:
+        dup = next(((kv, rows) for kv, rows in groups.values() if len(rows) > 1), None)
+        if dup is not None:
+            shared = dict(zip(keys, dup[0], strict=True))
+            varying = _varying(df.iloc[dup[1]], keys)
+            raise ValueError(
+                f"{len(dup[1])} cells share {shared}; other columns vary ({', '.join(varying) or 'unknown'}): "
+                "filter the DataFrame to one slice, or pass agg='mean'"
+            )
+    out = {}
+    for key_vals, rows in groups.values():
+        vals = ys[rows]
+        finite = vals[~np.isnan(vals)]
+        out[tuple(key_vals)] = (float(finite.mean()) if finite.size else math.nan, len(rows))
+    return out
+
+
+def _config_keys() -> set[str]:
+    """Every configuration key (the dotted keys of the default configuration)."""
+    from ..api import defaults, flatten
+
+    return set(flatten(defaults()))
+
+
+def _varying(df, keys: Sequence[str]) -> list[str]:
+    """Configuration columns other than `keys` taking several values in df, the study's axes first."""
+    attrs = getattr(df, "attrs", {})
+    axes = list(attrs.get("axes") or [])
+    if "axes" in df.columns:
+        axes += [k for a in df["axes"] for k in axes_of(a)]
+    config = list(attrs.get("config_columns") or [c for c in df.columns if c in _config_keys()])
+    cols = [c for c in dict.fromkeys(axes + config) if c in df.columns and c not in keys]
+    return [c for c in cols if len({_norm(v) for v in df[c]}) > 1][:4]
+
+
+def axes_of(cell_axes: Any) -> dict:
+    """A cell's `axes` entry (a JSON string or a dict) as a dict; {} when absent or malformed."""
+    import json
+
+    if isinstance(cell_axes, Mapping):
+        return dict(cell_axes)
+    if isinstance(cell_axes, str) and cell_axes.strip():
+        try:
+            d = json.loads(cell_axes)
+        except ValueError:
+            return {}
+        return d if isinstance(d, dict) else {}
+    return {}
+
+
+def select(df, filters: Mapping[str, Any]):
+    """The rows where each column equals the given value (or one of a list of values). Numbers
+    given as strings ("0.1") and sizes ("4MiB" for a byte column) match their numeric values."""
+    mask = np.ones(len(df), dtype=bool)
+    for col, want in filters.items():
+        _check_columns(df, [col])
+        wants = want if isinstance(want, (list, tuple, set)) else [want]
+        hit = np.zeros(len(df), dtype=bool)
+        for w in wants:
+            hit |= np.array([_matches(v, w, col) for v in df[col]], dtype=bool)
+        mask &= hit
+    return df[mask]
+
+
+def _matches(v: Any, want: Any, key: str) -> bool:
+    if _same(v, want) or str(v) == str(want):
+        return True
+    try:
+        a = _numeric([v], key)[0]
+        b = parse_size(want) if is_bytes_key(key) else float(want)
+    except (TypeError, ValueError):
+        return False
+    return bool(math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0))
+
+
+def _averaged_note(counts: Iterable[int]) -> str | None:
+    n = max(counts, default=1)
+    return f"mean of up to {n} cells per point" if n > 1 else None
+
+
+def _legend(ax, title: str | None = None) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
+def _legend_width(labels: Iterable[str], title: str | None) -> float:
+    longest = max([len(s) for s in labels] + [len(title or "")], default=0)
+    return 0.45 + 0.055 * longest
+
+
+def _format_bytes_axis(ax, xs: Sequence[float], logx: bool) -> None:
+    from matplotlib.ticker import FuncFormatter, NullLocator
+
+    if logx:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_minor_locator(NullLocator())
+    ticks = sorted({x for x in xs if not math.isnan(x)})
+    if 0 < len(ticks) <= 10:
+        ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_bytes(v)))
+
+
+def _finish(fig, *axes):
+    """Fix the tick and grid style on `axes` (default: all), so that the figure keeps its look when it is
+    drawn outside `style()` (ticks are created lazily, at draw time, from the rcParams then).
+    Large values get a "×10ⁿ" offset rather than "1e7"."""
+    from matplotlib.ticker import ScalarFormatter
+
+    for ax in axes or fig.axes:
+        fmt = ax.yaxis.get_major_formatter()
+        lo, hi = ax.get_ylim()
+        if isinstance(fmt, ScalarFormatter) and max(abs(lo), abs(hi)) >= 10 ** STYLE["axes.formatter.limits"][1]:
+            fmt.set_useMathText(True)
+        ax.tick_params(
+            labelsize=STYLE["xtick.labelsize"],
+            width=STYLE["xtick.major.width"],
+            length=STYLE["xtick.major.size"],
+            color=STYLE["axes.edgecolor"],
+            grid_color=STYLE["grid.color"],
+            grid_linewidth=STYLE["grid.linewidth"],
+            grid_alpha=STYLE["grid.alpha"],
+        )
+    return fig
+
+
+def _target(ax, width: float, height: float):
+    if ax is not None:
+        return ax.figure, ax
+    fig = _new_figure(width, height)
+    return fig, fig.add_subplot()
+
+
+# ----------------------------------------------------------------------------------------------
+# figures
+
+
+def line(
+    df,
+    x: str,
+    y: str,
+    by: str | None = None,
+    logx: bool = False,
+    ax=None,
+    overlay: tuple | None = None,
+    agg: str | None = "mean",
+    legend: bool = True,
+):
+    """A metric `y` against a numeric parameter `x`, one line (with markers) per value of `by`.
+
+    Byte-size x keys (`*_bytes`, `*.bytes`; ints or "4MiB" strings) get KiB/MiB/GiB tick labels
+    (and base-2 log scale with `logx`). `overlay=(xs, ys, label)` adds a dashed reference line
+    (an analytic curve, say). Rows sharing (x, by) are averaged (noted in the title; `agg=None`
+    raises instead). Lines come in the order of the `by` values (ascending numbers, else first
+    appearance); each line's x data ascend. Draws into `ax` if given. Returns the Figure.
+    """
+    with style():
+        ok = ok_rows(df, [x, y, by])
+        xs_all = _numeric(ok[x], x)
+        ok = ok.assign(**{x: xs_all})
+        by_values = _ordered_values(ok[by], by) if by else [None]
+        groups = _aggregate(ok, [x] + ([by] if by else []), y, agg)
+        legend_labels = [format_value(by, v) for v in by_values] if by else []
+        if overlay is not None:
+            legend_labels.append(str(overlay[2]))
+        extra = _legend_width(legend_labels, by) if (legend and legend_labels) else 0.0
+        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
+        for i, bv in enumerate(by_values):
+            # (x, mean y), x ascending; cells without an x value are left out
+            pts = sorted((g[0], m) for g, (m, _n) in groups.items() if (by is None or _same(g[1], bv)) and g[0] == g[0])
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                color=PALETTE[i % len(PALETTE)],
+                marker=MARKERS[i % len(MARKERS)],
+                linestyle="-",
+                label=format_value(by, bv) if by else None,
+                clip_on=False if len(pts) < 50 else True,
+                zorder=3,
+            )
+        if overlay is not None:
+            oxs, oys, olabel = overlay
+            ax.plot(list(oxs), list(oys), color="#555555", linestyle="--", linewidth=1.0, label=str(olabel), zorder=2)
+        if is_bytes_key(x):
+            _format_bytes_axis(ax, xs_all, logx)
+        elif logx:
+            ax.set_xscale("log")
+        ax.set_xlabel(label(x))
+        ax.set_ylabel(label(y))
+        note = _averaged_note(n for _m, n in groups.values())
+        if note:
+            ax.set_title(note, fontsize=7, color="#555555")
+        if legend:
+            _legend(ax, by)
+        return _finish(fig, ax)
+
+
+def bars(df, x: str, y: str, by: str | None = None, agg: str | None = "mean", ax=None, legend: bool = True):
+    """Grouped bars: a group per value of `x` (a category or a few numbers), a bar per value of `by`.
+
+    `ax.patches` holds the bars `by`-major: all bars of the first `by` value (one per x, in x
+    order), then the next. A missing (x, by) combination is a bar of height NaN (not drawn). Rows
+    sharing (x, by) are averaged (noted in the title; `agg=None` raises instead). Returns the Figure.
+    """
+    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend)
+
+
+def normalized_bars(df, x: str, y: str, by: str, baseline: Any, agg: str | None = "mean", ax=None, legend: bool = True):
+    """Grouped bars of `y` divided by the value of the `baseline` value of `by` at the same x
+    (e.g. elapsed time normalised to the no-buffer case, against the number of log blocks).
+
+    The baseline's own bars (all 1) are drawn too, and a dashed line marks 1. `baseline` may be
+    given as a string ("4MiB", "0.1") matching a numeric column. Where the baseline is missing or
+    zero at some x, that group's bars are NaN. Returns the Figure.
+    """
+    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, baseline=baseline)
+
+
+def _match_baseline(values: list, by: str, baseline: Any):
+    """The value of `by` the baseline names: equal, equal as text, or equal as a number/size."""
+    for v in values:
+        if _same(v, baseline) or str(v) == str(baseline):
+            return v
+    for v in values:
+        if _matches(v, baseline, by):
+            return v
+    shown = ", ".join(format_value(by, v) for v in values)
+    raise ValueError(f"baseline {baseline!r} is not a value of column `{by}` (values: {shown})")
+
+
+def _bars(df, x, y, by, agg, ax, legend, baseline=None):
+    _sentinel = object()
+    with style():
+        ok = ok_rows(df, [x, y, by])
+        x_values = _ordered_values(ok[x], x)
+        by_values = _ordered_values(ok[by], by) if by else [_sentinel]
+        groups = _aggregate(ok, [x] + ([by] if by else []), y, agg)
+
+        def value(xv, bv):
+            for g, (m, _n) in groups.items():
+                if _same(g[0], xv) and (by is None or _same(g[1], bv)):
+                    return m
+            return math.nan
+
+        base_v = _match_baseline(by_values, by, baseline) if baseline is not None else None
+        legend_labels = [format_value(by, v) for v in by_values] if by else []
+        extra = _legend_width(legend_labels, by) if (legend and by) else 0.0
+        width = max(PANEL[0], 0.9 + 0.22 * len(x_values) * len(by_values) ** 0.5) + extra
+        fig, ax = _target(ax, width, PANEL[1])
+        n = len(by_values)
+        w = 0.8 / n
+        pos = np.arange(len(x_values), dtype=float)
+        for i, bv in enumerate(by_values):
+            heights = []
+            for xv in x_values:
+                v = value(xv, bv)
+                if base_v is not None:
+                    b = value(xv, base_v)
+                    v = v / b if (b and not math.isnan(b)) else math.nan
+                heights.append(v)
+            ax.bar(
+                pos - 0.4 + w * (i + 0.5),
+                heights,
+                width=w,
+                color=PALETTE[i % len(PALETTE)],
+                edgecolor="#222222",
+                linewidth=0.4,
+                label=format_value(by, bv) if by else None,
+                zorder=3,
+            )
+        ax.set_xticks(pos)
+        rotate = sum(len(format_value(x, v)) for v in x_values) > 6 * len(x_values) + 10
+        ax.set_xticklabels(
+            [format_value(x, v) for v in x_values], rotation=30 if rotate else 0, ha="right" if rotate else "center"
+        )
+        ax.grid(axis="x", visible=False)
+        ax.set_xlabel(label(x))
+        if base_v is not None:
+            ax.axhline(1.0, color="#555555", linestyle="--", linewidth=0.8, zorder=2)
+            ax.set_ylabel(f"{label(y)}\nnormalised to {format_value(by, base_v)}")
+        else:
+            ax.set_ylabel(label(y))
+        note = _averaged_note(n for _m, n in groups.values())
+        if note:
+            ax.set_title(note, fontsize=7, color="#555555")
+        if legend and by:
+            _legend(ax, by)
+        return _finish(fig, ax)
+
+
+def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, legend: bool = True):
+    """Empirical CDFs, one step line per label: y = fraction of samples <= x.
+
+    Line i's data are the sorted finite samples and (1..n)/n. NaNs are dropped; a label whose
+    samples are all NaN or empty raises ValueError. Returns the Figure.
+    """
+    if not isinstance(samples, Mapping) or not samples:
+        raise ValueError("cdf: samples must be a non-empty dict {label: values}")
+    with style():
+        data = {}
+        for name, vals in samples.items():
+            arr = np.asarray(list(vals) if not hasattr(vals, "__array__") else vals, dtype=float).ravel()
+            arr = np.sort(arr[~np.isnan(arr)])
+            if arr.size == 0:
+                raise ValueError(f"cdf: no finite samples for `{name}`")
+            data[str(name)] = arr
+        extra = _legend_width(data, None) if (legend and len(data) > 1) else 0.0
+        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
+        for i, (name, arr) in enumerate(data.items()):
+            ys = np.arange(1, arr.size + 1) / arr.size
+            ax.plot(
+                arr,
+                ys,
+                drawstyle="steps-post",
+                color=PALETTE[i % len(PALETTE)],
+                marker=MARKERS[i % len(MARKERS)],
+                markevery=0.1 if arr.size > 12 else 1,
+                label=name,
+                zorder=3,
+            )
+        if logx:
+            ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("fraction ≤ x (CDF)")
+        if legend and len(data) > 1:
+            _legend(ax)
+        return _finish(fig, ax)
+
+
+def samples_by(df, y: str, by: str | None = None) -> dict[str, np.ndarray]:
+    """{label: values of metric y} over the ok cells, one entry per value of `by` (for cdf())."""
+    ok = ok_rows(df, [y, by])
+    if by is None:
+        return {label(y): ok[y].to_numpy(dtype=float)}
+    return {
+        format_value(by, v): ok[[_same(b, v) for b in ok[by]]][y].to_numpy(dtype=float)
+        for v in _ordered_values(ok[by], by)
+    }
+
+
+def heatmap(df, x: str, y: str, value: str, agg: str | None = "mean", ax=None, cmap: str = "viridis"):
+    """A metric `value` over two parameters: columns = values of `x`, rows = values of `y`, each
+    cell coloured and annotated with its value (blank where no cell ran). `ax.images[0]` holds the
+    grid (rows in the order of the `y` values, first row at the top). Returns the Figure."""
+    with style():
+        ok = ok_rows(df, [x, y, value])
+        xv = _ordered_values(ok[x], x)
+        yv = _ordered_values(ok[y], y)
+        groups = _aggregate(ok, [x, y], value, agg)
+        grid = np.full((len(yv), len(xv)), math.nan)
+        for (gx, gy), (m, _n) in groups.items():
+            i = next(i for i, v in enumerate(yv) if _same(v, gy))
+            j = next(j for j, v in enumerate(xv) if _same(v, gx))
+            grid[i, j] = m
+        width = max(PANEL[0], 1.6 + 0.55 * len(xv))
+        height = max(PANEL[1], 1.0 + 0.3 * len(yv))
+        fig, ax = _target(ax, width, height)
+        masked = np.ma.masked_invalid(grid)
+        im = ax.imshow(masked, cmap=cmap, aspect="auto", interpolation="nearest")
+        ax.grid(False)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(True)
+        ax.set_xticks(range(len(xv)))
+        ax.set_xticklabels([format_value(x, v) for v in xv])
+        ax.set_yticks(range(len(yv)))
+        ax.set_yticklabels([format_value(y, v) for v in yv])
+        ax.set_xlabel(label(x))
+        ax.set_ylabel(label(y))
+        finite = grid[~np.isnan(grid)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        cmap_obj = im.get_cmap()
+        for i in range(len(yv)):
+            for j in range(len(xv)):
+                v = grid[i, j]
+                if math.isnan(v):
+                    continue
+                r, g, b, _a = cmap_obj((v - lo) / (hi - lo) if hi > lo else 0.5)
+                dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+                ax.text(
+                    j, i, short_number(v), ha="center", va="center", fontsize=6.5, color="white" if dark else "black"
+                )
+        cb = fig.colorbar(im, ax=ax, shrink=0.9)
+        cb.set_label(label(value))
+        cb.outline.set_linewidth(0.5)
+        _finish(fig, cb.ax)
+        note = _averaged_note(n for _m, n in groups.values())
+        if note:
+            ax.set_title(note, fontsize=7, color="#555555")
+        return _finish(fig, ax)
+
+
+def short_number(v: float) -> str:
+    """A compact cell annotation: 3 significant digits, k/M/G for large magnitudes."""
+    if math.isnan(v):
+        return ""
+    a = abs(v)
+    for div, suf in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if a >= div:
+            return f"{v / (div if suf != 'k' else 1e3):.3g}{suf}"
+    return f"{v:.3g}"
+
+
+# ----------------------------------------------------------------------------------------------
+# output
+
+
+def save(fig, path_stem: str | Path, formats: Sequence[str] = ("png", "svg"), close: bool = False) -> list[Path]:
+    """Write `fig` as PATH_STEM.png (200 dpi) and .svg and/or .pdf; returns the written paths.
+
+    A known extension on `path_stem` ("fig.png") is dropped; dots elsewhere are kept ("waf.vs.op").
+    """
+    if isinstance(formats, str):
+        formats = [f for f in formats.split(",") if f]
+    bad = [f for f in formats if f.lower() not in FORMATS]
+    if bad or not formats:
+        raise ValueError(f"figure format {', '.join(bad) or '(none)'}: expected some of {', '.join(FORMATS)}")
+    stem = Path(path_stem)
+    if stem.suffix.lower().lstrip(".") in FORMATS:
+        stem = stem.with_suffix("")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    with style():
+        for fmt in formats:
+            p = stem.parent / f"{stem.name}.{fmt.lower()}"
+            meta = {"Software": "ssdlab"} if fmt.lower() == "png" else {"Creator": "ssdlab", "Date": None}
+            if fmt.lower() == "pdf":
+                meta = {"Creator": "ssdlab", "CreationDate": None}
+            fig.savefig(p, format=fmt.lower(), dpi=DPI, metadata=meta)
+            out.append(p)
+    if close:
+        close_figure(fig)
+    return out
+
+
+def png_bytes(fig, dpi: int = DPI) -> bytes:
+    """The figure as PNG bytes (for embedding)."""
+    import io
+
+    buf = io.BytesIO()
+    with style():
+        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": "ssdlab"})
+    return buf.getvalue()
+
+
+def close_figure(fig) -> None:
+    """Release a figure (also removes it from pyplot if it was made there)."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close(fig)
+    fig.clear()
