@@ -170,6 +170,15 @@ pub struct FtlConfig {
     pub streams: u32,
     /// GC writes into its own frontier (true) or into the host frontier of stream 0 (false).
     pub separate_gc_frontier: bool,
+    /// Hybrid FTLs (bast, fast): log blocks, FAST's SW log included; 0 = automatic
+    /// (3% of the data blocks, at least 2).
+    pub log_blocks: u64,
+    /// BAST: chain (an LBN may own a chain of log blocks; seed 000 Table 3) | single.
+    pub bast_variant: String,
+    /// BAST chain: a chain that would grow beyond this many log blocks is merged first.
+    pub bast_chain_limit: u32,
+    /// BAST chain: victim = longest chain among this many chains in round-robin order.
+    pub bast_lookahead: u32,
 }
 
 impl Default for FtlConfig {
@@ -180,6 +189,10 @@ impl Default for FtlConfig {
             gc_free_blocks: 0,
             streams: 1,
             separate_gc_frontier: true,
+            log_blocks: 0,
+            bast_variant: "chain".into(),
+            bast_chain_limit: 4,
+            bast_lookahead: 50,
         }
     }
 }
@@ -192,10 +205,21 @@ pub struct BufferConfig {
     pub bytes: Size,
     /// Capacity as a fraction of the workload's footprint (overrides `bytes`).
     pub fraction: Option<f64>,
-    /// Pad-or-log decision for flushed groups: none | fixed.
+    /// Pad-or-log decision for flushed groups: auto | none | fixed | model. `auto` = the buffer's
+    /// own default (see registry::default_padding); the run's `Result.config` shows the policy used.
     pub padding: String,
     /// `fixed` padding: pad groups holding at least this fraction of a block.
     pub padding_threshold: f64,
+    /// BPLRU LRU compensation: strict (sequential 0..N−1 fill) | full (any full group) | off.
+    pub bplru_compensation: String,
+    /// HitStat: length of the hit log (ages at group hits).
+    pub hitstat_hit_log: u64,
+    /// HitStat: initial number of AgeRank levels (1 ..= hitstat_hit_log + 1).
+    pub hitstat_levels: u32,
+    /// HitStat: write requests between adaptations of the levels.
+    pub hitstat_period: u64,
+    /// HitStat: a group older than this many write requests is flushed first.
+    pub hitstat_age_threshold: u64,
 }
 
 impl Default for BufferConfig {
@@ -204,8 +228,13 @@ impl Default for BufferConfig {
             kind: "lru".into(),
             bytes: Size(16 << 20),
             fraction: None,
-            padding: "none".into(),
+            padding: "auto".into(),
             padding_threshold: 0.5,
+            bplru_compensation: "strict".into(),
+            hitstat_hit_log: 64,
+            hitstat_levels: 32,
+            hitstat_period: 4096,
+            hitstat_age_threshold: 150_000,
         }
     }
 }
@@ -390,8 +419,52 @@ impl Config {
         if self.ftl.streams == 0 || self.ftl.streams > 64 {
             return Err(SimError::config("ftl.streams", "must be in 1..=64"));
         }
+        if !matches!(self.ftl.bast_variant.as_str(), "chain" | "single") {
+            return Err(SimError::config(
+                "ftl.bast_variant",
+                format!(
+                    "unknown value `{}`; valid: chain, single",
+                    self.ftl.bast_variant
+                ),
+            ));
+        }
+        if self.ftl.bast_chain_limit == 0 {
+            return Err(SimError::config("ftl.bast_chain_limit", "must be ≥ 1"));
+        }
+        if self.ftl.bast_lookahead == 0 {
+            return Err(SimError::config("ftl.bast_lookahead", "must be ≥ 1"));
+        }
+        if self.ftl.kind == "fast" && self.ftl.log_blocks == 1 {
+            return Err(SimError::config(
+                "ftl.log_blocks",
+                "FAST needs 0 (automatic) or ≥ 2 log blocks: 1 SW log plus ≥ 1 RW log",
+            ));
+        }
         registry::check_name("buffer", "buffer.kind", &self.buffer.kind)?;
-        registry::check_name("padding", "buffer.padding", &self.buffer.padding)?;
+        if self.buffer.padding != "auto" {
+            registry::check_name("padding", "buffer.padding", &self.buffer.padding)?;
+        }
+        let b = &self.buffer;
+        crate::buffer::bplru::Compensation::from_name(&b.bplru_compensation)?;
+        if b.hitstat_hit_log == 0 || b.hitstat_hit_log > 1 << 20 {
+            return Err(SimError::config(
+                "buffer.hitstat_hit_log",
+                format!("{} must be in 1..=1048576", b.hitstat_hit_log),
+            ));
+        }
+        if b.hitstat_levels == 0 || b.hitstat_levels as u64 > b.hitstat_hit_log + 1 {
+            return Err(SimError::config(
+                "buffer.hitstat_levels",
+                format!(
+                    "{} must be in 1..=buffer.hitstat_hit_log + 1 ({})",
+                    b.hitstat_levels,
+                    b.hitstat_hit_log + 1
+                ),
+            ));
+        }
+        if b.hitstat_period == 0 {
+            return Err(SimError::config("buffer.hitstat_period", "must be ≥ 1"));
+        }
         if let Some(f) = self.buffer.fraction {
             if !(0.0..=1.0).contains(&f) {
                 return Err(SimError::config(
@@ -444,6 +517,51 @@ mod tests {
         assert_eq!(c.buffer.bytes.0, 2 << 20);
         assert_eq!(c.device.logical_bytes, Capacity::Bytes(1 << 30));
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn buffer_keys_validated() {
+        let mut c = Config::default();
+        assert_eq!(c.buffer.padding, "auto");
+        c.validate().unwrap();
+        c.buffer.bplru_compensation = "lazy".into();
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("buffer.bplru_compensation"), "{s}");
+        let mut c = Config::default();
+        c.buffer.hitstat_levels = 66;
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("buffer.hitstat_levels"), "{s}");
+        let mut c = Config::default();
+        c.buffer.hitstat_period = 0;
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("buffer.hitstat_period"), "{s}");
+        let mut c = Config::default();
+        c.buffer.hitstat_hit_log = 0;
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("buffer.hitstat_hit_log"), "{s}");
+        let mut c = Config::default();
+        c.buffer.padding = "sometimes".into();
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("buffer.padding") && s.contains("model"), "{s}");
+    }
+
+    #[test]
+    fn hybrid_ftl_fields_validated() {
+        let mut c = Config::default();
+        c.ftl.kind = "bast".into();
+        c.validate().unwrap();
+        c.ftl.bast_variant = "double".into();
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("ftl.bast_variant"), "{s}");
+        c.ftl.bast_variant = "single".into();
+        c.ftl.bast_lookahead = 0;
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("ftl.bast_lookahead"), "{s}");
+        c.ftl.bast_lookahead = 50;
+        c.ftl.kind = "fast".into();
+        c.ftl.log_blocks = 1;
+        let s = c.validate().unwrap_err().to_string();
+        assert!(s.contains("ftl.log_blocks"), "{s}");
     }
 
     #[test]

@@ -446,6 +446,7 @@ impl Sim {
             Op::Write => {
                 self.be.host.write_requests += 1;
                 self.be.host.write_bytes += req.len_bytes;
+                self.buffer.begin_request();
                 for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
                     let lpn = self.map_lpn(lpn, req, src)?;
                     let v = self.next_version()?;
@@ -547,9 +548,18 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
     if cfg.device.logical_bytes == Capacity::Auto {
         // An auto-sized device is also large enough for the FTL's reserve and open blocks at
         // this ρ (a tiny trace would otherwise leave no spare block to run GC with).
-        let spare_needed =
-            r.ftl.gc_free_blocks + r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 1;
-        logical_blocks = logical_blocks.max((spare_needed as f64 / cfg.device.op).ceil() as u64);
+        // The spare-block need comes from the FTL's registry entry (it may grow with the device).
+        for _ in 0..64 {
+            let spare_needed = registry::ftl_spare_blocks(&r, logical_blocks)?;
+            let need = (spare_needed as f64 / cfg.device.op).ceil() as u64;
+            if need <= logical_blocks {
+                break;
+            }
+            logical_blocks = need;
+        }
+    }
+    if matches!(r.ftl.kind.as_str(), "bast" | "fast") && r.ftl.log_blocks == 0 {
+        r.ftl.log_blocks = crate::ftl::hybrid::auto_log_blocks(logical_blocks);
     }
     let logical_pages = logical_blocks * ppb;
     let physical_blocks = ((logical_blocks as f64) * (1.0 + cfg.device.op)).ceil() as u64;
@@ -616,6 +626,8 @@ fn check_memory(geo: &Geometry, check: bool) -> Result<()> {
 pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
     cfg.validate()?;
     let (mut resolved, geo, buffer_pages, scan) = resolve(cfg)?;
+    // Show the padding policy actually used ("auto" = the buffer's default).
+    resolved.buffer.padding = registry::resolved_padding(&resolved).to_string();
     let check = cfg.run.check_integrity;
     check_memory(&geo, check)?;
     let ftl = registry::build_ftl(&resolved, &geo)?;

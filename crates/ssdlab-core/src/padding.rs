@@ -14,6 +14,12 @@ pub trait Padding: Send {
         pages_per_block: u64,
         view: &dyn FtlView,
     ) -> bool;
+
+    /// The current padding threshold in pages (groups with at least this many pages are padded),
+    /// or None when the policy never pads. HitStat(adj) uses it as a weight floor.
+    fn threshold_pages(&mut self, _pages_per_block: u64, _view: &dyn FtlView) -> Option<f64> {
+        None
+    }
 }
 
 /// `none`: never pad.
@@ -47,5 +53,144 @@ impl Padding for FixedPadding {
     ) -> bool {
         buffered_pages < pages_per_block
             && buffered_pages as f64 >= self.threshold * pages_per_block as f64
+    }
+
+    fn threshold_pages(&mut self, pages_per_block: u64, _view: &dyn FtlView) -> Option<f64> {
+        Some(self.threshold * pages_per_block as f64)
+    }
+}
+
+/// `model`: seed 000's Padding Model (§3.5). Pad a group holding at least
+/// B_w = R_LB·N·U_LB·(C_e + N·C_w) / ((R_LB + R_DB)·C_e + (R_LB·U_LB + R_DB)·N·C_w) pages, with
+/// R_DB, R_LB, U_LB the FTL's running "r_db", "r_lb", "u_lb" (U_LB as a fraction in (0, 1]) read
+/// from the view at every decision, C_e = `nand.erase_us`, C_w = `nand.program_us`. Until the FTL
+/// reports all three (positive), B_w = `initial` × N.
+pub struct ModelPadding {
+    pub erase_us: f64,
+    pub program_us: f64,
+    /// Threshold as a fraction of a block used while the FTL has no merge statistics.
+    pub initial: f64,
+}
+
+impl ModelPadding {
+    /// Initial threshold by FTL kind (thesis Table 2): 1.00 on BAST, 0.33 on FAST. Any other FTL
+    /// (the page FTL, block mapping) starts at 1.00: nothing is padded until merge statistics
+    /// exist, since under page mapping padding only adds reads and programs.
+    pub fn initial_for(ftl_kind: &str) -> f64 {
+        match ftl_kind {
+            "fast" => 0.33,
+            _ => 1.0,
+        }
+    }
+
+    /// B_w in pages from explicit statistics.
+    pub fn balanced_burst(&self, r_db: f64, r_lb: f64, u_lb: f64, n: f64) -> f64 {
+        let (ce, cw) = (self.erase_us, self.program_us);
+        r_lb * n * u_lb * (ce + n * cw) / ((r_lb + r_db) * ce + (r_lb * u_lb + r_db) * n * cw)
+    }
+
+    /// The current B_w in pages.
+    pub fn current(&self, pages_per_block: u64, view: &dyn FtlView) -> f64 {
+        let n = pages_per_block as f64;
+        let fallback = self.initial * n;
+        match (view.stat("r_db"), view.stat("r_lb"), view.stat("u_lb")) {
+            (Some(r_db), Some(r_lb), Some(u_lb)) if r_db > 0.0 && r_lb > 0.0 && u_lb > 0.0 => {
+                let b = self.balanced_burst(r_db, r_lb, u_lb, n);
+                if b.is_finite() {
+                    b
+                } else {
+                    fallback
+                }
+            }
+            _ => fallback,
+        }
+    }
+}
+
+impl Padding for ModelPadding {
+    fn pad(
+        &mut self,
+        _lbn: Lbn,
+        buffered_pages: u64,
+        pages_per_block: u64,
+        view: &dyn FtlView,
+    ) -> bool {
+        buffered_pages < pages_per_block
+            && buffered_pages as f64 >= self.current(pages_per_block, view)
+    }
+
+    fn threshold_pages(&mut self, pages_per_block: u64, view: &dyn FtlView) -> Option<f64> {
+        Some(self.current(pages_per_block, view))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Lpn;
+
+    struct View(Vec<(&'static str, f64)>);
+    impl FtlView for View {
+        fn is_mapped(&self, _lpn: Lpn) -> bool {
+            false
+        }
+        fn stat(&self, name: &str) -> Option<f64> {
+            self.0.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+        }
+    }
+
+    fn thesis(initial: f64) -> ModelPadding {
+        ModelPadding {
+            erase_us: 1500.0,
+            program_us: 800.0,
+            initial,
+        }
+    }
+
+    #[test]
+    fn model_fast_table6() {
+        // FAST: R_LB = U_LB = 1, R_DB = 12.36 → B_w = N / 13.36 ≈ 0.07 N.
+        let m = thesis(0.33);
+        let v = View(vec![("r_db", 12.36), ("r_lb", 1.0), ("u_lb", 1.0)]);
+        let b = m.current(128, &v) / 128.0;
+        assert!((b - 1.0 / 13.36).abs() < 1e-12, "{b}");
+        assert_eq!(format!("{b:.2}"), "0.07");
+    }
+
+    #[test]
+    fn model_bast_table5() {
+        let m = thesis(1.0);
+        let v = View(vec![("r_db", 1.0), ("r_lb", 1.02), ("u_lb", 0.1619)]);
+        let b = m.current(128, &v) / 128.0;
+        assert_eq!(format!("{b:.2}"), "0.14");
+        assert!((b - 0.14023).abs() < 1e-4, "{b}");
+    }
+
+    #[test]
+    fn model_falls_back_to_initial() {
+        let mut m = thesis(ModelPadding::initial_for("fast"));
+        let empty = View(vec![]);
+        assert!((m.current(128, &empty) - 0.33 * 128.0).abs() < 1e-9);
+        assert!(!m.pad(0, 42, 128, &empty));
+        assert!(m.pad(0, 43, 128, &empty));
+        assert!(!m.pad(0, 128, 128, &empty), "full groups need no padding");
+        // Zero statistics (no merge yet) also fall back.
+        let zero = View(vec![("r_db", 0.0), ("r_lb", 0.0), ("u_lb", 0.0)]);
+        assert!((m.current(128, &zero) - 0.33 * 128.0).abs() < 1e-9);
+        assert_eq!(ModelPadding::initial_for("bast"), 1.0);
+        assert_eq!(ModelPadding::initial_for("page"), 1.0);
+        let mut bast = thesis(1.0);
+        assert!(!bast.pad(0, 127, 128, &empty));
+        assert_eq!(bast.threshold_pages(128, &empty), Some(128.0));
+    }
+
+    #[test]
+    fn fixed_threshold() {
+        let mut f = FixedPadding { threshold: 0.5 };
+        let v = View(vec![]);
+        assert!(!f.pad(0, 63, 128, &v));
+        assert!(f.pad(0, 64, 128, &v));
+        assert_eq!(f.threshold_pages(128, &v), Some(64.0));
+        assert_eq!(NoPadding.threshold_pages(128, &v), None);
     }
 }

@@ -6,6 +6,10 @@
 //! A new policy is one file here plus one entry in `registry.rs`.
 
 pub mod block_lru;
+pub mod bplru;
+pub mod fab;
+pub mod groups;
+pub mod hitstat;
 pub mod list;
 pub mod lru;
 pub mod none;
@@ -52,6 +56,9 @@ pub struct BufferParams {
 }
 
 pub trait WriteBuffer: Send {
+    /// A host write request begins; the `write` calls for its pages follow. Buffers whose clock
+    /// counts write requests (HitStat) use it; the default does nothing.
+    fn begin_request(&mut self) {}
     /// Buffer sectors `mask` of page `lpn`. Returns the sectors of that page that were already
     /// buffered (0 = page miss). May flush victims through `sink` first.
     fn write(

@@ -3,6 +3,10 @@
 //!
 //! Buffers and padding policies see an FTL only through the read-only [`FtlView`].
 
+pub mod bast;
+pub mod block;
+pub mod fast;
+pub mod hybrid;
 pub mod page;
 
 use crate::error::Result;

@@ -1,0 +1,281 @@
+//! `bplru`: Block Padding LRU (Kim & Ahn 2008; ALGORITHMS.md §1.4) as configured in seed 000
+//! Table 2: pages grouped by LBN in one LRU list; victim = a full group first (all pages of the
+//! block buffered; the one nearest the LRU end), else the LRU group; flushed whole in ascending
+//! offset and padded per the padding policy (default `fixed` at 0.5 of a block, the thesis
+//! setting).
+//!
+//! LRU compensation (`buffer.bplru_compensation`): `strict` (default) moves a group to the LRU
+//! tail when the write that completes a strictly sequential fill 0, 1, …, N−1 arrives; `full`
+//! moves it there when it becomes full in any order; `off` never. Reads never insert and do not
+//! change recency.
+
+use super::groups::GroupStore;
+use super::list::{Links, List, NIL};
+use super::{BufferParams, FlushSink, WriteBuffer};
+use crate::error::{Result, SimError};
+use crate::padding::Padding;
+use crate::units::{Lpn, SectorMask};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compensation {
+    Strict,
+    Full,
+    Off,
+}
+
+impl Compensation {
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "strict" => Ok(Compensation::Strict),
+            "full" => Ok(Compensation::Full),
+            "off" => Ok(Compensation::Off),
+            _ => Err(SimError::config(
+                "buffer.bplru_compensation",
+                format!("unknown value `{name}`; valid: strict, full, off"),
+            )),
+        }
+    }
+}
+
+/// `seq_next` value once a group's fill is no longer strictly sequential.
+const BROKEN: u32 = u32::MAX;
+
+pub struct BplruBuffer {
+    capacity: u64,
+    store: GroupStore,
+    /// All groups, MRU at the head.
+    links: Links,
+    lru: List,
+    /// Full groups only, in the same relative order as in `lru`.
+    flinks: Links,
+    full: List,
+    /// Next expected offset of a strictly sequential fill per group slot (BROKEN when not).
+    seq_next: Vec<u32>,
+    comp: Compensation,
+    padding: Box<dyn Padding>,
+}
+
+impl BplruBuffer {
+    pub fn new(p: BufferParams, comp: Compensation) -> Self {
+        BplruBuffer {
+            capacity: p.capacity_pages,
+            store: GroupStore::new(p.pages_per_block),
+            links: Links::default(),
+            lru: List::default(),
+            flinks: Links::default(),
+            full: List::default(),
+            seq_next: Vec::new(),
+            comp,
+            padding: p.padding,
+        }
+    }
+
+    fn is_full(&self, g: u32) -> bool {
+        self.store.group(g).n_pages as u64 == self.store.ppb
+    }
+
+    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        let g = if self.full.tail != NIL {
+            self.full.tail
+        } else if self.lru.tail != NIL {
+            self.lru.tail
+        } else {
+            return Ok(false);
+        };
+        if self.is_full(g) {
+            self.flinks.remove(&mut self.full, g);
+        }
+        self.links.remove(&mut self.lru, g);
+        self.store.flush_group(g, &mut *self.padding, sink)?;
+        Ok(true)
+    }
+}
+
+impl WriteBuffer for BplruBuffer {
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+        sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        if !self.store.has_page(lpn) {
+            while self.store.held() >= self.capacity && self.evict(sink)? {}
+        }
+        let w = self.store.write(lpn, mask, version, hint);
+        let g = w.group;
+        if self.seq_next.len() <= g as usize {
+            self.seq_next.resize(g as usize + 1, 0);
+        }
+        if w.new_group {
+            self.seq_next[g as usize] = 0;
+            self.links.push_front(&mut self.lru, g);
+        } else {
+            self.links.move_to_front(&mut self.lru, g);
+        }
+        let offset = (lpn % self.store.ppb) as u32;
+        let seq = &mut self.seq_next[g as usize];
+        *seq = if *seq == offset { offset + 1 } else { BROKEN };
+        let completed_seq = *seq as u64 == self.store.ppb;
+        let full = self.is_full(g);
+        let became_full = full && w.before == 0;
+        if became_full {
+            self.flinks.push_front(&mut self.full, g);
+        } else if full {
+            self.flinks.move_to_front(&mut self.full, g);
+        }
+        let compensate = match self.comp {
+            Compensation::Strict => completed_seq,
+            Compensation::Full => became_full,
+            Compensation::Off => false,
+        };
+        if compensate {
+            self.links.move_to_back(&mut self.lru, g);
+            self.flinks.move_to_back(&mut self.full, g);
+        }
+        Ok(w.before)
+    }
+
+    fn read(
+        &mut self,
+        lpn: Lpn,
+        _mask: SectorMask,
+        _sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        Ok(self.store.mask_of(lpn))
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        if !self.store.has_page(lpn) {
+            return;
+        }
+        let g = self.store.group_of(lpn / self.store.ppb).expect("group");
+        if self.is_full(g) {
+            self.flinks.remove(&mut self.full, g);
+        }
+        let (_, empty) = self.store.trim(lpn).expect("page is buffered");
+        self.seq_next[g as usize] = BROKEN;
+        if empty {
+            self.links.remove(&mut self.lru, g);
+        }
+    }
+
+    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
+        while self.evict(sink)? {}
+        Ok(())
+    }
+
+    fn pages(&self) -> u64 {
+        self.store.held()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::groups::testutil::FakeSink;
+    use super::*;
+    use crate::padding::{FixedPadding, NoPadding};
+
+    fn bplru(capacity: u64, comp: Compensation) -> BplruBuffer {
+        BplruBuffer::new(
+            BufferParams {
+                capacity_pages: capacity,
+                pages_per_block: 4,
+                padding: Box::new(NoPadding),
+            },
+            comp,
+        )
+    }
+
+    /// Fill LBN `a` out of order, then LBN `b` strictly sequentially, then one page of LBN 9;
+    /// return the LBN evicted by the next miss.
+    fn victim_after(comp: Compensation, seq_first: bool) -> u64 {
+        let mut b = bplru(9, comp);
+        let mut s = FakeSink::default();
+        let ooo = |lbn: u64| [3, 1, 0, 2].map(|o| lbn * 4 + o);
+        let seq = |lbn: u64| [0, 1, 2, 3].map(|o| lbn * 4 + o);
+        let order: Vec<u64> = if seq_first {
+            seq(1).into_iter().chain(ooo(2)).collect()
+        } else {
+            ooo(2).into_iter().chain(seq(1)).collect()
+        };
+        for lpn in order.into_iter().chain([36]) {
+            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+        }
+        assert!(s.flushed.is_empty());
+        b.write(40, 0xff, 1, 0, &mut s).unwrap();
+        s.flushed[0].lbn
+    }
+
+    #[test]
+    fn compensation_modes() {
+        // Out-of-order full group (LBN 2) first, then sequential LBN 1.
+        assert_eq!(victim_after(Compensation::Strict, false), 1);
+        assert_eq!(victim_after(Compensation::Full, false), 1);
+        assert_eq!(victim_after(Compensation::Off, false), 2);
+        // Sequential LBN 1 first, then out-of-order LBN 2.
+        assert_eq!(victim_after(Compensation::Strict, true), 1);
+        assert_eq!(victim_after(Compensation::Full, true), 2);
+        assert_eq!(victim_after(Compensation::Off, true), 1);
+    }
+
+    #[test]
+    fn full_group_first_else_lru() {
+        let mut b = bplru(7, Compensation::Off);
+        let mut s = FakeSink::default();
+        // LBN 0: 1 page (LRU), LBN 1: full (written out of order), LBN 2: 2 pages.
+        for lpn in [0, 7, 5, 4, 6, 8, 9] {
+            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+        }
+        b.write(0, 0xff, 2, 0, &mut s).unwrap(); // hit: LBN 0 to MRU, no eviction
+        b.write(12, 0xff, 1, 0, &mut s).unwrap();
+        assert_eq!(s.lbns(), vec![1]);
+        assert_eq!(s.flushed[0].offsets, vec![0, 1, 2, 3]);
+        // No full group left: the LRU group (LBN 2; LBN 0 was rewritten after it).
+        b.write(16, 0xff, 1, 0, &mut s).unwrap();
+        b.write(20, 0xff, 1, 0, &mut s).unwrap();
+        assert_eq!(s.lbns(), vec![1]);
+        b.write(24, 0xff, 1, 0, &mut s).unwrap();
+        assert_eq!(s.lbns(), vec![1]);
+        b.write(28, 0xff, 1, 0, &mut s).unwrap();
+        assert_eq!(s.lbns(), vec![1, 2]);
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(s.lbns(), vec![1, 2, 0, 3, 4, 5, 6, 7]);
+        assert_eq!(b.pages(), 0);
+    }
+
+    #[test]
+    fn padding_half_block() {
+        let mut b = BplruBuffer::new(
+            BufferParams {
+                capacity_pages: 8,
+                pages_per_block: 4,
+                padding: Box::new(FixedPadding { threshold: 0.5 }),
+            },
+            Compensation::Strict,
+        );
+        let mut s = FakeSink::default();
+        for lpn in [0, 1, 4, 8, 9, 10, 11] {
+            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+        }
+        b.trim(1);
+        b.flush_all(&mut s).unwrap();
+        // LBN 2 full (no padding needed), then LRU order: LBN 0 (1 page after trim), LBN 1.
+        let got: Vec<(u64, bool)> = s.flushed.iter().map(|f| (f.lbn, f.padded)).collect();
+        assert_eq!(got, vec![(2, false), (0, false), (1, false)]);
+        let mut s = FakeSink::default();
+        for lpn in [0, 1, 4] {
+            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+        }
+        b.flush_all(&mut s).unwrap();
+        let got: Vec<(u64, bool)> = s.flushed.iter().map(|f| (f.lbn, f.padded)).collect();
+        assert_eq!(got, vec![(0, true), (1, false)]);
+    }
+
+    #[test]
+    fn bad_mode_names_field() {
+        let e = Compensation::from_name("lazy").unwrap_err().to_string();
+        assert!(e.contains("buffer.bplru_compensation"), "{e}");
+    }
+}

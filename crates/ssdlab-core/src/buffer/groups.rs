@@ -1,0 +1,298 @@
+//! Shared storage for the LBN-grouped buffers (FAB, BPLRU, HitStat): a page index, a group index
+//! and per-group page chains in slabs. Ordering (recency lists, weight classes) stays with each
+//! policy, keyed by the group's slab slot.
+
+use super::list::{Slab, NIL};
+use super::{sort_pages, FlushSink, FlushUnit, PageWrite};
+use crate::error::Result;
+use crate::padding::Padding;
+use crate::units::{Lbn, Lpn, SectorMask};
+use rustc_hash::FxHashMap;
+
+#[derive(Clone, Copy)]
+struct Page {
+    lpn: Lpn,
+    mask: SectorMask,
+    version: u32,
+    /// Next page of the same group (singly linked, unordered).
+    next: u32,
+}
+
+/// A buffered group: the pages of one logical block.
+#[derive(Clone, Copy, Debug)]
+pub struct Group {
+    pub lbn: Lbn,
+    first: u32,
+    /// Buffered pages.
+    pub n_pages: u32,
+    /// Buffered sectors (the group's weight in seed 000).
+    pub sectors: u32,
+    /// Stream hint of the most recent page.
+    pub hint: u32,
+}
+
+/// What [`GroupStore::write`] did.
+#[derive(Clone, Copy, Debug)]
+pub struct Written {
+    /// Slab slot of the group.
+    pub group: u32,
+    /// Sectors of the page already buffered before this write (0 = page miss).
+    pub before: SectorMask,
+    /// The group was created by this write.
+    pub new_group: bool,
+}
+
+pub struct GroupStore {
+    pub ppb: u64,
+    pages: FxHashMap<Lpn, u32>,
+    page_slab: Slab<Page>,
+    groups: FxHashMap<Lbn, u32>,
+    group_slab: Slab<Group>,
+    held: u64,
+    scratch: Vec<PageWrite>,
+}
+
+impl GroupStore {
+    pub fn new(ppb: u64) -> Self {
+        GroupStore {
+            ppb,
+            pages: FxHashMap::default(),
+            page_slab: Slab::default(),
+            groups: FxHashMap::default(),
+            group_slab: Slab::default(),
+            held: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Pages buffered.
+    pub fn held(&self) -> u64 {
+        self.held
+    }
+    pub fn has_page(&self, lpn: Lpn) -> bool {
+        self.pages.contains_key(&lpn)
+    }
+    pub fn group_of(&self, lbn: Lbn) -> Option<u32> {
+        self.groups.get(&lbn).copied()
+    }
+    pub fn group(&self, g: u32) -> &Group {
+        self.group_slab.get(g)
+    }
+    pub fn mask_of(&self, lpn: Lpn) -> SectorMask {
+        self.pages
+            .get(&lpn)
+            .map_or(0, |&i| self.page_slab.get(i).mask)
+    }
+
+    /// Buffer sectors `mask` of `lpn` (no eviction here: the policy makes room first).
+    pub fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32) -> Written {
+        let lbn = lpn / self.ppb;
+        if let Some(&pi) = self.pages.get(&lpn) {
+            let p = self.page_slab.get_mut(pi);
+            let before = p.mask;
+            p.mask |= mask;
+            p.version = version;
+            let added = (p.mask & !before).count_ones();
+            let g = self.groups[&lbn];
+            let gm = self.group_slab.get_mut(g);
+            gm.hint = hint;
+            gm.sectors += added;
+            return Written {
+                group: g,
+                before,
+                new_group: false,
+            };
+        }
+        let (g, new_group) = match self.groups.get(&lbn) {
+            Some(&g) => (g, false),
+            None => {
+                let g = self.group_slab.insert(Group {
+                    lbn,
+                    first: NIL,
+                    n_pages: 0,
+                    sectors: 0,
+                    hint,
+                });
+                self.groups.insert(lbn, g);
+                (g, true)
+            }
+        };
+        let first = self.group_slab.get(g).first;
+        let pi = self.page_slab.insert(Page {
+            lpn,
+            mask,
+            version,
+            next: first,
+        });
+        let gm = self.group_slab.get_mut(g);
+        gm.first = pi;
+        gm.n_pages += 1;
+        gm.sectors += mask.count_ones();
+        gm.hint = hint;
+        self.pages.insert(lpn, pi);
+        self.held += 1;
+        Written {
+            group: g,
+            before: 0,
+            new_group,
+        }
+    }
+
+    /// Flush group `g` whole (ascending offsets, padded if `padding` says so) and forget it.
+    /// The policy must already have unlinked `g` from its own lists.
+    pub fn flush_group(
+        &mut self,
+        g: u32,
+        padding: &mut dyn Padding,
+        sink: &mut dyn FlushSink,
+    ) -> Result<()> {
+        let group = *self.group_slab.get(g);
+        self.group_slab.release(g);
+        self.groups.remove(&group.lbn);
+        self.scratch.clear();
+        let mut cur = group.first;
+        while cur != NIL {
+            let p = *self.page_slab.get(cur);
+            self.page_slab.release(cur);
+            self.pages.remove(&p.lpn);
+            self.scratch.push(PageWrite {
+                offset: (p.lpn % self.ppb) as u32,
+                mask: p.mask,
+                version: p.version,
+            });
+            cur = p.next;
+        }
+        self.held -= group.n_pages as u64;
+        sort_pages(&mut self.scratch);
+        let padded = padding.pad(group.lbn, group.n_pages as u64, self.ppb, sink.view());
+        let scratch = std::mem::take(&mut self.scratch);
+        let r = sink.flush(&FlushUnit {
+            lbn: group.lbn,
+            pages: &scratch,
+            padded,
+            hint: group.hint,
+        });
+        self.scratch = scratch;
+        r
+    }
+
+    /// Drop `lpn`. Returns its group's slot and whether the group is now empty (then it is
+    /// already forgotten here; the policy unlinks it). None if the page was not buffered.
+    pub fn trim(&mut self, lpn: Lpn) -> Option<(u32, bool)> {
+        let pi = self.pages.remove(&lpn)?;
+        let lbn = lpn / self.ppb;
+        let g = self.groups[&lbn];
+        let page = *self.page_slab.get(pi);
+        let group = *self.group_slab.get(g);
+        if group.first == pi {
+            self.group_slab.get_mut(g).first = page.next;
+        } else {
+            let mut cur = group.first;
+            while self.page_slab.get(cur).next != pi {
+                cur = self.page_slab.get(cur).next;
+            }
+            self.page_slab.get_mut(cur).next = page.next;
+        }
+        self.page_slab.release(pi);
+        self.held -= 1;
+        let gm = self.group_slab.get_mut(g);
+        gm.n_pages -= 1;
+        gm.sectors -= page.mask.count_ones();
+        let empty = gm.n_pages == 0;
+        if empty {
+            self.group_slab.release(g);
+            self.groups.remove(&lbn);
+        }
+        Some((g, empty))
+    }
+}
+
+/// Insert `g` into `l` (head = newest) before the first node whose `key` is not greater than
+/// `g`'s, keeping a list ordered by descending key (e.g. last-write stamps). O(len); used only on
+/// rare paths such as trims.
+pub fn insert_ordered(
+    links: &mut super::list::Links,
+    l: &mut super::list::List,
+    g: u32,
+    key: impl Fn(u32) -> u64,
+) {
+    let k = key(g);
+    let mut cur = l.head;
+    while cur != NIL && key(cur) > k {
+        cur = links.next(cur);
+    }
+    if cur == NIL {
+        links.push_back(l, g);
+        return;
+    }
+    if cur == l.head {
+        links.push_front(l, g);
+        return;
+    }
+    let mut after = Vec::new();
+    while cur != NIL {
+        after.push(cur);
+        cur = links.next(cur);
+    }
+    for &a in &after {
+        links.remove(l, a);
+    }
+    links.push_back(l, g);
+    for &a in &after {
+        links.push_back(l, a);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! A fake sink recording flush units, with an FTL view whose statistics the test sets.
+    use super::super::{FlushSink, FlushUnit};
+    use crate::error::Result;
+    use crate::ftl::FtlView;
+    use crate::units::{Lbn, Lpn};
+
+    #[derive(Default)]
+    pub struct FakeView {
+        pub stats: Vec<(&'static str, f64)>,
+    }
+    impl FtlView for FakeView {
+        fn is_mapped(&self, _lpn: Lpn) -> bool {
+            true
+        }
+        fn stat(&self, name: &str) -> Option<f64> {
+            self.stats.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+        }
+    }
+
+    /// One recorded flush: lbn, offsets, padded.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Flushed {
+        pub lbn: Lbn,
+        pub offsets: Vec<u32>,
+        pub padded: bool,
+    }
+
+    #[derive(Default)]
+    pub struct FakeSink {
+        pub view: FakeView,
+        pub flushed: Vec<Flushed>,
+    }
+    impl FakeSink {
+        pub fn lbns(&self) -> Vec<Lbn> {
+            self.flushed.iter().map(|f| f.lbn).collect()
+        }
+    }
+    impl FlushSink for FakeSink {
+        fn flush(&mut self, unit: &FlushUnit) -> Result<()> {
+            self.flushed.push(Flushed {
+                lbn: unit.lbn,
+                offsets: unit.pages.iter().map(|p| p.offset).collect(),
+                padded: unit.padded,
+            });
+            Ok(())
+        }
+        fn view(&self) -> &dyn FtlView {
+            &self.view
+        }
+    }
+}

@@ -1,0 +1,546 @@
+//! BAST — block-associative log blocks (ALGORITHMS.md §2.3; seed 000 Table 3).
+//!
+//! A page whose offset is free in its LBN's data block is written in place (an unmapped LBN first
+//! gets a data block). Otherwise it is appended to the LBN's log blocks, which only ever hold that
+//! LBN's pages. `ftl.log_blocks` log blocks exist at a time.
+//!
+//! Variants (`ftl.bast_variant`):
+//! - `chain` (seed 000 Table 3, default): an LBN may own a chain of log blocks. When its last log
+//!   block is full it gets another, unless the chain already has `ftl.bast_chain_limit` blocks:
+//!   then the chain is merged first. When a log block is needed and none is free, the victim is
+//!   the longest chain among the next `ftl.bast_lookahead` chains in round-robin LBN order
+//!   (ties: the first one met); the round-robin cursor then moves past the victim.
+//! - `single` (the original BAST): at most one log block per LBN, merged as soon as it is full;
+//!   the victim for a needed log block is the least recently written log block.
+//!
+//! A log block that fills holding offsets 0..N−1 in order (the only live log block of its chain)
+//! is switch-merged at once, in both variants.
+//!
+//! Merges of an LBN (copies are cause Merge):
+//! - switch: the last log block holds offsets 0..N−1 in order and every other log block of the
+//!   chain is dead → it becomes the data block; the old data block (and dead chain blocks) erased;
+//! - partial: the last log block holds an in-order valid prefix 0..k−1 with the rest free, the rest
+//!   of the chain is dead → offsets k..N−1 (those mapped) are copied in from the data block, then
+//!   switch;
+//! - full: a new block receives the newest copy of every mapped offset; the old data block and all
+//!   log blocks of the chain are erased.
+//!
+//! `ftl.erases.<kind>` counts every erase a merge of that kind performs.
+//!
+//! Padding-model statistics: every merge is one event with R_DB = 1, R_LB = the chain's log blocks
+//! and U_LB = their programmed pages (valid + dead, before partial-merge copies) / (blocks × N).
+//! Accounting rule of seed §3.5: a switch or partial merge completed by a flush unit that carries
+//! Pad-cause pages, of that unit's own LBN, is instead counted as though the unit's Host-cause
+//! pages h had been logged and full-merged: one event with R_DB = 1, R_LB = 1, U_LB = h / N.
+//! `ftl.log_utilization` counts the real log blocks reclaimed (programmed pages / N, averaged).
+//!
+//! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
+
+use super::hybrid::{check_size, Merge, Stats, Store, NONE};
+use super::{Ftl, FtlView, UnitPage};
+use crate::error::{Result, SimError};
+use crate::nand::{Cause, Nand};
+use crate::units::{Geometry, Lbn, Lpn};
+use std::collections::BTreeMap;
+
+struct Chain {
+    blocks: Vec<u32>,
+    last_write: u64,
+}
+
+pub struct BastFtl {
+    s: Store,
+    data: Vec<u32>,
+    chains: BTreeMap<Lbn, Chain>,
+    log_limit: u64,
+    in_use: u64,
+    single: bool,
+    chain_limit: usize,
+    lookahead: usize,
+    cursor: Lbn,
+    tick: u64,
+    stats: Stats,
+    /// The flush unit being written: its LBN, whether it carries padding, its Host pages.
+    unit_lbn: Lbn,
+    unit_padded: bool,
+    unit_host: u32,
+}
+
+/// Physical blocks needed beyond the logical ones.
+pub fn spare_blocks(log_blocks: u64) -> u64 {
+    log_blocks + 1
+}
+
+impl BastFtl {
+    pub fn new(
+        geo: &Geometry,
+        log_blocks: u64,
+        variant: &str,
+        chain_limit: u32,
+        lookahead: u32,
+        check: bool,
+    ) -> Result<Self> {
+        if log_blocks == 0 {
+            return Err(SimError::config(
+                "ftl.log_blocks",
+                "BAST needs ≥ 1 log block",
+            ));
+        }
+        let single = match variant {
+            "chain" => false,
+            "single" => true,
+            v => {
+                return Err(SimError::config(
+                    "ftl.bast_variant",
+                    format!("unknown value `{v}`; valid: chain, single"),
+                ))
+            }
+        };
+        check_size(
+            geo,
+            spare_blocks(log_blocks),
+            &format!("{log_blocks} log blocks (ftl.log_blocks) and 1 merge block"),
+        )?;
+        Ok(BastFtl {
+            s: Store::new(geo, check)?,
+            data: vec![NONE; geo.logical_blocks() as usize],
+            chains: BTreeMap::new(),
+            log_limit: log_blocks,
+            in_use: 0,
+            single,
+            chain_limit: chain_limit.max(1) as usize,
+            lookahead: lookahead.max(1) as usize,
+            cursor: 0,
+            tick: 0,
+            stats: Stats::default(),
+            unit_lbn: u64::MAX,
+            unit_padded: false,
+            unit_host: 0,
+        })
+    }
+
+    /// Which merge the chain of `lbn` allows.
+    fn classify(&self, lbn: Lbn) -> Merge {
+        let ch = &self.chains[&lbn];
+        let (&last, rest) = ch.blocks.split_last().expect("chains are never empty");
+        if rest.iter().any(|&b| self.s.valid[b as usize] != 0) {
+            return Merge::Full;
+        }
+        let ppb = self.s.ppb;
+        let first = lbn * ppb as u64;
+        let w = self.s.written[last as usize];
+        let in_order =
+            (0..w).all(|i| self.s.p2l[(last * ppb + i) as usize] as u64 == first + i as u64);
+        match (in_order, w == ppb) {
+            (true, true) => Merge::Switch,
+            (true, false) => Merge::Partial,
+            _ => Merge::Full,
+        }
+    }
+
+    /// Merge the log chain of `lbn` into a data block.
+    pub(crate) fn merge(&mut self, lbn: Lbn, nand: &mut Nand) -> Result<()> {
+        let kind = self.classify(lbn);
+        let ch = self
+            .chains
+            .remove(&lbn)
+            .expect("merging an LBN without log blocks");
+        let ppb = self.s.ppb;
+        let first = lbn * ppb as u64;
+        let mut written = 0u64;
+        for &b in &ch.blocks {
+            written += self.s.written[b as usize] as u64;
+            self.stats.reclaim(self.s.written[b as usize]);
+        }
+        let d = self.data[lbn as usize];
+        let mut erases = 0;
+        let (&last, rest) = ch.blocks.split_last().unwrap();
+        match kind {
+            Merge::Switch | Merge::Partial => {
+                for o in self.s.written[last as usize]..ppb {
+                    let lpn = first + o as u64;
+                    if self.s.is_mapped(lpn) {
+                        self.s.copy(lpn, last * ppb + o, nand);
+                    }
+                }
+                self.data[lbn as usize] = last;
+                for &b in rest {
+                    self.s.erase(b, nand);
+                    erases += 1;
+                }
+            }
+            Merge::Full => {
+                let nb = self.s.rewrite(lbn, &[], nand)?;
+                self.data[lbn as usize] = nb;
+                for &b in &ch.blocks {
+                    self.s.erase(b, nand);
+                    erases += 1;
+                }
+            }
+        }
+        if d != NONE {
+            self.s.erase(d, nand);
+            erases += 1;
+        }
+        self.in_use -= ch.blocks.len() as u64;
+        self.stats.merge(kind, erases);
+        let n = ppb as f64;
+        if kind != Merge::Full && self.unit_padded && self.unit_lbn == lbn {
+            self.stats.event(1.0, 1.0, self.unit_host as f64, n);
+        } else {
+            let lb = ch.blocks.len() as f64;
+            self.stats.event(1.0, lb, written as f64, lb * n);
+        }
+        self.s.check_lbn(lbn)
+    }
+
+    fn victim(&mut self) -> Lbn {
+        if self.single {
+            return *self
+                .chains
+                .iter()
+                .min_by_key(|(_, c)| c.last_write)
+                .expect("log blocks in use")
+                .0;
+        }
+        let mut best: Option<(Lbn, usize)> = None;
+        let after = self.chains.range(self.cursor..);
+        let before = self.chains.range(..self.cursor);
+        for (&l, c) in after.chain(before).take(self.lookahead) {
+            if best.is_none_or(|(_, len)| c.blocks.len() > len) {
+                best = Some((l, c.blocks.len()));
+            }
+        }
+        let v = best.expect("log blocks in use").0;
+        self.cursor = v + 1;
+        v
+    }
+
+    fn write_page(&mut self, lbn: Lbn, p: &UnitPage, nand: &mut Nand) -> Result<()> {
+        let ppb = self.s.ppb;
+        let lpn = lbn * ppb as u64 + p.offset as u64;
+        loop {
+            let mut d = self.data[lbn as usize];
+            if d == NONE {
+                d = self.s.alloc()?;
+                self.data[lbn as usize] = d;
+            }
+            if self.s.page_free(d * ppb + p.offset) {
+                self.s.program_unit(lpn, d * ppb + p.offset, p, nand);
+                return Ok(());
+            }
+            if let Some(ch) = self.chains.get_mut(&lbn) {
+                let last = *ch.blocks.last().unwrap();
+                let w = self.s.written[last as usize];
+                if w < ppb {
+                    ch.last_write = self.tick;
+                    self.tick += 1;
+                    self.s.program_unit(lpn, last * ppb + w, p, nand);
+                    if w + 1 == ppb && (self.single || self.classify(lbn) == Merge::Switch) {
+                        self.merge(lbn, nand)?;
+                    }
+                    return Ok(());
+                }
+                if self.single || ch.blocks.len() >= self.chain_limit {
+                    self.merge(lbn, nand)?;
+                    continue;
+                }
+            }
+            if self.in_use >= self.log_limit {
+                let v = self.victim();
+                self.merge(v, nand)?;
+                continue;
+            }
+            let nb = self.s.alloc()?;
+            self.in_use += 1;
+            let tick = self.tick;
+            self.chains
+                .entry(lbn)
+                .or_insert(Chain {
+                    blocks: Vec::new(),
+                    last_write: tick,
+                })
+                .blocks
+                .push(nb);
+        }
+    }
+}
+
+impl FtlView for BastFtl {
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.s.is_mapped(lpn)
+    }
+    fn stat(&self, name: &str) -> Option<f64> {
+        match name {
+            "free_blocks" => Some(self.s.free.len() as f64),
+            _ => self.stats.stat(name, self.log_limit),
+        }
+    }
+}
+
+impl Ftl for BastFtl {
+    fn write_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        _hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        self.unit_lbn = lbn;
+        self.unit_padded = pages.iter().any(|p| p.cause == Cause::Pad);
+        self.unit_host = pages.iter().filter(|p| p.cause == Cause::Host).count() as u32;
+        let mut r = Ok(());
+        for p in pages {
+            r = self.write_page(lbn, p, nand);
+            if r.is_err() {
+                break;
+            }
+        }
+        self.unit_lbn = u64::MAX;
+        self.unit_padded = false;
+        r
+    }
+
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
+        if self.s.is_mapped(lpn) {
+            nand.read(cause);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        self.s.trim(lpn);
+    }
+
+    fn version_of(&self, lpn: Lpn) -> u32 {
+        self.s.version_of(lpn)
+    }
+
+    fn check_integrity(&self, latest: &[u32]) -> Result<()> {
+        self.s.check_all(latest)?;
+        let mut logs = 0u64;
+        for (&lbn, ch) in &self.chains {
+            logs += ch.blocks.len() as u64;
+            let first = lbn * self.s.ppb as u64;
+            for &b in &ch.blocks {
+                let base = (b * self.s.ppb) as usize;
+                for &l in &self.s.p2l[base..base + self.s.ppb as usize] {
+                    if l < super::hybrid::DEAD
+                        && (l as u64) / self.s.ppb as u64 != first / self.s.ppb as u64
+                    {
+                        return Err(SimError::Integrity(format!(
+                            "log block {b} of LBN {lbn} holds LPN {l} of another LBN"
+                        )));
+                    }
+                }
+            }
+        }
+        if logs != self.in_use || logs > self.log_limit {
+            return Err(SimError::Integrity(format!(
+                "{logs} log blocks in chains, {} counted, limit {}",
+                self.in_use, self.log_limit
+            )));
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.stats.counters()
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        self.stats.gauges(self.s.ppb, self.s.free.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::hybrid::testutil::*;
+    use super::*;
+
+    fn bast(variant: &str, logs: u64, limit: u32, look: u32) -> (BastFtl, Nand) {
+        let g = geo(4, 4, 4 + logs + 1);
+        (
+            BastFtl::new(&g, logs, variant, limit, look, true).unwrap(),
+            Nand::new(g.physical_blocks),
+        )
+    }
+
+    fn progs(n: &Nand) -> u64 {
+        n.counters.programs_total()
+    }
+
+    #[test]
+    fn fig8_log_then_full_merge() {
+        for v in ["chain", "single"] {
+            let (mut f, mut n) = bast(v, 2, 4, 50);
+            f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            let (p0, e0) = (progs(&n), n.counters.erases);
+            f.write_unit(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
+            f.merge(0, &mut n).unwrap();
+            assert_eq!(progs(&n) - p0, 6);
+            assert_eq!(n.counters.erases - e0, 2);
+            assert_eq!(f.stats.merges, [0, 0, 1]);
+            assert_eq!(f.stats.erases, [0, 0, 2]);
+            assert_eq!(
+                (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb()),
+                (1.0, 1.0, 0.5)
+            );
+            f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn fig8_pad_then_switch() {
+        for v in ["chain", "single"] {
+            let (mut f, mut n) = bast(v, 2, 4, 50);
+            f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            let (p0, e0) = (progs(&n), n.counters.erases);
+            let mut unit = host(&[0, 1, 2, 3], 2);
+            unit[0].cause = Cause::Pad;
+            unit[0].version = 1;
+            unit[3].cause = Cause::Pad;
+            unit[3].version = 1;
+            f.write_unit(0, &unit, 0, &mut n).unwrap();
+            assert_eq!(progs(&n) - p0, 4);
+            assert_eq!(n.counters.erases - e0, 1);
+            assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
+            assert_eq!(f.stats.merges, [1, 0, 0]);
+            assert_eq!(f.stats.erases, [1, 0, 0]);
+            // Accounting rule: counted as 2 host pages logged and full-merged.
+            assert_eq!(
+                (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb()),
+                (1.0, 1.0, 0.5)
+            );
+            assert_eq!(f.stats.log_utilization(4), 1.0);
+            assert_eq!(f.in_use, 0);
+            f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn partial_merge_on_victim() {
+        let (mut f, mut n) = bast("chain", 1, 4, 50);
+        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_unit(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_unit(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+        let (p0, e0) = (progs(&n), n.counters.erases);
+        // LBN 1 needs the only log block: LBN 0's log (prefix 0,1) is partial-merged.
+        f.write_unit(1, &host(&[2], 3), 0, &mut n).unwrap();
+        assert_eq!(f.stats.merges, [0, 1, 0]);
+        assert_eq!(n.counters.programs[Cause::Merge as usize], 2);
+        assert_eq!(n.counters.reads[Cause::Merge as usize], 2);
+        assert_eq!(progs(&n) - p0, 3);
+        assert_eq!(n.counters.erases - e0, 1);
+        assert_eq!(f.stats.erases, [0, 1, 0]);
+        f.check_integrity(&[2, 2, 1, 1, 1, 1, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+    }
+
+    #[test]
+    fn chain_limit_full_merge() {
+        let (mut f, mut n) = bast("chain", 3, 2, 50);
+        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        for v in 2..10 {
+            f.write_unit(0, &host(&[1], v), 0, &mut n).unwrap();
+        }
+        assert_eq!(f.chains[&0].blocks.len(), 2);
+        assert_eq!(f.stats.merges, [0, 0, 0]);
+        let e0 = n.counters.erases;
+        f.write_unit(0, &host(&[1], 10), 0, &mut n).unwrap();
+        assert_eq!(f.stats.merges, [0, 0, 1]);
+        assert_eq!(n.counters.erases - e0, 3);
+        assert_eq!(n.counters.programs[Cause::Merge as usize], 4);
+        // The page went to a fresh log block after the merge.
+        assert_eq!(f.chains[&0].blocks.len(), 1);
+        assert_eq!(f.stats.r_lb(), 2.0);
+        assert_eq!(f.stats.u_lb(), 1.0);
+        f.check_integrity(&[1, 10, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+    }
+
+    fn lookahead_setup(look: u32) -> (BastFtl, Nand) {
+        let (mut f, mut n) = bast("chain", 3, 4, look);
+        for l in 0..3 {
+            f.write_unit(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        }
+        f.write_unit(0, &host(&[2], 2), 0, &mut n).unwrap();
+        for v in 0..5 {
+            f.write_unit(1, &host(&[3], 2 + v), 0, &mut n).unwrap();
+        }
+        assert_eq!(f.chains[&1].blocks.len(), 2);
+        // LBN 2 needs a log block; none free.
+        f.write_unit(2, &host(&[1], 9), 0, &mut n).unwrap();
+        (f, n)
+    }
+
+    #[test]
+    fn lookahead_picks_longest_chain() {
+        let (f, _) = lookahead_setup(50);
+        assert!(f.chains.contains_key(&0) && !f.chains.contains_key(&1));
+        assert_eq!(f.stats.erases, [0, 0, 3]);
+        let (f, _) = lookahead_setup(1);
+        assert!(!f.chains.contains_key(&0) && f.chains.contains_key(&1));
+    }
+
+    #[test]
+    fn single_victim_is_least_recently_written() {
+        let (mut f, mut n) = bast("single", 2, 4, 50);
+        for l in 0..3 {
+            f.write_unit(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        }
+        f.write_unit(0, &host(&[3], 2), 0, &mut n).unwrap();
+        f.write_unit(1, &host(&[3], 2), 0, &mut n).unwrap();
+        f.write_unit(0, &host(&[2], 3), 0, &mut n).unwrap();
+        f.write_unit(2, &host(&[1], 2), 0, &mut n).unwrap();
+        assert!(f.chains.contains_key(&0) && !f.chains.contains_key(&1));
+        assert_eq!(f.stats.merges, [0, 0, 1]);
+        // A full single log block is merged at once.
+        for v in 4..6 {
+            f.write_unit(0, &host(&[1], v), 0, &mut n).unwrap();
+        }
+        assert_eq!(f.stats.merges, [0, 0, 2]);
+        assert!(!f.chains.contains_key(&0));
+    }
+
+    #[test]
+    fn random_integrity_small_pools() {
+        for (seed, (logs, limit, look)) in [(1, 1, 1), (1, 2, 1), (2, 1, 2), (3, 3, 2)]
+            .into_iter()
+            .enumerate()
+        {
+            for v in ["chain", "single"] {
+                let g = geo(4, 5, 5 + logs + 1);
+                let mut f = BastFtl::new(&g, logs, v, limit, look, true).unwrap();
+                let mut n = Nand::new(g.physical_blocks);
+                random_run(&mut f, &mut n, 4, 5, 3000, 100 + seed as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn random_integrity_both_variants() {
+        for (i, v) in ["chain", "single"].into_iter().enumerate() {
+            let g = geo(8, 12, 12 + 3 + 1);
+            let mut f = BastFtl::new(&g, 3, v, 2, 3, true).unwrap();
+            let mut n = Nand::new(g.physical_blocks);
+            random_run(&mut f, &mut n, 8, 12, 5000, 11 + i as u64);
+            let erases: u64 = f
+                .counters()
+                .iter()
+                .filter(|(k, _)| k.starts_with("ftl.erases"))
+                .map(|x| x.1)
+                .sum();
+            assert_eq!(erases, n.counters.erases);
+            assert!(
+                f.stats.merges.iter().all(|&m| m > 0),
+                "{v}: {:?}",
+                f.stats.merges
+            );
+        }
+    }
+}

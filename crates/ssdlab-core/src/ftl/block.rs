@@ -1,0 +1,162 @@
+//! Block-mapped FTL (ALGORITHMS.md §2.2): LBN → PBN, every page at its own offset.
+//!
+//! A flush unit whose pages all land on free pages of the mapped block is written in place (an
+//! unmapped LBN first gets a free block). A unit that overwrites any page of its block rewrites the
+//! block once: a free block receives every valid page not in the unit (read + program, cause
+//! Merge) and the unit's pages (their own cause), the LBN is remapped and the old block erased.
+//! That rewrite is counted as a full merge (`ftl.merges.full`, `ftl.erases.full`); there are no
+//! log blocks, so R_DB / R_LB / U_LB stay 0.
+//!
+//! Device: one spare block beyond the logical blocks (the rewrite target).
+
+use super::hybrid::{check_size, Merge, Stats, Store, NONE};
+use super::{Ftl, FtlView, UnitPage};
+use crate::error::Result;
+use crate::nand::{Cause, Nand};
+use crate::units::{Geometry, Lbn, Lpn};
+
+pub struct BlockFtl {
+    s: Store,
+    data: Vec<u32>,
+    stats: Stats,
+}
+
+/// Physical blocks needed beyond the logical ones.
+pub fn spare_blocks() -> u64 {
+    1
+}
+
+impl BlockFtl {
+    pub fn new(geo: &Geometry, check: bool) -> Result<Self> {
+        check_size(geo, spare_blocks(), "1 spare block for block rewrites")?;
+        Ok(BlockFtl {
+            s: Store::new(geo, check)?,
+            data: vec![NONE; geo.logical_blocks() as usize],
+            stats: Stats::default(),
+        })
+    }
+}
+
+impl FtlView for BlockFtl {
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.s.is_mapped(lpn)
+    }
+    fn stat(&self, name: &str) -> Option<f64> {
+        match name {
+            "free_blocks" => Some(self.s.free.len() as f64),
+            _ => self.stats.stat(name, 0),
+        }
+    }
+}
+
+impl Ftl for BlockFtl {
+    fn write_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        _hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        let ppb = self.s.ppb;
+        let first = lbn * ppb as u64;
+        let mut d = self.data[lbn as usize];
+        if d == NONE {
+            d = self.s.alloc()?;
+            self.data[lbn as usize] = d;
+        }
+        if pages.iter().all(|p| self.s.page_free(d * ppb + p.offset)) {
+            for p in pages {
+                self.s
+                    .program_unit(first + p.offset as u64, d * ppb + p.offset, p, nand);
+            }
+            return Ok(());
+        }
+        let nb = self.s.rewrite(lbn, pages, nand)?;
+        self.s.erase(d, nand);
+        self.data[lbn as usize] = nb;
+        self.stats.merge(Merge::Full, 1);
+        self.s.check_lbn(lbn)
+    }
+
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
+        if self.s.is_mapped(lpn) {
+            nand.read(cause);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        self.s.trim(lpn);
+    }
+
+    fn version_of(&self, lpn: Lpn) -> u32 {
+        self.s.version_of(lpn)
+    }
+
+    fn check_integrity(&self, latest: &[u32]) -> Result<()> {
+        self.s.check_all(latest)?;
+        // Every valid page sits at its own offset of its LBN's data block.
+        for (lpn, &ppn) in self.s.l2p.iter().enumerate() {
+            if ppn == NONE {
+                continue;
+            }
+            let lbn = lpn / self.s.ppb as usize;
+            let want = self.data[lbn] * self.s.ppb + (lpn % self.s.ppb as usize) as u32;
+            if ppn != want {
+                return Err(crate::error::SimError::Integrity(format!(
+                    "LPN {lpn} at PPN {ppn}, not at its offset of data block {}",
+                    self.data[lbn]
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.stats.counters()
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        self.stats.gauges(self.s.ppb, self.s.free.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::hybrid::testutil::*;
+    use super::*;
+
+    #[test]
+    fn in_place_then_overwrite_costs() {
+        let mut f = BlockFtl::new(&geo(4, 2, 3), true).unwrap();
+        let mut n = Nand::new(3);
+        f.write_unit(0, &host(&[0, 2], 1), 0, &mut n).unwrap();
+        f.write_unit(0, &host(&[1], 2), 0, &mut n).unwrap();
+        assert_eq!(n.counters.programs_total(), 3);
+        assert_eq!(n.counters.erases, 0);
+        // Overwrite of page 2 in a unit with page 3 (free): one rewrite.
+        f.write_unit(0, &host(&[2, 3], 3), 0, &mut n).unwrap();
+        assert_eq!(n.counters.erases, 1);
+        assert_eq!(n.counters.programs[Cause::Merge as usize], 2);
+        assert_eq!(n.counters.reads[Cause::Merge as usize], 2);
+        assert_eq!(n.counters.programs[Cause::Host as usize], 5);
+        assert_eq!(f.stats.merges[Merge::Full as usize], 1);
+        f.check_integrity(&[1, 2, 3, 3, 0, 0, 0, 0]).unwrap();
+    }
+
+    #[test]
+    fn random_integrity() {
+        let mut f = BlockFtl::new(&geo(8, 6, 7), true).unwrap();
+        let mut n = Nand::new(7);
+        random_run(&mut f, &mut n, 8, 6, 5000, 7);
+        let c = f.counters();
+        let erases: u64 = c
+            .iter()
+            .filter(|(k, _)| k.starts_with("ftl.erases"))
+            .map(|x| x.1)
+            .sum();
+        assert_eq!(erases, n.counters.erases);
+    }
+}

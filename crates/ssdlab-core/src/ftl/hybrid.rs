@@ -1,0 +1,507 @@
+//! Shared machinery of the block-mapped and hybrid (log-block) FTLs: a page store with fixed
+//! per-page state (free / dead / holding an LPN), the newest copy of every LPN, per-block valid and
+//! written counts, a free-block pool, integrity versions, and the merge statistics the padding
+//! model reads (R_DB, R_LB, U_LB).
+//!
+//! The FTLs keep a block map (LBN → data PBN) and their log-block bookkeeping themselves; the
+//! store's `l2p` is the simulator's view of where the newest copy of each page is (what the real
+//! FTL finds by scanning its data block and log blocks), which makes every merge a lookup.
+
+use super::UnitPage;
+use crate::error::{Result, SimError};
+use crate::nand::{Cause, Nand};
+use crate::units::{alloc_vec, Geometry, Lbn, Lpn};
+use std::collections::VecDeque;
+
+pub(crate) const NONE: u32 = u32::MAX;
+/// Page state: programmed, but its data is no longer the newest copy (or was trimmed).
+pub(crate) const DEAD: u32 = u32::MAX - 1;
+
+/// Default log-block pool: 3% of the data blocks, at least 2 (ALGORITHMS.md §7 item 10).
+pub fn auto_log_blocks(logical_blocks: u64) -> u64 {
+    ((logical_blocks as f64 * 0.03).ceil() as u64).max(2)
+}
+
+/// Configured log-block count (`ftl.log_blocks`, 0 = auto) for a device of `logical_blocks`.
+pub fn log_blocks(configured: u64, logical_blocks: u64) -> u64 {
+    if configured == 0 {
+        auto_log_blocks(logical_blocks)
+    } else {
+        configured
+    }
+}
+
+/// Error unless the device has `logical + extra` physical blocks; names device.op (and the
+/// minimum ρ) and, when log blocks are involved, ftl.log_blocks.
+pub(crate) fn check_size(geo: &Geometry, extra: u64, what: &str) -> Result<()> {
+    let need = geo.logical_blocks() + extra;
+    if geo.physical_blocks < need {
+        let min_op = need as f64 / geo.logical_blocks() as f64 - 1.0;
+        return Err(SimError::config(
+            "device.op",
+            format!(
+                "{} physical blocks cannot hold {} logical blocks plus {what}: this device needs \
+                 device.op ≥ {min_op:.3} (or fewer ftl.log_blocks, or a larger device.logical_bytes)",
+                geo.physical_blocks,
+                geo.logical_blocks()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) struct Store {
+    pub ppb: u32,
+    pub l2p: Vec<u32>,
+    pub p2l: Vec<u32>,
+    pub valid: Vec<u32>,
+    /// Programmed pages (valid + dead) per block since its last erase.
+    pub written: Vec<u32>,
+    pub free: VecDeque<u32>,
+    pub check: bool,
+    pub oob: Vec<u32>,
+    pub expected: Vec<u32>,
+}
+
+impl Store {
+    pub fn new(geo: &Geometry, check: bool) -> Result<Self> {
+        let phys = geo.physical_pages();
+        if phys >= DEAD as u64 || geo.logical_pages >= DEAD as u64 {
+            return Err(SimError::Invalid(format!(
+                "device too large for a block-mapped FTL: {phys} physical pages (max {})",
+                DEAD as u64 - 1
+            )));
+        }
+        let blocks = geo.physical_blocks as usize;
+        Ok(Store {
+            ppb: geo.pages_per_block as u32,
+            l2p: alloc_vec(geo.logical_pages, NONE, "the L2P table")?,
+            p2l: alloc_vec(phys, NONE, "the P2L table")?,
+            valid: vec![0; blocks],
+            written: vec![0; blocks],
+            free: (0..blocks as u32).collect(),
+            check,
+            oob: if check {
+                alloc_vec(phys, 0, "integrity versions")?
+            } else {
+                Vec::new()
+            },
+            expected: if check {
+                alloc_vec(geo.logical_pages, 0, "integrity versions")?
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    pub fn alloc(&mut self) -> Result<u32> {
+        self.free.pop_front().ok_or_else(|| {
+            SimError::Invalid("block-mapped FTL ran out of free blocks (raise device.op)".into())
+        })
+    }
+
+    #[inline]
+    pub fn page_free(&self, ppn: u32) -> bool {
+        self.p2l[ppn as usize] == NONE
+    }
+
+    fn invalidate(&mut self, ppn: u32) {
+        self.p2l[ppn as usize] = DEAD;
+        self.valid[(ppn / self.ppb) as usize] -= 1;
+    }
+
+    /// Program `lpn` into the free page `ppn` (its old copy, if any, becomes dead).
+    pub fn program(&mut self, lpn: Lpn, ppn: u32, version: u32, cause: Cause, nand: &mut Nand) {
+        debug_assert!(self.page_free(ppn), "PPN {ppn} is not free");
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+        }
+        self.l2p[lpn as usize] = ppn;
+        self.p2l[ppn as usize] = lpn as u32;
+        let b = (ppn / self.ppb) as usize;
+        self.valid[b] += 1;
+        self.written[b] += 1;
+        if self.check {
+            self.oob[ppn as usize] = version;
+        }
+        nand.program(cause);
+    }
+
+    /// Host/pad page of a flush unit: also remembers its version as the latest.
+    pub fn program_unit(&mut self, lpn: Lpn, ppn: u32, p: &UnitPage, nand: &mut Nand) {
+        self.program(lpn, ppn, p.version, p.cause, nand);
+        if self.check {
+            self.expected[lpn as usize] = p.version;
+        }
+    }
+
+    /// Merge copy: read the newest copy of `lpn` and program it at `dst`.
+    pub fn copy(&mut self, lpn: Lpn, dst: u32, nand: &mut Nand) {
+        let src = self.l2p[lpn as usize];
+        debug_assert!(src != NONE);
+        nand.read(Cause::Merge);
+        let version = if self.check {
+            self.oob[src as usize]
+        } else {
+            0
+        };
+        self.program(lpn, dst, version, Cause::Merge, nand);
+    }
+
+    /// Erase a block that holds no valid page and return it to the pool.
+    pub fn erase(&mut self, b: u32, nand: &mut Nand) {
+        debug_assert_eq!(
+            self.valid[b as usize], 0,
+            "erasing block {b} with valid pages"
+        );
+        let base = (b * self.ppb) as usize;
+        self.p2l[base..base + self.ppb as usize].fill(NONE);
+        self.written[b as usize] = 0;
+        nand.erase(b);
+        self.free.push_back(b);
+    }
+
+    /// Full merge of `lbn`: a new block receives, at their own offsets, the newest copy of every
+    /// mapped page (cause Merge) or the page `unit` brings (its own cause). Returns the new block;
+    /// the caller erases the blocks left without valid pages.
+    pub fn rewrite(&mut self, lbn: Lbn, unit: &[UnitPage], nand: &mut Nand) -> Result<u32> {
+        let nb = self.alloc()?;
+        let first = lbn * self.ppb as u64;
+        let mut it = unit.iter().peekable();
+        for o in 0..self.ppb {
+            let lpn = first + o as u64;
+            let dst = nb * self.ppb + o;
+            if let Some(p) = it.next_if(|p| p.offset == o) {
+                self.program_unit(lpn, dst, p, nand);
+            } else if self.l2p[lpn as usize] != NONE {
+                self.copy(lpn, dst, nand);
+            }
+        }
+        Ok(nb)
+    }
+
+    pub fn trim(&mut self, lpn: Lpn) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+            self.l2p[lpn as usize] = NONE;
+        }
+        if self.check {
+            self.expected[lpn as usize] = 0;
+        }
+    }
+
+    pub fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p.get(lpn as usize).is_some_and(|&p| p != NONE)
+    }
+
+    pub fn version_of(&self, lpn: Lpn) -> u32 {
+        match self.l2p.get(lpn as usize) {
+            Some(&p) if p != NONE && self.check => self.oob[p as usize],
+            _ => 0,
+        }
+    }
+
+    /// Cheap check after a merge: every page of `lbn` holds its latest version.
+    pub fn check_lbn(&self, lbn: Lbn) -> Result<()> {
+        if !self.check {
+            return Ok(());
+        }
+        let first = lbn * self.ppb as u64;
+        for lpn in first..first + self.ppb as u64 {
+            self.check_one(lpn as usize, self.expected[lpn as usize])?;
+        }
+        Ok(())
+    }
+
+    fn check_one(&self, lpn: usize, want: u32) -> Result<()> {
+        let ppn = self.l2p[lpn];
+        if want == 0 {
+            if ppn != NONE {
+                return Err(SimError::Integrity(format!(
+                    "LPN {lpn} was never written (or trimmed) but maps to PPN {ppn}"
+                )));
+            }
+            return Ok(());
+        }
+        if ppn == NONE {
+            return Err(SimError::Integrity(format!(
+                "LPN {lpn} (version {want}) is not mapped"
+            )));
+        }
+        let got = self.oob[ppn as usize];
+        if got != want {
+            return Err(SimError::Integrity(format!(
+                "LPN {lpn} maps to PPN {ppn} holding version {got}, latest is {want}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whole-device check: L2P and P2L agree, valid/written counts match the pages, free blocks
+    /// are empty, and (when tracked) every LPN holds `latest[lpn]`.
+    pub fn check_all(&self, latest: &[u32]) -> Result<()> {
+        let ppb = self.ppb as usize;
+        let mut valid = vec![0u32; self.valid.len()];
+        let mut written = vec![0u32; self.valid.len()];
+        for (ppn, &lpn) in self.p2l.iter().enumerate() {
+            if lpn == NONE {
+                continue;
+            }
+            written[ppn / ppb] += 1;
+            if lpn == DEAD {
+                continue;
+            }
+            if self.l2p[lpn as usize] != ppn as u32 {
+                return Err(SimError::Integrity(format!(
+                    "PPN {ppn} claims LPN {lpn}, but LPN {lpn} maps to PPN {}",
+                    self.l2p[lpn as usize]
+                )));
+            }
+            valid[ppn / ppb] += 1;
+        }
+        for b in 0..self.valid.len() {
+            if valid[b] != self.valid[b] {
+                return Err(SimError::Integrity(format!(
+                    "block {b}: valid count {}, but {} valid pages",
+                    self.valid[b], valid[b]
+                )));
+            }
+            if written[b] != self.written[b] {
+                return Err(SimError::Integrity(format!(
+                    "block {b}: written count {}, but {} programmed pages",
+                    self.written[b], written[b]
+                )));
+            }
+        }
+        for &b in &self.free {
+            if self.written[b as usize] != 0 {
+                return Err(SimError::Integrity(format!(
+                    "free block {b} has programmed pages"
+                )));
+            }
+        }
+        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+            if ppn != NONE && self.p2l[ppn as usize] != lpn as u32 {
+                return Err(SimError::Integrity(format!(
+                    "LPN {lpn} maps to PPN {ppn}, which does not hold it"
+                )));
+            }
+        }
+        if self.check {
+            for (lpn, &want) in latest.iter().enumerate() {
+                self.check_one(lpn, want)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Merge {
+    Switch,
+    Partial,
+    Full,
+}
+
+/// Merge counters and the running padding-model statistics.
+#[derive(Default, Debug, Clone)]
+pub(crate) struct Stats {
+    pub merges: [u64; 3],
+    pub erases: [u64; 3],
+    /// Erases outside merges (dead log blocks reclaimed without merging anything).
+    pub erases_gc: u64,
+    /// Model events (merges as R_DB / R_LB / U_LB count them; may be fractional, see FAST).
+    pub events: f64,
+    pub data_blocks: f64,
+    pub log_blocks: f64,
+    pub log_written: f64,
+    pub log_capacity: f64,
+    /// Real reclaimed log blocks and their programmed pages (ftl.log_utilization).
+    pub reclaimed: u64,
+    pub reclaimed_written: u64,
+}
+
+impl Stats {
+    pub fn merge(&mut self, kind: Merge, erases: u64) {
+        self.merges[kind as usize] += 1;
+        self.erases[kind as usize] += erases;
+    }
+    /// One model event: `db` data blocks and `lb` log blocks holding `written` pages.
+    pub fn event(&mut self, db: f64, lb: f64, written: f64, capacity: f64) {
+        self.add(1.0, db, lb, written, capacity);
+    }
+    /// A weighted model event (`events` may be a fraction of a merge).
+    pub fn add(&mut self, events: f64, db: f64, lb: f64, written: f64, capacity: f64) {
+        self.events += events;
+        self.data_blocks += db;
+        self.log_blocks += lb;
+        self.log_written += written;
+        self.log_capacity += capacity;
+    }
+    pub fn reclaim(&mut self, written: u32) {
+        self.reclaimed += 1;
+        self.reclaimed_written += written as u64;
+    }
+    pub fn r_db(&self) -> f64 {
+        ratio(self.data_blocks, self.events)
+    }
+    pub fn r_lb(&self) -> f64 {
+        ratio(self.log_blocks, self.events)
+    }
+    pub fn u_lb(&self) -> f64 {
+        ratio(self.log_written, self.log_capacity)
+    }
+    pub fn log_utilization(&self, ppb: u32) -> f64 {
+        ratio(
+            self.reclaimed_written as f64,
+            (self.reclaimed * ppb as u64) as f64,
+        )
+    }
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("ftl.merges.switch", self.merges[0]),
+            ("ftl.merges.partial", self.merges[1]),
+            ("ftl.merges.full", self.merges[2]),
+            ("ftl.erases.switch", self.erases[0]),
+            ("ftl.erases.partial", self.erases[1]),
+            ("ftl.erases.full", self.erases[2]),
+            ("ftl.erases.gc", self.erases_gc),
+        ]
+    }
+    pub fn gauges(&self, ppb: u32, free: usize) -> Vec<(&'static str, f64)> {
+        vec![
+            ("ftl.r_db", self.r_db()),
+            ("ftl.r_lb", self.r_lb()),
+            ("ftl.u_lb", self.u_lb()),
+            ("ftl.log_utilization", self.log_utilization(ppb)),
+            ("ftl.free_blocks", free as f64),
+        ]
+    }
+    pub fn stat(&self, name: &str, log_blocks: u64) -> Option<f64> {
+        match name {
+            "r_db" => Some(self.r_db()),
+            "r_lb" => Some(self.r_lb()),
+            "u_lb" => Some(self.u_lb()),
+            "log_blocks" => Some(log_blocks as f64),
+            _ => None,
+        }
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// Deterministic test helpers shared by the FTL test modules.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+    use crate::ftl::Ftl;
+
+    pub fn geo(ppb: u64, logical_blocks: u64, physical_blocks: u64) -> Geometry {
+        Geometry {
+            page_bytes: 4096,
+            pages_per_block: ppb,
+            logical_pages: logical_blocks * ppb,
+            physical_blocks,
+        }
+    }
+
+    pub fn host(offsets: &[u32], version: u32) -> Vec<UnitPage> {
+        offsets
+            .iter()
+            .map(|&o| UnitPage {
+                offset: o,
+                version,
+                cause: Cause::Host,
+            })
+            .collect()
+    }
+
+    /// Xorshift PRNG (tests only).
+    pub struct Rng(pub u64);
+    impl Rng {
+        pub fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        pub fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Random single-page and multi-page units (some padded, some trims) with versions checked.
+    pub fn random_run(
+        f: &mut dyn Ftl,
+        nand: &mut Nand,
+        ppb: u32,
+        lbns: u64,
+        steps: u32,
+        seed: u64,
+    ) {
+        let mut rng = Rng(seed);
+        let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
+        let mut v = 0u32;
+        for step in 0..steps {
+            let lbn = if rng.below(3) == 0 {
+                rng.below(lbns.min(3))
+            } else {
+                rng.below(lbns)
+            };
+            let first = lbn * ppb as u64;
+            let kind = rng.below(10);
+            let mut unit = Vec::new();
+            if kind == 0 {
+                let lpn = first + rng.below(ppb as u64);
+                f.trim(lpn);
+                latest[lpn as usize] = 0;
+                continue;
+            } else if kind <= 5 {
+                unit.push(rng.below(ppb as u64) as u32);
+            } else if kind <= 7 {
+                let start = rng.below(ppb as u64) as u32;
+                let len = 1 + rng.below((ppb - start) as u64) as u32;
+                unit.extend(start..start + len);
+            } else {
+                unit.extend((0..ppb).filter(|_| rng.below(2) == 0));
+                if unit.is_empty() {
+                    unit.push(0);
+                }
+            }
+            let padded = kind == 9;
+            let mut pages = Vec::new();
+            for o in 0..ppb {
+                let lpn = (first + o as u64) as usize;
+                if unit.contains(&o) {
+                    v += 1;
+                    latest[lpn] = v;
+                    pages.push(UnitPage {
+                        offset: o,
+                        version: v,
+                        cause: Cause::Host,
+                    });
+                } else if padded && latest[lpn] != 0 {
+                    assert_eq!(f.version_of(lpn as u64), latest[lpn]);
+                    pages.push(UnitPage {
+                        offset: o,
+                        version: latest[lpn],
+                        cause: Cause::Pad,
+                    });
+                }
+            }
+            f.write_unit(lbn, &pages, 0, nand).unwrap();
+            if step % 500 == 0 {
+                f.check_integrity(&latest).unwrap();
+            }
+        }
+        f.check_integrity(&latest).unwrap();
+    }
+}
