@@ -304,3 +304,26 @@ def test_fixed_padding_hand_computed(tmp_path):
     assert m["nand.programs.host"] == 3
     assert m["waf"] == pytest.approx(5 / 3)
     assert m["ftl.waf"] == pytest.approx(1.0)
+
+
+def test_group_histograms_hand_computed(tmp_path):
+    # block-lru of 2 pages, 4 pages/block. Writes 0,1,4,5,0,8 flush LBN0{0,1} (evicted by 4),
+    # LBN1{4,5} (evicted by 0), then at the end LBN0{0} and LBN2{8}: group sizes 2,2,1,1;
+    # LBN 0 is flushed by flushes 1 and 3: one update interval of 2.
+    m_res = ssdlab.simulate(
+        {
+            "workload": {
+                "kind": "trace",
+                "path": write_trace(tmp_path / "t.csv", [W(0), W(1), W(4), W(5), W(0), W(8)]),
+                "format": "tencent",
+            },
+            "device": SMALL,
+            "buffer": {"kind": "block-lru", "bytes": 2 * 4096},
+        }
+    )
+    m, h = m_res.metrics, m_res.histograms
+    assert m["buffer.flushed_groups"] == 4
+    assert h["buffer.flushed_group_pages"] == [(1, 2), (2, 2)]
+    assert h["buffer.group_update_interval"] == [(2, 1)]
+    assert m["buffer.group_update_interval.mean"] == 2
+    assert m["time.program_erase_us"] == m["nand.programs.total"] * 800 + m["nand.erases"] * 1500

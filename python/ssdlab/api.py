@@ -96,6 +96,9 @@ class Result:
 
     config: dict
     metrics: dict
+    #: name -> [(value, count)] over the measured window: "buffer.flushed_group_pages" (exact
+    #: group sizes) and "buffer.group_update_interval" (log2 buckets, value = lower bound).
+    histograms: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
 
     def to_frame(self):
@@ -130,9 +133,10 @@ def simulate(config: ConfigLike = None, progress: Callable[[int, int], None] | N
     The run releases the GIL; Ctrl-C stops it with KeyboardInterrupt.
     """
     cfg = Config.load(config if config is not None else {})
-    cfg_json, metrics_json, warnings = _core.simulate(json.dumps(cfg._data), progress)
+    cfg_json, metrics_json, hist_json, warnings = _core.simulate(json.dumps(cfg._data), progress)
     metrics = {k: _metric(v) for k, v in json.loads(metrics_json).items()}
-    return Result(config=json.loads(cfg_json), metrics=metrics, warnings=list(warnings))
+    histograms = {k: [tuple(p) for p in v] for k, v in json.loads(hist_json).items()}
+    return Result(config=json.loads(cfg_json), metrics=metrics, histograms=histograms, warnings=list(warnings))
 
 
 def components() -> list:

@@ -43,8 +43,80 @@ pub struct RunResult {
     /// The fully resolved configuration (defaults filled in, "auto" values replaced).
     pub config: Config,
     pub metrics: BTreeMap<String, f64>,
+    /// Distributions over the measured window, as (value, count) pairs in ascending value:
+    /// "buffer.flushed_group_pages" (exact) and "buffer.group_update_interval" (log2 buckets:
+    /// the value is the bucket's lower bound).
+    pub histograms: BTreeMap<String, Vec<(u64, u64)>>,
     /// Non-fatal notes (e.g. skipped malformed records).
     pub warnings: Vec<String>,
+}
+
+/// Flushed-group statistics (seed 000 Fig 15–16): group sizes and the number of flushes between
+/// two flushes of the same LBN.
+struct GroupStats {
+    /// Flush index + 1 of each LBN's last flush (0 = never flushed).
+    last_flush: Vec<u64>,
+    flushes: u64,
+    size_counts: Vec<u64>,
+    interval_log2: [u64; 64],
+    interval_sum: u64,
+    intervals: u64,
+}
+
+impl GroupStats {
+    fn new(logical_blocks: u64, ppb: u64) -> Result<Self> {
+        Ok(GroupStats {
+            last_flush: crate::units::alloc_vec(logical_blocks, 0, "the group flush index")?,
+            flushes: 0,
+            size_counts: vec![0; ppb as usize + 1],
+            interval_log2: [0; 64],
+            interval_sum: 0,
+            intervals: 0,
+        })
+    }
+
+    #[inline]
+    fn record(&mut self, lbn: u64, pages: usize) {
+        self.flushes += 1;
+        if let Some(n) = self.size_counts.get_mut(pages) {
+            *n += 1;
+        }
+        let slot = &mut self.last_flush[lbn as usize];
+        if *slot != 0 {
+            let interval = self.flushes - *slot;
+            self.interval_log2[63 - interval.leading_zeros() as usize] += 1;
+            self.interval_sum += interval;
+            self.intervals += 1;
+        }
+        *slot = self.flushes;
+    }
+
+    /// Forget the distributions (not the last-flush indexes) at the end of the warm-up.
+    fn reset_counts(&mut self) {
+        self.size_counts.iter_mut().for_each(|c| *c = 0);
+        self.interval_log2 = [0; 64];
+        self.interval_sum = 0;
+        self.intervals = 0;
+    }
+
+    fn histograms(&self) -> BTreeMap<String, Vec<(u64, u64)>> {
+        let sizes = self
+            .size_counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(v, &c)| (v as u64, c));
+        let ints = self
+            .interval_log2
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(k, &c)| (1u64 << k, c));
+        BTreeMap::from([
+            ("buffer.flushed_group_pages".to_string(), sizes.collect()),
+            ("buffer.group_update_interval".to_string(), ints.collect()),
+        ])
+    }
 }
 
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -272,12 +344,14 @@ struct Backend {
     full: SectorMask,
     scratch: Vec<UnitPage>,
     host: HostCounters,
+    groups: GroupStats,
 }
 
 impl FlushSink for Backend {
     fn flush(&mut self, unit: &FlushUnit) -> Result<()> {
         self.host.flushes += 1;
         self.host.flushed_pages += unit.pages.len() as u64;
+        self.groups.record(unit.lbn, unit.pages.len());
         let first = unit.lbn * self.ppb;
         if let ([p], false) = (unit.pages, unit.padded) {
             // Fast path for page-level buffers: one page, no padding.
@@ -657,6 +731,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             full: geo.full_mask(),
             scratch: Vec::with_capacity(geo.pages_per_block as usize),
             host: HostCounters::default(),
+            groups: GroupStats::new(geo.logical_blocks(), geo.pages_per_block)?,
         },
         latest: if check {
             crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
@@ -691,6 +766,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             let req = req?;
             if done == warmup && warmup > 0 {
                 base = sim.snapshot();
+                sim.be.groups.reset_counts();
             }
             sim.request(&req, &src)?;
             done += 1;
@@ -772,9 +848,21 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
         sim.geo.physical_blocks as f64,
     );
     m.insert("buffer.capacity_pages".into(), buffer_pages as f64);
+    let g = &sim.be.groups;
+    m.insert("buffer.flushed_groups".into(), m["buffer.flushes"]);
+    m.insert(
+        "buffer.group_update_interval.mean".into(),
+        if g.intervals > 0 {
+            g.interval_sum as f64 / g.intervals as f64
+        } else {
+            f64::NAN
+        },
+    );
+    let histograms = g.histograms();
     Ok(RunResult {
         config: resolved,
         metrics: m,
+        histograms,
         warnings,
     })
 }

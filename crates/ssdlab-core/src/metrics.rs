@@ -126,6 +126,17 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
             f64::NAN
         },
     );
+    // Seed 000's elapsed time: erase + program time only (reads and transfers left out).
+    let pe = n.programs_total() as f64 * m.timing.program_us + n.erases as f64 * m.timing.erase_us;
+    put("time.program_erase_us", pe);
+    put(
+        "throughput.program_erase_write_mib_s",
+        if pe > 0.0 {
+            h.write_bytes as f64 / (1024.0 * 1024.0) / (pe / 1e6)
+        } else {
+            f64::NAN
+        },
+    );
     let e = &m.erases_per_block;
     if !e.is_empty() {
         let len = e.len() as f64;

@@ -32,14 +32,14 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
 
 /// Run one simulation. `progress(done, total)` is called at most every 100 ms; an exception it
 /// raises (or a pending Ctrl-C) cancels the run. Returns (resolved_config_json, metrics_json,
-/// warnings).
+/// histograms_json, warnings).
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None))]
 fn simulate(
     py: Python<'_>,
     config_json: &str,
     progress: Option<PyObject>,
-) -> PyResult<(String, String, Vec<String>)> {
+) -> PyResult<(String, String, String, Vec<String>)> {
     let cfg = parse_config(config_json)?;
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
@@ -77,7 +77,9 @@ fn simulate(
         Ok(r) => {
             let metrics = serde_json::to_string(&r.metrics)
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            Ok((r.config.to_json(), metrics, r.warnings))
+            let histograms = serde_json::to_string(&r.histograms)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Ok((r.config.to_json(), metrics, histograms, r.warnings))
         }
         Err(e) => Err(to_py(e)),
     }
