@@ -7,6 +7,7 @@ from ssdlab import SsdlabError
 TRACES = ["blkreplay_1and1/windows-mssql.load.gz", "blkreplay_1and1/linux-mysql.load.gz"]
 FTLS = ["page", "block", "bast", "fast"]
 BUFFERS = ["none", "lru", "block-lru"]
+SEED000_BUFFERS = ["fab", "bplru", "hitstat", "hitstat-adj"]
 ERASE_KINDS = ["switch", "partial", "full", "gc"]
 
 
@@ -51,6 +52,19 @@ def test_ftl_buffer_matrix(traces, trace, ftl, buffer):
     if ftl == "fast":
         assert m["ftl.r_lb"] == 1.0 and m["ftl.r_db"] >= 1.0
         assert 0 <= m["ftl.fast.overhead_pages"] <= m["nand.programs.host"]
+
+
+@pytest.mark.parametrize("buffer", SEED000_BUFFERS)
+@pytest.mark.parametrize("ftl", FTLS)
+def test_seed000_buffers_on_every_ftl(traces, ftl, buffer):
+    """Every FTL x seed-000 buffer (with its default padding) keeps every LPN at its latest version."""
+    r = run(traces, TRACES[0], ftl, buffer)
+    m = r.metrics
+    assert m["buffer.flushed_pages"] + m["buffer.write_hit_pages"] == m["host.write_pages"]
+    assert m["nand.programs.host"] == m["buffer.flushed_pages"]
+    assert m["nand.programs.pad"] == m["nand.reads.pad"]
+    if ftl != "page":
+        assert m["nand.erases"] == sum(m[f"ftl.erases.{k}"] for k in ERASE_KINDS)
 
 
 @pytest.mark.parametrize("ftl", ["bast", "fast"])
