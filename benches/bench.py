@@ -72,14 +72,16 @@ def make_traces(pages: np.ndarray) -> tuple[Path, Path, Path]:
 REPEATS = int(os.environ.get("SSDLAB_BENCH_REPEATS", 3))
 
 
-def run_engine(path: Path, fmt: str, op: float = 0.07, reader_thread: bool = False) -> dict:
+def run_engine(
+    path: Path, fmt: str, op: float = 0.07, reader_thread: bool = False, buffer: str = "lru", ftl: str = "page"
+) -> dict:
     """Best and median of REPEATS runs (the machine is shared: timings vary by ±20%).
     reader_thread=False keeps the whole run on one core."""
     cfg = {
         "workload": {"kind": "trace", "path": str(path), "format": fmt},
         "device": {"logical_bytes": FOOTPRINT_PAGES * 4096, "op": op},
-        "buffer": {"kind": "lru", "bytes": BUFFER},
-        "ftl": {"kind": "page", "gc": "greedy"},
+        "buffer": {"kind": buffer, "bytes": BUFFER},
+        "ftl": {"kind": ftl},
         "run": {"reader_thread": reader_thread},
     }
     walls = []
@@ -157,6 +159,8 @@ def main() -> int:
     results["engine_text_reader_thread"] = run_engine(text, "tencent", reader_thread=True)
     print("engine, binary cache, 28% over-provisioning ...", file=sys.stderr)
     results["engine_binary_op28"] = run_engine(binary, "binary", op=0.28)
+    print("engine, binary cache, hitstat + FAST ...", file=sys.stderr)
+    results["engine_binary_hitstat_fast"] = run_engine(binary, "binary", buffer="hitstat", ftl="fast")
     print("libCacheSim LRU ...", file=sys.stderr)
     results["libcachesim_lru"] = run_libcachesim(oracle, REQUESTS)
     print("peak RSS on a 1 TiB device ...", file=sys.stderr)
@@ -174,10 +178,12 @@ def main() -> int:
         ("one core: text trace, ρ=0.07 (host pages/s)", t),
         ("one core: binary cache, ρ=0.28 (host pages/s)", b28),
         ("two cores: text trace + reader thread, ρ=0.07", results["engine_text_reader_thread"]),
+        ("one core: hitstat + FAST, binary cache, ρ=0.07", results["engine_binary_hitstat_fast"]),
     ):
         best, med = d["host_page_writes_per_s_best"], d["host_page_writes_per_s_median"]
         print(f"{label:<58}{best:>14,.0f}{med:>14,.0f}")
     print(f"{'  WAF at ρ=0.07 / ρ=0.28':<58}{b['waf']:>14.3f}{b28['waf']:>14.3f}")
+    print(f"{'  WAF of hitstat + FAST':<58}{results['engine_binary_hitstat_fast']['waf']:>14.3f}")
     print(f"{'  NAND programs/s, binary, ρ=0.07':<58}{b['nand_programs_per_s_best']:>14,.0f}")
     print(f"{'libCacheSim LRU alone (requests/s)':<58}{lc['requests_per_s']:>14,.0f}")
     print(f"{'LRU hits equal libCacheSim':<58}{str(same):>14}")

@@ -65,13 +65,18 @@ pub fn class_bounds(sectors: u64) -> Vec<u64> {
 pub fn age_cuts(log: &[u64], levels: u32) -> Vec<u64> {
     let mut sorted = log.to_vec();
     sorted.sort_unstable();
+    let mut cuts = Vec::new();
+    sorted_cuts(&sorted, levels, &mut cuts);
+    cuts
+}
+
+/// The cut points from ages already in ascending order, into `cuts` (reused).
+fn sorted_cuts(sorted: &[u64], levels: u32, cuts: &mut Vec<u64>) {
+    cuts.clear();
     let n = sorted.len();
-    if n == 0 {
-        return Vec::new();
+    if n > 0 {
+        cuts.extend((1..levels as usize).map(|k| sorted[(k * n / levels as usize).min(n - 1)]));
     }
-    (1..levels as usize)
-        .map(|k| sorted[(k * n / levels as usize).min(n - 1)])
-        .collect()
 }
 
 /// AgeRank of `age` given the cut points: L for the youngest interval down to 1 for the oldest.
@@ -94,6 +99,8 @@ pub struct HitStatBuffer {
     req: Vec<u64>,
     now: u64,
     hit_log: Vec<u64>,
+    /// The hit log's ages in ascending order.
+    sorted_log: Vec<u64>,
     hit_pos: usize,
     cuts: Vec<u64>,
     cuts_dirty: bool,
@@ -120,6 +127,7 @@ impl HitStatBuffer {
             req: Vec::new(),
             now: 0,
             hit_log: Vec::with_capacity(p.hit_log),
+            sorted_log: Vec::with_capacity(p.hit_log),
             hit_pos: 0,
             cuts: Vec::new(),
             cuts_dirty: false,
@@ -149,11 +157,17 @@ impl HitStatBuffer {
         if self.p.hit_log == 0 {
             return;
         }
+        // Keep a sorted copy up to date incrementally (O(log) search + a short memmove) instead
+        // of sorting the whole log at every victim choice.
         if self.hit_log.len() < self.p.hit_log {
             self.hit_log.push(age);
         } else {
-            self.hit_log[self.hit_pos] = age;
+            let old = std::mem::replace(&mut self.hit_log[self.hit_pos], age);
+            let i = self.sorted_log.partition_point(|&x| x < old);
+            self.sorted_log.remove(i);
         }
+        let j = self.sorted_log.partition_point(|&x| x < age);
+        self.sorted_log.insert(j, age);
         self.hit_pos = (self.hit_pos + 1) % self.p.hit_log;
         self.cuts_dirty = true;
     }
@@ -193,7 +207,7 @@ impl HitStatBuffer {
         }
         // (3) smallest AgeRank / weight.
         if self.cuts_dirty {
-            self.cuts = age_cuts(&self.hit_log, self.levels);
+            sorted_cuts(&self.sorted_log, self.levels, &mut self.cuts);
             self.cuts_dirty = false;
         }
         let floor = if self.p.adj {
@@ -536,5 +550,37 @@ mod tests {
         b.flush_all(&mut s).unwrap();
         let got: Vec<(u64, bool)> = s.flushed.iter().map(|f| (f.lbn, f.padded)).collect();
         assert_eq!(got, vec![(1, true), (2, true)]);
+    }
+}
+
+#[cfg(test)]
+mod sorted_log_tests {
+    use super::*;
+
+    #[test]
+    fn incremental_sorted_log_matches_sorting() {
+        // The incrementally sorted copy gives the same cut points as sorting the circular log.
+        let mut log: Vec<u64> = Vec::new();
+        let mut sorted: Vec<u64> = Vec::new();
+        let (cap, mut pos, mut x) = (16usize, 0usize, 12345u64);
+        for _ in 0..500 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let age = (x >> 33) % 1000;
+            if log.len() < cap {
+                log.push(age);
+            } else {
+                let old = std::mem::replace(&mut log[pos], age);
+                let i = sorted.partition_point(|&v| v < old);
+                sorted.remove(i);
+            }
+            let j = sorted.partition_point(|&v| v < age);
+            sorted.insert(j, age);
+            pos = (pos + 1) % cap;
+            let mut cuts = Vec::new();
+            sorted_cuts(&sorted, 5, &mut cuts);
+            assert_eq!(cuts, age_cuts(&log, 5));
+        }
     }
 }
