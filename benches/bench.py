@@ -101,7 +101,7 @@ def run_engine(
         "nand_programs_per_s_best": m["nand.programs.total"] / walls[0],
         "waf": m["waf"],
         "hits": m["buffer.write_hit_pages"],
-        "gc_moved_pages": m["gc.moved_pages"],
+        "gc_moved_pages": m.get("gc.moved_pages", 0.0),
     }
 
 

@@ -616,9 +616,6 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
         ));
     }
     let mut logical_blocks = logical_bytes.div_ceil(page_bytes).div_ceil(ppb);
-    if r.ftl.gc_free_blocks == 0 {
-        r.ftl.gc_free_blocks = r.ftl.streams as u64 + r.ftl.separate_gc_frontier as u64 + 2;
-    }
     if cfg.device.logical_bytes == Capacity::Auto {
         // An auto-sized device is also large enough for the FTL's reserve and open blocks at
         // this ρ (a tiny trace would otherwise leave no spare block to run GC with).
@@ -632,9 +629,7 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
             logical_blocks = need;
         }
     }
-    if matches!(r.ftl.kind.as_str(), "bast" | "fast") && r.ftl.log_blocks == 0 {
-        r.ftl.log_blocks = crate::ftl::hybrid::auto_log_blocks(logical_blocks);
-    }
+    registry::resolve_ftl(&mut r, logical_blocks)?;
     let logical_pages = logical_blocks * ppb;
     let physical_blocks = ((logical_blocks as f64) * (1.0 + cfg.device.op)).ceil() as u64;
     let geo = Geometry {

@@ -159,6 +159,22 @@ pub struct FtlEntry {
     pub info: Component,
     pub build: FtlCtor,
     pub spare_blocks: SpareFn,
+    /// Replace the FTL's automatic (0) settings by the values it will use, for a device of the
+    /// given logical blocks, so that a result's configuration says exactly what produced it.
+    pub resolve: ResolveFn,
+}
+
+pub type ResolveFn = fn(&mut Config, u64);
+
+fn resolve_page(cfg: &mut Config, _logical_blocks: u64) {
+    let f = &mut cfg.ftl;
+    if f.gc_free_blocks == 0 {
+        f.gc_free_blocks = f.streams as u64 + f.separate_gc_frontier as u64 + 2;
+    }
+}
+
+fn resolve_hybrid(cfg: &mut Config, logical_blocks: u64) {
+    cfg.ftl.log_blocks = ftl::hybrid::log_blocks(cfg.ftl.log_blocks, logical_blocks);
 }
 
 fn page_spare(cfg: &Config, _logical_blocks: u64) -> u64 {
@@ -201,6 +217,7 @@ pub static FTLS: &[FtlEntry] = &[
             )?))
         },
         spare_blocks: page_spare,
+        resolve: resolve_page,
     },
     FtlEntry {
         info: c(
@@ -211,6 +228,7 @@ pub static FTLS: &[FtlEntry] = &[
         ),
         build: |cfg, geo| Ok(Box::new(ftl::block::BlockFtl::new(geo, cfg.run.check_integrity)?)),
         spare_blocks: |_, _| ftl::block::spare_blocks(),
+        resolve: |_, _| {},
     },
     FtlEntry {
         info: c(
@@ -239,6 +257,7 @@ pub static FTLS: &[FtlEntry] = &[
         spare_blocks: |cfg, lb| {
             ftl::bast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb))
         },
+        resolve: resolve_hybrid,
     },
     FtlEntry {
         info: c(
@@ -258,6 +277,7 @@ pub static FTLS: &[FtlEntry] = &[
         spare_blocks: |cfg, lb| {
             ftl::fast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb))
         },
+        resolve: resolve_hybrid,
     },
 ];
 
@@ -388,6 +408,13 @@ pub fn build_ftl(cfg: &Config, geo: &Geometry) -> Result<Box<dyn Ftl>> {
 /// Physical blocks the configured FTL needs beyond `logical_blocks` logical blocks.
 pub fn ftl_spare_blocks(cfg: &Config, logical_blocks: u64) -> Result<u64> {
     Ok((find_ftl(cfg)?.spare_blocks)(cfg, logical_blocks))
+}
+
+/// Fill in the FTL's automatic settings (see [`FtlEntry::resolve`]).
+pub fn resolve_ftl(cfg: &mut Config, logical_blocks: u64) -> Result<()> {
+    let resolve = find_ftl(cfg)?.resolve;
+    resolve(cfg, logical_blocks);
+    Ok(())
 }
 
 pub fn build_padding(cfg: &Config) -> Result<Box<dyn Padding>> {
