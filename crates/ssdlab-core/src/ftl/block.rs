@@ -12,7 +12,7 @@
 use super::hybrid::{check_size, Merge, Stats, Store, NONE};
 use super::{Ftl, FtlView, UnitPage};
 use crate::error::Result;
-use crate::nand::{Cause, Nand};
+use crate::nand::Nand;
 use crate::units::{Geometry, Lbn, Lpn};
 
 pub struct BlockFtl {
@@ -78,15 +78,6 @@ impl Ftl for BlockFtl {
         self.s.check_lbn(lbn)
     }
 
-    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
-        if self.s.is_mapped(lpn) {
-            nand.read(cause);
-            true
-        } else {
-            false
-        }
-    }
-
     fn trim(&mut self, lpn: Lpn) {
         self.s.trim(lpn);
     }
@@ -127,6 +118,7 @@ impl Ftl for BlockFtl {
 mod tests {
     use super::super::hybrid::testutil::*;
     use super::*;
+    use crate::nand::Cause;
 
     #[test]
     fn in_place_then_overwrite_costs() {

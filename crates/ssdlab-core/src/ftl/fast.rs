@@ -311,15 +311,6 @@ impl Ftl for FastFtl {
         r
     }
 
-    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
-        if self.s.is_mapped(lpn) {
-            nand.read(cause);
-            true
-        } else {
-            false
-        }
-    }
-
     fn trim(&mut self, lpn: Lpn) {
         self.s.trim(lpn);
     }

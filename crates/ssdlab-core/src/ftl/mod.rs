@@ -42,7 +42,13 @@ pub trait Ftl: FtlView {
         nand: &mut Nand,
     ) -> Result<()>;
     /// Read one page with the given cause; returns false (and costs nothing) if it is unmapped.
-    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool;
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
+        let mapped = self.is_mapped(lpn);
+        if mapped {
+            nand.read(cause);
+        }
+        mapped
+    }
     /// Discard one page.
     fn trim(&mut self, lpn: Lpn);
     /// Version stored with the page's current copy (0 when unmapped or not tracked).

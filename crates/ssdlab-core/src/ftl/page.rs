@@ -364,15 +364,6 @@ impl Ftl for PageFtl {
         Ok(())
     }
 
-    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
-        if self.is_mapped(lpn) {
-            nand.read(cause);
-            true
-        } else {
-            false
-        }
-    }
-
     fn trim(&mut self, lpn: Lpn) {
         let old = self.l2p[lpn as usize];
         if old != NONE {
