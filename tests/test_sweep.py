@@ -438,3 +438,24 @@ def test_a_cell_that_kills_its_worker_fails_alone(tmp_path, monkeypatch):
     assert (s.ran, s.ok, s.failed) == (8, 7, 1)
     df = ssdlab.load_results(tmp_path, status="failed")
     assert df["run.seed"].tolist() == [3] and "worker process died" in df["error"].iloc[0]
+
+
+def test_several_grids_in_one_study():
+    spec = {
+        "study": {"name": "grids"},
+        "base": {"workload": {"kind": "uniform", "requests": 1000, "footprint_bytes": "64MiB"}},
+        "grid": [
+            {"name": "sizes", "axes": {"buffer.bytes": ["1MiB", "2MiB"], "buffer.kind": ["lru", "block-lru"]}},
+            {"name": "ftl", "base": {"buffer": {"kind": "none"}}, "axes": {"ftl.kind": ["page", "bast", "fast"]}},
+        ],
+    }
+    cells = ssdlab.expand_study(spec)
+    assert len(cells) == 4 + 3
+    assert [c.index for c in cells] == list(range(7))
+    assert all(c.config["buffer"]["kind"] == "none" for c in cells[4:])
+    assert [c.values for c in cells[4:]] == [{"ftl.kind": k} for k in ("page", "bast", "fast")]
+    assert len({c.key for c in cells}) == 7
+    with pytest.raises(ssdlab.SsdlabError, match=r"\[\[grid\]\] 2 \(ftl\): unknown key `axis`"):
+        ssdlab.expand_study({**spec, "grid": [spec["grid"][0], {"name": "ftl", "axis": {}}]})
+    with pytest.raises(ssdlab.SsdlabError, match=r"puts its \[axes\]"):
+        ssdlab.expand_study({**spec, "axes": {"buffer.kind": ["lru"]}})

@@ -51,7 +51,8 @@ from . import api
 from ._core import SsdlabError, __version__
 from .store import ResultStore, parse_size, utc_now
 
-TOP_TABLES = ("study", "base", "axes", "zip")
+TOP_TABLES = ("study", "base", "axes", "zip", "grid")
+GRID_TABLES = ("name", "base", "axes", "zip")
 STUDY_KEYS = ("name", "description")
 RANGE_KEYS = {"start", "stop", "step", "num", "values", "geom", "factor"}
 MAX_VALUES = 1_000_000
@@ -100,10 +101,12 @@ class Study:
     raw: dict
     text: str | None = None
     source: Path | None = None
+    #: (base, dims) of every grid: one for a plain study, one per [[grid]] table otherwise.
+    parts: list = field(default_factory=list)
 
     @property
     def size(self) -> int:
-        return math.prod(len(d) for d in self.dims)
+        return sum(math.prod(len(d) for d in dims) for _, dims in self.parts)
 
 
 # -- loading and checking a study ---------------------------------------------------------------
@@ -156,6 +159,51 @@ def load_study(study: str | Path | Mapping | Study, base_dir: str | Path | None 
         _deep_set(base, k, copy.deepcopy(v), f"{where}: [base]")
     _resolve_paths_in_config(base, root)
 
+    grids = raw.get("grid")
+    if grids is None:
+        dims, axis_keys = _dimensions(raw.get("axes", {}), raw.get("zip", []), where, root)
+        parts = [(base, dims)]
+    else:
+        # Several grids in one study: each [[grid]] may override the base and has its own axes.
+        if "axes" in raw or "zip" in raw:
+            raise StudyError(f"{where}: a study with [[grid]] tables puts its [axes] and [[zip]] inside them")
+        if not isinstance(grids, list) or not grids or not all(isinstance(g, Mapping) for g in grids):
+            raise StudyError(f"{where}: grid must be a non-empty array of tables ([[grid]])")
+        parts, axis_keys = [], []
+        for gi, g in enumerate(grids, 1):
+            gwhere = f"{where}: [[grid]] {gi}" + (f" ({g['name']})" if "name" in g else "")
+            unknown = [k for k in g if k not in GRID_TABLES]
+            if unknown:
+                raise StudyError(f"{gwhere}: unknown key `{unknown[0]}` (a grid has name, base, axes and zip)")
+            gbase = copy.deepcopy(base)
+            gbase_raw = g.get("base", {})
+            if not isinstance(gbase_raw, Mapping):
+                raise StudyError(f"{gwhere}: base must be a table")
+            for k, v in _flat_items(gbase_raw):
+                _deep_set(gbase, k, copy.deepcopy(v), f"{gwhere}: base")
+            _resolve_paths_in_config(gbase, root)
+            dims, keys = _dimensions(g.get("axes", {}), g.get("zip", []), gwhere, root)
+            parts.append((gbase, dims))
+            axis_keys += [k for k in keys if k not in axis_keys]
+
+    study_obj = Study(
+        name=meta.get("name") or (source.stem if source else "study"),
+        description=meta.get("description", ""),
+        base=parts[0][0],
+        dims=parts[0][1],
+        axis_keys=axis_keys,
+        raw=raw,
+        text=text,
+        source=source,
+        parts=parts,
+    )
+    if study_obj.size > MAX_VALUES:
+        raise StudyError(f"{where}: {study_obj.size:,} cells is more than the limit of {MAX_VALUES:,}")
+    return study_obj
+
+
+def _dimensions(axes, groups, where: str, root: Path) -> tuple[list, list]:
+    """The dimensions of one grid: one per axis and one per [[zip]] group (a list of {key: value})."""
     dims: list[list[dict]] = []
     axis_keys: list[str] = []
     owner: dict[str, str] = {}
@@ -169,7 +217,6 @@ def load_study(study: str | Path | Mapping | Study, base_dir: str | Path | None 
         owner[key] = label
         axis_keys.append(key)
 
-    axes = raw.get("axes", {})
     if not isinstance(axes, Mapping):
         raise StudyError(f"{where}: [axes] must be a table mapping dotted keys to lists of values")
     for key, spec in _flat_items(axes):
@@ -177,7 +224,6 @@ def load_study(study: str | Path | Mapping | Study, base_dir: str | Path | None 
         values = _values(spec, f"{where}: [axes] `{key}`")
         dims.append([{key: _resolve_path_value(key, v, root)} for v in values])
 
-    groups = raw.get("zip", [])
     if isinstance(groups, Mapping):
         groups = [groups]
     if not isinstance(groups, list) or not all(isinstance(g, Mapping) for g in groups):
@@ -196,20 +242,7 @@ def load_study(study: str | Path | Mapping | Study, base_dir: str | Path | None 
             raise StudyError(f"{where}: {label}: lists must have equal lengths to move together, but {detail}")
         n = lengths.pop()
         dims.append([{k: v[i] for k, v in cols.items()} for i in range(n)])
-
-    study_obj = Study(
-        name=meta.get("name") or (source.stem if source else "study"),
-        description=meta.get("description", ""),
-        base=base,
-        dims=dims,
-        axis_keys=axis_keys,
-        raw=raw,
-        text=text,
-        source=source,
-    )
-    if study_obj.size > MAX_VALUES:
-        raise StudyError(f"{where}: {study_obj.size:,} cells is more than the limit of {MAX_VALUES:,}")
-    return study_obj
+    return dims, axis_keys
 
 
 def _flat_items(table: Mapping, prefix: str = ""):
@@ -393,11 +426,12 @@ def expand_study(study: str | Path | Mapping | Study, base_dir: str | Path | Non
     where = str(st.source) if st.source else "study"
     digests: dict[str, str | None] = {}
     cells = []
-    for index, combo in enumerate(itertools.product(*st.dims)):
+    combos = ((base, combo) for base, dims in st.parts for combo in itertools.product(*dims))
+    for index, (base, combo) in enumerate(combos):
         values: dict = {}
         for part in combo:
             values.update(part)
-        cfg = copy.deepcopy(st.base)
+        cfg = copy.deepcopy(base)
         for k, v in values.items():
             _deep_set(cfg, k, copy.deepcopy(v), f"{where}: cell {index} ({_describe(values)})")
         try:
