@@ -58,3 +58,30 @@ def test_buffers_basic_quick(tmp_path, traces):
         lru = part[part["buffer.kind"] == "lru"].sort_values("buffer.bytes")
         # LRU's page hit ratio grows with its size (inclusion property).
         assert lru["buffer.page_hit_ratio"].is_monotonic_increasing
+
+
+def test_hitstat2009_quick_states_every_claim(tmp_path):
+    out = tmp_path / "hs"
+    report = studies.reproduce("hitstat2009", quick=True, out=out, progress=False)
+    text = report.read_text()
+    assert "Thesis claims against ssdlab" in text
+    claims = [
+        "Flushed groups: HitStat &lt; BPLRU &lt; FAB",
+        "Write throughput on BAST",
+        "Write throughput on FAST",
+        "Full-merge share of erases on FAST",
+        "Padding Model within a few percent of the best fixed threshold (BAST)",
+        "Padding Model within a few percent of the best fixed threshold (FAST)",
+    ]
+    for claim in claims:
+        assert claim in text, claim
+    assert text.count("<b>holds</b>") + text.count("<b>does not hold</b>") == len(claims)
+    df = ssdlab.load_results(out)
+    assert (df["status"] == "ok").all() and len(df) >= 40
+    # The verdict on flushed groups is the measured order, at the reference buffer size.
+    grid = df[df["axes"].str.contains('"buffer.bytes"')]  # the cells of the buffers grid
+    at = grid[(grid["ftl.kind"] == "bast") & (grid["buffer.bytes"] == 2 << 20)]
+    fg = at.set_index("buffer.kind")["buffer.flushed_groups"]
+    holds = fg["hitstat"] < fg["bplru"] < fg["fab"]
+    row = text[text.index("Flushed groups: HitStat") :].split("</tr>")[0]
+    assert ("<b>holds</b>" in row) == holds
