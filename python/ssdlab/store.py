@@ -42,7 +42,7 @@ TMP_PREFIX = ".tmp-"
 STALE_TMP_S = 3600.0
 
 # Columns every record has, in this order, besides configuration keys and metrics.
-HEAD_COLUMNS = ["key", "cell", "status", "error", "axes"]
+HEAD_COLUMNS = ["key", "cell", "status", "error", "axes", "histograms"]
 PROV_COLUMNS = [
     "prov.ssdlab_version",
     "prov.git_revision",
@@ -111,6 +111,9 @@ def record_table(record: Mapping[str, Any]):
     put("status", record["status"], pa.string())
     put("error", record.get("error"), pa.string())
     put("axes", json.dumps(axes, ensure_ascii=False), pa.string())  # in study order
+    # Distributions (Result.histograms) as JSON: {name: [[value, count], ...]}.
+    hist = record.get("histograms")
+    put("histograms", None if hist is None else json.dumps(hist), pa.string())
     for k, v in config.items():
         put(k, _json(v), pa.string())
     for k, v in metrics.items():

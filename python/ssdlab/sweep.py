@@ -470,7 +470,9 @@ def run_cell(task: Mapping) -> dict:
     except Exception as e:
         msg = str(e) if isinstance(e, SsdlabError) else f"{type(e).__name__}: {e}"
         return _record(task, "failed", msg, task["resolved"], {}, time.perf_counter() - t0)
-    return _record(task, "ok", None, res.config, res.metrics, time.perf_counter() - t0)
+    rec = _record(task, "ok", None, res.config, res.metrics, time.perf_counter() - t0)
+    rec["histograms"] = res.histograms
+    return rec
 
 
 def _record(task: Mapping, status: str, error: str | None, config: dict, metrics: dict, wall: float | None) -> dict:

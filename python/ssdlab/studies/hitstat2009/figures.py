@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
+import numpy as np
 from ssdlab.report import figures as F
 
 ELAPSED = "time.program_erase_us"  # the thesis's elapsed time: program + erase time
@@ -15,8 +17,6 @@ def _grid(df, name):
     """Rows of one [[grid]], recognised by the axes the cell varied. A cell that two grids share
     (the same configuration) is stored once, under the first grid, so the log-block rows also take
     the buffer-grid cells at the reference size."""
-    import json
-
     ok = df[df["status"] == "ok"]
     axes = ok["axes"].map(lambda a: set(json.loads(a)))
     if name == "padding":
@@ -49,6 +49,21 @@ def figures(df):
         ):
             fig = F.line(part, x="buffer.bytes", y=metric, by="buffer.kind", logx=True)
             out.append((f"Fig 15 analogue: {what} against buffer size (buffer-side, on BAST)", fig))
+        ref = _ref_bytes(g)
+        at = part[part["buffer.bytes"].astype(int) == ref].dropna(subset=["histograms"])
+        for name, what, logx in (
+            ("buffer.group_update_interval", "group update interval (flushes, log2 buckets)", True),
+            ("buffer.flushed_group_pages", "flushed group size (pages)", False),
+        ):
+            samples = {}
+            for _, row in at.iterrows():
+                pairs = json.loads(row["histograms"]).get(name, [])
+                if pairs:
+                    values, counts = np.asarray(pairs, float).T
+                    samples[row["buffer.kind"]] = np.repeat(values, counts.astype(int))
+            if samples:
+                fig = F.cdf(samples, xlabel=what, logx=logx)
+                out.append((f"Fig 15–16 analogue: CDF of the {what}, {ref >> 20} MiB buffer (on BAST)", fig))
         for ftl in ("bast", "fast"):
             part = g[g["ftl.kind"] == ftl]
             for metric, what in (
