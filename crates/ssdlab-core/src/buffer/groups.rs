@@ -1,4 +1,4 @@
-//! Shared storage for the LBN-grouped buffers (FAB, BPLRU, HitStat): a page index, a group index
+//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat): a page index, a group index
 //! and per-group page chains in slabs. Ordering (recency lists, weight classes) stays with each
 //! policy, keyed by the group's slab slot.
 

@@ -217,26 +217,8 @@ impl Store {
 
     fn check_one(&self, lpn: usize, want: u32) -> Result<()> {
         let ppn = self.l2p[lpn];
-        if want == 0 {
-            if ppn != NONE {
-                return Err(SimError::Integrity(format!(
-                    "LPN {lpn} was never written (or trimmed) but maps to PPN {ppn}"
-                )));
-            }
-            return Ok(());
-        }
-        if ppn == NONE {
-            return Err(SimError::Integrity(format!(
-                "LPN {lpn} (version {want}) is not mapped"
-            )));
-        }
-        let got = self.oob[ppn as usize];
-        if got != want {
-            return Err(SimError::Integrity(format!(
-                "LPN {lpn} maps to PPN {ppn} holding version {got}, latest is {want}"
-            )));
-        }
-        Ok(())
+        let stored = (ppn != NONE).then(|| (ppn, self.oob[ppn as usize]));
+        super::check_version(lpn, want, stored)
     }
 
     /// Whole-device check: L2P and P2L agree, valid/written counts match the pages, free blocks

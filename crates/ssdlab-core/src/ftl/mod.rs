@@ -63,3 +63,22 @@ pub trait Ftl: FtlView {
         Vec::new()
     }
 }
+
+/// Integrity check of one LPN: it must map to a page holding version `want` (0 = it must be
+/// unmapped). `stored` is its (PPN, stored version) when mapped.
+pub(crate) fn check_version(lpn: usize, want: u32, stored: Option<(u32, u32)>) -> Result<()> {
+    use crate::error::SimError;
+    match (want, stored) {
+        (0, None) => Ok(()),
+        (0, Some((ppn, _))) => Err(SimError::Integrity(format!(
+            "LPN {lpn} was never written (or trimmed) but maps to PPN {ppn}"
+        ))),
+        (_, None) => Err(SimError::Integrity(format!(
+            "LPN {lpn} (version {want}) is not mapped"
+        ))),
+        (_, Some((ppn, got))) if got != want => Err(SimError::Integrity(format!(
+            "LPN {lpn} maps to PPN {ppn} holding version {got}, latest is {want}"
+        ))),
+        _ => Ok(()),
+    }
+}

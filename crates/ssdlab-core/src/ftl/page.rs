@@ -265,25 +265,8 @@ impl PageFtl {
     fn check_versions(&self, latest: &[u32]) -> Result<()> {
         for (lpn, &want) in latest.iter().enumerate() {
             let ppn = self.l2p[lpn];
-            if want == 0 {
-                if ppn != NONE {
-                    return Err(SimError::Integrity(format!(
-                        "LPN {lpn} was never written (or trimmed) but maps to PPN {ppn}"
-                    )));
-                }
-                continue;
-            }
-            if ppn == NONE {
-                return Err(SimError::Integrity(format!(
-                    "LPN {lpn} (version {want}) is not mapped"
-                )));
-            }
-            let got = self.oob_version[ppn as usize];
-            if got != want {
-                return Err(SimError::Integrity(format!(
-                    "LPN {lpn} maps to PPN {ppn} holding version {got}, latest is {want}"
-                )));
-            }
+            let stored = (ppn != NONE).then(|| (ppn, self.oob_version[ppn as usize]));
+            super::check_version(lpn, want, stored)?;
         }
         Ok(())
     }
