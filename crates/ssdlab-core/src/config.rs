@@ -179,6 +179,9 @@ pub struct FtlConfig {
     pub bast_chain_limit: u32,
     /// BAST chain: victim = longest chain among this many chains in round-robin order.
     pub bast_lookahead: u32,
+    /// Hybrid FTLs: which merges feed the padding model's R_DB / R_LB / U_LB: seed (full merges,
+    /// and switch merges that reclaim log blocks early; seed 000 §3.5) | all-merges.
+    pub model_stats: String,
 }
 
 impl Default for FtlConfig {
@@ -193,6 +196,7 @@ impl Default for FtlConfig {
             bast_variant: "chain".into(),
             bast_chain_limit: 4,
             bast_lookahead: 50,
+            model_stats: "seed".into(),
         }
     }
 }
@@ -210,6 +214,9 @@ pub struct BufferConfig {
     pub padding: String,
     /// `fixed` padding: pad groups holding at least this fraction of a block.
     pub padding_threshold: f64,
+    /// What a padded flush writes: all (every page of the block; offsets never written get filler,
+    /// as seed 000 charges N page writes per padded flush) | existing (only pages with data).
+    pub padding_fill: String,
     /// BPLRU LRU compensation: strict (sequential 0..N−1 fill) | full (any full group) | off.
     pub bplru_compensation: String,
     /// HitStat: length of the hit log (ages at group hits).
@@ -230,6 +237,7 @@ impl Default for BufferConfig {
             fraction: None,
             padding: "auto".into(),
             padding_threshold: 0.5,
+            padding_fill: "all".into(),
             bplru_compensation: "strict".into(),
             hitstat_hit_log: 64,
             hitstat_levels: 32,
@@ -428,6 +436,7 @@ impl Config {
                 ),
             ));
         }
+        crate::ftl::hybrid::ModelStats::parse(&self.ftl.model_stats)?;
         if self.ftl.bast_chain_limit == 0 {
             return Err(SimError::config("ftl.bast_chain_limit", "must be ≥ 1"));
         }
@@ -472,6 +481,15 @@ impl Config {
                     format!("{f} is not in [0, 1]"),
                 ));
             }
+        }
+        if !matches!(self.buffer.padding_fill.as_str(), "all" | "existing") {
+            return Err(SimError::config(
+                "buffer.padding_fill",
+                format!(
+                    "unknown value `{}`; valid: all, existing",
+                    self.buffer.padding_fill
+                ),
+            ));
         }
         let t = self.buffer.padding_threshold;
         if !(0.0..=1.0).contains(&t) {

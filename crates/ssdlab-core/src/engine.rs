@@ -7,7 +7,7 @@
 use crate::buffer::{BufferParams, FlushSink, FlushUnit, WriteBuffer};
 use crate::config::{Capacity, Config};
 use crate::error::{Result, SimError};
-use crate::ftl::{Ftl, FtlView, UnitPage};
+use crate::ftl::{Ftl, FtlView, Shape, UnitPage};
 use crate::metrics::{self, HostCounters, Measured};
 use crate::nand::{Cause, Nand, NandCounters};
 use crate::registry;
@@ -342,6 +342,8 @@ struct Backend {
     nand: Nand,
     ppb: u64,
     full: SectorMask,
+    /// `buffer.padding_fill = "all"`: padded flushes program every page of the block.
+    pad_fill: bool,
     scratch: Vec<UnitPage>,
     host: HostCounters,
     groups: GroupStats,
@@ -353,7 +355,8 @@ impl FlushSink for Backend {
         self.host.flushed_pages += unit.pages.len() as u64;
         self.groups.record(unit.lbn, unit.pages.len());
         let first = unit.lbn * self.ppb;
-        if let ([p], false) = (unit.pages, unit.padded) {
+        let whole = unit.padded || unit.pages.len() as u64 == self.ppb;
+        if let ([p], false) = (unit.pages, whole) {
             // Fast path for page-level buffers: one page, no padding.
             if p.mask != self.full {
                 self.ftl
@@ -367,7 +370,7 @@ impl FlushSink for Backend {
             }];
             return self
                 .ftl
-                .write_unit(unit.lbn, &page, unit.hint, &mut self.nand);
+                .write_pages(unit.lbn, &page, unit.hint, &mut self.nand);
         }
         self.scratch.clear();
         let mut pages = unit.pages.iter().peekable();
@@ -405,11 +408,22 @@ impl FlushSink for Backend {
                 push_buffered(self, p);
             }
         }
+        // A full or padded group goes down as a whole block (the FTL switch-merges it); filler
+        // for the offsets that hold no data counts as pages handed to the FTL.
+        let shape = if whole {
+            let fill = unit.padded && self.pad_fill;
+            if fill {
+                self.host.ftl_pages += self.ppb - self.scratch.len() as u64;
+            }
+            Shape::Block { fill }
+        } else {
+            Shape::Pages
+        };
         self.host.ftl_pages += self.scratch.len() as u64;
         let scratch = std::mem::take(&mut self.scratch);
         let r = self
             .ftl
-            .write_unit(unit.lbn, &scratch, unit.hint, &mut self.nand);
+            .write_unit(unit.lbn, &scratch, shape, unit.hint, &mut self.nand);
         self.scratch = scratch;
         r
     }
@@ -509,7 +523,8 @@ impl Sim {
                     cause: Cause::Host,
                 });
             }
-            self.be.ftl.write_unit(lbn, &unit, 0, &mut self.be.nand)?;
+            let whole = Shape::Block { fill: false };
+            self.be.ftl.write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
         }
         Ok(())
     }
@@ -724,6 +739,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             nand: Nand::new(geo.physical_blocks),
             ppb: geo.pages_per_block,
             full: geo.full_mask(),
+            pad_fill: resolved.buffer.padding_fill == "all",
             scratch: Vec::with_capacity(geo.pages_per_block as usize),
             host: HostCounters::default(),
             groups: GroupStats::new(geo.logical_blocks(), geo.pages_per_block)?,

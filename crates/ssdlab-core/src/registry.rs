@@ -241,6 +241,7 @@ pub static FTLS: &[FtlEntry] = &[
                 "ftl.bast_variant",
                 "ftl.bast_chain_limit",
                 "ftl.bast_lookahead",
+                "ftl.model_stats",
             ],
         ),
         build: |cfg, geo| {
@@ -251,6 +252,7 @@ pub static FTLS: &[FtlEntry] = &[
                 &f.bast_variant,
                 f.bast_chain_limit,
                 f.bast_lookahead,
+                ftl::hybrid::ModelStats::parse(&f.model_stats)?,
                 cfg.run.check_integrity,
             )?))
         },
@@ -265,12 +267,13 @@ pub static FTLS: &[FtlEntry] = &[
             "fast",
             "FAST: one sequential (SW) log block + fully associative RW log blocks in FIFO order; the \
              oldest RW log block is reclaimed by full-merging every LBN with a valid page in it.",
-            &["ftl.log_blocks"],
+            &["ftl.log_blocks", "ftl.model_stats"],
         ),
         build: |cfg, geo| {
             Ok(Box::new(ftl::fast::FastFtl::new(
                 geo,
                 hybrid_logs(cfg, geo),
+                ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?,
                 cfg.run.check_integrity,
             )?))
         },
@@ -308,7 +311,7 @@ pub static PADDINGS: &[Entry<PaddingCtor>] = &[
             "fixed",
             "Pad a flushed group (read its missing pages, write the whole block) when it holds at least \
              padding_threshold of a block.",
-            &["buffer.padding_threshold"],
+            &["buffer.padding_threshold", "buffer.padding_fill"],
         ),
         build: |cfg| Ok(Box::new(padding::FixedPadding { threshold: cfg.buffer.padding_threshold })),
     },
@@ -317,7 +320,7 @@ pub static PADDINGS: &[Entry<PaddingCtor>] = &[
             "padding",
             "model",
             "Seed 000's Padding Model: pad a group holding at least B_w pages, B_w computed at every flush from the FTL's running r_db, r_lb, u_lb and nand.erase_us / program_us; until the FTL reports them, 1.00 of a block (BAST, page and other FTLs: no padding) or 0.33 (FAST).",
-            &["nand.erase_us", "nand.program_us", "ftl.kind"],
+            &["nand.erase_us", "nand.program_us", "ftl.kind", "ftl.model_stats", "buffer.padding_fill"],
         ),
         build: |cfg| {
             Ok(Box::new(padding::ModelPadding {

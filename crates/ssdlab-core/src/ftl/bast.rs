@@ -16,6 +16,11 @@
 //! A log block that fills holding offsets 0..N−1 in order (the only live log block of its chain)
 //! is switch-merged at once, in both variants.
 //!
+//! A whole-block unit (a full or padded group, seed 000 §3.4 and Fig 7–9) is not logged: it is
+//! programmed in offset order into a fresh block, which becomes the data block (a switch merge);
+//! the old data block and every log block of the LBN's chain are erased. For an LBN with neither,
+//! it is simply the LBN's first data block (no merge).
+//!
 //! Merges of an LBN (copies are cause Merge):
 //! - switch: the last log block holds offsets 0..N−1 in order and every other log block of the
 //!   chain is dead → it becomes the data block; the old data block (and dead chain blocks) erased;
@@ -27,17 +32,22 @@
 //!
 //! `ftl.erases.<kind>` counts every erase a merge of that kind performs.
 //!
-//! Padding-model statistics: every merge is one event with R_DB = 1, R_LB = the chain's log blocks
-//! and U_LB = their programmed pages (valid + dead, before partial-merge copies) / (blocks × N).
-//! Accounting rule of seed §3.5: a switch or partial merge completed by a flush unit that carries
-//! Pad-cause pages, of that unit's own LBN, is instead counted as though the unit's Host-cause
-//! pages h had been logged and full-merged: one event with R_DB = 1, R_LB = 1, U_LB = h / N.
+//! Padding-model statistics (`ftl.model_stats`). A sample has R_DB = 1, R_LB = the chain's log
+//! blocks and U_LB = their programmed pages (valid + dead, before partial-merge copies) /
+//! (blocks × N).
+//! - `seed` (default): only full merges are samples. A whole-block switch merge that reclaims a
+//!   chain early (w programmed pages in L blocks) is counted as though the unit's h Host-cause
+//!   pages had been appended to the chain and the chain full-merged: R_LB = max(L, ⌈(w+h)/N⌉),
+//!   U_LB = (w+h) / (R_LB·N). A whole-block write that reclaims no log block is no sample.
+//! - `all-merges`: every merge is a sample; every whole-block switch merge counts as its h host
+//!   pages logged on their own and full-merged: R_LB = 1, U_LB = h / N.
+//!
 //! `ftl.log_utilization` counts the real log blocks reclaimed (programmed pages / N, averaged).
 //!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
-use super::hybrid::{check_size, Merge, Stats, Store, NONE};
-use super::{Ftl, FtlView, UnitPage};
+use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, NONE};
+use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
 use crate::units::{Geometry, Lbn, Lpn};
@@ -60,10 +70,7 @@ pub struct BastFtl {
     cursor: Lbn,
     tick: u64,
     stats: Stats,
-    /// The flush unit being written: its LBN, whether it carries padding, its Host pages.
-    unit_lbn: Lbn,
-    unit_padded: bool,
-    unit_host: u32,
+    model: ModelStats,
 }
 
 /// Physical blocks needed beyond the logical ones.
@@ -78,6 +85,7 @@ impl BastFtl {
         variant: &str,
         chain_limit: u32,
         lookahead: u32,
+        model: ModelStats,
         check: bool,
     ) -> Result<Self> {
         if log_blocks == 0 {
@@ -113,9 +121,7 @@ impl BastFtl {
             cursor: 0,
             tick: 0,
             stats: Stats::default(),
-            unit_lbn: u64::MAX,
-            unit_padded: false,
-            unit_host: 0,
+            model,
         })
     }
 
@@ -170,7 +176,7 @@ impl BastFtl {
                 }
             }
             Merge::Full => {
-                let nb = self.s.rewrite(lbn, &[], nand)?;
+                let nb = self.s.rewrite(lbn, &[], false, nand)?;
                 self.data[lbn as usize] = nb;
                 for &b in &ch.blocks {
                     self.s.erase(b, nand);
@@ -184,12 +190,57 @@ impl BastFtl {
         }
         self.in_use -= ch.blocks.len() as u64;
         self.stats.merge(kind, erases);
-        let n = ppb as f64;
-        if kind != Merge::Full && self.unit_padded && self.unit_lbn == lbn {
-            self.stats.event(1.0, 1.0, self.unit_host as f64, n);
-        } else {
+        if kind == Merge::Full || self.model == ModelStats::AllMerges {
             let lb = ch.blocks.len() as f64;
-            self.stats.event(1.0, lb, written as f64, lb * n);
+            self.stats
+                .event(1.0, lb, written as f64, lb * ppb as f64);
+        }
+        self.s.check_lbn(lbn)
+    }
+
+    /// A whole-block unit: programmed in offset order into a fresh block that replaces the data
+    /// block; the old data block and the LBN's log chain are erased (a switch merge).
+    fn write_block(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        fill: bool,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        let d = self.data[lbn as usize];
+        let chain = self.chains.remove(&lbn);
+        let nb = self.s.rewrite(lbn, pages, fill, nand)?;
+        self.data[lbn as usize] = nb;
+        if d == NONE && chain.is_none() {
+            return Ok(()); // the LBN's first data block: nothing replaced
+        }
+        let n = self.s.ppb as f64;
+        let h = pages.iter().filter(|p| p.cause == Cause::Host).count() as f64;
+        let mut erases = 0;
+        if d != NONE {
+            self.s.erase(d, nand);
+            erases += 1;
+        }
+        let mut chain_written = 0u64;
+        if let Some(ch) = &chain {
+            for &b in &ch.blocks {
+                let w = self.s.written[b as usize];
+                chain_written += w as u64;
+                self.stats.reclaim(w);
+                self.s.erase(b, nand);
+                erases += 1;
+            }
+            self.in_use -= ch.blocks.len() as u64;
+        }
+        self.stats.merge(Merge::Switch, erases);
+        match (self.model, &chain) {
+            (ModelStats::AllMerges, _) => self.stats.event(1.0, 1.0, h, n),
+            (ModelStats::Seed, Some(ch)) => {
+                let w = chain_written as f64 + h;
+                let lb = (ch.blocks.len() as f64).max((w / n).ceil());
+                self.stats.event(1.0, lb, w, lb * n);
+            }
+            (ModelStats::Seed, None) => {}
         }
         self.s.check_lbn(lbn)
     }
@@ -283,22 +334,17 @@ impl Ftl for BastFtl {
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
+        shape: Shape,
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        self.unit_lbn = lbn;
-        self.unit_padded = pages.iter().any(|p| p.cause == Cause::Pad);
-        self.unit_host = pages.iter().filter(|p| p.cause == Cause::Host).count() as u32;
-        let mut r = Ok(());
-        for p in pages {
-            r = self.write_page(lbn, p, nand);
-            if r.is_err() {
-                break;
-            }
+        if let Shape::Block { fill } = shape {
+            return self.write_block(lbn, pages, fill, nand);
         }
-        self.unit_lbn = u64::MAX;
-        self.unit_padded = false;
-        r
+        for p in pages {
+            self.write_page(lbn, p, nand)?;
+        }
+        Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn) {
@@ -352,11 +398,28 @@ mod tests {
     use super::*;
 
     fn bast(variant: &str, logs: u64, limit: u32, look: u32) -> (BastFtl, Nand) {
+        bast_model(variant, logs, limit, look, ModelStats::Seed)
+    }
+
+    fn bast_model(
+        variant: &str,
+        logs: u64,
+        limit: u32,
+        look: u32,
+        model: ModelStats,
+    ) -> (BastFtl, Nand) {
         let g = geo(4, 4, 4 + logs + 1);
         (
-            BastFtl::new(&g, logs, variant, limit, look, true).unwrap(),
+            BastFtl::new(&g, logs, variant, limit, look, model, true).unwrap(),
             Nand::new(g.physical_blocks),
         )
+    }
+
+    const BLOCK: Shape = Shape::Block { fill: true };
+    const BLOCK_NO_FILL: Shape = Shape::Block { fill: false };
+
+    fn model_stats(f: &BastFtl) -> (f64, f64, f64) {
+        (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb())
     }
 
     fn progs(n: &Nand) -> u64 {
@@ -367,9 +430,9 @@ mod tests {
     fn fig8_log_then_full_merge() {
         for v in ["chain", "single"] {
             let (mut f, mut n) = bast(v, 2, 4, 50);
-            f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
             let (p0, e0) = (progs(&n), n.counters.erases);
-            f.write_unit(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
             f.merge(0, &mut n).unwrap();
             assert_eq!(progs(&n) - p0, 6);
             assert_eq!(n.counters.erases - e0, 2);
@@ -386,42 +449,136 @@ mod tests {
 
     #[test]
     fn fig8_pad_then_switch() {
-        for v in ["chain", "single"] {
-            let (mut f, mut n) = bast(v, 2, 4, 50);
-            f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        // Seed Fig 7–8(b): pages 1, 2 buffered, 0 and 3 read and padded, the whole block written
+        // in order and switch-merged: 4 page writes, 1 erase (the old data block).
+        for (v, model) in [
+            ("chain", ModelStats::Seed),
+            ("single", ModelStats::Seed),
+            ("chain", ModelStats::AllMerges),
+        ] {
+            let (mut f, mut n) = bast_model(v, 2, 4, 50, model);
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
             let (p0, e0) = (progs(&n), n.counters.erases);
-            let mut unit = host(&[0, 1, 2, 3], 2);
-            unit[0].cause = Cause::Pad;
-            unit[0].version = 1;
-            unit[3].cause = Cause::Pad;
-            unit[3].version = 1;
-            f.write_unit(0, &unit, 0, &mut n).unwrap();
+            let unit = padded(&[1, 2], 2, &[0, 3], 1);
+            f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
             assert_eq!(progs(&n) - p0, 4);
             assert_eq!(n.counters.erases - e0, 1);
             assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
             assert_eq!(f.stats.merges, [1, 0, 0]);
             assert_eq!(f.stats.erases, [1, 0, 0]);
-            // Accounting rule: counted as 2 host pages logged and full-merged.
-            assert_eq!(
-                (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb()),
-                (1.0, 1.0, 0.5)
-            );
-            assert_eq!(f.stats.log_utilization(4), 1.0);
             assert_eq!(f.in_use, 0);
+            assert_eq!(f.stats.log_utilization(4), 0.0, "no log block was used");
+            match model {
+                // No log block reclaimed early: no sample.
+                ModelStats::Seed => assert_eq!(f.stats.events, 0.0),
+                // Counted as its 2 host pages logged and full-merged.
+                ModelStats::AllMerges => assert_eq!(model_stats(&f), (1.0, 1.0, 0.5)),
+            }
             f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
         }
     }
 
     #[test]
+    fn whole_block_without_data_block() {
+        // An LBN never written: the unit is its first data block (no merge, no erase). With fill,
+        // the two offsets without data are programmed with filler; without, they stay free and a
+        // later write of offset 0 goes in place instead of to a log block.
+        for fill in [true, false] {
+            let (mut f, mut n) = bast("chain", 2, 4, 50);
+            f.write_unit(1, &host(&[1, 2], 1), Shape::Block { fill }, 0, &mut n)
+                .unwrap();
+            assert_eq!(progs(&n), if fill { 4 } else { 2 });
+            assert_eq!(
+                n.counters.programs[Cause::Pad as usize],
+                if fill { 2 } else { 0 }
+            );
+            assert_eq!((n.counters.erases, f.stats.merges), (0, [0, 0, 0]));
+            f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
+            assert_eq!(f.chains.len(), usize::from(fill));
+            f.check_integrity(&[0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn whole_block_reclaims_the_log_chain() {
+        // Data block + a log block holding pages 1 and 2: the padded group (host page 3, pads 0–2
+        // read from wherever their newest copy is) replaces both: 4 writes, 2 erases.
+        for model in [ModelStats::Seed, ModelStats::AllMerges] {
+            let (mut f, mut n) = bast_model("chain", 2, 4, 50, model);
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
+            assert_eq!((f.in_use, f.chains[&0].blocks.len()), (1, 1));
+            let (p0, e0) = (progs(&n), n.counters.erases);
+            let mut unit = padded(&[3], 4, &[0], 1);
+            unit.insert(1, padded(&[], 0, &[1], 2)[0]);
+            unit.insert(2, padded(&[], 0, &[2], 3)[0]);
+            f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
+            assert_eq!(progs(&n) - p0, 4);
+            assert_eq!(n.counters.erases - e0, 2);
+            assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [2, 0, 0]));
+            assert_eq!((f.in_use, f.chains.len()), (0, 0));
+            assert_eq!(f.stats.log_utilization(4), 0.5);
+            let want = match model {
+                // As if host page 3 had joined the 2 logged pages, then full merge: 3/4 of 1 block.
+                ModelStats::Seed => (1.0, 1.0, 0.75),
+                ModelStats::AllMerges => (1.0, 1.0, 0.25),
+            };
+            assert_eq!(model_stats(&f), want);
+            f.check_integrity(&[1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn full_group_reclaims_a_two_block_chain() {
+        // Five overwrites of page 1 fill one log block and start a second; a full group then
+        // switch-merges: data block + 2 log blocks erased, 4 host writes, no copies.
+        let (mut f, mut n) = bast("chain", 3, 4, 50);
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        for v in 2..7 {
+            f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
+        }
+        assert_eq!(f.chains[&0].blocks.len(), 2);
+        let (p0, e0) = (progs(&n), n.counters.erases);
+        f.write_unit(0, &host(&[0, 1, 2, 3], 9), BLOCK_NO_FILL, 0, &mut n)
+            .unwrap();
+        assert_eq!(progs(&n) - p0, 4);
+        assert_eq!(n.counters.programs[Cause::Merge as usize], 0);
+        assert_eq!(n.counters.erases - e0, 3);
+        assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [3, 0, 0]));
+        // Seed accounting: 5 logged + 4 host pages would need 3 log blocks: U_LB = 9/12.
+        assert_eq!(model_stats(&f), (1.0, 3.0, 0.75));
+        assert_eq!(f.in_use, 0);
+        f.check_integrity(&[9, 9, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+    }
+
+    #[test]
+    fn seed_samples_only_full_merges() {
+        // A partial merge (victim with an in-order prefix) is a sample only with all-merges.
+        for (model, events) in [(ModelStats::Seed, 0.0), (ModelStats::AllMerges, 1.0)] {
+            let (mut f, mut n) = bast_model("chain", 1, 4, 50, model);
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+            f.write_pages(1, &host(&[2], 3), 0, &mut n).unwrap();
+            assert_eq!(f.stats.merges, [0, 1, 0]);
+            assert_eq!(f.stats.events, events);
+        }
+    }
+
+    #[test]
     fn partial_merge_on_victim() {
         let (mut f, mut n) = bast("chain", 1, 4, 50);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        f.write_unit(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        f.write_unit(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         let (p0, e0) = (progs(&n), n.counters.erases);
         // LBN 1 needs the only log block: LBN 0's log (prefix 0,1) is partial-merged.
-        f.write_unit(1, &host(&[2], 3), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[2], 3), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
         assert_eq!(n.counters.programs[Cause::Merge as usize], 2);
         assert_eq!(n.counters.reads[Cause::Merge as usize], 2);
@@ -435,14 +592,14 @@ mod tests {
     #[test]
     fn chain_limit_full_merge() {
         let (mut f, mut n) = bast("chain", 3, 2, 50);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
         for v in 2..10 {
-            f.write_unit(0, &host(&[1], v), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
         }
         assert_eq!(f.chains[&0].blocks.len(), 2);
         assert_eq!(f.stats.merges, [0, 0, 0]);
         let e0 = n.counters.erases;
-        f.write_unit(0, &host(&[1], 10), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[1], 10), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 0, 1]);
         assert_eq!(n.counters.erases - e0, 3);
         assert_eq!(n.counters.programs[Cause::Merge as usize], 4);
@@ -457,15 +614,15 @@ mod tests {
     fn lookahead_setup(look: u32) -> (BastFtl, Nand) {
         let (mut f, mut n) = bast("chain", 3, 4, look);
         for l in 0..3 {
-            f.write_unit(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
         }
-        f.write_unit(0, &host(&[2], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
         for v in 0..5 {
-            f.write_unit(1, &host(&[3], 2 + v), 0, &mut n).unwrap();
+            f.write_pages(1, &host(&[3], 2 + v), 0, &mut n).unwrap();
         }
         assert_eq!(f.chains[&1].blocks.len(), 2);
         // LBN 2 needs a log block; none free.
-        f.write_unit(2, &host(&[1], 9), 0, &mut n).unwrap();
+        f.write_pages(2, &host(&[1], 9), 0, &mut n).unwrap();
         (f, n)
     }
 
@@ -482,17 +639,17 @@ mod tests {
     fn single_victim_is_least_recently_written() {
         let (mut f, mut n) = bast("single", 2, 4, 50);
         for l in 0..3 {
-            f.write_unit(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
         }
-        f.write_unit(0, &host(&[3], 2), 0, &mut n).unwrap();
-        f.write_unit(1, &host(&[3], 2), 0, &mut n).unwrap();
-        f.write_unit(0, &host(&[2], 3), 0, &mut n).unwrap();
-        f.write_unit(2, &host(&[1], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[3], 2), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
+        f.write_pages(2, &host(&[1], 2), 0, &mut n).unwrap();
         assert!(f.chains.contains_key(&0) && !f.chains.contains_key(&1));
         assert_eq!(f.stats.merges, [0, 0, 1]);
         // A full single log block is merged at once.
         for v in 4..6 {
-            f.write_unit(0, &host(&[1], v), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
         }
         assert_eq!(f.stats.merges, [0, 0, 2]);
         assert!(!f.chains.contains_key(&0));
@@ -506,7 +663,8 @@ mod tests {
         {
             for v in ["chain", "single"] {
                 let g = geo(4, 5, 5 + logs + 1);
-                let mut f = BastFtl::new(&g, logs, v, limit, look, true).unwrap();
+                let mut f =
+                    BastFtl::new(&g, logs, v, limit, look, ModelStats::Seed, true).unwrap();
                 let mut n = Nand::new(g.physical_blocks);
                 random_run(&mut f, &mut n, 4, 5, 3000, 100 + seed as u64);
             }
@@ -517,7 +675,7 @@ mod tests {
     fn random_integrity_both_variants() {
         for (i, v) in ["chain", "single"].into_iter().enumerate() {
             let g = geo(8, 12, 12 + 3 + 1);
-            let mut f = BastFtl::new(&g, 3, v, 2, 3, true).unwrap();
+            let mut f = BastFtl::new(&g, 3, v, 2, 3, ModelStats::AllMerges, true).unwrap();
             let mut n = Nand::new(g.physical_blocks);
             random_run(&mut f, &mut n, 8, 12, 5000, 11 + i as u64);
             let erases: u64 = f

@@ -4,13 +4,18 @@
 //! unmapped LBN first gets a free block). A unit that overwrites any page of its block rewrites the
 //! block once: a free block receives every valid page not in the unit (read + program, cause
 //! Merge) and the unit's pages (their own cause), the LBN is remapped and the old block erased.
-//! That rewrite is counted as a full merge (`ftl.merges.full`, `ftl.erases.full`); there are no
-//! log blocks, so R_DB / R_LB / U_LB stay 0.
+//! That rewrite is counted as a full merge (`ftl.merges.full`, `ftl.erases.full`).
+//!
+//! A whole-block unit (a full or padded group) needs no copy: it is programmed in offset order
+//! into a free block that replaces the data block, whose erase is a switch merge
+//! (`ftl.merges.switch`, `ftl.erases.switch`). An LBN without a data block gets it as its first.
+//! With `fill`, offsets that hold no data are programmed with filler. There are no log blocks, so
+//! R_DB / R_LB / U_LB stay 0.
 //!
 //! Device: one spare block beyond the logical blocks (the rewrite target).
 
 use super::hybrid::{check_size, Merge, Stats, Store, NONE};
-use super::{Ftl, FtlView, UnitPage};
+use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::Result;
 use crate::nand::Nand;
 use crate::units::{Geometry, Lbn, Lpn};
@@ -54,11 +59,21 @@ impl Ftl for BlockFtl {
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
+        shape: Shape,
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
         let ppb = self.s.ppb;
         let first = lbn * ppb as u64;
+        if let Shape::Block { fill } = shape {
+            let d = self.data[lbn as usize];
+            self.data[lbn as usize] = self.s.rewrite(lbn, pages, fill, nand)?;
+            if d != NONE {
+                self.s.erase(d, nand);
+                self.stats.merge(Merge::Switch, 1);
+            }
+            return self.s.check_lbn(lbn);
+        }
         let mut d = self.data[lbn as usize];
         if d == NONE {
             d = self.s.alloc()?;
@@ -71,7 +86,7 @@ impl Ftl for BlockFtl {
             }
             return Ok(());
         }
-        let nb = self.s.rewrite(lbn, pages, nand)?;
+        let nb = self.s.rewrite(lbn, pages, false, nand)?;
         self.s.erase(d, nand);
         self.data[lbn as usize] = nb;
         self.stats.merge(Merge::Full, 1);
@@ -124,18 +139,38 @@ mod tests {
     fn in_place_then_overwrite_costs() {
         let mut f = BlockFtl::new(&geo(4, 2, 3), true).unwrap();
         let mut n = Nand::new(3);
-        f.write_unit(0, &host(&[0, 2], 1), 0, &mut n).unwrap();
-        f.write_unit(0, &host(&[1], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 2], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
         assert_eq!(n.counters.programs_total(), 3);
         assert_eq!(n.counters.erases, 0);
         // Overwrite of page 2 in a unit with page 3 (free): one rewrite.
-        f.write_unit(0, &host(&[2, 3], 3), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[2, 3], 3), 0, &mut n).unwrap();
         assert_eq!(n.counters.erases, 1);
         assert_eq!(n.counters.programs[Cause::Merge as usize], 2);
         assert_eq!(n.counters.reads[Cause::Merge as usize], 2);
         assert_eq!(n.counters.programs[Cause::Host as usize], 5);
         assert_eq!(f.stats.merges[Merge::Full as usize], 1);
         f.check_integrity(&[1, 2, 3, 3, 0, 0, 0, 0]).unwrap();
+    }
+
+    #[test]
+    fn whole_block_is_a_switch_merge() {
+        let mut f = BlockFtl::new(&geo(4, 2, 3), true).unwrap();
+        let mut n = Nand::new(3);
+        // First data block of LBN 0, with filler for offsets 0 and 3: no merge.
+        f.write_unit(0, &host(&[1, 2], 1), Shape::Block { fill: true }, 0, &mut n)
+            .unwrap();
+        assert_eq!((n.counters.programs_total(), n.counters.erases), (4, 0));
+        assert_eq!(f.stats.merges, [0, 0, 0]);
+        // A padded group (host 2, pads 1) replaces it: no merge copies, one erase, a switch.
+        let unit = padded(&[2], 2, &[1], 1);
+        f.write_unit(0, &unit, Shape::Block { fill: true }, 0, &mut n)
+            .unwrap();
+        assert_eq!(n.counters.programs[Cause::Pad as usize], 2 + 3);
+        assert_eq!(n.counters.programs[Cause::Merge as usize], 0);
+        assert_eq!(n.counters.erases, 1);
+        assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [1, 0, 0]));
+        f.check_integrity(&[0, 1, 2, 0, 0, 0, 0, 0]).unwrap();
     }
 
     #[test]

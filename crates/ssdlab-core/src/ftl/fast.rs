@@ -16,6 +16,12 @@
 //!    pages from its data block, the SW log and all RW logs into a new block; the old data block,
 //!    and the SW log if that LBN owns it, are erased), then the victim is erased.
 //!
+//! A whole-block unit (a full or padded group, seed 000 §3.4 and Fig 7–9) is programmed in offset
+//! order into a fresh block, which becomes the data block (a switch merge): the old data block is
+//! erased, the SW log too if it belongs to the LBN, and the LBN's pages in RW logs become dead
+//! (their space is reclaimed with their RW block). For an LBN with no data block it is simply the
+//! LBN's first data block (no merge).
+//!
 //! Counters: `ftl.merges.*` count LBN merges (a victim with k live LBNs = k full merges);
 //! `ftl.erases.full` includes the victim's own erase; a victim with no valid page is erased
 //! without a merge and counted in `ftl.erases.gc`.
@@ -26,20 +32,21 @@
 //! space and were merged without any later page of b joining them. Counted pages include any
 //! that were since overwritten. Any merge of b restarts its tally.
 //!
-//! Padding-model statistics: one event per RW victim reclaim with R_DB = LBNs merged, R_LB = 1,
-//! U_LB = 1 (RW victims are always full). SW-log merges are not model events (the model's FAST
-//! form assumes R_LB = U_LB = 1 and prices only the RW full merges). Accounting rule of seed §3.5:
-//! when a flush unit carrying Pad-cause pages completes a switch or partial merge of the SW log of
-//! its own LBN, it is counted as though its h Host-cause pages had gone to the RW logs and their
-//! LBN had been full-merged when that space was reclaimed: h/N of an event with 1 data block,
-//! h/N log blocks and h of h pages used (R_LB and U_LB stay 1; R_DB gains one data block per h
-//! logged pages). `ftl.log_utilization` averages the programmed share of every reclaimed log block
-//! (RW victims and SW logs).
+//! Padding-model statistics: one sample per RW victim reclaim with R_DB = LBNs merged, R_LB = 1,
+//! U_LB = 1 (RW victims are always full). SW-log merges are not samples (the model's FAST form
+//! assumes R_LB = U_LB = 1 and prices only the RW full merges). A whole-block switch merge is
+//! counted as though its h Host-cause pages had gone to the RW logs and their LBN had been
+//! full-merged when that space was reclaimed: h/N of a sample with 1 data block, h/N log blocks
+//! and h of h pages used (R_LB and U_LB stay 1; R_DB gains one data block per h logged pages).
+//! With `ftl.model_stats = "seed"` (default, seed §3.5) only a switch merge that reclaims a log
+//! block early (the SW log of its LBN) is counted so; with `"all-merges"` every padded one is.
+//! `ftl.log_utilization` averages the programmed share of every reclaimed log block (RW victims
+//! and SW logs).
 //!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
-use super::hybrid::{check_size, Merge, Stats, Store, DEAD, NONE};
-use super::{Ftl, FtlView, UnitPage};
+use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, DEAD, NONE};
+use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
 use crate::units::{Geometry, Lbn, Lpn};
@@ -63,9 +70,7 @@ pub struct FastFtl {
     rw_units: Vec<u32>,
     last_unit: Vec<u64>,
     unit_id: u64,
-    unit_lbn: Lbn,
-    unit_padded: bool,
-    unit_host: u32,
+    model: ModelStats,
 }
 
 /// Physical blocks needed beyond the logical ones.
@@ -74,7 +79,7 @@ pub fn spare_blocks(log_blocks: u64) -> u64 {
 }
 
 impl FastFtl {
-    pub fn new(geo: &Geometry, log_blocks: u64, check: bool) -> Result<Self> {
+    pub fn new(geo: &Geometry, log_blocks: u64, model: ModelStats, check: bool) -> Result<Self> {
         if log_blocks < 2 {
             return Err(SimError::config(
                 "ftl.log_blocks",
@@ -101,9 +106,7 @@ impl FastFtl {
             rw_units: vec![0; lbns],
             last_unit: vec![u64::MAX; lbns],
             unit_id: 0,
-            unit_lbn: NO_LBN,
-            unit_padded: false,
-            unit_host: 0,
+            model,
         })
     }
 
@@ -116,7 +119,7 @@ impl FastFtl {
     /// Full merge of `lbn` into a new data block; returns the erases it performed.
     fn merge_full(&mut self, lbn: Lbn, nand: &mut Nand) -> Result<u64> {
         let d = self.data[lbn as usize];
-        let nb = self.s.rewrite(lbn, &[], nand)?;
+        let nb = self.s.rewrite(lbn, &[], false, nand)?;
         self.data[lbn as usize] = nb;
         let mut erases = 0;
         if d != NONE {
@@ -168,9 +171,44 @@ impl FastFtl {
         self.sw_owner = NO_LBN;
         self.stats.merge(kind, erases);
         self.reset_tally(lbn);
-        if self.unit_padded && self.unit_lbn == lbn && self.unit_host > 0 {
-            let h = self.unit_host as f64;
-            let frac = h / ppb as f64;
+        self.s.check_lbn(lbn)
+    }
+
+    /// A whole-block unit: programmed in offset order into a fresh block that replaces the data
+    /// block (a switch merge); the SW log is erased if it belongs to the LBN.
+    fn write_block(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        fill: bool,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        let d = self.data[lbn as usize];
+        let nb = self.s.rewrite(lbn, pages, fill, nand)?;
+        self.data[lbn as usize] = nb;
+        if d == NONE {
+            return Ok(()); // the LBN's first data block: nothing replaced
+        }
+        self.s.erase(d, nand);
+        let mut erases = 1;
+        let sw_reclaimed = self.sw_owner == lbn;
+        if sw_reclaimed {
+            self.stats.reclaim(self.s.written[self.sw as usize]);
+            self.s.erase(self.sw, nand);
+            self.sw = NONE;
+            self.sw_owner = NO_LBN;
+            erases += 1;
+        }
+        self.stats.merge(Merge::Switch, erases);
+        self.reset_tally(lbn);
+        let n = self.s.ppb as f64;
+        let h = pages.iter().filter(|p| p.cause == Cause::Host).count() as f64;
+        let counted = match self.model {
+            ModelStats::Seed => sw_reclaimed,
+            ModelStats::AllMerges => h < n,
+        };
+        if counted && h > 0.0 {
+            let frac = h / n;
             self.stats.add(frac, 1.0, frac, h, h);
         }
         self.s.check_lbn(lbn)
@@ -292,23 +330,18 @@ impl Ftl for FastFtl {
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
+        shape: Shape,
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        self.unit_id += 1;
-        self.unit_lbn = lbn;
-        self.unit_padded = pages.iter().any(|p| p.cause == Cause::Pad);
-        self.unit_host = pages.iter().filter(|p| p.cause == Cause::Host).count() as u32;
-        let mut r = Ok(());
-        for p in pages {
-            r = self.write_page(lbn, p, nand);
-            if r.is_err() {
-                break;
-            }
+        if let Shape::Block { fill } = shape {
+            return self.write_block(lbn, pages, fill, nand);
         }
-        self.unit_lbn = NO_LBN;
-        self.unit_padded = false;
-        r
+        self.unit_id += 1;
+        for p in pages {
+            self.write_page(lbn, p, nand)?;
+        }
+        Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn) {
@@ -361,11 +394,21 @@ mod tests {
     use super::*;
 
     fn fast(logs: u64) -> (FastFtl, Nand) {
+        fast_model(logs, ModelStats::Seed)
+    }
+
+    fn fast_model(logs: u64, model: ModelStats) -> (FastFtl, Nand) {
         let g = geo(4, 4, 4 + logs + 1);
         (
-            FastFtl::new(&g, logs, true).unwrap(),
+            FastFtl::new(&g, logs, model, true).unwrap(),
             Nand::new(g.physical_blocks),
         )
+    }
+
+    const BLOCK: Shape = Shape::Block { fill: true };
+
+    fn model_stats(f: &FastFtl) -> (f64, f64, f64) {
+        (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb())
     }
 
     fn progs(n: &Nand) -> u64 {
@@ -379,9 +422,9 @@ mod tests {
     #[test]
     fn fig8_log_then_full_merge() {
         let (mut f, mut n) = fast(3);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
         let (p0, e0) = (progs(&n), n.counters.erases);
-        f.write_unit(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
         f.reclaim_rw(&mut n).unwrap();
         assert_eq!(progs(&n) - p0, 6);
         assert_eq!(n.counters.erases - e0, 2);
@@ -394,33 +437,109 @@ mod tests {
 
     #[test]
     fn fig8_pad_then_switch() {
-        let (mut f, mut n) = fast(3);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        let (p0, e0) = (progs(&n), n.counters.erases);
-        let mut unit = host(&[0, 1, 2, 3], 2);
-        for i in [0, 3] {
-            unit[i].cause = Cause::Pad;
-            unit[i].version = 1;
+        for model in [ModelStats::Seed, ModelStats::AllMerges] {
+            let (mut f, mut n) = fast_model(3, model);
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            let (p0, e0) = (progs(&n), n.counters.erases);
+            f.write_unit(0, &padded(&[1, 2], 2, &[0, 3], 1), BLOCK, 0, &mut n)
+                .unwrap();
+            assert_eq!(progs(&n) - p0, 4);
+            assert_eq!(n.counters.erases - e0, 1);
+            assert_eq!(f.stats.merges, [1, 0, 0]);
+            assert_eq!(f.stats.erases, [1, 0, 0]);
+            match model {
+                // No log block reclaimed early: no sample.
+                ModelStats::Seed => assert_eq!(f.stats.events, 0.0),
+                // Its 2 host pages counted as logged: half an RW block, 1 data block to merge.
+                ModelStats::AllMerges => assert_eq!(model_stats(&f), (2.0, 1.0, 1.0)),
+            }
+            f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                .unwrap();
         }
-        f.write_unit(0, &unit, 0, &mut n).unwrap();
-        assert_eq!(progs(&n) - p0, 4);
+    }
+
+    #[test]
+    fn whole_block_without_data_block() {
+        let (mut f, mut n) = fast(3);
+        f.write_unit(2, &host(&[1, 2], 1), BLOCK, 0, &mut n).unwrap();
+        assert_eq!((progs(&n), n.counters.erases), (4, 0));
+        assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
+        assert_eq!(f.stats.merges, [0, 0, 0]);
+        f.check_integrity(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0])
+            .unwrap();
+    }
+
+    #[test]
+    fn whole_block_reclaims_the_sw_log_of_its_lbn() {
+        // Pages 0, 1 rewritten sequentially sit in the SW log; the padded group (host page 2)
+        // replaces data block and SW log: 4 writes, 2 erases, one switch merge.
+        for model in [ModelStats::Seed, ModelStats::AllMerges] {
+            let (mut f, mut n) = fast_model(3, model);
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+            assert_eq!(f.sw_owner, 0);
+            let (p0, e0) = (progs(&n), n.counters.erases);
+            let mut unit = padded(&[2], 3, &[0, 1], 2);
+            unit.extend(padded(&[], 0, &[3], 1));
+            f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
+            assert_eq!(progs(&n) - p0, 4);
+            assert_eq!(n.counters.erases - e0, 2);
+            assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [2, 0, 0]));
+            assert_eq!((f.sw, f.sw_owner), (NONE, NO_LBN));
+            assert_eq!(f.stats.log_utilization(4), 0.5);
+            // Both readings count it (the SW log was reclaimed early): 1/4 of an RW block
+            // holding 1 LBN → R_DB = 1 / 0.25.
+            assert_eq!(model_stats(&f), (4.0, 1.0, 1.0));
+            f.check_integrity(&[2, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn whole_block_leaves_rw_pages_dead() {
+        // LBN 0 has a page in the RW log; a padded group of LBN 0 replaces its data block (1
+        // erase) and kills that page. The RW block, reclaimed later, merges only LBN 1; a second
+        // RW block left with dead pages only is erased without a merge.
+        let (mut f, mut n) = fast(3);
+        for l in 0..2 {
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        }
+        f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
+        let e0 = n.counters.erases;
+        let mut unit = [padded(&[1], 3, &[0, 3], 1), padded(&[], 0, &[2], 2)].concat();
+        unit.sort_by_key(|p| p.offset);
+        f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
         assert_eq!(n.counters.erases - e0, 1);
         assert_eq!(f.stats.merges, [1, 0, 0]);
-        assert_eq!(f.stats.erases, [1, 0, 0]);
-        assert_eq!(
-            (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb()),
-            (2.0, 1.0, 1.0)
-        );
-        f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        assert_eq!(f.rw.len(), 1);
+        let rw = f.rw[0] as usize;
+        assert_eq!((f.s.written[rw], f.s.valid[rw]), (2, 1));
+        f.check_integrity(&[1, 3, 2, 1, 1, 1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+        // Reclaiming that RW block (forced, half written) full-merges LBN 1 only: R_DB = 1.
+        f.reclaim_rw(&mut n).unwrap();
+        assert_eq!(f.stats.merges, [1, 0, 1]);
+        assert_eq!(model_stats(&f), (1.0, 1.0, 0.5));
+        // An RW block whose only page died is erased without a merge (and samples R_DB = 0).
+        f.write_pages(0, &host(&[1], 4), 0, &mut n).unwrap();
+        let mut unit = padded(&[2], 5, &[0, 3], 1);
+        unit.insert(1, padded(&[], 0, &[1], 4)[0]);
+        f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
+        f.reclaim_rw(&mut n).unwrap();
+        assert_eq!(f.stats.erases_gc, 1);
+        assert_eq!(f.stats.merges, [2, 0, 1]);
+        assert_eq!(model_stats(&f), (0.5, 1.0, 3.0 / 8.0));
+        f.check_integrity(&[1, 4, 5, 1, 1, 1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
     }
 
     #[test]
     fn sw_append_and_switch() {
         let (mut f, mut n) = fast(3);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
         for o in 0..4 {
-            f.write_unit(0, &host(&[o], 2), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[o], 2), 0, &mut n).unwrap();
         }
         assert_eq!(f.stats.merges, [1, 0, 0]);
         assert_eq!(n.counters.erases, 1);
@@ -435,16 +554,16 @@ mod tests {
     #[test]
     fn offset_zero_restarts_sw_log() {
         let (mut f, mut n) = fast(3);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        f.write_unit(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        f.write_unit(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
-        f.write_unit(1, &host(&[0], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
         assert_eq!(merge_progs(&n), 2);
         assert_eq!(n.counters.erases, 1);
         assert_eq!(f.sw_owner, 1);
         // Offset 0 again for the SW owner: its own SW log is merged, a new one started.
-        f.write_unit(1, &host(&[0], 3), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[0], 3), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 2, 0]);
         assert_eq!(merge_progs(&n), 5);
         assert_eq!(n.counters.erases, 2);
@@ -456,9 +575,9 @@ mod tests {
     #[test]
     fn non_sequential_write_to_sw_owner() {
         let (mut f, mut n) = fast(3);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        f.write_unit(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
-        f.write_unit(0, &host(&[3], 3), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
         assert_eq!(merge_progs(&n), 2);
         assert_eq!(n.counters.erases, 1);
@@ -473,17 +592,17 @@ mod tests {
     fn rw_fifo_victim_full_merges_two_lbns() {
         let (mut f, mut n) = fast(3);
         for l in 0..3 {
-            f.write_unit(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
         }
-        f.write_unit(0, &host(&[1], 2), 0, &mut n).unwrap();
-        f.write_unit(1, &host(&[1, 2], 2), 0, &mut n).unwrap();
-        f.write_unit(0, &host(&[3], 3), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[1, 2], 2), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
         for (o, v) in [(1, 2), (2, 2), (3, 2), (1, 3)] {
-            f.write_unit(2, &host(&[o], v), 0, &mut n).unwrap();
+            f.write_pages(2, &host(&[o], v), 0, &mut n).unwrap();
         }
         assert_eq!(f.rw.len(), 2);
         assert_eq!(n.counters.erases, 0);
-        f.write_unit(2, &host(&[2], 4), 0, &mut n).unwrap();
+        f.write_pages(2, &host(&[2], 4), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 0, 2]);
         assert_eq!(f.stats.erases, [0, 0, 3]);
         assert_eq!(n.counters.erases, 3);
@@ -502,7 +621,7 @@ mod tests {
     fn random_integrity_small_pools() {
         for (seed, logs) in [2u64, 3, 5].into_iter().enumerate() {
             let g = geo(4, 5, 5 + logs + 1);
-            let mut f = FastFtl::new(&g, logs, true).unwrap();
+            let mut f = FastFtl::new(&g, logs, ModelStats::Seed, true).unwrap();
             let mut n = Nand::new(g.physical_blocks);
             random_run(&mut f, &mut n, 4, 5, 3000, 200 + seed as u64);
         }
@@ -511,7 +630,7 @@ mod tests {
     #[test]
     fn random_integrity() {
         let g = geo(8, 12, 12 + 4 + 1);
-        let mut f = FastFtl::new(&g, 4, true).unwrap();
+        let mut f = FastFtl::new(&g, 4, ModelStats::AllMerges, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         random_run(&mut f, &mut n, 8, 12, 5000, 5);
         let erases: u64 = f

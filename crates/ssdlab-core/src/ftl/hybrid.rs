@@ -162,10 +162,27 @@ impl Store {
         self.free.push_back(b);
     }
 
-    /// Full merge of `lbn`: a new block receives, at their own offsets, the newest copy of every
-    /// mapped page (cause Merge) or the page `unit` brings (its own cause). Returns the new block;
-    /// the caller erases the blocks left without valid pages.
-    pub fn rewrite(&mut self, lbn: Lbn, unit: &[UnitPage], nand: &mut Nand) -> Result<u32> {
+    /// Program a page that holds no data (padding filler): it costs a program (cause Pad) and
+    /// is dead at once.
+    pub fn program_filler(&mut self, ppn: u32, nand: &mut Nand) {
+        debug_assert!(self.page_free(ppn), "PPN {ppn} is not free");
+        self.p2l[ppn as usize] = DEAD;
+        self.written[(ppn / self.ppb) as usize] += 1;
+        nand.program(Cause::Pad);
+    }
+
+    /// A new block receives, at their own offsets, the page `unit` brings (its own cause) or else
+    /// the newest copy of the mapped page (cause Merge); offsets with neither get filler when
+    /// `fill`. With an empty unit this is the full merge of `lbn`; with a whole-block unit, the
+    /// block of a switch merge. Returns the new block; the caller erases the blocks left without
+    /// valid pages.
+    pub fn rewrite(
+        &mut self,
+        lbn: Lbn,
+        unit: &[UnitPage],
+        fill: bool,
+        nand: &mut Nand,
+    ) -> Result<u32> {
         let nb = self.alloc()?;
         let first = lbn * self.ppb as u64;
         let mut it = unit.iter().peekable();
@@ -176,6 +193,8 @@ impl Store {
                 self.program_unit(lpn, dst, p, nand);
             } else if self.l2p[lpn as usize] != NONE {
                 self.copy(lpn, dst, nand);
+            } else if fill {
+                self.program_filler(dst, nand);
             }
         }
         Ok(nb)
@@ -280,6 +299,31 @@ impl Store {
     }
 }
 
+/// Which events feed the padding model's running R_DB / R_LB / U_LB (`ftl.model_stats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelStats {
+    /// Seed 000 §3.5 (last paragraph): samples come from log blocks reclaimed by full merges; a
+    /// whole-block (padded or full) switch merge contributes only when it reclaims log blocks
+    /// early, counted as though the group's pages had been logged and full-merged.
+    Seed,
+    /// Every merge is a sample, and every padded switch merge counts as its host pages logged
+    /// and full-merged on their own (the reading of ssdlab 0.2).
+    AllMerges,
+}
+
+impl ModelStats {
+    pub fn parse(v: &str) -> Result<Self> {
+        match v {
+            "seed" => Ok(ModelStats::Seed),
+            "all-merges" => Ok(ModelStats::AllMerges),
+            _ => Err(SimError::config(
+                "ftl.model_stats",
+                format!("unknown value `{v}`; valid: seed, all-merges"),
+            )),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Merge {
     Switch,
@@ -358,6 +402,7 @@ impl Stats {
             ("ftl.r_lb", self.r_lb()),
             ("ftl.u_lb", self.u_lb()),
             ("ftl.log_utilization", self.log_utilization(ppb)),
+            ("ftl.model_samples", self.events),
             ("ftl.free_blocks", free as f64),
         ]
     }
@@ -384,7 +429,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
-    use crate::ftl::Ftl;
+    use crate::ftl::{Ftl, Shape};
 
     pub fn geo(ppb: u64, logical_blocks: u64, physical_blocks: u64) -> Geometry {
         Geometry {
@@ -420,7 +465,20 @@ pub(crate) mod testutil {
         }
     }
 
-    /// Random single-page and multi-page units (some padded, some trims) with versions checked.
+    /// Host pages followed by Pad-cause copies of `pad` offsets holding `pad_version`, ascending.
+    pub fn padded(host_offsets: &[u32], version: u32, pad: &[u32], pad_version: u32) -> Vec<UnitPage> {
+        let mut v = host(host_offsets, version);
+        v.extend(pad.iter().map(|&o| UnitPage {
+            offset: o,
+            version: pad_version,
+            cause: Cause::Pad,
+        }));
+        v.sort_by_key(|p| p.offset);
+        v
+    }
+
+    /// Random single-page and multi-page units (some padded, whole-block with or without filler,
+    /// some trims) with versions checked.
     pub fn random_run(
         f: &mut dyn Ftl,
         nand: &mut Nand,
@@ -479,7 +537,14 @@ pub(crate) mod testutil {
                     });
                 }
             }
-            f.write_unit(lbn, &pages, 0, nand).unwrap();
+            let shape = if padded || pages.len() == ppb as usize {
+                Shape::Block {
+                    fill: rng.below(2) == 0,
+                }
+            } else {
+                Shape::Pages
+            };
+            f.write_unit(lbn, &pages, shape, 0, nand).unwrap();
             if step % 500 == 0 {
                 f.check_integrity(&latest).unwrap();
             }

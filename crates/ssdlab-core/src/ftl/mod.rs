@@ -31,6 +31,19 @@ pub trait FtlView {
     fn stat(&self, name: &str) -> Option<f64>;
 }
 
+/// How a flush unit relates to its logical block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Some pages of the block, placed one by one (in place, or in log blocks).
+    Pages,
+    /// The whole logical block: a full group, or a padded one (seed 000 §3.4–3.5, Fig 7–9). Every
+    /// offset that holds data on flash is in the unit. Block-mapped FTLs program it in offset
+    /// order into a fresh block that replaces the data block (a switch merge). Offsets in no
+    /// page hold no data: with `fill` they are programmed with filler (the seed charges a padded
+    /// flush N page writes), otherwise left unprogrammed.
+    Block { fill: bool },
+}
+
 pub trait Ftl: FtlView {
     /// Program the pages of one flush unit (ascending offsets of logical block `lbn`).
     /// `hint` is the stream hint carried with the data (placement across write frontiers).
@@ -38,9 +51,20 @@ pub trait Ftl: FtlView {
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
+        shape: Shape,
         hint: u32,
         nand: &mut Nand,
     ) -> Result<()>;
+    /// `write_unit` of some pages of a block (`Shape::Pages`).
+    fn write_pages(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        self.write_unit(lbn, pages, Shape::Pages, hint, nand)
+    }
     /// Read one page with the given cause; returns false (and costs nothing) if it is unmapped.
     fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
         let mapped = self.is_mapped(lpn);

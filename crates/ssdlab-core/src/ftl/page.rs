@@ -5,7 +5,7 @@
 //! Memory: 4 bytes of L2P per logical page + 4 bytes of P2L per physical page, plus ~40 bytes per
 //! block. Validity is implied by P2L (an invalidated page has P2L = NONE), so no bitmap is kept.
 
-use super::{Ftl, FtlView, UnitPage};
+use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Nand};
@@ -325,6 +325,7 @@ impl Ftl for PageFtl {
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
+        shape: Shape,
         hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
@@ -342,6 +343,15 @@ impl Ftl for PageFtl {
             self.program(lpn, p.version, p.cause, slot, NONE, nand)?;
             if self.check {
                 self.expected[lpn as usize] = p.version;
+            }
+        }
+        // Filler of a padded block: pages that hold no data still cost their program and a
+        // page of space (dead at once); pages mapping has no switch merge to gain from it.
+        if let Shape::Block { fill: true } = shape {
+            for _ in pages.len()..self.ppb as usize {
+                self.now += 1;
+                self.next_ppn(slot, nand)?;
+                nand.program(Cause::Pad);
             }
         }
         Ok(())
@@ -409,7 +419,7 @@ mod tests {
             version,
             cause: Cause::Host,
         }];
-        f.write_unit(lpn / 4, &page, 0, n).unwrap();
+        f.write_pages(lpn / 4, &page, 0, n).unwrap();
     }
 
     #[test]
