@@ -413,7 +413,9 @@ impl FlushSink for Backend {
         let shape = if whole {
             let fill = unit.padded && self.pad_fill;
             if fill {
-                self.host.ftl_pages += self.ppb - self.scratch.len() as u64;
+                let filler = self.ppb - self.scratch.len() as u64;
+                self.host.pad_filler_pages += filler;
+                self.host.ftl_pages += filler;
             }
             Shape::Block { fill }
         } else {

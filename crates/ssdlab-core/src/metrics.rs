@@ -23,6 +23,8 @@ pub struct HostCounters {
     pub flushes: u64,
     pub flushed_pages: u64,
     pub padded_flushes: u64,
+    /// Filler pages of padded flushes (offsets that hold no data; `buffer.padding_fill = "all"`).
+    pub pad_filler_pages: u64,
     /// Pages the FTL received from flushes (buffered pages + padding pages).
     pub ftl_pages: u64,
 }
@@ -45,6 +47,7 @@ impl HostCounters {
             flushes: self.flushes - b.flushes,
             flushed_pages: self.flushed_pages - b.flushed_pages,
             padded_flushes: self.padded_flushes - b.padded_flushes,
+            pad_filler_pages: self.pad_filler_pages - b.pad_filler_pages,
             ftl_pages: self.ftl_pages - b.ftl_pages,
         }
     }
@@ -100,6 +103,7 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     put("buffer.flushes", h.flushes as f64);
     put("buffer.flushed_pages", h.flushed_pages as f64);
     put("buffer.padded_flushes", h.padded_flushes as f64);
+    put("buffer.pad_filler_pages", h.pad_filler_pages as f64);
     let n = &m.nand;
     for c in CAUSES {
         put(
