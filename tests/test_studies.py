@@ -145,6 +145,7 @@ logical_bytes = "64MiB"
 @pytest.fixture
 def tiny(tmp_path, monkeypatch):
     """A registered study `tiny` reading {traces}/sub/t.csv, and a trace directory holding it."""
+
     def make(ops):
         folder = tmp_path / "registry" / "tiny"
         folder.mkdir(parents=True, exist_ok=True)

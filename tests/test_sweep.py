@@ -273,7 +273,7 @@ def test_cli_sweep_and_results_table_csv_filters(tmp_path, capsys):
     assert p.returncode == 1, p.stderr
     assert "cells      12" in p.stdout and "failed     6" in p.stdout and "failed cells (first 5 of 6)" in p.stdout
     summary = p.stderr.strip().splitlines()[-1]
-    assert summary.startswith("ssdlab: 6 of 12 cells failed; first: cell 1 (buffer.kind=\"none\", buffer.bytes=")
+    assert summary.startswith('ssdlab: 6 of 12 cells failed; first: cell 1 (buffer.kind="none", buffer.bytes=')
     assert "device.op" in summary and summary.endswith(f"list them with `ssdlab results {out} --status failed`")
 
     csv = tmp_path / "r.csv"

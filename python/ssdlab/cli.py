@@ -518,7 +518,9 @@ def _add_reproduce_parser(sub) -> None:
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
     p.add_argument("--workers", type=int, metavar="N", help="local workers (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
-    p.add_argument("--traces", metavar="DIR", help="the real-trace directory (default $SSDLAB_TRACES, else ../shared/traces)")
+    p.add_argument(
+        "--traces", metavar="DIR", help="real-trace directory (default $SSDLAB_TRACES, else ../shared/traces)"
+    )
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.set_defaults(func=cmd_reproduce)
 

@@ -64,9 +64,7 @@ class Study:
         missing = [f for f in files if not (found / f).exists()]
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-            raise SsdlabError(
-                f"study {self.name} needs real traces: {missing[0]} not found in {found}{more}; {remedy}"
-            )
+            raise SsdlabError(f"study {self.name} needs real traces: {missing[0]} not found in {found}{more}; {remedy}")
         return found
 
     def module(self) -> ModuleType | None:
@@ -106,8 +104,11 @@ def _trace_candidates(traces: str | Path | None = None) -> list[tuple[Path, str]
     env = os.environ.get("SSDLAB_TRACES")
     if env:
         return [(Path(env).expanduser().resolve(), "SSDLAB_TRACES")]
-    found = []
-    for base, how in ((HERE.parents[3], "beside the source checkout"), (Path.cwd().parent, "beside the current directory")):
+    found: list[tuple[Path, str]] = []
+    for base, how in (
+        (HERE.parents[3], "beside the source checkout"),
+        (Path.cwd().parent, "beside the current directory"),
+    ):
         p = (base / "shared" / "traces").resolve()
         if p not in [q for q, _ in found]:
             found.append((p, how))
