@@ -5,7 +5,7 @@ import sys
 
 import pytest
 import ssdlab
-from ssdlab import studies
+from ssdlab import cli, studies, sweep
 from ssdlab.analytic import greedy_waf
 
 
@@ -85,3 +85,108 @@ def test_hitstat2009_quick_states_every_claim(tmp_path):
     holds = fg["hitstat"] < fg["bplru"] < fg["fab"]
     row = text[text.index("Flushed groups: HitStat") :].split("</tr>")[0]
     assert ("<b>holds</b>" in row) == holds
+
+
+# -- finding the real traces ---------------------------------------------------------------------
+
+
+def _must_not_run(*args, **kwargs):
+    raise AssertionError("the sweep ran")
+
+
+def test_missing_trace_directory_stops_before_running(tmp_path, monkeypatch, capsys):
+    missing = tmp_path / "nowhere" / "traces"
+    monkeypatch.setenv("SSDLAB_TRACES", str(missing))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sweep, "run_sweep", _must_not_run)  # the check comes first, whatever happens
+    assert cli.main(["reproduce", "hitstat2009"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1
+    assert "study hitstat2009 needs real traces" in lines[0] and f"looked in {missing}" in lines[0]
+    assert "--traces DIR" in lines[0] and "SSDLAB_TRACES=DIR" in lines[0]
+    assert not (tmp_path / "results").exists()  # nothing ran, no report
+    # --traces overrides SSDLAB_TRACES; a missing file in an existing directory is named
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["reproduce", "hitstat2009", "--quick", "--traces", str(empty)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1
+    assert f"blkreplay_1and1/linux-mysql.load.gz not found in {empty} (and 1 more)" in lines[0]
+    assert "--traces DIR" in lines[0] and not (tmp_path / "results").exists()
+
+
+def test_studies_without_real_traces_need_no_trace_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("SSDLAB_TRACES", str(tmp_path / "nowhere"))
+    st = studies.get("waf-vs-op")
+    assert st.trace_files() == [] and st.check_traces() is None
+    bb = studies.get("buffers-basic")
+    assert "cloudphysics/cloudPhysicsIO.csv" in bb.trace_files(quick=True)
+    with pytest.raises(ssdlab.SsdlabError, match="SSDLAB_TRACES"):
+        bb.check_traces(quick=True)
+
+
+TINY_STUDY = """[study]
+name = "tiny"
+description = "One trace, two spare-area settings."
+
+[base.workload]
+kind = "trace"
+path = "{traces}/sub/t.csv"
+format = "tencent"
+
+[base.device]
+logical_bytes = "64MiB"
+
+[axes]
+"device.op" = OPS
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """A registered study `tiny` reading {traces}/sub/t.csv, and a trace directory holding it."""
+
+    def make(ops):
+        folder = tmp_path / "registry" / "tiny"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("study.toml", "quick.toml"):
+            (folder / name).write_text(TINY_STUDY.replace("OPS", ops))
+        monkeypatch.setattr(studies, "HERE", folder.parent)
+        return studies.get("tiny")
+
+    traces = tmp_path / "mytraces"
+    (traces / "sub").mkdir(parents=True)
+    (traces / "sub" / "t.csv").write_text("".join(f"{i},{i % 200 * 8},8,1,0\n" for i in range(2000)))
+    monkeypatch.setenv("SSDLAB_TRACES", str(tmp_path / "nowhere"))
+    return make, traces
+
+
+def test_traces_option_points_to_the_traces(tiny, tmp_path):
+    make, traces = tiny
+    make("[0.1, 0.2]")
+    out = tmp_path / "out"
+    assert cli.main(["reproduce", "tiny", "--out", str(out), "--quiet"]) == 2  # SSDLAB_TRACES is missing
+    assert not out.exists()
+    assert cli.main(["reproduce", "tiny", "--traces", str(traces), "--out", str(out), "--quiet"]) == 0
+    df = ssdlab.load_results(out)
+    assert (df["status"] == "ok").all() and set(df["workload.path"]) == {str(traces / "sub" / "t.csv")}
+    assert (out / "report.html").exists()
+
+
+def test_reproduce_with_failed_cells_writes_the_report_and_exits_1(tiny, tmp_path, capsys):
+    make, traces = tiny
+    make("[0.1, 0.001]")  # 0.001 leaves too little spare area: that cell fails
+    out = tmp_path / "out"
+    args = ["reproduce", "tiny", "--traces", str(traces), "--out", str(out), "--quiet"]
+    assert cli.main(args) == 1
+    captured = capsys.readouterr()
+    assert f"wrote {out / 'report.html'}" in captured.out and (out / "report.html").exists()
+    assert "ssdlab: 1 of 2 cells failed; first: cell 1 (device.op=0.001)" in captured.err
+    assert f"ssdlab results {out} --status failed" in captured.err
+    assert cli.main([*args, "--allow-failures"]) == 0
+    assert "1 of 2 cells failed" in capsys.readouterr().err
+    # In Python: CellsFailed, after the report is written; allow_failures returns its path.
+    with pytest.raises(studies.CellsFailed, match="1 of 2 cells failed") as e:
+        studies.reproduce("tiny", out=out, traces=traces, progress=False)
+    assert e.value.summary.failed == 1 and e.value.report == out / "report.html"
+    assert studies.reproduce("tiny", out=out, traces=traces, progress=False, allow_failures=True).exists()

@@ -209,7 +209,7 @@ bytes = "1MiB"
 
     # a second run stores nothing new
     again = run_sweep(f, out, progress=False)
-    assert (again.skipped, again.ran) == (4, 0)
+    assert (again.skipped, again.ran) == (4, 0) and again.failure_line() is None
     assert len(ResultStore(out).files()) == 4
 
 
@@ -222,6 +222,9 @@ def test_failing_cells_are_stored_and_retried(tmp_path):
     out = tmp_path / "out"
     s = run_sweep(study, out, base_dir=tmp_path, progress=False)
     assert (s.total, s.ran, s.ok, s.failed) == (4, 4, 1, 3)
+    line = s.failure_line()
+    assert line.startswith("3 of 4 cells failed; first: cell 0 (device.op=0.001, ") and "device.op" in line
+    assert line.endswith(f"`ssdlab results {out} --status failed`")
     failed = ssdlab.load_results(out, status="failed")
     assert len(failed) == 3
     errors = dict(zip(failed["cell"], failed["error"], strict=True))
@@ -253,7 +256,7 @@ def test_failing_cells_are_stored_and_retried(tmp_path):
     assert row["status"] == "ok" and row["error"] is None
 
 
-def test_cli_sweep_and_results_table_csv_filters(tmp_path):
+def test_cli_sweep_and_results_table_csv_filters(tmp_path, capsys):
     f = study_file(
         tmp_path / "s.toml",
         '[base.workload]\nkind = "uniform"\nrequests = 2000\nfootprint_bytes = "64MiB"\n'
@@ -266,8 +269,12 @@ def test_cli_sweep_and_results_table_csv_filters(tmp_path):
         capture_output=True,
         text=True,
     )
-    assert p.returncode == 0, p.stderr
+    # failed cells: the table, one summary line on stderr and exit 1
+    assert p.returncode == 1, p.stderr
     assert "cells      12" in p.stdout and "failed     6" in p.stdout and "failed cells (first 5 of 6)" in p.stdout
+    summary = p.stderr.strip().splitlines()[-1]
+    assert summary.startswith('ssdlab: 6 of 12 cells failed; first: cell 1 (buffer.kind="none", buffer.bytes=')
+    assert "device.op" in summary and summary.endswith(f"list them with `ssdlab results {out} --status failed`")
 
     csv = tmp_path / "r.csv"
     p = subprocess.run(
@@ -290,6 +297,9 @@ def test_cli_sweep_and_results_table_csv_filters(tmp_path):
     t2 = pd.read_csv(csv2)
     assert list(t2.columns) == ["buffer.kind", "device.op", "status", "waf"] and len(t2) == 4
     assert cli.main(["results", str(out), "--columns", "buffer.kindd"]) == 2
+    # --allow-failures: the same summary, exit 0 (the failed cells are re-run and fail again)
+    assert cli.main(["sweep", str(f), "--out", str(out), "--workers", "2", "--quiet", "--allow-failures"]) == 0
+    assert "ssdlab: 6 of 12 cells failed" in capsys.readouterr().err
     assert cli.main(["results", str(tmp_path / "nowhere")]) == 2
 
     # load_results filters: equality, size strings, any-of lists, numbers with tolerance, status

@@ -289,7 +289,16 @@ def cmd_sweep(args) -> int:
     parts = len(ResultStore(s.out_dir).files())
     if parts > 500:
         print(f"\n{parts:,} result files: `ssdlab results {s.out_dir} --compact` makes reading them faster")
-    return 0
+    return _failures(s, args.allow_failures)
+
+
+def _failures(summary, allow: bool) -> int:
+    """The exit status of a sweep: 1 when cells failed (after one summary line on stderr), unless
+    --allow-failures."""
+    if not summary.failed:
+        return 0
+    print(f"ssdlab: {summary.failure_line()}", file=sys.stderr)
+    return 0 if allow else 1
 
 
 def _cell_text(v) -> str:
@@ -356,6 +365,7 @@ def _add_sweep_parsers(sub) -> None:
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler (default: a local 127.0.0.1 cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("results", help="show (or export) the results of a sweep")
@@ -479,15 +489,21 @@ def cmd_reproduce(args) -> int:
             print(f"{name:<18} {' '.join(st.description.split())}")
         return 0
     executor = args.executor or ("dask" if args.address else "local")
-    report = studies.reproduce(
-        args.name,
-        quick=args.quick,
-        out=args.out,
-        executor=executor,
-        address=args.address,
-        workers=args.workers,
-        progress=not args.quiet,
-    )
+    try:
+        report = studies.reproduce(
+            args.name,
+            quick=args.quick,
+            out=args.out,
+            executor=executor,
+            address=args.address,
+            workers=args.workers,
+            progress=not args.quiet,
+            traces=args.traces,
+        )
+    except studies.CellsFailed as e:
+        # The report is written and shows the failed cells; the exit status says they failed.
+        print(f"wrote {e.report}")
+        return _failures(e.summary, args.allow_failures)
     print(f"wrote {report}")
     return 0
 
@@ -502,6 +518,10 @@ def _add_reproduce_parser(sub) -> None:
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
     p.add_argument("--workers", type=int, metavar="N", help="local workers (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument(
+        "--traces", metavar="DIR", help="real-trace directory (default $SSDLAB_TRACES, else ../shared/traces)"
+    )
+    p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.set_defaults(func=cmd_reproduce)
 
 

@@ -35,6 +35,7 @@ import itertools
 import json
 import math
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -595,6 +596,22 @@ class SweepSummary:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+    def failure_line(self) -> str | None:
+        """One line for a sweep with failed cells (how many, the first error, how to list them);
+        None when every cell that ran succeeded."""
+        if not self.failed:
+            return None
+        first = ""
+        if self.errors:
+            index, values, error = min(self.errors, key=lambda e: e[0])
+            error = " ".join(str(error).split())
+            error = error if len(error) <= 200 else error[:199] + "…"
+            first = f"; first: cell {index} ({_describe(values)}): {error}"
+        return (
+            f"{self.failed} of {self.total} cell{'s' if self.total != 1 else ''} failed{first}; "
+            f"list them with `ssdlab results {shlex.quote(str(self.out_dir))} --status failed`"
+        )
 
 
 MAX_ERRORS = 20

@@ -3,8 +3,9 @@ reduced grid that runs in minutes) and `figures.py` (optional `figures(df)` retu
 [(caption, Figure)] and `sections(df)` returning [(title, html)] for the report).
 
 Adding a study = adding a folder here. String values in a study file may use `{traces}` for the
-real-trace directory (SSDLAB_TRACES, else ../shared/traces beside the source checkout or the
-current directory).
+real-trace directory (`--traces DIR` / `traces=`, else SSDLAB_TRACES, else ../shared/traces beside
+the source checkout or the current directory). `reproduce` checks that every such file exists
+before running anything.
 """
 
 from __future__ import annotations
@@ -27,11 +28,44 @@ class Study:
     description: str
     folder: Path
 
-    def spec(self, quick: bool = False) -> dict:
+    def raw_spec(self, quick: bool = False) -> dict:
+        """The study file as written (`{traces}` not yet substituted)."""
         path = self.folder / ("quick.toml" if quick else "study.toml")
         with open(path, "rb") as f:
-            spec = tomllib.load(f)
-        return _substitute(spec, {"traces": str(traces_dir())})
+            return tomllib.load(f)
+
+    def spec(self, quick: bool = False, traces: str | Path | None = None) -> dict:
+        return _substitute(self.raw_spec(quick), {"traces": str(traces_dir(traces))})
+
+    def trace_files(self, quick: bool = False) -> list[str]:
+        """The file names under the trace directory that the study references (`{traces}/...`),
+        relative to it, in file order; empty for a study that needs no real traces."""
+        out: list[str] = []
+        for s in _strings(self.raw_spec(quick)):
+            if "{traces}" in s:
+                rel = s.split("{traces}", 1)[1].lstrip("/")
+                if rel not in out:
+                    out.append(rel)
+        return out
+
+    def check_traces(self, quick: bool = False, traces: str | Path | None = None) -> Path | None:
+        """Raise SsdlabError (one line: where it looked, how to point elsewhere) unless the trace
+        directory and every trace file the study references exist. Returns the directory, or
+        None for a study that needs no real traces."""
+        files = self.trace_files(quick)
+        if not files:
+            return None
+        looked = _trace_candidates(traces)
+        found = traces_dir(traces)
+        remedy = "point to them with --traces DIR or SSDLAB_TRACES=DIR"
+        if not found.is_dir():
+            where = " and ".join(f"{p} ({how})" for p, how in looked)
+            raise SsdlabError(f"study {self.name} needs real traces: looked in {where}, not found; {remedy}")
+        missing = [f for f in files if not (found / f).exists()]
+        if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise SsdlabError(f"study {self.name} needs real traces: {missing[0]} not found in {found}{more}; {remedy}")
+        return found
 
     def module(self) -> ModuleType | None:
         path = self.folder / "figures.py"
@@ -62,15 +96,45 @@ def get(name: str) -> Study:
     return studies[name]
 
 
-def traces_dir() -> Path:
-    """Where the real traces are: $SSDLAB_TRACES, else ../shared/traces beside the checkout or cwd."""
+def _trace_candidates(traces: str | Path | None = None) -> list[tuple[Path, str]]:
+    """The places searched for the trace directory, each with how it was chosen. An explicit
+    directory (argument, then SSDLAB_TRACES) is the only candidate: never silently another one."""
+    if traces is not None:
+        return [(Path(traces).expanduser().resolve(), "--traces")]
     env = os.environ.get("SSDLAB_TRACES")
-    candidates = [Path(env)] if env else []
-    candidates += [HERE.parents[3] / "shared" / "traces", Path.cwd().parent / "shared" / "traces"]
-    for c in candidates:
-        if c.is_dir():
-            return c.resolve()
-    return (candidates[0] if env else Path("../shared/traces")).resolve()
+    if env:
+        return [(Path(env).expanduser().resolve(), "SSDLAB_TRACES")]
+    found: list[tuple[Path, str]] = []
+    for base, how in (
+        (HERE.parents[3], "beside the source checkout"),
+        (Path.cwd().parent, "beside the current directory"),
+    ):
+        p = (base / "shared" / "traces").resolve()
+        if p not in [q for q, _ in found]:
+            found.append((p, how))
+    return found
+
+
+def traces_dir(traces: str | Path | None = None) -> Path:
+    """Where the real traces are: `traces`, else $SSDLAB_TRACES, else ../shared/traces beside the
+    checkout or the current directory (the last candidate when none exists)."""
+    candidates = _trace_candidates(traces)
+    for path, _ in candidates:
+        if path.is_dir():
+            return path
+    return candidates[-1][0]
+
+
+def _strings(value):
+    """Every string inside a parsed study file."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
 
 
 def _substitute(value, names: dict):
@@ -86,6 +150,16 @@ def _substitute(value, names: dict):
     return value
 
 
+class CellsFailed(SsdlabError):
+    """Some cells of a reproduced study failed. The report was written all the same (it shows
+    the failed cells): `report` is its path, `summary` the sweep's SweepSummary."""
+
+    def __init__(self, summary, report: Path):
+        super().__init__(summary.failure_line())
+        self.summary = summary
+        self.report = report
+
+
 def reproduce(
     name: str,
     quick: bool = False,
@@ -94,16 +168,27 @@ def reproduce(
     address: str | None = None,
     workers: int | None = None,
     progress: bool = True,
+    traces: str | Path | None = None,
+    allow_failures: bool = False,
 ) -> Path:
     """Run a registered study end to end (sweep, then report). Returns the report's path.
 
     The default output directory is results/NAME (results/NAME-quick for the quick grid, so the
-    two grids never mix in one results store)."""
+    two grids never mix in one results store). `traces` is the real-trace directory (default
+    SSDLAB_TRACES, else ../shared/traces); a study that needs traces checks them before running
+    anything. When cells fail the report is still written, then CellsFailed is raised unless
+    `allow_failures`."""
     from ..report import write_report
     from ..sweep import run_sweep
 
     study = get(name)
+    study.check_traces(quick, traces)
     out_dir = Path(out) if out else Path("results") / (f"{name}-quick" if quick else name)
-    run_sweep(study.spec(quick), out_dir, executor=executor, address=address, workers=workers, progress=progress)
+    summary = run_sweep(
+        study.spec(quick, traces), out_dir, executor=executor, address=address, workers=workers, progress=progress
+    )
     mod = study.module()
-    return write_report(out_dir, figures=getattr(mod, "figures", None), sections=getattr(mod, "sections", None))
+    report = write_report(out_dir, figures=getattr(mod, "figures", None), sections=getattr(mod, "sections", None))
+    if summary.failed and not allow_failures:
+        raise CellsFailed(summary, report)
+    return report
