@@ -526,7 +526,9 @@ impl Sim {
                 });
             }
             let whole = Shape::Block { fill: false };
-            self.be.ftl.write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
+            self.be
+                .ftl
+                .write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
         }
         Ok(())
     }

@@ -192,8 +192,7 @@ impl BastFtl {
         self.stats.merge(kind, erases);
         if kind == Merge::Full || self.model == ModelStats::AllMerges {
             let lb = ch.blocks.len() as f64;
-            self.stats
-                .event(1.0, lb, written as f64, lb * ppb as f64);
+            self.stats.event(1.0, lb, written as f64, lb * ppb as f64);
         }
         self.s.check_lbn(lbn)
     }
@@ -430,7 +429,8 @@ mod tests {
     fn fig8_log_then_full_merge() {
         for v in ["chain", "single"] {
             let (mut f, mut n) = bast(v, 2, 4, 50);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
             let (p0, e0) = (progs(&n), n.counters.erases);
             f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
             f.merge(0, &mut n).unwrap();
@@ -457,7 +457,8 @@ mod tests {
             ("chain", ModelStats::AllMerges),
         ] {
             let (mut f, mut n) = bast_model(v, 2, 4, 50, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
             let (p0, e0) = (progs(&n), n.counters.erases);
             let unit = padded(&[1, 2], 2, &[0, 3], 1);
             f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
@@ -507,7 +508,8 @@ mod tests {
         // read from wherever their newest copy is) replaces both: 4 writes, 2 erases.
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = bast_model("chain", 2, 4, 50, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
             f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
             f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
             assert_eq!((f.in_use, f.chains[&0].blocks.len()), (1, 1));
@@ -537,7 +539,8 @@ mod tests {
         // Five overwrites of page 1 fill one log block and start a second; a full group then
         // switch-merges: data block + 2 log blocks erased, 4 host writes, no copies.
         let (mut f, mut n) = bast("chain", 3, 4, 50);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
         for v in 2..7 {
             f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
         }
@@ -561,8 +564,10 @@ mod tests {
         // A partial merge (victim with an in-order prefix) is a sample only with all-merges.
         for (model, events) in [(ModelStats::Seed, 0.0), (ModelStats::AllMerges, 1.0)] {
             let (mut f, mut n) = bast_model("chain", 1, 4, 50, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-            f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
+            f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
             f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
             f.write_pages(1, &host(&[2], 3), 0, &mut n).unwrap();
             assert_eq!(f.stats.merges, [0, 1, 0]);
@@ -573,8 +578,10 @@ mod tests {
     #[test]
     fn partial_merge_on_victim() {
         let (mut f, mut n) = bast("chain", 1, 4, 50);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
+        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         let (p0, e0) = (progs(&n), n.counters.erases);
         // LBN 1 needs the only log block: LBN 0's log (prefix 0,1) is partial-merged.
@@ -592,7 +599,8 @@ mod tests {
     #[test]
     fn chain_limit_full_merge() {
         let (mut f, mut n) = bast("chain", 3, 2, 50);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
         for v in 2..10 {
             f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
         }
@@ -614,7 +622,8 @@ mod tests {
     fn lookahead_setup(look: u32) -> (BastFtl, Nand) {
         let (mut f, mut n) = bast("chain", 3, 4, look);
         for l in 0..3 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
         }
         f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
         for v in 0..5 {
@@ -639,7 +648,8 @@ mod tests {
     fn single_victim_is_least_recently_written() {
         let (mut f, mut n) = bast("single", 2, 4, 50);
         for l in 0..3 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
         }
         f.write_pages(0, &host(&[3], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
@@ -663,8 +673,7 @@ mod tests {
         {
             for v in ["chain", "single"] {
                 let g = geo(4, 5, 5 + logs + 1);
-                let mut f =
-                    BastFtl::new(&g, logs, v, limit, look, ModelStats::Seed, true).unwrap();
+                let mut f = BastFtl::new(&g, logs, v, limit, look, ModelStats::Seed, true).unwrap();
                 let mut n = Nand::new(g.physical_blocks);
                 random_run(&mut f, &mut n, 4, 5, 3000, 100 + seed as u64);
             }

@@ -422,7 +422,8 @@ mod tests {
     #[test]
     fn fig8_log_then_full_merge() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
         let (p0, e0) = (progs(&n), n.counters.erases);
         f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
         f.reclaim_rw(&mut n).unwrap();
@@ -439,7 +440,8 @@ mod tests {
     fn fig8_pad_then_switch() {
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = fast_model(3, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
             let (p0, e0) = (progs(&n), n.counters.erases);
             f.write_unit(0, &padded(&[1, 2], 2, &[0, 3], 1), BLOCK, 0, &mut n)
                 .unwrap();
@@ -461,7 +463,8 @@ mod tests {
     #[test]
     fn whole_block_without_data_block() {
         let (mut f, mut n) = fast(3);
-        f.write_unit(2, &host(&[1, 2], 1), BLOCK, 0, &mut n).unwrap();
+        f.write_unit(2, &host(&[1, 2], 1), BLOCK, 0, &mut n)
+            .unwrap();
         assert_eq!((progs(&n), n.counters.erases), (4, 0));
         assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
         assert_eq!(f.stats.merges, [0, 0, 0]);
@@ -475,7 +478,8 @@ mod tests {
         // replaces data block and SW log: 4 writes, 2 erases, one switch merge.
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = fast_model(3, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
             f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
             assert_eq!(f.sw_owner, 0);
             let (p0, e0) = (progs(&n), n.counters.erases);
@@ -502,7 +506,8 @@ mod tests {
         // RW block left with dead pages only is erased without a merge.
         let (mut f, mut n) = fast(3);
         for l in 0..2 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
         }
         f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
@@ -537,7 +542,8 @@ mod tests {
     #[test]
     fn sw_append_and_switch() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
         for o in 0..4 {
             f.write_pages(0, &host(&[o], 2), 0, &mut n).unwrap();
         }
@@ -554,8 +560,10 @@ mod tests {
     #[test]
     fn offset_zero_restarts_sw_log() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
-        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
+        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
@@ -575,7 +583,8 @@ mod tests {
     #[test]
     fn non_sequential_write_to_sw_owner() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
@@ -592,7 +601,8 @@ mod tests {
     fn rw_fifo_victim_full_merges_two_lbns() {
         let (mut f, mut n) = fast(3);
         for l in 0..3 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n).unwrap();
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
         }
         f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[1, 2], 2), 0, &mut n).unwrap();

@@ -466,7 +466,12 @@ pub(crate) mod testutil {
     }
 
     /// Host pages followed by Pad-cause copies of `pad` offsets holding `pad_version`, ascending.
-    pub fn padded(host_offsets: &[u32], version: u32, pad: &[u32], pad_version: u32) -> Vec<UnitPage> {
+    pub fn padded(
+        host_offsets: &[u32],
+        version: u32,
+        pad: &[u32],
+        pad_version: u32,
+    ) -> Vec<UnitPage> {
         let mut v = host(host_offsets, version);
         v.extend(pad.iter().map(|&o| UnitPage {
             offset: o,
