@@ -11,6 +11,43 @@ from ssdlab.report import figures as F
 
 ELAPSED = "time.program_erase_us"  # the thesis's elapsed time: program + erase time
 THROUGHPUT = "throughput.program_erase_write_mib_s"
+# What the study's padding grids vary: (policy, fixed threshold, model statistics).
+PAD_KEYS = ["buffer.padding", "buffer.padding_threshold", "ftl.model_stats"]
+
+
+def bw_fraction(r_db, r_lb, u_lb, n, erase_us, program_us):
+    """The Padding Model's B_w / N (seed 000 Eq. 3) from merge statistics; NaN without samples."""
+    if not (r_db > 0 and r_lb > 0 and u_lb > 0):
+        return float("nan")
+    ce, cw = erase_us, program_us
+    bw = r_lb * n * u_lb * (ce + n * cw) / ((r_lb + r_db) * ce + (r_lb * u_lb + r_db) * n * cw)
+    return bw / n
+
+
+def row_bw(row):
+    return bw_fraction(
+        float(row["ftl.r_db"]),
+        float(row["ftl.r_lb"]),
+        float(row["ftl.u_lb"]),
+        float(row["device.pages_per_block"]),
+        float(row["nand.erase_us"]),
+        float(row["nand.program_us"]),
+    )
+
+
+def _series(row):
+    """A cell's sampled time series as a DataFrame (empty when it has none)."""
+    import pandas as pd
+
+    raw = row.get("series") if hasattr(row, "get") else None
+    if raw is None or (isinstance(raw, float) and raw != raw):
+        return pd.DataFrame()
+    data = json.loads(raw) if isinstance(raw, str) else raw
+    return pd.DataFrame(data)
+
+
+def _model_label(row):
+    return f"Padding Model ({row['ftl.model_stats']} statistics)"
 
 
 def _grid(df, name):
@@ -106,7 +143,9 @@ def figures(df):
             overlay = None
             if len(model):
                 xs = sorted(fixed["buffer.padding_threshold"])
-                overlay = ([xs[0], xs[-1]], [float(model[ELAPSED].iloc[0])] * 2, "Padding Model")
+                seed = model[model["ftl.model_stats"] == "seed"]
+                pick = seed if len(seed) else model
+                overlay = ([xs[0], xs[-1]], [float(pick[ELAPSED].iloc[0])] * 2, _model_label(pick.iloc[0]))
             fig = F.line(fixed, x="buffer.padding_threshold", y=ELAPSED, by="buffer.kind", overlay=overlay)
             fig.axes[0].set_title(ftl.upper(), fontsize=8)
             fig.axes[0].set_xlabel("fixed padding threshold (fraction of a block)")
@@ -117,7 +156,95 @@ def figures(df):
                     fig,
                 )
             )
+        curves = {}
+        for _, row in model.iterrows():
+            ser = _series(row)
+            if len(ser) and "padding.threshold_fraction" in ser:
+                curves[_model_label(row)] = (ser["requests"].to_numpy(), ser["padding.threshold_fraction"].to_numpy())
+        if curves:
+            out.append(
+                (
+                    f"Table {5 if ftl == 'bast' else 6} analogue, last column: the Padding Model's B_w/N as the run "
+                    f"proceeds on {ftl.upper()} (sampled every {_sample_every(model)} requests); dotted: the best "
+                    "fixed threshold",
+                    _convergence(curves, fixed, ftl),
+                )
+            )
     return out
+
+
+def _sample_every(model):
+    v = model["run.sample_every"].iloc[0] if "run.sample_every" in model else None
+    return f"{int(v):,}" if v is not None and v == v else "N"
+
+
+def _convergence(curves, fixed, ftl):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for label, (x, y) in curves.items():
+        ax.plot(x, y, label=label)
+    if len(fixed):
+        best = fixed.loc[fixed[ELAPSED].idxmin()]
+        ax.axhline(float(best["buffer.padding_threshold"]), ls=":", color="k", label="best fixed threshold")
+    ax.set_xlabel("write requests replayed")
+    ax.set_ylabel("padding threshold B_w/N (fraction of a block)")
+    ax.set_title(ftl.upper(), fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _final_bw(row):
+    v = row.get("padding.threshold_fraction")
+    if v is not None and v == v:
+        return float(v)
+    return row_bw(row)
+
+
+def _stat(row, key, fmt, has_samples):
+    return format(float(row[key]), fmt) if has_samples else "N/A"
+
+
+def _padding_table(ftl, fixed, model):
+    """Table 5 (BAST) or 6 (FAST) as the thesis prints it: one row per fixed threshold and one per
+    reading of the model, with the merge statistics and the B_w/N they give."""
+    bast = ftl == "bast"
+    head = ["padding", "block erases", "page writes", "elapsed (s)", "padded flushes"]
+    head += ["R_LB", "U_LB"] if bast else ["R_DB"]
+    head += ["B_w/N"]
+    body = []
+    rows = [
+        (f"{r['buffer.padding_threshold']:.2f}", r)
+        for _, r in fixed.sort_values("buffer.padding_threshold", ascending=False).iterrows()
+    ]
+    rows += [(f"dynamic by Model ({r['ftl.model_stats']})", r) for _, r in model.iterrows()]
+    for label, r in rows:
+        has = float(r.get("ftl.model_samples", 1.0)) > 0
+        cells = [
+            label,
+            f"{float(r['nand.erases']):,.0f}",
+            f"{float(r['nand.programs.total']):,.0f}",
+            f"{float(r[ELAPSED]) / 1e6:,.3f}",
+            f"{float(r['buffer.padded_flushes']):,.0f}",
+        ]
+        cells += (
+            [_stat(r, "ftl.r_lb", ".2f", has), _stat(r, "ftl.u_lb", ".3%", has)]
+            if bast
+            else [_stat(r, "ftl.r_db", ".2f", has)]
+        )
+        bw = _final_bw(r) if label.startswith("dynamic") else row_bw(r)
+        cells.append(f"{bw:.2f}" if bw == bw else "N/A")
+        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    table = "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(body) + "</table>"
+    intro = (
+        f"<p>HitStat{'' if bast else '(adj)'} on {ftl.upper()}: each fixed threshold (a group holding at least "
+        "that fraction of a block is padded; 1.00 never pads, 0.00 always pads) and the dynamic Padding Model "
+        "with both readings of its statistics (<code>ftl.model_stats</code>). B_w/N is the model's threshold "
+        "computed from the row's final merge statistics (for the model rows: the threshold it used last); "
+        "N/A where the run produced no sample.</p>"
+    )
+    return (f"Table {5 if bast else 6} analogue: HitStat with {ftl.upper()}", intro + table)
 
 
 def _row(claim, thesis, measured, holds, why=""):
@@ -198,39 +325,65 @@ def sections(df):
             )
         )
     pg = _grid(df, "padding")
-    for ftl, thesis in (
-        ("bast", "model 0.14 vs best fixed 0.16: 11693.7 s vs 11699.6 s"),
-        ("fast", "model 0.07 vs best fixed 0.06: 11964.4 s vs 11903.8 s"),
+    tables = []
+    for ftl, thesis, thesis_bw in (
+        (
+            "bast",
+            "model 0.14 vs best fixed 0.16: 11693.7 s vs 11699.6 s",
+            "B_w/N converges to 0.12–0.14; best fixed 0.16",
+        ),
+        ("fast", "model 0.07 vs best fixed 0.06: 11964.4 s vs 11903.8 s", "B_w/N converges to 0.07; best fixed 0.06"),
     ):
         part = pg[pg["ftl.kind"] == ftl]
         fixed, model = part[part["buffer.padding"] == "fixed"], part[part["buffer.padding"] == "model"]
-        if len(fixed) and len(model):
-            best = fixed.loc[fixed[ELAPSED].idxmin()]
-            m = float(model[ELAPSED].iloc[0])
-            gap = m / float(best[ELAPSED]) - 1
-            rows.append(
-                _row(
-                    f"Padding Model within a few percent of the best fixed threshold ({ftl.upper()})",
-                    thesis,
-                    f"model {m / 1e6:,.1f} s vs best fixed {best['buffer.padding_threshold']:g}: "
-                    f"{best[ELAPSED] / 1e6:,.1f} s ({gap:+.1%})",
-                    gap <= 0.05,
-                    ""
-                    if gap <= 0.05
-                    else (
-                        f"padded flushes: model {float(model['buffer.padded_flushes'].iloc[0]):,.0f} vs "
-                        f"{float(best['buffer.padded_flushes']):,.0f}; erases "
-                        f"{float(model['nand.erases'].iloc[0]):,.0f} vs {float(best['nand.erases']):,.0f}: the "
-                        "model's threshold from the running merge statistics pads "
-                        + (
-                            "more"
-                            if float(model["buffer.padded_flushes"].iloc[0]) > float(best["buffer.padded_flushes"])
-                            else "less"
-                        )
-                        + " than the best fixed one on this workload"
-                    ),
-                )
+        if len(fixed):
+            tables.append(_padding_table(ftl, fixed, model))
+        seed = model[model["ftl.model_stats"] == "seed"]
+        if not (len(fixed) and len(seed)):
+            continue
+        best = fixed.loc[fixed[ELAPSED].idxmin()]
+        m = seed.iloc[0]
+        gap = float(m[ELAPSED]) / float(best[ELAPSED]) - 1
+        others = "; ".join(
+            f"{r['ftl.model_stats']} statistics: {float(r[ELAPSED]) / 1e6:,.1f} s "
+            f"({float(r[ELAPSED]) / float(best[ELAPSED]) - 1:+.1%})"
+            for _, r in model.iterrows()
+            if r["ftl.model_stats"] != "seed"
+        )
+        rows.append(
+            _row(
+                f"Padding Model within a few percent of the best fixed threshold ({ftl.upper()})",
+                thesis,
+                f"model {float(m[ELAPSED]) / 1e6:,.1f} s vs best fixed {best['buffer.padding_threshold']:g}: "
+                f"{float(best[ELAPSED]) / 1e6:,.1f} s ({gap:+.1%})" + (f"; {others}" if others else ""),
+                gap <= 0.05,
+                ""
+                if gap <= 0.05
+                else (
+                    f"padded flushes: model {float(m['buffer.padded_flushes']):,.0f} vs "
+                    f"{float(best['buffer.padded_flushes']):,.0f}; erases {float(m['nand.erases']):,.0f} vs "
+                    f"{float(best['nand.erases']):,.0f}; page writes {float(m['nand.programs.total']):,.0f} vs "
+                    f"{float(best['nand.programs.total']):,.0f}"
+                ),
             )
+        )
+        bw = _final_bw(m)
+        near = abs(bw - float(best["buffer.padding_threshold"])) <= 0.05
+        rows.append(
+            _row(
+                f"The model's B_w/N converges near the best fixed threshold ({ftl.upper()})",
+                thesis_bw,
+                f"B_w/N at the end {bw:.3f}; best fixed threshold {best['buffer.padding_threshold']:g}",
+                near,
+                ""
+                if near
+                else (
+                    f"R_DB {float(m['ftl.r_db']):.2f}, R_LB {float(m['ftl.r_lb']):.2f}, U_LB "
+                    f"{float(m['ftl.u_lb']):.1%} from {float(m['ftl.model_samples']):,.0f} samples "
+                    f"give B_w/N = {bw:.3f}"
+                ),
+            )
+        )
     trace_rows = []
     tr = _grid(df, "traces")
     for (path, ftl, size), part in tr.groupby(["workload.path", "ftl.kind", "buffer.bytes"]) if len(tr) else []:
@@ -250,7 +403,7 @@ def sections(df):
         "that explain it.</p><table><tr><th>claim</th><th>thesis</th><th>ssdlab</th><th>verdict</th>"
         "<th>why</th></tr>" + "".join(rows) + "</table>"
     )
-    out = [("Thesis claims against ssdlab", table)]
+    out = [("Thesis claims against ssdlab", table)] + tables
     if trace_rows:
         out.append(
             (
