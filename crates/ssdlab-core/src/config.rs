@@ -87,10 +87,10 @@ impl Default for WorkloadConfig {
             rw: "randwrite".into(),
             seed: None,
             desktop_written_fraction: 0.365,
-            desktop_first_write_fraction: 0.122,
-            desktop_cluster_pages: 32,
+            desktop_first_write_fraction: 0.112,
+            desktop_cluster_pages: 64,
             desktop_hot_sectors: 48,
-            desktop_hot_write_fraction: 0.2,
+            desktop_hot_write_fraction: 0.27,
         }
     }
 }
@@ -399,8 +399,14 @@ impl Config {
             ));
         }
         for (k, v) in [
-            ("workload.desktop_first_write_fraction", w.desktop_first_write_fraction),
-            ("workload.desktop_hot_write_fraction", w.desktop_hot_write_fraction),
+            (
+                "workload.desktop_first_write_fraction",
+                w.desktop_first_write_fraction,
+            ),
+            (
+                "workload.desktop_hot_write_fraction",
+                w.desktop_hot_write_fraction,
+            ),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(SimError::config(k, format!("{v} is not in [0, 1]")));
@@ -408,7 +414,8 @@ impl Config {
         }
         // What is neither new data nor a sequential rewrite is a random update; the hot
         // writes are taken from those.
-        let random_updates = (1.0 - w.desktop_first_write_fraction) * (1.0 - 0.271);
+        let random_updates =
+            (1.0 - w.desktop_first_write_fraction) * (1.0 - crate::synth::UPDATE_SEQ_SHARE);
         if w.desktop_hot_write_fraction > random_updates + 1e-12 {
             return Err(SimError::config(
                 "workload.desktop_hot_write_fraction",
@@ -422,7 +429,10 @@ impl Config {
         if !(1..=128).contains(&w.desktop_cluster_pages) {
             return Err(SimError::config(
                 "workload.desktop_cluster_pages",
-                format!("{} is not in 1..=128 (pages of a 512 KiB region)", w.desktop_cluster_pages),
+                format!(
+                    "{} is not in 1..=128 (pages of a 512 KiB region)",
+                    w.desktop_cluster_pages
+                ),
             ));
         }
         let d = &self.device;

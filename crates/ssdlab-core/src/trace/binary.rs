@@ -235,7 +235,8 @@ pub fn write_binary(
             )
         })?;
         encode(r, len, &mut rec);
-        w.write_all(&rec).map_err(|e| SimError::io(out_name.as_str(), e))
+        w.write_all(&rec)
+            .map_err(|e| SimError::io(out_name.as_str(), e))
     };
     // The count goes in last, so that an interrupted file is recognised as such.
     let set_count = |f: &mut File, n: u64| {
