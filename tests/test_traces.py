@@ -164,3 +164,25 @@ def test_reader_thread_gives_identical_results_and_errors(traces, tmp_path):
         )
         assert r.metrics["trace.skipped_records"] == 1 and r.metrics["host.write_requests"] == 10_001
         assert "bad.csv:10001" in r.warnings[0]
+
+
+def test_trace_generate_round_trip(tmp_path):
+    """A generated trace, simulated as a trace, gives the metrics of the synthetic workload."""
+    import ssdlab
+    from ssdlab import traces
+
+    base = {
+        "workload": {"kind": "desktop", "requests": 20000, "footprint_bytes": "64MiB", "read_fraction": 0.1},
+        "device": {"logical_bytes": "64MiB"},
+        "buffer": {"kind": "lru", "bytes": "1MiB"},
+    }
+    direct = ssdlab.simulate(base).metrics
+    for name in ("t.csv", "t.ssdt"):
+        out = tmp_path / name
+        assert traces.trace_generate(base, out) == 20000
+        cfg = {**base, "workload": {"kind": "trace", "path": str(out)}}
+        replay = ssdlab.simulate(cfg).metrics
+        assert {k: v for k, v in replay.items() if "time" not in k} == {
+            k: v for k, v in direct.items() if "time" not in k
+        }, name
+    assert traces.trace_detect(tmp_path / "t.csv") == "msr"

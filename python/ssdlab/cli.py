@@ -1,4 +1,4 @@
-"""The `ssdlab` command line: run, compare, trace info|convert, policies, sweep, results, plot,
+"""The `ssdlab` command line: run, compare, trace info|convert|generate, policies, sweep, results, plot,
 report, reproduce.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
@@ -196,6 +196,15 @@ def cmd_trace_convert(args) -> int:
     t0 = time.monotonic()
     n = traces.trace_convert(args.file, args.out, **_trace_kwargs(args))
     print(f"wrote {n:,} requests to {args.out} in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+def cmd_trace_generate(args) -> int:
+    t0 = time.monotonic()
+    cfg = _config_from_args(args)
+    n = traces.trace_generate(cfg, args.out, format=args.format)
+    print(f"wrote {n:,} requests of workload {cfg.resolved()['workload']['kind']} to {args.out} "
+          f"in {time.monotonic() - t0:.1f} s")
     return 0
 
 
@@ -584,6 +593,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_args(p)
     p.add_argument("out", help="output file (conventionally .ssdt)")
     p.set_defaults(func=cmd_trace_convert)
+    p = t.add_parser("generate", help="write a synthetic workload as a trace (MSR CSV, or .ssdt binary)")
+    _add_config_args(p)
+    p.add_argument(
+        "--format", choices=["msr", "binary"], help="output format (default: binary for .ssdt, else msr)"
+    )
+    p.add_argument("out", help="output file")
+    p.set_defaults(func=cmd_trace_generate)
 
     p = sub.add_parser("policies", help="list every registered component with its parameters")
     p.add_argument("--json", action="store_true")

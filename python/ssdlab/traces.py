@@ -54,6 +54,18 @@ def trace_convert(
     return _core.trace_convert(str(path), str(out), opts)
 
 
+def trace_generate(config, out: PathLike, format: str | None = None) -> int:
+    """Write the synthetic workload of `config` (a TOML path, dict or Config) as a trace file,
+    seeded as a simulation would be: `format` "msr" (MSR Cambridge CSV) or "binary" (the .ssdt
+    cache); by default binary when `out` ends in .ssdt, else msr. Returns requests written."""
+    from .api import Config  # api imports this module
+
+    cfg = Config.load(config if config is not None else {})
+    if format is None:
+        format = "binary" if str(out).endswith(".ssdt") else "msr"
+    return _core.trace_generate(json.dumps(cfg.to_dict()), str(out), format)
+
+
 def trace_detect(path: PathLike) -> str:
     """The detected format name of a trace file."""
     return _core.trace_detect(str(path))

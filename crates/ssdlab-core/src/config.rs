@@ -55,6 +55,16 @@ pub struct WorkloadConfig {
     pub rw: String,
     /// Synthetic: seed; None = run.seed.
     pub seed: Option<u64>,
+    /// desktop: share of the footprint that holds data (ever written once swept).
+    pub desktop_written_fraction: f64,
+    /// desktop: share of write requests that write new data (first writes).
+    pub desktop_first_write_fraction: f64,
+    /// desktop: small random updates of a region land in a window of this many 4 KiB pages.
+    pub desktop_cluster_pages: u64,
+    /// desktop: number of very hot sectors (file-system metadata); 0 = none.
+    pub desktop_hot_sectors: u64,
+    /// desktop: share of write requests that go to the very hot sectors.
+    pub desktop_hot_write_fraction: f64,
 }
 
 impl Default for WorkloadConfig {
@@ -76,6 +86,11 @@ impl Default for WorkloadConfig {
             streams: 1,
             rw: "randwrite".into(),
             seed: None,
+            desktop_written_fraction: 0.365,
+            desktop_first_write_fraction: 0.112,
+            desktop_cluster_pages: 64,
+            desktop_hot_sectors: 48,
+            desktop_hot_write_fraction: 0.27,
         }
     }
 }
@@ -384,6 +399,49 @@ impl Config {
             if w.requests == 0 {
                 return Err(SimError::config("workload.requests", "must be ≥ 1"));
             }
+        }
+        if !(w.desktop_written_fraction > 0.0 && w.desktop_written_fraction <= 1.0) {
+            return Err(SimError::config(
+                "workload.desktop_written_fraction",
+                format!("{} is not in (0, 1]", w.desktop_written_fraction),
+            ));
+        }
+        for (k, v) in [
+            (
+                "workload.desktop_first_write_fraction",
+                w.desktop_first_write_fraction,
+            ),
+            (
+                "workload.desktop_hot_write_fraction",
+                w.desktop_hot_write_fraction,
+            ),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(SimError::config(k, format!("{v} is not in [0, 1]")));
+            }
+        }
+        // What is neither new data nor a sequential rewrite is a random update; the hot
+        // writes are taken from those.
+        let random_updates =
+            (1.0 - w.desktop_first_write_fraction) * (1.0 - crate::synth::UPDATE_SEQ_SHARE);
+        if w.desktop_hot_write_fraction > random_updates + 1e-12 {
+            return Err(SimError::config(
+                "workload.desktop_hot_write_fraction",
+                format!(
+                    "{} exceeds the share of random updates ({random_updates:.3} = 0.729 × (1 − \
+                     workload.desktop_first_write_fraction))",
+                    w.desktop_hot_write_fraction
+                ),
+            ));
+        }
+        if !(1..=128).contains(&w.desktop_cluster_pages) {
+            return Err(SimError::config(
+                "workload.desktop_cluster_pages",
+                format!(
+                    "{} is not in 1..=128 (pages of a 512 KiB region)",
+                    w.desktop_cluster_pages
+                ),
+            ));
         }
         let d = &self.device;
         check_power_of_two("device.page_bytes", d.page_bytes.0)?;

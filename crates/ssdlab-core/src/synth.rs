@@ -2,13 +2,18 @@
 //! jobs, and the `desktop` profile. Each yields [`Request`]s with 100 µs inter-arrival times.
 //! Stream hints (`dev`) are the sequential stream index, so multi-frontier FTLs can use them.
 
-use crate::config::WorkloadConfig;
+use crate::config::{Config, WorkloadConfig};
 use crate::error::{Result, SimError};
 use crate::request::{Op, Request};
 use crate::rng::{Rng, Zipf};
+use crate::trace;
+use std::path::Path;
 
 const PAGE: u64 = 4096;
+const SECTOR: u64 = 512;
+const PAGE_SECTORS: u64 = PAGE / SECTOR;
 const DESKTOP_BLOCK_PAGES: u64 = 128; // 512 KiB regions, as the seed-000 block size
+const REGION_SECTORS: u64 = DESKTOP_BLOCK_PAGES * PAGE_SECTORS;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Pattern {
@@ -33,10 +38,7 @@ pub struct Synth {
     perm_b: u64,
     /// Per-stream next offset (sequential, desktop bursts).
     stream_pos: Vec<u64>,
-    // desktop state
-    burst_left: u32,
-    burst_pos: u64,
-    regions: u64,
+    desktop: Option<Desktop>,
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -79,7 +81,8 @@ impl Synth {
                 ),
             ));
         }
-        let zipf = (theta > 0.0).then(|| Zipf::new(slots, theta));
+        // The desktop profile draws its own Zipf over the regions that hold data.
+        let zipf = (theta > 0.0 && pattern != Pattern::Desktop).then(|| Zipf::new(slots, theta));
         let mut perm_a = (0x9E37_79B9_7F4A_7C15 % slots.max(2)) | 1;
         while gcd(perm_a, slots) != 1 {
             perm_a += 2;
@@ -110,9 +113,10 @@ impl Synth {
             perm_a,
             perm_b,
             stream_pos,
-            burst_left: 0,
-            burst_pos: 0,
-            regions: slots,
+            desktop: match pattern {
+                Pattern::Desktop => Some(Desktop::new(w, slots)?),
+                _ => None,
+            },
         })
     }
 
@@ -137,63 +141,279 @@ impl Synth {
         }
     }
 
-    /// Desktop profile after seed 000 Table 4 (one month of Windows XP writes): 29.3% of write
-    /// requests sequential, averaging ~37 KB; the rest random, averaging ~9.8 KB; most addresses
-    /// rarely updated and a few thousands of times. Here: bursts of sequential "file" writes of
-    /// 16–56 KiB (mean 36 KiB) at random places, and small updates (10% sub-page, 40% one page,
-    /// 50% two to five pages: mean ≈ 9 KiB) of Zipf-hot 512 KiB regions.
+    /// Desktop profile after seed 000 Table 4 (one month of Windows XP writes); see
+    /// [`Desktop`]. Returns (offset, length, stream hint): sequential bursts use hint 1.
     fn next_desktop(&mut self, op: Op) -> (u64, u64, u32) {
-        if op == Op::Read {
-            let region = self.pick_slot();
-            let pages = 1 + self.rng.below(8);
-            let off = self.rng.below(DESKTOP_BLOCK_PAGES - pages + 1);
-            return ((region * DESKTOP_BLOCK_PAGES + off) * PAGE, pages * PAGE, 0);
-        }
-        let seq_len = |rng: &mut Rng| (4 + rng.below(11)) * PAGE; // 16..56 KiB
-        if self.burst_left > 0 {
-            // Continue a sequential file write where the last request of the burst ended.
-            self.burst_left -= 1;
-            let len = seq_len(&mut self.rng);
-            let off = if self.burst_pos + len > self.footprint_bytes {
-                0
-            } else {
-                self.burst_pos
-            };
-            self.burst_pos = off + len;
-            return (off, len, 1);
-        }
-        // A burst of mean 8 requests (7 sequential) starts with probability q = 0.3/4.9, so that
-        // 7q / (8q + 1 − q) = 30% of write requests continue the previous one.
-        if self.rng.f64() < 0.3 / 4.9 {
-            self.burst_left = 1 + self.rng.below(13) as u32; // 1..13 more, mean 7
-            let len = seq_len(&mut self.rng);
-            let region = self.rng.below(self.regions);
-            let off = region * DESKTOP_BLOCK_PAGES * PAGE;
-            let off = if off + len > self.footprint_bytes {
-                0
-            } else {
-                off
-            };
-            self.burst_pos = off + len;
-            return (off, len, 1);
-        }
-        let region = self.pick_slot();
-        let r = self.rng.f64();
-        let (start_sector, sectors) = if r < 0.1 {
-            let s = 1 + self.rng.below(7);
-            (self.rng.below(DESKTOP_BLOCK_PAGES * 8 - s + 1), s)
+        let d = self
+            .desktop
+            .as_mut()
+            .expect("desktop state exists for the desktop pattern");
+        let (v_sector, sectors, hint) = if op == Op::Read {
+            d.read(&mut self.rng)
         } else {
-            let pages = if r < 0.5 { 1 } else { 2 + self.rng.below(4) };
-            (
-                self.rng.below(DESKTOP_BLOCK_PAGES - pages + 1) * 8,
-                pages * 8,
-            )
+            d.write(&mut self.rng)
         };
+        let region = v_sector / REGION_SECTORS;
+        let phys =
+            (region as u128 * self.perm_a as u128 + self.perm_b as u128) % self.slots as u128;
+        let off = (phys as u64 * REGION_SECTORS + v_sector % REGION_SECTORS) * SECTOR;
+        (off, sectors * SECTOR, hint)
+    }
+}
+
+// Shares from seed 000 Table 4: of the first writes, 82,648 of 184,822 are sequential; of the
+// updates, 359,161 of 1,324,587.
+const NEW_SEQ_SHARE: f64 = 0.447;
+pub(crate) const UPDATE_SEQ_SHARE: f64 = 0.271;
+/// Requests per sequential burst: 2..=6 (mean 4), so every request of a burst has a contiguous
+/// neighbour and counts as sequential under the thesis's ±10-request rule.
+const BURST_MIN: u64 = 2;
+const BURST_SPAN: u64 = 5;
+/// Requests of a rewrite burst are 1..=15 pages (sequential updates average 32 KB).
+const REWRITE_MAX_PAGES: u64 = 15;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Burst {
+    /// A new file written at the allocation cursor.
+    NewFile,
+    /// An existing file rewritten in place, up to `end` (virtual sector).
+    Rewrite { end: u64 },
+}
+
+/// State of the `desktop` profile. Addresses here are *virtual* sectors: the regions that hold
+/// data are numbered 0.. in allocation order and scattered over the footprint by the caller.
+///
+/// The model: files are created by sequential bursts at an allocation cursor that sweeps the
+/// data area (first writes); some new data arrives as isolated writes at the cursor, one page
+/// apart from their neighbours; existing files are rewritten by sequential bursts; small random
+/// updates hit Zipf-hot regions (the oldest data, such as system files) inside a window of
+/// `desktop_cluster_pages` per region; and a small set of very hot sectors (file-system
+/// metadata, logs) absorbs `desktop_hot_write_fraction` of the writes. Updates only go to data
+/// already written, so the share of the footprint ever written is `desktop_written_fraction`
+/// once the cursor has swept it.
+#[derive(Clone, Debug)]
+struct Desktop {
+    /// Sectors of the data area (whole regions).
+    area: u64,
+    /// Next new-data sector; data below it (or everywhere, once `wrapped`) has been written.
+    cursor: u64,
+    wrapped: bool,
+    /// Cumulative probabilities of: new-file burst, isolated new write, rewrite burst, hot write.
+    p_new_burst: f64,
+    p_new_single: f64,
+    p_rewrite: f64,
+    p_hot: f64,
+    region_zipf: Option<Zipf>,
+    cluster_pages: u64,
+    hot_sectors: u64,
+    hot_zipf: Option<Zipf>,
+    burst: Option<Burst>,
+    burst_left: u64,
+    burst_pos: u64,
+}
+
+impl Desktop {
+    fn new(w: &WorkloadConfig, regions: u64) -> Result<Desktop> {
+        let active =
+            ((regions as f64 * w.desktop_written_fraction).round() as u64).clamp(1, regions);
+        // One hot page per data region: a footprint too small for the set gets fewer.
+        let hot_sectors = w.desktop_hot_sectors.min(active * PAGE_SECTORS);
+        let hot_pages = hot_sectors.div_ceil(PAGE_SECTORS);
+        // Shares of write requests, turned into probabilities per decision (a burst is one
+        // decision for, on average, BURST_MIN + BURST_SPAN/2 requests).
+        let f = w.desktop_first_write_fraction;
+        let h = if hot_sectors > 0 {
+            w.desktop_hot_write_fraction
+        } else {
+            0.0
+        };
+        let mean_burst = (BURST_MIN + (BURST_SPAN - 1) / 2) as f64;
+        let weights = [
+            f * NEW_SEQ_SHARE / mean_burst,
+            f * (1.0 - NEW_SEQ_SHARE),
+            (1.0 - f) * UPDATE_SEQ_SHARE / mean_burst,
+            h,
+            ((1.0 - f) * (1.0 - UPDATE_SEQ_SHARE) - h).max(0.0),
+        ];
+        let total: f64 = weights.iter().sum();
+        let mut cum = [0.0; 4];
+        let mut acc = 0.0;
+        for (c, wt) in cum.iter_mut().zip(weights) {
+            acc += wt / total;
+            *c = acc;
+        }
+        let theta = w.zipf_theta;
+        Ok(Desktop {
+            area: active * REGION_SECTORS,
+            cursor: 0,
+            wrapped: false,
+            p_new_burst: cum[0],
+            p_new_single: cum[1],
+            p_rewrite: cum[2],
+            p_hot: cum[3],
+            region_zipf: (theta > 0.0).then(|| Zipf::new(active, theta)),
+            cluster_pages: w.desktop_cluster_pages.clamp(1, DESKTOP_BLOCK_PAGES),
+            hot_sectors,
+            // Intensity falls as 1/rank: a few sectors take most of the hot writes.
+            hot_zipf: (hot_pages > 0).then(|| Zipf::new(hot_pages, 1.0)),
+            burst: None,
+            burst_left: 0,
+            burst_pos: 0,
+        })
+    }
+
+    /// Whole regions already written (updates go only there).
+    fn written_regions(&self) -> u64 {
+        if self.wrapped {
+            self.area / REGION_SECTORS
+        } else {
+            self.cursor / REGION_SECTORS
+        }
+    }
+
+    /// A written region, Zipf-hot by age (rank 1 = the oldest data); None before any is full.
+    fn hot_region(&self, rng: &mut Rng) -> Option<u64> {
+        let n = self.written_regions();
+        if n == 0 {
+            return None;
+        }
+        let rank = match &self.region_zipf {
+            Some(z) => z.sample(rng) - 1,
+            None => rng.below(n),
+        };
+        Some(rank % n)
+    }
+
+    /// Allocate `sectors` at the cursor, never across a region end; wraps at the area's end.
+    fn allocate(&mut self, sectors: u64) -> (u64, u64) {
+        if self.cursor >= self.area {
+            self.cursor = 0;
+            self.wrapped = true;
+        }
+        let start = self.cursor;
+        let room = REGION_SECTORS - start % REGION_SECTORS;
+        let len = sectors.min(room);
+        self.cursor = start + len;
+        (start, len)
+    }
+
+    fn read(&mut self, rng: &mut Rng) -> (u64, u64, u32) {
+        let region = self.hot_region(rng).unwrap_or(0);
+        let pages = 1 + rng.below(8);
+        let off = rng.below(DESKTOP_BLOCK_PAGES - pages + 1);
         (
-            (region * DESKTOP_BLOCK_PAGES * PAGE) + start_sector * 512,
-            sectors * 512,
+            region * REGION_SECTORS + off * PAGE_SECTORS,
+            pages * PAGE_SECTORS,
             0,
         )
+    }
+
+    fn write(&mut self, rng: &mut Rng) -> (u64, u64, u32) {
+        if self.burst_left > 0 {
+            self.burst_left -= 1;
+            match self.burst {
+                Some(Burst::NewFile) => {
+                    // Sizes from Table 4: sequential first writes average 55 KB (requests cut at a region end make 1..=30 pages average that).
+                    let (start, len) = self.allocate((1 + rng.below(30)) * PAGE_SECTORS);
+                    return (start, len, 1);
+                }
+                Some(Burst::Rewrite { end }) => {
+                    let start = self.burst_pos;
+                    let len = ((1 + rng.below(REWRITE_MAX_PAGES)) * PAGE_SECTORS).min(end - start);
+                    self.burst_pos = start + len;
+                    if self.burst_pos >= end {
+                        self.burst_left = 0;
+                    }
+                    return (start, len, 1);
+                }
+                None => {}
+            }
+        }
+        let u = rng.f64();
+        let written = self.written_regions();
+        if u < self.p_new_burst || written == 0 {
+            self.burst = Some(Burst::NewFile);
+            self.burst_left = BURST_MIN - 1 + rng.below(BURST_SPAN);
+            let (start, len) = self.allocate((1 + rng.below(30)) * PAGE_SECTORS);
+            return (start, len, 1);
+        }
+        if u < self.p_new_single {
+            // Isolated new data (random first writes average 30 KB), a page apart from the
+            // data around it so that it is not contiguous with the next allocation.
+            self.allocate(PAGE_SECTORS);
+            let (start, len) = self.allocate((1 + rng.below(14)) * PAGE_SECTORS);
+            self.allocate(PAGE_SECTORS);
+            return (start, len, 0);
+        }
+        if u < self.p_rewrite {
+            // Rewrite part of an existing file (sequential updates average 32 KB).
+            // The first request leaves at least a page in the region for the next one.
+            let region = rng.below(written);
+            let page = rng.below(DESKTOP_BLOCK_PAGES - REWRITE_MAX_PAGES);
+            let start = region * REGION_SECTORS + page * PAGE_SECTORS;
+            let end = (region + 1) * REGION_SECTORS;
+            self.burst = Some(Burst::Rewrite { end });
+            self.burst_left = BURST_MIN - 1 + rng.below(BURST_SPAN);
+            self.burst_pos = start;
+            let len = ((1 + rng.below(REWRITE_MAX_PAGES)) * PAGE_SECTORS).min(end - start);
+            self.burst_pos = start + len;
+            if self.burst_pos >= end {
+                self.burst_left = 0;
+            }
+            return (start, len, 1);
+        }
+        if u < self.p_hot {
+            if let Some(z) = &self.hot_zipf {
+                // Metadata records of one to eight sectors at the start of a hot page; hot pages
+                // open regions 0, 1, ..., so writes to two of them are never contiguous.
+                let page = z.sample(rng) - 1;
+                if page < written {
+                    let first = page * PAGE_SECTORS;
+                    let room = (self.hot_sectors - first).min(PAGE_SECTORS);
+                    let start = page * REGION_SECTORS;
+                    return (start, 1 + rng.below(room), 0);
+                }
+            }
+        }
+        // A small random update inside the hot window of a Zipf-hot region.
+        let region = self.hot_region(rng).expect("a region is written");
+        let w = self.cluster_pages;
+        let window =
+            (region.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % (DESKTOP_BLOCK_PAGES - w + 1);
+        let base = region * REGION_SECTORS + window * PAGE_SECTORS;
+        // Offsets are skewed towards the window's start (density ∝ 1/√offset, like a file
+        // whose header and first records change most), so per-sector counts spread smoothly.
+        let skewed = |rng: &mut Rng, n: u64| {
+            let u = rng.f64();
+            ((u * u * n as f64) as u64).min(n - 1)
+        };
+        if rng.f64() < 0.1 {
+            let s = 1 + rng.below(PAGE_SECTORS - 1);
+            return (base + skewed(rng, w * PAGE_SECTORS - s + 1), s, 0);
+        }
+        let pages = (1 + rng.below(4)).min(w);
+        (
+            base + skewed(rng, w - pages + 1) * PAGE_SECTORS,
+            pages * PAGE_SECTORS,
+            0,
+        )
+    }
+}
+
+/// Write the synthetic workload of `cfg` (seeded as a simulation would be) as a trace at `out`:
+/// `"msr"` (MSR Cambridge CSV) or `"binary"` (the `.ssdt` cache). Returns the requests written.
+pub fn generate(cfg: &Config, out: &Path, format: &str) -> Result<u64> {
+    cfg.validate()?;
+    let synth = Synth::new(&cfg.workload, cfg.workload.seed.unwrap_or(cfg.run.seed))?;
+    let src = format!("synthetic workload `{}`", cfg.workload.kind);
+    let requests = synth.zip(1..).map(|(r, i)| r.map(|r| (r, i)));
+    match format {
+        "msr" => trace::write_msr(requests, &src, out),
+        "binary" => trace::write_binary(requests, &src, out),
+        f => Err(SimError::config(
+            "format",
+            format!("`{f}` cannot be written; valid: msr, binary"),
+        )),
     }
 }
 
@@ -277,42 +497,63 @@ mod tests {
 
     #[test]
     fn desktop_profile_characteristics() {
-        let reqs = gen("desktop", |_| {});
-        let share = seq_share(&reqs);
-        assert!((0.25..0.35).contains(&share), "sequential share {share}");
-        // Updates per 512 KiB region: most regions rarely updated, a few very hot.
-        let mut per_region: FxHashMap<u64, u64> = FxHashMap::default();
-        for r in reqs.iter().filter(|r| r.op == Op::Write) {
-            *per_region.entry(r.offset_bytes / (512 << 10)).or_default() += 1;
-        }
-        let mut counts: Vec<u64> = per_region.values().copied().collect();
-        counts.sort_unstable();
-        let median = counts[counts.len() / 2];
-        let max = *counts.last().unwrap();
-        assert!(max > 50 * median.max(1), "max {max} vs median {median}");
+        // 200,000 requests on the default 256 MiB footprint.
+        let reqs = gen("desktop", |w| w.requests = 200_000);
         assert!(reqs.iter().all(|r| r.end_bytes() <= 256 << 20));
-        // Mean sizes near the thesis's 37 KB sequential / 9.8 KB random write requests.
-        let (mut seq, mut rnd) = ((0u64, 0u64), (0u64, 0u64));
-        for w in reqs.windows(2) {
-            let acc = if w[1].offset_bytes == w[0].end_bytes() {
-                &mut seq
-            } else {
-                &mut rnd
-            };
-            acc.0 += w[1].len_bytes;
-            acc.1 += 1;
+        let share = seq_share(&reqs);
+        // Back-to-back contiguity only (the ±10 rule of Table 4 is measured in Python).
+        assert!((0.18..0.30).contains(&share), "sequential share {share}");
+        // Sectors ever written: desktop_written_fraction of the footprint, swept by the cursor.
+        let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
+        for r in &reqs {
+            for s in r.offset_bytes / 512..r.end_bytes() / 512 {
+                *counts.entry(s).or_default() += 1;
+            }
         }
-        let (seq_kib, rnd_kib) = (
-            seq.0 as f64 / seq.1 as f64 / 1024.0,
-            rnd.0 as f64 / rnd.1 as f64 / 1024.0,
-        );
-        assert!(
-            (30.0..42.0).contains(&seq_kib),
-            "sequential mean {seq_kib} KiB"
-        );
-        assert!((8.0..16.0).contains(&rnd_kib), "random mean {rnd_kib} KiB");
+        let written = counts.len() as f64 / (256u64 << 11) as f64;
+        assert!((0.30..=0.366).contains(&written), "written share {written}");
+        // Very hot sectors: the hottest is written thousands of times, the median a few.
+        let mut c: Vec<u32> = counts.values().copied().collect();
+        c.sort_unstable();
+        let (median, max) = (c[c.len() / 2], *c.last().unwrap());
+        assert!(max > 10_000 && median <= 64, "max {max} median {median}");
+        // Random updates cluster: most non-burst writes share their 512 KiB region with one of
+        // the previous 64 writes.
+        let mut recent: Vec<u64> = Vec::new();
+        let (mut near, mut small) = (0, 0);
+        for r in reqs.iter().filter(|r| r.dev == 0) {
+            let region = r.offset_bytes >> 19;
+            near += recent.contains(&region) as u32;
+            small += 1;
+            recent.push(region);
+            if recent.len() > 64 {
+                recent.remove(0);
+            }
+        }
+        assert!(near as f64 / small as f64 > 0.5, "{near} of {small}");
         // Some sub-page writes exercise read-modify-write.
         assert!(reqs.iter().any(|r| r.len_bytes % 4096 != 0));
+    }
+
+    #[test]
+    fn desktop_parameters_are_checked() {
+        let mut cfg = Config::default();
+        cfg.workload.desktop_written_fraction = 0.0;
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("workload.desktop_written_fraction"), "{e}");
+        cfg.workload.desktop_written_fraction = 0.5;
+        cfg.workload.desktop_hot_write_fraction = 0.9;
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("workload.desktop_hot_write_fraction"), "{e}");
+        // Small footprints still work.
+        let w = WorkloadConfig {
+            footprint_bytes: crate::units::Size(4 << 20),
+            requests: 1000,
+            ..Default::default()
+        };
+        assert!(Synth::new(&w, 1)
+            .unwrap()
+            .all(|r| r.unwrap().end_bytes() <= 4 << 20));
     }
 
     #[test]

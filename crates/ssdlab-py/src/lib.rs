@@ -130,6 +130,15 @@ fn trace_convert(py: Python<'_>, path: &str, out: &str, options_json: &str) -> P
         .map_err(to_py)
 }
 
+/// Write the synthetic workload of a configuration as a trace ("msr" or "binary"); returns the
+/// number of requests written.
+#[pyfunction]
+fn trace_generate(py: Python<'_>, config_json: &str, out: &str, format: &str) -> PyResult<u64> {
+    let cfg = parse_config(config_json)?;
+    py.allow_threads(|| ssdlab_core::synth::generate(&cfg, Path::new(out), format))
+        .map_err(to_py)
+}
+
 /// Detect a trace file's format.
 #[pyfunction]
 fn trace_detect(path: &str) -> PyResult<String> {
@@ -170,6 +179,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_generate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_detect, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;

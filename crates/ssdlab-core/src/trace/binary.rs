@@ -206,51 +206,79 @@ fn temp_path(out: &Path) -> PathBuf {
 pub fn convert(path: &Path, opts: &TraceOptions, out: &Path) -> Result<u64> {
     let mut reader = super::open(path, opts)?;
     let src = path.display().to_string();
+    let requests = std::iter::from_fn(|| {
+        let r = reader.next()?;
+        Some(r.map(|r| (r, reader.line())))
+    });
+    write_binary(requests, &src, out)
+}
+
+/// Write `requests` (each with the source line it came from, for error messages) as a binary
+/// trace at `out`. Returns the number of records written.
+pub fn write_binary(
+    requests: impl Iterator<Item = Result<(Request, u64)>>,
+    src: &str,
+    out: &Path,
+) -> Result<u64> {
+    let out_name = out.display().to_string();
+    let mut rec = [0u8; RECORD_BYTES];
+    let put = |w: &mut BufWriter<File>, r: &Request, line: u64| {
+        let len = u32::try_from(r.len_bytes).map_err(|_| {
+            SimError::trace(
+                src,
+                line,
+                format!(
+                    "request of {} bytes is larger than the binary cache's limit of {} bytes",
+                    r.len_bytes,
+                    u32::MAX
+                ),
+            )
+        })?;
+        encode(r, len, &mut rec);
+        w.write_all(&rec)
+            .map_err(|e| SimError::io(out_name.as_str(), e))
+    };
+    // The count goes in last, so that an interrupted file is recognised as such.
+    let set_count = |f: &mut File, n: u64| {
+        f.seek(SeekFrom::Start(COUNT_OFFSET))?;
+        f.write_all(&n.to_le_bytes())
+    };
+    write_atomically(out, &header(UNFINISHED), requests, put, set_count)
+}
+
+/// Write `head` then every request through `put` into a temporary file next to `out`, let
+/// `finish` patch the file, and rename it into place: the output is either complete or absent.
+/// Returns the number of requests written.
+pub(crate) fn write_atomically(
+    out: &Path,
+    head: &[u8],
+    requests: impl Iterator<Item = Result<(Request, u64)>>,
+    mut put: impl FnMut(&mut BufWriter<File>, &Request, u64) -> Result<()>,
+    finish: impl FnOnce(&mut File, u64) -> std::io::Result<()>,
+) -> Result<u64> {
     let out_name = out.display().to_string();
     let tmp = temp_path(out);
     let io_err = |e: std::io::Error| SimError::io(out_name.as_str(), e);
     let result = (|| -> Result<u64> {
         let f = File::create(&tmp).map_err(io_err)?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
-        w.write_all(&header(UNFINISHED)).map_err(io_err)?;
-        let mut rec = [0u8; RECORD_BYTES];
+        w.write_all(head).map_err(io_err)?;
         let mut n = 0u64;
-        while let Some(r) = reader.next() {
-            let r = r?;
-            let len = u32::try_from(r.len_bytes).map_err(|_| {
-                SimError::trace(
-                    src.as_str(),
-                    reader.line(),
-                    format!(
-                        "request of {} bytes is larger than the binary cache's limit of {} bytes",
-                        r.len_bytes,
-                        u32::MAX
-                    ),
-                )
-            })?;
-            encode(&r, len, &mut rec);
-            w.write_all(&rec).map_err(io_err)?;
+        for r in requests {
+            let (r, line) = r?;
+            put(&mut w, &r, line)?;
             n += 1;
         }
         let mut f = w.into_inner().map_err(|e| io_err(e.into_error()))?;
-        f.seek(SeekFrom::Start(COUNT_OFFSET)).map_err(io_err)?;
-        f.write_all(&n.to_le_bytes()).map_err(io_err)?;
+        finish(&mut f, n).map_err(io_err)?;
         f.sync_all().map_err(io_err)?;
+        fs::rename(&tmp, out).map_err(io_err)?;
         Ok(n)
     })();
-    match result {
-        Ok(n) => {
-            if let Err(e) = fs::rename(&tmp, out) {
-                let _ = fs::remove_file(&tmp);
-                return Err(io_err(e));
-            }
-            Ok(n)
-        }
-        Err(e) => {
-            let _ = fs::remove_file(&tmp);
-            Err(e)
-        }
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
     }
+    result
 }
 
 #[cfg(test)]

@@ -50,10 +50,11 @@ use std::path::Path;
 use crate::error::{Result, SimError};
 pub use crate::request::{Op, Request};
 
-pub use binary::{convert, BINARY_MAGIC};
+pub use binary::{convert, write_binary, BINARY_MAGIC};
 pub use detect::detect;
 pub use generic::GenericSpec;
 pub use info::{info, TraceInfo};
+pub use msr::write_msr;
 
 use fields::{LineResult, Parsed};
 

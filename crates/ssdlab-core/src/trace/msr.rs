@@ -52,6 +52,47 @@ impl Parser {
     }
 }
 
+/// Write `requests` as MSR Cambridge CSV at `out` (Hostname `ssdlab`, DiskNumber = the
+/// stream hint, ResponseTime 0). Times are written as 100 ns ticks below the Unix epoch, which
+/// the reader divides by 10: whole-µs times read back exactly. Returns the requests written.
+pub fn write_msr(
+    requests: impl Iterator<Item = crate::error::Result<(crate::request::Request, u64)>>,
+    src: &str,
+    out: &std::path::Path,
+) -> crate::error::Result<u64> {
+    use crate::error::SimError;
+    use std::io::Write;
+    let out_name = out.display().to_string();
+    let put =
+        |w: &mut std::io::BufWriter<std::fs::File>, r: &crate::request::Request, line: u64| {
+            let ticks = r.time_us * 10.0;
+            if !(ticks >= 0.0 && ticks < UNIX_EPOCH_FILETIME as f64 && ticks.fract() == 0.0) {
+                return Err(SimError::trace(
+                    src,
+                    line,
+                    format!(
+                        "time {} µs cannot be written as an MSR timestamp",
+                        r.time_us
+                    ),
+                ));
+            }
+            let op = match r.op {
+                Op::Read => "Read",
+                Op::Write => "Write",
+                Op::Trim => {
+                    return Err(SimError::trace(src, line, "MSR traces cannot hold a trim"));
+                }
+            };
+            writeln!(
+                w,
+                "{},ssdlab,{},{op},{},{},0",
+                ticks as u64, r.dev, r.offset_bytes, r.len_bytes
+            )
+            .map_err(|e| SimError::io(out_name.as_str(), e))
+        };
+    super::binary::write_atomically(out, b"", requests, put, |_, _| Ok(()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
