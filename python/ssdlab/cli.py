@@ -465,7 +465,9 @@ def _add_report_parsers(sub) -> None:
     p.add_argument("dir", metavar="DIR", help="results directory written by `ssdlab sweep`")
     p.add_argument("--kind", choices=["line", "bars", "normalized", "heatmap", "cdf", "series"], default="line")
     p.add_argument(
-        "--x", metavar="KEY", help="parameter on the x axis (not used by cdf; series: a series column, default requests)"
+        "--x",
+        metavar="KEY",
+        help="parameter on the x axis (not used by cdf; series: a series column, default requests)",
     )
     p.add_argument(
         "--y",
