@@ -551,7 +551,10 @@ impl Sim {
         m
     }
 
-    /// One time-series row: `done` requests replayed, counts since `base`.
+    /// One time-series row: `done` requests replayed, counts since `base`. Kept out of line: the
+    /// replay loop only pays for the comparison that decides to call it.
+    #[cold]
+    #[inline(never)]
     fn sample(
         &mut self,
         series: &mut Series,
