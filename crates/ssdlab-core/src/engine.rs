@@ -887,7 +887,9 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     let total = per_pass * resolved.run.repeat as u64;
     let warmup = resolved.run.warmup_requests;
     let every = resolved.run.sample_every;
-    if every > 0 && total / every > MAX_SAMPLES {
+    // Known totals fail here, before the replay (the samples, the last one included, number
+    // ⌈total / every⌉); otherwise `Series::push` stops the run at the limit.
+    if every > 0 && total.div_ceil(every) > MAX_SAMPLES {
         return Err(SimError::config(
             "run.sample_every",
             format!("{every} gives more than {MAX_SAMPLES} samples over {total} requests; sample less often"),
@@ -896,7 +898,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
     let mut next_sample = if every > 0 { every } else { u64::MAX };
     let mut series = Series::default();
-    let timing = resolved.nand.clone();
+    let timing = &resolved.nand;
     let mut base = sim.snapshot();
     let mut done: u64 = 0;
     let mut skipped = 0u64;
@@ -914,7 +916,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             sim.request(&req, &src)?;
             done += 1;
             if done == next_sample {
-                sim.sample(&mut series, done, done > warmup, &base, &timing)?;
+                sim.sample(&mut series, done, done > warmup, &base, timing)?;
                 next_sample += every;
             }
             if done.is_multiple_of(PROGRESS_EVERY) && !progress.update(done, total) {
@@ -962,9 +964,9 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
         if series.columns.get("requests").and_then(|c| c.last()) == Some(&(done as f64)) {
             series.pop();
         }
-        sim.sample(&mut series, done, true, &base, &timing)?;
+        sim.sample(&mut series, done, true, &base, timing)?;
     }
-    let mut m = sim.metrics_since(&base, &timing);
+    let mut m = sim.metrics_since(&base, timing);
     m.insert("run.requests".into(), done as f64);
     m.insert("run.measured_requests".into(), (done - warmup) as f64);
     m.insert("trace.skipped_records".into(), skipped as f64);
