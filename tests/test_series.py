@@ -199,7 +199,7 @@ def test_series_figure_data(series_dir):
         assert list(ln.get_xdata()) == [200, 400, 600]
         assert list(ln.get_ydata()) == list(row["series"]["nand.programs.total"])
     assert fig.axes[0].get_xlabel() == "requests"
-    with pytest.raises(ValueError, match="column `wafx`"):
+    with pytest.raises(ValueError, match="column `wafx` not in the time series"):
         F.series(df, "wafx")
     with pytest.raises(ValueError, match="run.sample_every"):
         F.series(df.assign(series=None), "waf")

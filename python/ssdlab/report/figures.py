@@ -187,13 +187,13 @@ def ok_rows(df, columns: Iterable[str] = ()):
     return df
 
 
-def _check_columns(df, columns: Iterable[str]) -> None:
+def _check_columns(df, columns: Iterable[str], where: str = "the results") -> None:
     for c in columns:
         if c is not None and c not in df.columns:
             names = [k for k in df.columns if isinstance(k, str)]
             near = difflib.get_close_matches(c, names, n=3, cutoff=0.6) or [k for k in names if c in k][:3]
             hint = f" (similar: {', '.join(near)})" if near else ""
-            raise ValueError(f"column `{c}` not in the results{hint}")
+            raise ValueError(f"column `{c}` not in {where}{hint}")
 
 
 def _numeric(series, key: str) -> np.ndarray:
@@ -644,7 +644,7 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
         ok = ok.iloc[keep]
         frames = [frames[i] for i in keep]
         for f in frames:
-            _check_columns(f, [x, y])
+            _check_columns(f, [x, y], "the time series")
         labels = series_labels(ok)
         extra = _legend_width(labels, None) if (legend and len(frames) > 1) else 0.0
         fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
