@@ -112,9 +112,11 @@ def test_model_threshold_on_fast_is_one_over_r_db_plus_one():
     np.testing.assert_allclose(s.loc[merged, "padding.threshold_fraction"], want, rtol=1e-12)
     assert r.metrics["padding.threshold_fraction"] == s["padding.threshold_fraction"].iloc[-1]
     # HitStat's levels adapt within [1, hit_log + 1] and end as reported.
-    levels = s["buffer.hitstat_levels"]
+    levels = s["buffer.hitstat.levels"]
     assert levels.between(1, 17).all() and levels.nunique() > 1
-    assert r.metrics["buffer.hitstat_levels"] == levels.iloc[-1]
+    assert r.metrics["buffer.hitstat.levels"] == levels.iloc[-1]
+    # Metric names never equal configuration keys (the results store keeps both as columns).
+    assert not set(r.metrics) & set(ssdlab.api.flatten(ssdlab.api.defaults()))
 
 
 def test_model_threshold_on_bast_follows_the_padding_model():
@@ -141,7 +143,7 @@ def test_fixed_threshold_gauge():
     )
     assert list(r.series["padding.threshold_fraction"]) == [0.25, 0.25]
     assert r.metrics["padding.threshold_fraction"] == 0.25
-    assert "buffer.hitstat_levels" not in r.metrics
+    assert "buffer.hitstat.levels" not in r.metrics
 
 
 STUDY = {

@@ -574,7 +574,7 @@ impl Sim {
         for (k, v) in m {
             let keep = k.starts_with("nand.programs.")
                 || k.starts_with("padding.")
-                || k == "buffer.hitstat_levels"
+                || k == "buffer.hitstat.levels"
                 || SERIES_METRICS.contains(&k.as_str())
                 || ftl.contains(&k.as_str());
             if keep {

@@ -329,7 +329,7 @@ impl WriteBuffer for HitStatBuffer {
 
     fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
         let mut g = crate::padding::gauges(&mut *self.padding, self.store.ppb, view);
-        g.push(("buffer.hitstat_levels", self.levels as f64));
+        g.push(("buffer.hitstat.levels", self.levels as f64));
         g
     }
 }
