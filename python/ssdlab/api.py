@@ -100,6 +100,14 @@ class Result:
     #: group sizes) and "buffer.group_update_interval" (log2 buckets, value = lower bound).
     histograms: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    #: The time series (`run.sample_every`) as columns {name: [values]}; see `series`.
+    series_columns: dict = field(default_factory=dict)
+
+    @property
+    def series(self):
+        """The time series as a pandas DataFrame: one row per sample, columns `requests`,
+        `measured`, then the sampled metrics (docs/metrics.md). Empty when sampling is off."""
+        return series_frame(self.series_columns)
 
     def to_frame(self):
         """A one-row pandas DataFrame: a column per dotted config key and per metric."""
@@ -111,6 +119,18 @@ class Result:
 
     def __getitem__(self, name: str) -> float:
         return self.metrics[name]
+
+
+def series_frame(columns: Mapping[str, Any] | None):
+    """A time series given as columns {name: [values]} (None = NaN) as a float DataFrame, with
+    `requests` and `measured` first."""
+    import pandas as pd
+
+    columns = columns or {}
+    first = [c for c in ("requests", "measured") if c in columns]
+    order = first + sorted(c for c in columns if c not in first)
+    data = {c: [math.nan if v is None else float(v) for v in columns[c]] for c in order}
+    return pd.DataFrame(data, columns=order, dtype="float64")
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict:
@@ -133,10 +153,17 @@ def simulate(config: ConfigLike = None, progress: Callable[[int, int], None] | N
     The run releases the GIL; Ctrl-C stops it with KeyboardInterrupt.
     """
     cfg = Config.load(config if config is not None else {})
-    cfg_json, metrics_json, hist_json, warnings = _core.simulate(json.dumps(cfg._data), progress)
+    cfg_json, metrics_json, hist_json, series_json, warnings = _core.simulate(json.dumps(cfg._data), progress)
     metrics = {k: _metric(v) for k, v in json.loads(metrics_json).items()}
     histograms = {k: [tuple(p) for p in v] for k, v in json.loads(hist_json).items()}
-    return Result(config=json.loads(cfg_json), metrics=metrics, histograms=histograms, warnings=list(warnings))
+    series = {k: [_metric(x) for x in v] for k, v in json.loads(series_json).items()}
+    return Result(
+        config=json.loads(cfg_json),
+        metrics=metrics,
+        histograms=histograms,
+        warnings=list(warnings),
+        series_columns=series,
+    )
 
 
 def components() -> list:

@@ -107,7 +107,10 @@ def cmd_run(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"config": res.config, "metrics": res.metrics}, indent=2) + "\n")
+        out = {"config": res.config, "metrics": res.metrics}
+        if res.series_columns:  # run.sample_every: the time series as columns
+            out["series"] = res.series_columns
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     names = list(res.metrics) if args.all else [m for m in KEY_METRICS if m in res.metrics]
     print_table([[m, _fmt(res.metrics[m])] for m in names], ["metric", "value"])
     return 0
@@ -315,6 +318,8 @@ def _cell_text(v) -> str:
         return "-"
     if isinstance(v, (list, dict)):
         return json.dumps(v)
+    if hasattr(v, "to_dict"):  # a time series (DataFrame)
+        return f"<{len(v)} samples>"
     try:
         import pandas as pd
 
@@ -323,6 +328,15 @@ def _cell_text(v) -> str:
     except ImportError:
         pass
     return _fmt(v)
+
+
+def _csv_value(v):
+    """Lists, dicts and time series (DataFrames, written as their JSON columns) in a CSV cell."""
+    if hasattr(v, "to_dict"):
+        from .store import encode_series
+
+        return encode_series(v.to_dict("list"))
+    return json.dumps(v) if isinstance(v, (list, dict)) else v
 
 
 def cmd_results(args) -> int:
@@ -353,7 +367,7 @@ def cmd_results(args) -> int:
             columns.append("error")
     if args.csv:
         out = df[columns] if args.columns else df
-        out = out.map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
+        out = out.map(_csv_value)
         Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.csv, index=False)
     rows = [[_cell_text(v) for v in r] for r in df[columns].itertuples(index=False, name=None)]
@@ -417,6 +431,8 @@ def cmd_plot(args) -> int:
     from .report.html import load_results
 
     d = _results_dir(args.dir)
+    if args.kind == "series":
+        args.x = args.x or "requests"
     if args.kind != "cdf" and not args.x:
         raise SsdlabError(f"--kind {args.kind} needs --x KEY")
     if args.kind in ("normalized", "heatmap") and not args.by:
@@ -440,6 +456,8 @@ def cmd_plot(args) -> int:
         fig = F.normalized_bars(df, args.x, args.y, by=args.by, baseline=args.baseline)
     elif args.kind == "heatmap":
         fig = F.heatmap(df, x=args.x, y=args.by, value=args.y)
+    elif args.kind == "series":
+        fig = F.series(df, args.y, x=args.x, logx=args.logx)
     else:
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
     name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
@@ -464,9 +482,18 @@ def cmd_report(args) -> int:
 def _add_report_parsers(sub) -> None:
     p = sub.add_parser("plot", help="one figure (PNG + SVG/PDF) from the results of a sweep")
     p.add_argument("dir", metavar="DIR", help="results directory written by `ssdlab sweep`")
-    p.add_argument("--kind", choices=["line", "bars", "normalized", "heatmap", "cdf"], default="line")
-    p.add_argument("--x", metavar="KEY", help="parameter on the x axis (not used by cdf)")
-    p.add_argument("--y", required=True, metavar="METRIC", help="metric to plot (heatmap: the cell value)")
+    p.add_argument("--kind", choices=["line", "bars", "normalized", "heatmap", "cdf", "series"], default="line")
+    p.add_argument(
+        "--x",
+        metavar="KEY",
+        help="parameter on the x axis (not used by cdf; series: a series column, default requests)",
+    )
+    p.add_argument(
+        "--y",
+        required=True,
+        metavar="METRIC",
+        help="metric to plot (heatmap: the cell value; series: a time-series column, one line per cell)",
+    )
     p.add_argument(
         "--by", metavar="KEY", help="one line/bar/CDF per value of KEY (heatmap: the rows; normalized: required)"
     )

@@ -42,7 +42,7 @@ TMP_PREFIX = ".tmp-"
 STALE_TMP_S = 3600.0
 
 # Columns every record has, in this order, besides configuration keys and metrics.
-HEAD_COLUMNS = ["key", "cell", "status", "error", "axes", "histograms"]
+HEAD_COLUMNS = ["key", "cell", "status", "error", "axes", "histograms", "series"]
 PROV_COLUMNS = [
     "prov.ssdlab_version",
     "prov.git_revision",
@@ -114,6 +114,10 @@ def record_table(record: Mapping[str, Any]):
     # Distributions (Result.histograms) as JSON: {name: [[value, count], ...]}.
     hist = record.get("histograms")
     put("histograms", None if hist is None else json.dumps(hist), pa.string())
+    # The time series (Result.series) as JSON columns {name: [value, ...]}, NaN as null; none when
+    # the run did not sample.
+    series = record.get("series")
+    put("series", encode_series(series) if series else None, pa.string())
     for k, v in config.items():
         put(k, _json(v), pa.string())
     for k, v in metrics.items():
@@ -129,6 +133,20 @@ def record_table(record: Mapping[str, Any]):
     table = pa.Table.from_batches([pa.RecordBatch.from_struct_array(row)])
     meta = {META_KEY: json.dumps({"format": FORMAT, "config": list(config), "metrics": list(metrics)})}
     return table.replace_schema_metadata(meta)
+
+
+def encode_series(columns: Mapping[str, Iterable[float]]) -> str:
+    """A time series' columns as JSON (NaN as null, so that the text is standard JSON)."""
+    return json.dumps({k: [None if v is None or v != v else float(v) for v in vals] for k, vals in columns.items()})
+
+
+def decode_series(text: str | None):
+    """The stored JSON of a time series as a DataFrame (None when the cell has none)."""
+    if text is None:
+        return None
+    from .api import series_frame
+
+    return series_frame(json.loads(text))
 
 
 def _write_atomic(directory: Path, name: str, write) -> Path:
@@ -430,7 +448,9 @@ def load_results(
     `workload.path`, ... decoded from JSON; the fully resolved configuration of the run), one
     float64 column per metric (`waf`, `nand.erases`, ...; NaN for failed cells), and the provenance
     columns `prov.ssdlab_version`, `prov.git_revision`, `prov.trace_digest`, `prov.wall_s`,
-    `prov.host`, `prov.finished_at`.
+    `prov.host`, `prov.finished_at`. `histograms` is the JSON of the cell's distributions; `series`
+    is the cell's time series as a DataFrame (`Result.series`), None when it did not sample (and
+    the column is absent in stores written before time series existed).
 
     A cell stored more than once (e.g. failed, then ok on a re-run) appears once: its latest ok
     record, else its latest record. `status` keeps only "ok" or "failed" cells; `filters` maps a
@@ -453,6 +473,8 @@ def load_results(
     metric_cols = [c for c in metric_cols if c in df.columns]
     for c in config_cols:
         df[c] = _column([None if v is None else json.loads(v) for v in df[c].tolist()])
+    if "series" in df.columns:
+        df["series"] = pd.Series([decode_series(v) for v in df["series"].tolist()], dtype=object)
 
     if len(df):
         df["_ok"] = df["status"] == "ok"

@@ -473,6 +473,7 @@ def run_cell(task: Mapping) -> dict:
         return _record(task, "failed", msg, task["resolved"], {}, time.perf_counter() - t0)
     rec = _record(task, "ok", None, res.config, res.metrics, time.perf_counter() - t0)
     rec["histograms"] = res.histograms
+    rec["series"] = res.series_columns
     return rec
 
 

@@ -276,6 +276,9 @@ pub struct RunConfig {
     pub check_integrity: bool,
     /// Parse trace files on a second thread (same results, faster replay of text traces).
     pub reader_thread: bool,
+    /// Record a time-series row every this many requests (warm-up included) and at the end;
+    /// 0 = off.
+    pub sample_every: u64,
 }
 
 impl Default for RunConfig {
@@ -287,6 +290,7 @@ impl Default for RunConfig {
             repeat: 1,
             check_integrity: false,
             reader_thread: true,
+            sample_every: 0,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! repeats), flush the buffer, check integrity, and compute the metrics.
 
 use crate::buffer::{BufferParams, FlushSink, FlushUnit, WriteBuffer};
-use crate::config::{Capacity, Config};
+use crate::config::{Capacity, Config, NandConfig};
 use crate::error::{Result, SimError};
 use crate::ftl::{Ftl, FtlView, Shape, UnitPage};
 use crate::metrics::{self, HostCounters, Measured};
@@ -47,6 +47,10 @@ pub struct RunResult {
     /// "buffer.flushed_group_pages" (exact) and "buffer.group_update_interval" (log2 buckets:
     /// the value is the bucket's lower bound).
     pub histograms: BTreeMap<String, Vec<(u64, u64)>>,
+    /// Time series (`run.sample_every`), as columns of equal length: "requests", "measured" and
+    /// the [`SERIES_METRICS`] plus FTL counters and gauges and the buffer's policy gauges
+    /// (docs/metrics.md). Empty when sampling is off.
+    pub series: BTreeMap<String, Vec<f64>>,
     /// Non-fatal notes (e.g. skipped malformed records).
     pub warnings: Vec<String>,
 }
@@ -120,6 +124,68 @@ impl GroupStats {
 }
 
 const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// End-of-run metrics that are also sampled into the time series (cumulative counts and ratios
+/// so far); every `nand.programs.*` (each cause and the total), FTL counter and gauge and the
+/// buffer's policy gauges are sampled too.
+pub const SERIES_METRICS: &[&str] = &[
+    "host.write_requests",
+    "host.write_pages",
+    "host.read_pages",
+    "buffer.page_hit_ratio",
+    "buffer.flushes",
+    "buffer.padded_flushes",
+    "nand.reads.total",
+    "nand.erases",
+    "waf",
+    "ftl.waf",
+];
+
+/// Most time-series rows a run may record (a bound on memory; `run.sample_every` names it).
+const MAX_SAMPLES: u64 = 1_000_000;
+
+/// The time series being recorded: one value per row in every column.
+#[derive(Default)]
+struct Series {
+    rows: usize,
+    columns: BTreeMap<String, Vec<f64>>,
+}
+
+impl Series {
+    /// Append a row; a column missing from it gets NaN (and a new column NaN in earlier rows).
+    fn push(&mut self, row: impl IntoIterator<Item = (String, f64)>) -> Result<()> {
+        if self.rows as u64 >= MAX_SAMPLES {
+            return Err(SimError::config(
+                "run.sample_every",
+                format!("the run would record more than {MAX_SAMPLES} samples; sample less often"),
+            ));
+        }
+        for (k, v) in row {
+            let col = self
+                .columns
+                .entry(k)
+                .or_insert_with(|| vec![f64::NAN; self.rows]);
+            if col.len() == self.rows {
+                col.push(v);
+            }
+        }
+        self.rows += 1;
+        for col in self.columns.values_mut() {
+            col.resize(self.rows, f64::NAN);
+        }
+        Ok(())
+    }
+
+    /// Drop the last row.
+    fn pop(&mut self) {
+        if self.rows > 0 {
+            self.rows -= 1;
+            for col in self.columns.values_mut() {
+                col.truncate(self.rows);
+            }
+        }
+    }
+}
 
 enum Source {
     Trace(TraceReader),
@@ -463,6 +529,77 @@ impl Sim {
         }
     }
 
+    /// The metrics of everything since `base` (the counters' difference; gauges as they are
+    /// now), with the buffer's policy gauges. Used for the end-of-run metrics and every sample.
+    fn metrics_since(&mut self, base: &Snapshot, timing: &NandConfig) -> BTreeMap<String, f64> {
+        let end = self.snapshot();
+        let erases_per_block: Vec<u32> = end
+            .erases
+            .iter()
+            .zip(&base.erases)
+            .map(|(a, b)| a - b)
+            .collect();
+        let ftl_counters: Vec<(&'static str, u64)> = end
+            .ftl
+            .iter()
+            .map(|(k, v)| {
+                (
+                    *k,
+                    v - base
+                        .ftl
+                        .iter()
+                        .find(|(bk, _)| bk == k)
+                        .map_or(0, |(_, bv)| *bv),
+                )
+            })
+            .collect();
+        let mut m = metrics::finish(Measured {
+            host: end.host.minus(&base.host),
+            nand: end.nand.minus(&base.nand),
+            erases_per_block,
+            ftl_counters,
+            ftl_gauges: self.be.ftl.gauges(),
+            timing,
+        });
+        for (k, v) in self.buffer.gauges(&*self.be.ftl) {
+            m.insert(k.to_string(), v);
+        }
+        m
+    }
+
+    /// One time-series row: `done` requests replayed, counts since `base`. Kept out of line: the
+    /// replay loop only pays for the comparison that decides to call it.
+    #[cold]
+    #[inline(never)]
+    fn sample(
+        &mut self,
+        series: &mut Series,
+        done: u64,
+        measured: bool,
+        base: &Snapshot,
+        timing: &NandConfig,
+    ) -> Result<()> {
+        let m = self.metrics_since(base, timing);
+        let ftl: Vec<&'static str> = (self.be.ftl.counters().into_iter().map(|(k, _)| k))
+            .chain(self.be.ftl.gauges().into_iter().map(|(k, _)| k))
+            .collect();
+        let mut row = vec![
+            ("requests".to_string(), done as f64),
+            ("measured".to_string(), if measured { 1.0 } else { 0.0 }),
+        ];
+        for (k, v) in m {
+            let keep = k.starts_with("nand.programs.")
+                || k.starts_with("padding.")
+                || k == "buffer.hitstat.levels"
+                || SERIES_METRICS.contains(&k.as_str())
+                || ftl.contains(&k.as_str());
+            if keep {
+                row.push((k, v));
+            }
+        }
+        series.push(row)
+    }
+
     #[inline]
     fn next_version(&mut self) -> Result<u32> {
         if self.check {
@@ -769,6 +906,19 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     };
     let total = per_pass * resolved.run.repeat as u64;
     let warmup = resolved.run.warmup_requests;
+    let every = resolved.run.sample_every;
+    // Known totals fail here, before the replay (the samples, the last one included, number
+    // ⌈total / every⌉); otherwise `Series::push` stops the run at the limit.
+    if every > 0 && total.div_ceil(every) > MAX_SAMPLES {
+        return Err(SimError::config(
+            "run.sample_every",
+            format!("{every} gives more than {MAX_SAMPLES} samples over {total} requests; sample less often"),
+        ));
+    }
+    // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
+    let mut next_sample = if every > 0 { every } else { u64::MAX };
+    let mut series = Series::default();
+    let timing = &resolved.nand;
     let mut base = sim.snapshot();
     let mut done: u64 = 0;
     let mut skipped = 0u64;
@@ -785,6 +935,10 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             }
             sim.request(&req, &src)?;
             done += 1;
+            if done == next_sample {
+                sim.sample(&mut series, done, done > warmup, &base, timing)?;
+                next_sample += every;
+            }
             if done.is_multiple_of(PROGRESS_EVERY) && !progress.update(done, total) {
                 return Err(SimError::Cancelled);
             }
@@ -825,35 +979,14 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     if check {
         sim.be.ftl.check_integrity(&sim.latest)?;
     }
-    let end = sim.snapshot();
-    let erases_per_block: Vec<u32> = end
-        .erases
-        .iter()
-        .zip(&base.erases)
-        .map(|(a, b)| a - b)
-        .collect();
-    let ftl_counters: Vec<(&'static str, u64)> = end
-        .ftl
-        .iter()
-        .map(|(k, v)| {
-            (
-                *k,
-                v - base
-                    .ftl
-                    .iter()
-                    .find(|(bk, _)| bk == k)
-                    .map_or(0, |(_, bv)| *bv),
-            )
-        })
-        .collect();
-    let mut m = metrics::finish(Measured {
-        host: end.host.minus(&base.host),
-        nand: end.nand.minus(&base.nand),
-        erases_per_block,
-        ftl_counters,
-        ftl_gauges: sim.be.ftl.gauges(),
-        timing: &resolved.nand,
-    });
+    if every > 0 {
+        // The last row is taken after the final flush; a row already at `done` is replaced.
+        if series.columns.get("requests").and_then(|c| c.last()) == Some(&(done as f64)) {
+            series.pop();
+        }
+        sim.sample(&mut series, done, true, &base, timing)?;
+    }
+    let mut m = sim.metrics_since(&base, timing);
     m.insert("run.requests".into(), done as f64);
     m.insert("run.measured_requests".into(), (done - warmup) as f64);
     m.insert("trace.skipped_records".into(), skipped as f64);
@@ -878,6 +1011,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
         config: resolved,
         metrics: m,
         histograms,
+        series: series.columns,
         warnings,
     })
 }

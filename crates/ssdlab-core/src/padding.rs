@@ -22,6 +22,20 @@ pub trait Padding: Send {
     }
 }
 
+/// The policy gauge a buffer owning `padding` reports: "padding.threshold_fraction" = the current
+/// threshold in pages / pages per block (B_w/N for `model`); nothing when the policy never pads.
+pub fn gauges(
+    padding: &mut dyn Padding,
+    pages_per_block: u64,
+    view: &dyn FtlView,
+) -> Vec<(&'static str, f64)> {
+    padding
+        .threshold_pages(pages_per_block, view)
+        .map(|t| ("padding.threshold_fraction", t / pages_per_block as f64))
+        .into_iter()
+        .collect()
+}
+
 /// `none`: never pad.
 pub struct NoPadding;
 

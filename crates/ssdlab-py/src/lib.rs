@@ -32,14 +32,15 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
 
 /// Run one simulation. `progress(done, total)` is called at most every 100 ms; an exception it
 /// raises (or a pending Ctrl-C) cancels the run. Returns (resolved_config_json, metrics_json,
-/// histograms_json, warnings).
+/// histograms_json, series_json, warnings); series_json maps column names to value lists (NaN as
+/// null) and is "{}" when sampling is off.
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None))]
 fn simulate(
     py: Python<'_>,
     config_json: &str,
     progress: Option<PyObject>,
-) -> PyResult<(String, String, String, Vec<String>)> {
+) -> PyResult<(String, String, String, String, Vec<String>)> {
     let cfg = parse_config(config_json)?;
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
@@ -79,7 +80,9 @@ fn simulate(
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
             let histograms = serde_json::to_string(&r.histograms)
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            Ok((r.config.to_json(), metrics, histograms, r.warnings))
+            let series = serde_json::to_string(&r.series)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Ok((r.config.to_json(), metrics, histograms, series, r.warnings))
         }
         Err(e) => Err(to_py(e)),
     }

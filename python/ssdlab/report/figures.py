@@ -187,13 +187,13 @@ def ok_rows(df, columns: Iterable[str] = ()):
     return df
 
 
-def _check_columns(df, columns: Iterable[str]) -> None:
+def _check_columns(df, columns: Iterable[str], where: str = "the results") -> None:
     for c in columns:
         if c is not None and c not in df.columns:
             names = [k for k in df.columns if isinstance(k, str)]
             near = difflib.get_close_matches(c, names, n=3, cutoff=0.6) or [k for k in names if c in k][:3]
             hint = f" (similar: {', '.join(near)})" if near else ""
-            raise ValueError(f"column `{c}` not in the results{hint}")
+            raise ValueError(f"column `{c}` not in {where}{hint}")
 
 
 def _numeric(series, key: str) -> np.ndarray:
@@ -600,6 +600,70 @@ def samples_by(df, y: str, by: str | None = None) -> dict[str, np.ndarray]:
         format_value(by, v): ok[[_same(b, v) for b in ok[by]]][y].to_numpy(dtype=float)
         for v in _ordered_values(ok[by], by)
     }
+
+
+def _series_of(v):
+    """A cell's time series (DataFrame, {column: values} or its JSON) as a DataFrame, or None."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    from ..api import series_frame
+
+    if isinstance(v, str):
+        import json
+
+        v = json.loads(v)
+    frame = series_frame(v) if isinstance(v, Mapping) else v
+    return frame if len(frame) else None
+
+
+def series_labels(df) -> list[str]:
+    """A label per row: the study axes that vary across `df` ("k=v, ..."), else the cell number."""
+    cell_axes = [axes_of(a) for a in df["axes"]] if "axes" in df.columns else [{} for _ in range(len(df))]
+    keys = list(dict.fromkeys(list(getattr(df, "attrs", {}).get("axes") or []) + [k for a in cell_axes for k in a]))
+
+    def value(i, k):
+        return df[k].iloc[i] if k in df.columns else cell_axes[i].get(k)
+
+    varying = [k for k in keys if len({_norm(value(i, k)) for i in range(len(df))}) > 1]
+    if not varying:
+        return [f"cell {c}" for c in (df["cell"] if "cell" in df.columns else range(len(df)))]
+    return [", ".join(f"{k}={format_value(k, value(i, k))}" for k in varying) for i in range(len(df))]
+
+
+def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend: bool = True):
+    """Time series (`run.sample_every`): column `y` of each ok cell's `series` against column `x`
+    (default `requests`), one line per cell in row order, labelled by the study axes that vary
+    across the plotted cells. Cells without a series are left out; none at all is a ValueError.
+    Returns the Figure."""
+    with style():
+        ok = ok_rows(df, ["series"])
+        frames = [_series_of(v) for v in ok["series"]]
+        keep = [i for i, f in enumerate(frames) if f is not None]
+        if not keep:
+            raise ValueError("no cell has a time series: set run.sample_every in the study")
+        ok = ok.iloc[keep]
+        frames = [frames[i] for i in keep]
+        for f in frames:
+            _check_columns(f, [x, y], "the time series")
+        labels = series_labels(ok)
+        extra = _legend_width(labels, None) if (legend and len(frames) > 1) else 0.0
+        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
+        for i, (f, name) in enumerate(zip(frames, labels, strict=True)):
+            ax.plot(
+                f[x].to_numpy(dtype=float),
+                f[y].to_numpy(dtype=float),
+                color=PALETTE[i % len(PALETTE)],
+                linestyle=["-", "--", ":", "-."][(i // len(PALETTE)) % 4],
+                label=name,
+                zorder=3,
+            )
+        if logx:
+            ax.set_xscale("log")
+        ax.set_xlabel(label(x))
+        ax.set_ylabel(label(y))
+        if legend and len(frames) > 1:
+            _legend(ax)
+        return _finish(fig, ax)
 
 
 def heatmap(df, x: str, y: str, value: str, agg: str | None = "mean", ax=None, cmap: str = "viridis"):

@@ -7,6 +7,7 @@ use super::groups::GroupStore;
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::Result;
+use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
@@ -84,5 +85,9 @@ impl WriteBuffer for BlockLruBuffer {
 
     fn pages(&self) -> u64 {
         self.store.held()
+    }
+
+    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
+        crate::padding::gauges(&mut *self.padding, self.store.ppb, view)
     }
 }

@@ -13,6 +13,7 @@ use super::groups::GroupStore;
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
+use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
@@ -168,6 +169,10 @@ impl WriteBuffer for BplruBuffer {
 
     fn pages(&self) -> u64 {
         self.store.held()
+    }
+
+    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
+        crate::padding::gauges(&mut *self.padding, self.store.ppb, view)
     }
 }
 

@@ -16,6 +16,7 @@ use super::groups::{insert_ordered, GroupStore};
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::Result;
+use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
@@ -126,6 +127,10 @@ impl WriteBuffer for FabBuffer {
 
     fn pages(&self) -> u64 {
         self.store.held()
+    }
+
+    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
+        crate::padding::gauges(&mut *self.padding, self.store.ppb, view)
     }
 }
 

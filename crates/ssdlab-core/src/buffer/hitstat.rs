@@ -30,6 +30,7 @@ use super::groups::{insert_ordered, GroupStore};
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::Result;
+use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
@@ -324,6 +325,12 @@ impl WriteBuffer for HitStatBuffer {
 
     fn pages(&self) -> u64 {
         self.store.held()
+    }
+
+    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
+        let mut g = crate::padding::gauges(&mut *self.padding, self.store.ppb, view);
+        g.push(("buffer.hitstat.levels", self.levels as f64));
+        g
     }
 }
 

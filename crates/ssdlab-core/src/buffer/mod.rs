@@ -79,6 +79,12 @@ pub trait WriteBuffer: Send {
     fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()>;
     /// Pages currently buffered.
     fn pages(&self) -> u64;
+    /// Current values of the policy's adaptive parameters, sampled by the engine (time series,
+    /// end-of-run metrics): e.g. "padding.threshold_fraction", "buffer.hitstat.levels" (metric names must not
+    /// be configuration keys: the results store keeps both as columns).
+    fn gauges(&mut self, _view: &dyn FtlView) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Shared helper for group-based buffers: gather a group's pages in ascending offset.
