@@ -321,7 +321,13 @@ def sections(df):
                     if share["hitstat"] < min(share["fab"], share["bplru"])
                     else "not lower than FAB's and BPLRU's"
                 )
-                + " but not far below: most erases still come from full merges of the few FAST log blocks",
+                + " but not far below: "
+                + ", ".join(
+                    f"{k} pads {v('fast', k, 'buffer.padded_flushes') / v('fast', k, 'buffer.flushed_groups'):.1%} of "
+                    f"{v('fast', k, 'buffer.flushed_groups'):,.0f} flushed groups"
+                    for k in ("fab", "bplru", "hitstat", "hitstat-adj")
+                )
+                + "; the rest go to the 127 RW log blocks and are full-merged",
             )
         )
     pg = _grid(df, "padding")
@@ -369,6 +375,8 @@ def sections(df):
         )
         bw = _final_bw(m)
         near = abs(bw - float(best["buffer.padding_threshold"])) <= 0.05
+        closest = fixed.loc[(fixed["buffer.padding_threshold"] - bw).abs().idxmin()]
+        flat = float(closest[ELAPSED]) / float(best[ELAPSED]) - 1
         rows.append(
             _row(
                 f"The model's B_w/N converges near the best fixed threshold ({ftl.upper()})",
@@ -380,7 +388,8 @@ def sections(df):
                 else (
                     f"R_DB {float(m['ftl.r_db']):.2f}, R_LB {float(m['ftl.r_lb']):.2f}, U_LB "
                     f"{float(m['ftl.u_lb']):.1%} from {float(m['ftl.model_samples']):,.0f} samples "
-                    f"give B_w/N = {bw:.3f}"
+                    f"give B_w/N = {bw:.3f}; the fixed threshold nearest it "
+                    f"({closest['buffer.padding_threshold']:g}) costs {flat:+.1%} over the best one"
                 ),
             )
         )
