@@ -70,6 +70,7 @@ def test_hitstat2009_quick_states_every_claim(tmp_path):
         "Write throughput on BAST",
         "Write throughput on FAST",
         "Full-merge share of erases on FAST",
+        "Always padding (0.00): one erase and N page writes per flushed group, the same on BAST and FAST",
         "Padding Model within a few percent of the best fixed threshold (BAST)",
         "The model&#x27;s B_w/N converges near the best fixed threshold (BAST)",
         "Padding Model within a few percent of the best fixed threshold (FAST)",

@@ -331,6 +331,26 @@ def sections(df):
             )
         )
     pg = _grid(df, "padding")
+    always = pg[(pg["buffer.padding"] == "fixed") & (pg["buffer.padding_threshold"] == 0.0)].set_index("ftl.kind")
+    if {"bast", "fast"} <= set(always.index):
+        n = float(always["device.pages_per_block"].iloc[0])
+        same = float(always.loc["bast", ELAPSED]) == float(always.loc["fast", ELAPSED])
+        exact = all(
+            float(r["nand.erases"]) == float(r["buffer.flushed_groups"])
+            and float(r["nand.programs.total"]) == n * float(r["nand.erases"])
+            for _, r in always.iterrows()
+        )
+        b = always.loc["bast"]
+        rows.append(
+            _row(
+                "Always padding (0.00): one erase and N page writes per flushed group, the same on BAST and FAST",
+                "131,960 erases, 16,890,880 page writes (= 128 × 131,960), 13,710.644 s in both Tables 5 and 6",
+                f"{float(b['nand.erases']):,.0f} erases = flushed groups, {float(b['nand.programs.total']):,.0f} page "
+                f"writes (= {n:g} × erases), {float(b[ELAPSED]) / 1e6:,.3f} s on BAST and "
+                f"{float(always.loc['fast', ELAPSED]) / 1e6:,.3f} s on FAST",
+                same and exact,
+            )
+        )
     tables = []
     for ftl, thesis, thesis_bw in (
         (
