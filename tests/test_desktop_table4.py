@@ -134,17 +134,7 @@ def measured(tmp_path_factory) -> dict[str, float]:
     return measure(path)
 
 
-# Known deviation: 21 sectors are written ≥ 30,001 times (thesis: 16); the very hot set's
-# intensity also sets the 10001-30000 row and the region rows, and no default found so far
-# puts all three within 15%.
-KNOWN_OFF = {"sectors written >=30001 times"}
-
-
-@pytest.mark.parametrize(
-    "row,thesis",
-    [pytest.param(r, t, marks=pytest.mark.xfail(strict=True)) if r in KNOWN_OFF else (r, t) for r, t in TABLE4],
-    ids=[r for r, _ in TABLE4],
-)
+@pytest.mark.parametrize("row,thesis", TABLE4, ids=[r for r, _ in TABLE4])
 def test_table4_row_within_15_percent(measured, row, thesis):
     got = measured[row]
     assert abs(got - thesis) <= 0.15 * thesis, f"{row}: ssdlab {got:,.1f} vs thesis {thesis:,}"

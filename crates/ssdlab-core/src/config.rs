@@ -65,6 +65,8 @@ pub struct WorkloadConfig {
     pub desktop_hot_sectors: u64,
     /// desktop: share of write requests that go to the very hot sectors.
     pub desktop_hot_write_fraction: f64,
+    /// desktop: Zipf skew of the very hot pages' popularity (0 = all equally hot).
+    pub desktop_hot_zipf_theta: f64,
 }
 
 impl Default for WorkloadConfig {
@@ -91,6 +93,7 @@ impl Default for WorkloadConfig {
             desktop_cluster_pages: 64,
             desktop_hot_sectors: 48,
             desktop_hot_write_fraction: 0.27,
+            desktop_hot_zipf_theta: 1.5,
         }
     }
 }
@@ -436,6 +439,12 @@ impl Config {
                      workload.desktop_first_write_fraction))",
                     w.desktop_hot_write_fraction
                 ),
+            ));
+        }
+        if !(w.desktop_hot_zipf_theta >= 0.0 && w.desktop_hot_zipf_theta.is_finite()) {
+            return Err(SimError::config(
+                "workload.desktop_hot_zipf_theta",
+                format!("{} must be ≥ 0", w.desktop_hot_zipf_theta),
             ));
         }
         if !(1..=128).contains(&w.desktop_cluster_pages) {

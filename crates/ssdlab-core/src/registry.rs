@@ -344,7 +344,7 @@ pub static WORKLOADS: &[Component] = &[
     c("workload", "fio", "fio-like job: rw = write, randwrite or randrw; bs, footprint, Zipf θ (0 = uniform), read share, streams.",
       &["workload.rw", "workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.streams", "workload.seed"]),
     c("workload", "desktop", "Desktop profile calibrated to seed 000 Table 4: file bursts at an allocation cursor, sequential rewrites, clustered updates of Zipf-hot regions, very hot metadata sectors (docs/workloads.md).",
-      &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.desktop_written_fraction", "workload.desktop_first_write_fraction", "workload.desktop_cluster_pages", "workload.desktop_hot_sectors", "workload.desktop_hot_write_fraction", "workload.seed"]),
+      &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.desktop_written_fraction", "workload.desktop_first_write_fraction", "workload.desktop_cluster_pages", "workload.desktop_hot_sectors", "workload.desktop_hot_write_fraction", "workload.desktop_hot_zipf_theta", "workload.seed"]),
 ];
 
 /// Every registered component, in category order.

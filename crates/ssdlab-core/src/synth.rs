@@ -206,6 +206,7 @@ struct Desktop {
     region_zipf: Option<Zipf>,
     cluster_pages: u64,
     hot_sectors: u64,
+    hot_pages: u64,
     hot_zipf: Option<Zipf>,
     burst: Option<Burst>,
     burst_left: u64,
@@ -254,8 +255,11 @@ impl Desktop {
             region_zipf: (theta > 0.0).then(|| Zipf::new(active, theta)),
             cluster_pages: w.desktop_cluster_pages.clamp(1, DESKTOP_BLOCK_PAGES),
             hot_sectors,
-            // Intensity falls as 1/rank: a few sectors take most of the hot writes.
-            hot_zipf: (hot_pages > 0).then(|| Zipf::new(hot_pages, 1.0)),
+            // Intensity falls as rank^-desktop_hot_zipf_theta: a few sectors take most of the
+            // hot writes (None with theta 0: every hot page equally popular).
+            hot_pages,
+            hot_zipf: (hot_pages > 0 && w.desktop_hot_zipf_theta > 0.0)
+                .then(|| Zipf::new(hot_pages, w.desktop_hot_zipf_theta)),
             burst: None,
             burst_left: 0,
             burst_pos: 0,
@@ -362,17 +366,18 @@ impl Desktop {
             }
             return (start, len, 1);
         }
-        if u < self.p_hot {
-            if let Some(z) = &self.hot_zipf {
-                // Metadata records of one to eight sectors at the start of a hot page; hot pages
-                // open regions 0, 1, ..., so writes to two of them are never contiguous.
-                let page = z.sample(rng) - 1;
-                if page < written {
-                    let first = page * PAGE_SECTORS;
-                    let room = (self.hot_sectors - first).min(PAGE_SECTORS);
-                    let start = page * REGION_SECTORS;
-                    return (start, 1 + rng.below(room), 0);
-                }
+        if u < self.p_hot && self.hot_pages > 0 {
+            // Metadata records of one to eight sectors at the start of a hot page; hot pages
+            // open regions 0, 1, ..., so writes to two of them are never contiguous.
+            let page = match &self.hot_zipf {
+                Some(z) => z.sample(rng) - 1,
+                None => rng.below(self.hot_pages),
+            };
+            if page < written {
+                let first = page * PAGE_SECTORS;
+                let room = (self.hot_sectors - first).min(PAGE_SECTORS);
+                let start = page * REGION_SECTORS;
+                return (start, 1 + rng.below(room), 0);
             }
         }
         // A small random update inside the hot window of a Zipf-hot region.
@@ -545,6 +550,12 @@ mod tests {
         cfg.workload.desktop_hot_write_fraction = 0.9;
         let e = cfg.validate().unwrap_err().to_string();
         assert!(e.contains("workload.desktop_hot_write_fraction"), "{e}");
+        cfg.workload.desktop_hot_write_fraction = 0.27;
+        for bad in [-0.5, f64::NAN, f64::INFINITY] {
+            cfg.workload.desktop_hot_zipf_theta = bad;
+            let e = cfg.validate().unwrap_err().to_string();
+            assert!(e.contains("workload.desktop_hot_zipf_theta"), "{e}");
+        }
         // Small footprints still work.
         let w = WorkloadConfig {
             footprint_bytes: crate::units::Size(4 << 20),
@@ -554,6 +565,32 @@ mod tests {
         assert!(Synth::new(&w, 1)
             .unwrap()
             .all(|r| r.unwrap().end_bytes() <= 4 << 20));
+    }
+
+    #[test]
+    fn desktop_hot_skew_follows_theta() {
+        // The hottest sector's writes: with theta 0 the 6 hot pages share the hot writes
+        // (0.27 × 100,000 requests) equally, with 1.5 the first page takes 1/Σk^-1.5 = 55% of
+        // them; clustered updates of the oldest region add a few (measured: 5,282 and 15,667).
+        let hottest = |theta: f64| {
+            let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
+            for r in gen("desktop", |w| w.desktop_hot_zipf_theta = theta) {
+                for s in r.offset_bytes / 512..r.end_bytes() / 512 {
+                    *counts.entry(s).or_default() += 1;
+                }
+            }
+            *counts.values().max().unwrap() as f64
+        };
+        let hot = 0.27 * 100_000.0;
+        let (flat, skewed) = (hottest(0.0), hottest(1.5));
+        assert!(
+            (1.0..1.3).contains(&(flat / (hot / 6.0))),
+            "theta 0: {flat}"
+        );
+        assert!(
+            (1.0..1.15).contains(&(skewed / (hot * 0.547))),
+            "theta 1.5: {skewed}"
+        );
     }
 
     #[test]
