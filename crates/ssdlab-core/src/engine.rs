@@ -191,7 +191,7 @@ enum Source {
     Trace(TraceReader),
     /// A trace parsed on a second thread (`run.reader_thread`), handed over in batches.
     Pipelined(Pipelined),
-    Synth(Synth),
+    Synth(Box<Synth>),
 }
 
 impl Source {
@@ -356,7 +356,10 @@ fn open_source(cfg: &Config) -> Result<Source> {
             Ok(Source::Trace(reader))
         }
     } else {
-        Ok(Source::Synth(Synth::new(&cfg.workload, seed_of(cfg))?))
+        Ok(Source::Synth(Box::new(Synth::new(
+            &cfg.workload,
+            seed_of(cfg),
+        )?)))
     }
 }
 

@@ -66,9 +66,9 @@ fn sampling_off_is_empty_and_on_changes_nothing() {
         assert!(s[k].windows(2).all(|w| w[0] <= w[1]), "{k}: {:?}", s[k]);
     }
     // WAF so far = programs / host pages, row by row.
-    for i in 0..7 {
-        let waf = s["nand.programs.total"][i] / s["host.write_pages"][i];
-        assert_eq!(s["waf"][i], waf);
+    let rows = s["nand.programs.total"].iter().zip(&s["host.write_pages"]);
+    for (i, (programs, pages)) in rows.enumerate() {
+        assert_eq!(s["waf"][i], programs / pages);
     }
 }
 
