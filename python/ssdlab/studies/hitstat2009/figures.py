@@ -156,18 +156,23 @@ def figures(df):
                     fig,
                 )
             )
-        curves = {}
-        for _, row in model.iterrows():
-            ser = _series(row)
-            if len(ser) and "padding.threshold_fraction" in ser:
-                curves[_model_label(row)] = (ser["requests"].to_numpy(), ser["padding.threshold_fraction"].to_numpy())
-        if curves:
+        sampled = model[[len(_series(r)) > 0 for _, r in model.iterrows()]]
+        if len(sampled):
+            fig = F.series(sampled, y="padding.threshold_fraction")
+            ax = fig.axes[0]
+            if len(fixed):
+                best = fixed.loc[fixed[ELAPSED].idxmin()]
+                ax.axhline(float(best["buffer.padding_threshold"]), ls=":", color="k", label="best fixed threshold")
+                ax.legend(fontsize=7)
+            ax.set_xlabel("write requests replayed")
+            ax.set_ylabel("B_w/N (fraction of a block)")
+            ax.set_title(ftl.upper(), fontsize=8)
             out.append(
                 (
                     f"Table {5 if ftl == 'bast' else 6} analogue, last column: the Padding Model's B_w/N as the run "
-                    f"proceeds on {ftl.upper()} (sampled every {_sample_every(model)} requests); dotted: the best "
-                    "fixed threshold",
-                    _convergence(curves, fixed, ftl),
+                    f"proceeds on {ftl.upper()}, one line per reading of its statistics (sampled every "
+                    f"{_sample_every(model)} requests); dotted: the best fixed threshold",
+                    fig,
                 )
             )
     return out
@@ -176,23 +181,6 @@ def figures(df):
 def _sample_every(model):
     v = model["run.sample_every"].iloc[0] if "run.sample_every" in model else None
     return f"{int(v):,}" if v is not None and v == v else "N"
-
-
-def _convergence(curves, fixed, ftl):
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for label, (x, y) in curves.items():
-        ax.plot(x, y, label=label)
-    if len(fixed):
-        best = fixed.loc[fixed[ELAPSED].idxmin()]
-        ax.axhline(float(best["buffer.padding_threshold"]), ls=":", color="k", label="best fixed threshold")
-    ax.set_xlabel("write requests replayed")
-    ax.set_ylabel("padding threshold B_w/N (fraction of a block)")
-    ax.set_title(ftl.upper(), fontsize=8)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def _final_bw(row):
@@ -428,7 +416,8 @@ def sections(df):
     table = (
         "<p>Each claim of the thesis against what ssdlab measures on this grid (program + erase time, as the "
         "thesis computes it). The workload is a synthetic desktop profile, not the thesis's month-long Windows XP "
-        "trace, and the device is scaled down; a claim that does not hold is reported as such, with the counts "
+        "trace, on a device of the thesis's size (20 GiB, 512 KiB blocks); a claim that does not hold is reported "
+        "as such, with the counts "
         "that explain it.</p><table><tr><th>claim</th><th>thesis</th><th>ssdlab</th><th>verdict</th>"
         "<th>why</th></tr>" + "".join(rows) + "</table>"
     )
