@@ -206,20 +206,14 @@ impl BastFtl {
         fill: bool,
         nand: &mut Nand,
     ) -> Result<()> {
-        let d = self.data[lbn as usize];
         let chain = self.chains.remove(&lbn);
-        let nb = self.s.rewrite(lbn, pages, fill, nand)?;
-        self.data[lbn as usize] = nb;
-        if d == NONE && chain.is_none() {
+        let replaced = self.s.switch_in(&mut self.data, lbn, pages, fill, nand)?;
+        if !replaced && chain.is_none() {
             return Ok(()); // the LBN's first data block: nothing replaced
         }
         let n = self.s.ppb as f64;
         let h = pages.iter().filter(|p| p.cause == Cause::Host).count() as f64;
-        let mut erases = 0;
-        if d != NONE {
-            self.s.erase(d, nand);
-            erases += 1;
-        }
+        let mut erases = u64::from(replaced);
         let mut chain_written = 0u64;
         if let Some(ch) = &chain {
             for &b in &ch.blocks {

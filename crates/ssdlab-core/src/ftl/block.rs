@@ -66,10 +66,7 @@ impl Ftl for BlockFtl {
         let ppb = self.s.ppb;
         let first = lbn * ppb as u64;
         if let Shape::Block { fill } = shape {
-            let d = self.data[lbn as usize];
-            self.data[lbn as usize] = self.s.rewrite(lbn, pages, fill, nand)?;
-            if d != NONE {
-                self.s.erase(d, nand);
+            if self.s.switch_in(&mut self.data, lbn, pages, fill, nand)? {
                 self.stats.merge(Merge::Switch, 1);
             }
             return self.s.check_lbn(lbn);

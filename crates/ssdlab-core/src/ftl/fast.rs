@@ -183,13 +183,9 @@ impl FastFtl {
         fill: bool,
         nand: &mut Nand,
     ) -> Result<()> {
-        let d = self.data[lbn as usize];
-        let nb = self.s.rewrite(lbn, pages, fill, nand)?;
-        self.data[lbn as usize] = nb;
-        if d == NONE {
+        if !self.s.switch_in(&mut self.data, lbn, pages, fill, nand)? {
             return Ok(()); // the LBN's first data block: nothing replaced
         }
-        self.s.erase(d, nand);
         let mut erases = 1;
         let sw_reclaimed = self.sw_owner == lbn;
         if sw_reclaimed {

@@ -200,6 +200,25 @@ impl Store {
         Ok(nb)
     }
 
+    /// A whole-block unit (`Shape::Block`) written into a fresh block that becomes `lbn`'s data
+    /// block in the FTL's block map `data`; the old data block, if any, is erased. Returns
+    /// whether there was one (false: the LBN's first data block, nothing replaced).
+    pub fn switch_in(
+        &mut self,
+        data: &mut [u32],
+        lbn: Lbn,
+        pages: &[UnitPage],
+        fill: bool,
+        nand: &mut Nand,
+    ) -> Result<bool> {
+        let old = data[lbn as usize];
+        data[lbn as usize] = self.rewrite(lbn, pages, fill, nand)?;
+        if old != NONE {
+            self.erase(old, nand);
+        }
+        Ok(old != NONE)
+    }
+
     pub fn trim(&mut self, lpn: Lpn) {
         let old = self.l2p[lpn as usize];
         if old != NONE {
