@@ -206,8 +206,10 @@ def cmd_trace_generate(args) -> int:
     t0 = time.monotonic()
     cfg = _config_from_args(args)
     n = traces.trace_generate(cfg, args.out, format=args.format)
-    print(f"wrote {n:,} requests of workload {cfg.resolved()['workload']['kind']} to {args.out} "
-          f"in {time.monotonic() - t0:.1f} s")
+    print(
+        f"wrote {n:,} requests of workload {cfg.resolved()['workload']['kind']} to {args.out} "
+        f"in {time.monotonic() - t0:.1f} s"
+    )
     return 0
 
 
@@ -622,9 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_trace_convert)
     p = t.add_parser("generate", help="write a synthetic workload as a trace (MSR CSV, or .ssdt binary)")
     _add_config_args(p)
-    p.add_argument(
-        "--format", choices=["msr", "binary"], help="output format (default: binary for .ssdt, else msr)"
-    )
+    p.add_argument("--format", choices=["msr", "binary"], help="output format (default: binary for .ssdt, else msr)")
     p.add_argument("out", help="output file")
     p.set_defaults(func=cmd_trace_generate)
 
