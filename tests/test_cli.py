@@ -28,7 +28,8 @@ def test_run_with_config_set_and_json(tmp_path):
     assert doc["config"]["buffer"]["kind"] == "block-lru"
     assert doc["config"]["device"]["op"] == 0.2
     api = ssdlab.simulate(doc["config"])
-    assert api.metrics == pytest.approx(doc["metrics"], nan_ok=True)
+    metrics = {k: float("nan") if v is None else v for k, v in doc["metrics"].items()}  # null: NaN
+    assert api.metrics == pytest.approx(metrics, nan_ok=True)
 
 
 def test_compare_writes_table_json_and_chart(tmp_path):
@@ -50,6 +51,112 @@ def test_compare_writes_table_json_and_chart(tmp_path):
     assert (tmp_path / "compare.png").stat().st_size > 1000
     # no buffer: every host page is programmed
     assert doc[0]["metrics"]["nand.programs.host"] == doc[0]["metrics"]["host.write_pages"]
+
+
+def no_nan(text):
+    def reject(name):
+        raise AssertionError(f"{name} in JSON")
+
+    return json.loads(text, parse_constant=reject)
+
+
+SMALL = ["--set", "workload.kind=zipf", "--set", "workload.requests=2000", "--set", "workload.footprint_bytes=64MiB"]
+
+
+def test_run_json_is_valid_with_null_for_nan_and_dash_is_stdout(tmp_path):
+    out = tmp_path / "r.json"
+    p = ssdlab_cmd("run", *SMALL, "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = no_nan(out.read_text())
+    assert doc["metrics"]["buffer.read_hit_ratio"] is None  # no reads: NaN in Python, null in JSON
+    p = ssdlab_cmd("run", *SMALL, "--json", "-")
+    assert p.returncode == 0, p.stderr
+    assert no_nan(p.stdout) == doc  # standard output holds the JSON alone
+
+
+def test_run_prints_what_it_simulated_in_readable_units():
+    p = ssdlab_cmd("run", *SMALL, "--set", "buffer.kind=block-lru", "--set", "buffer.bytes=1MiB")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == (
+        "workload zipf, 64 MiB footprint, 2,000 requests; device 64 MiB logical, 4 KiB pages, 128 pages/block, "
+        "OP 0.07; FTL page (greedy GC); buffer block-lru 1 MiB"
+    )
+    res = ssdlab.simulate(
+        {
+            "workload": {"kind": "zipf", "requests": 2000, "footprint_bytes": "64MiB"},
+            "buffer": {"kind": "block-lru", "bytes": "1MiB"},
+        }
+    )
+    elapsed = next(line for line in lines if line.startswith("time.elapsed_us"))
+    assert elapsed.split()[-2:] == [f"{res.metrics['time.elapsed_us'] / 1e6:,.4g}", "s"]
+    assert next(line for line in lines if line.startswith("throughput.write_mib_s")).endswith(" MiB/s")
+
+
+def test_closed_pipe_ends_quietly():
+    p = subprocess.run(
+        f"{sys.executable} -m ssdlab run {' '.join(SMALL)} --all | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert p.stdout == "w"
+    assert p.stderr == ""  # no BrokenPipeError traceback
+
+
+def test_config_show_prints_the_resolved_configuration_as_toml(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[workload]\nkind = "zipf"\n[buffer]\nbytes = "1MiB"\n')
+    p = ssdlab_cmd("config", "show", "--config", str(cfg), "--set", "device.op=0.2")
+    assert p.returncode == 0, p.stderr
+    shown = tmp_path / "shown.toml"
+    shown.write_text(p.stdout)
+    expected = ssdlab.Config.from_toml(cfg).set("device.op", 0.2).resolved()
+    assert ssdlab.Config.from_toml(shown).resolved() == expected
+    assert '[buffer]\nkind = "lru"\nbytes = 1048576\n' in p.stdout
+    # Config.to_toml: reading the text back gives the same configuration
+    c = ssdlab.Config(
+        {"workload": {"kind": "zipf", "zipf_theta": 0.99}, "buffer": {"bytes": "8MiB"}, "run": {"seed": 3}}
+    )
+    (tmp_path / "c2.toml").write_text(c.to_toml())
+    assert ssdlab.Config.from_toml(tmp_path / "c2.toml") == c
+    full = ssdlab.Config(c.resolved())
+    (tmp_path / "c3.toml").write_text(c.to_toml(resolved=True))
+    assert ssdlab.Config.from_toml(tmp_path / "c3.toml").resolved() == full.resolved()
+    assert ssdlab_cmd("config", "show", "--set", "buffer.kind=arc").returncode == 2
+
+
+def test_compare_grouped_bars_and_json_to_stdout(tmp_path, capsys, monkeypatch):
+    from ssdlab.report import figures as F
+
+    drawn = []
+    save = F.save
+    monkeypatch.setattr(
+        F, "save", lambda fig, stem, **kw: drawn.append(fig) or save(fig, stem, **{**kw, "close": False})
+    )
+    argv = ["compare", *SMALL, "--vary", "buffer.kind=none,lru", "--vary", "buffer.bytes=1MiB,4MiB"]
+    assert (
+        cli.main([*argv, "--out", str(tmp_path), "--json", "-", "--quiet", "--chart-metrics", "waf,nand.erases"]) == 0
+    )
+    out, err = capsys.readouterr()
+    doc = no_nan(out)  # standard output holds the JSON alone; the table went to stderr
+    assert [d["label"] for d in doc] == [
+        "buffer.kind=none buffer.bytes=1MiB",
+        "buffer.kind=none buffer.bytes=4MiB",
+        "buffer.kind=lru buffer.bytes=1MiB",
+        "buffer.kind=lru buffer.bytes=4MiB",
+    ]
+    assert no_nan((tmp_path / "compare.json").read_text()) == doc
+    assert err.startswith("workload zipf, 64 MiB footprint, 2,000 requests; device")
+    fig = drawn[0]
+    waf, erases = fig.axes[:2]
+    assert [t.get_text() for t in waf.get_xticklabels()] == ["none", "lru"]  # a group per buffer
+    assert waf.get_xlabel() == "buffer" and waf.get_ylabel() == "write amplification (WAF)"
+    assert erases.get_ylabel() == "block erases"
+    assert [t.get_text() for t in erases.get_legend().get_texts()] == ["1 MiB", "4 MiB"]  # a bar per size
+    heights = [p.get_height() for p in erases.patches]  # size-major
+    assert heights == [doc[i]["metrics"]["nand.erases"] for i in (0, 2, 1, 3)]
+    assert fig.get_suptitle().startswith("zipf, 64 MiB footprint, 2,000 requests · 64 MiB logical, 4 KiB pages")
 
 
 def test_user_errors_exit_2_without_traceback():

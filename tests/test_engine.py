@@ -145,7 +145,7 @@ def test_result_frame_and_resolved_config():
     df = r.to_frame()
     assert len(df) == 1
     assert df["waf"][0] == r.metrics["waf"]
-    assert df["config.buffer.kind"][0] == "lru"
+    assert df["buffer.kind"][0] == "lru"  # the column names of load_results
 
 
 PUBLIC_METRICS = (

@@ -140,17 +140,47 @@ def test_line_overlay_is_dashed_and_labelled(df):
     assert list(lines[-1].get_ydata()) == ys
 
 
-def test_line_averages_cells_sharing_a_point_and_says_so(df):
+def test_line_never_averages_unasked_panels_or_mean_over(df):
     ok = df[df["status"] == "ok"]
     other = ok.assign(**{"workload.seed": 2, "waf": ok["waf"] + 1.0})
     both = pd.concat([ok, other], ignore_index=True)
+    # another key varies: one panel per value, each with its cells' own values
     fig = F.line(both, x="buffer.bytes", y="waf", by="buffer.kind")
+    assert [ax.get_title() for ax in fig.axes] == ["workload.seed = 1", "workload.seed = 2"]
+    for ax, add in zip(fig.axes, [0.0, 1.0], strict=True):
+        lru = ax.get_lines()[1]
+        assert list(lru.get_ydata()) == pytest.approx([value(df, "lru", s, "waf") + add for s in lru.get_xdata()])
+    assert "mean" not in fig.get_suptitle()
+    # averaging only when asked, and the figure says so
+    fig = F.line(both, x="buffer.bytes", y="waf", by="buffer.kind", mean_over=["workload.seed"])
     ax = fig.axes[0]
-    assert "mean of up to 2 cells" in ax.get_title()
+    assert len(fig.axes) == 1
+    assert fig.get_suptitle().splitlines()[-1] == "mean over workload.seed"
     lru = ax.get_lines()[1]
     assert list(lru.get_ydata()) == pytest.approx([value(df, "lru", s, "waf") + 0.5 for s in lru.get_xdata()])
-    with pytest.raises(ValueError, match="workload.seed"):
-        F.line(both, x="buffer.bytes", y="waf", by="buffer.kind", agg=None)
+    # into a given axes there is no room for panels: an error naming the key and the remedies
+    target = F._new_figure().add_subplot()
+    with pytest.raises(
+        ValueError,
+        match=r"differ in workload.seed \(workload.seed takes 1, 2\): choose one with "
+        r"--filter workload.seed=VALUE, or average with --mean-over workload.seed",
+    ):
+        F.line(both, x="buffer.bytes", y="waf", by="buffer.kind", ax=target)
+
+
+def test_figures_name_workload_and_device_and_use_reading_units(df):
+    fig = F.line(df, x="buffer.bytes", y="time.program_erase_us", by="buffer.kind")
+    assert fig.get_suptitle() == (
+        "uniform, 64 MiB footprint, 2,000 requests · 64 MiB logical, 4 KiB pages, 128 pages/block, OP 0.07"
+    )
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "program + erase time (s)"
+    lru = ax.get_lines()[1]
+    expected = [value(df, "lru", s, "time.program_erase_us") / 1e6 for s in lru.get_xdata()]
+    assert list(lru.get_ydata()) == pytest.approx(expected)
+    assert F.label("buffer.flushed_groups") == "flushed groups"
+    assert F.label("throughput.write_mib_s") == "write throughput (MiB/s)"
+    assert F.label("nand.erases") == "block erases"
 
 
 def test_line_accepts_size_strings_and_rejects_categories(df):
@@ -170,12 +200,19 @@ def test_bars_grouped_heights_equal_the_frames_values(df):
     expected = [value(df, k, s, "waf") for k in KINDS for s in sizes]  # by-major
     assert [p.get_height() for p in patches] == pytest.approx(expected)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1 MiB", "4 MiB", "16 MiB"]
-    fig = F.bars(df, x="buffer.kind", y="nand.erases")  # no `by`: the mean over sizes, said in the title
+    fig = F.bars(df, x="buffer.kind", y="nand.erases")  # no `by`: a panel per size
+    assert [ax.get_title() for ax in fig.axes] == [
+        "buffer.bytes = 1 MiB",
+        "buffer.bytes = 4 MiB",
+        "buffer.bytes = 16 MiB",
+    ]
+    assert fig.axes[1].patches[2].get_height() == value(df, "block-lru", 4 * MiB, "nand.erases")
+    fig = F.bars(df, x="buffer.kind", y="nand.erases", mean_over=["buffer.bytes"])  # the mean over sizes, said
     assert len(fig.axes[0].patches) == 3
     assert fig.axes[0].patches[2].get_height() == pytest.approx(
         np.mean([value(df, "block-lru", s, "nand.erases") for s in sizes])
     )
-    assert "mean of up to 3 cells" in fig.axes[0].get_title()
+    assert fig.get_suptitle().endswith("\nmean over buffer.bytes")
 
 
 def test_normalized_bars_divide_by_the_baseline(df):
@@ -397,6 +434,46 @@ def test_cli_report_and_plot(study_dir, tmp_path, capsys):
         assert cli.main(["plot", str(study_dir), "--kind", kind, *extra, "--out", str(out), "--format", "png,pdf"]) == 0
         assert out.with_suffix(".png").stat().st_size > 5000 and out.with_suffix(".pdf").exists()
     assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_plot_panels_or_mean_over_never_a_silent_mean(study_dir, tmp_path, monkeypatch, df):
+    ok = df[df["status"] == "ok"]
+    fifo = ok.assign(**{"ftl.gc": "fifo", "nand.erases": ok["nand.erases"] + 10})
+    both = pd.concat([ok, fifo], ignore_index=True)
+    monkeypatch.setattr(ssdlab, "load_results", lambda path: both.copy(), raising=False)
+    drawn = []
+    monkeypatch.setattr(F, "save", lambda fig, stem, formats, close: drawn.append(fig) or [])
+    base = ["plot", str(study_dir), "--x", "buffer.bytes", "--y", "nand.erases", "--by", "buffer.kind"]
+    assert cli.main(base) == 0
+    assert [ax.get_title() for ax in drawn[-1].axes] == ["ftl.gc = greedy", "ftl.gc = fifo"]
+    assert cli.main([*base, "--mean-over", "ftl.gc"]) == 0
+    fig = drawn[-1]
+    assert len(fig.axes) == 1 and fig.get_suptitle().endswith("\nmean over ftl.gc")
+    assert list(fig.axes[0].get_lines()[0].get_ydata()) == [
+        value(df, "none", s, "nand.erases") + 5 for s in (1 * MiB, 4 * MiB, 16 * MiB)
+    ]
+    assert cli.main([*base, "--filter", "ftl.gc=fifo"]) == 0
+    assert len(drawn[-1].axes) == 1 and "mean" not in drawn[-1].get_suptitle()
+
+
+def test_default_figures_make_panels_of_a_third_axis():
+    from ssdlab.report.html import default_figures
+
+    grid = [
+        {"buffer.kind": k, "buffer.bytes": b, "ftl.gc": g}
+        for k in KINDS[1:]
+        for b in SIZES[:2]
+        for g in ["greedy", "fifo"]
+    ]
+    d = run_cells(grid)
+    figs = default_figures(d, axes=["buffer.kind", "buffer.bytes", "ftl.gc"], metrics=["buffer.page_hit_ratio"])
+    assert figs and not any("mean over" in caption for caption, _fig in figs)
+    caption, fig = figs[0]
+    assert caption == (
+        "page write hit ratio (buffer.page_hit_ratio) against buffer.bytes, one line per buffer.kind; "
+        "one panel per ftl.gc"
+    )
+    assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["ftl.gc = greedy", "ftl.gc = fifo"]
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,32 @@ def test_equal_resolved_configurations_share_a_key():
     assert len(cells[0].key) == 64
 
 
+def test_sweep_says_when_it_deduplicated_cells(tmp_path, capsys):
+    spec = {"base": TINY, "axes": {"buffer.bytes": ["16MiB", 16 << 20, "8MiB", 8 << 20]}}
+    s = run_sweep(spec, tmp_path / "out", workers=1, progress=True)
+    assert (s.total, s.duplicates, s.ran) == (4, 2, 2)
+    assert s.duplicate_of == {1: 0, 3: 2}
+    line = "2 cells share an earlier cell's configuration and were run once: cell 1 = cell 0, cell 3 = cell 2"
+    assert s.duplicates_line() == line
+    assert f"study: {line}" in capsys.readouterr().err
+    # again: both stored, and still said (a rerun skips the stored cells, not the duplicates)
+    f = tmp_path / "out" / "study.toml"
+    assert cli.main(["sweep", str(f), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "duplicates 2 (same configuration as an earlier cell, run once)" in out and line in out
+    assert "skipped    2 (already stored)" in out
+
+
+def test_result_to_frame_has_the_columns_of_load_results(tmp_path):
+    spec = {"base": TINY, "axes": {"buffer.kind": ["lru"]}}
+    run_sweep(spec, tmp_path / "out", workers=1, progress=False)
+    df = ssdlab.load_results(tmp_path / "out")
+    frame = ssdlab.simulate(expand_study(spec)[0].config).to_frame()
+    assert list(frame.columns) == df.attrs["config_columns"] + df.attrs["metric_columns"]
+    assert frame["buffer.kind"][0] == df["buffer.kind"][0] == "lru"
+    assert frame["waf"][0] == df["waf"][0]
+
+
 # -- running and the store ---------------------------------------------------------------------
 
 

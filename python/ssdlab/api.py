@@ -81,6 +81,17 @@ class Config:
     def __repr__(self) -> str:
         return f"Config({self._data!r})"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self._data == other._data
+
+    def to_toml(self, resolved: bool = False) -> str:
+        """This configuration as TOML text (`resolved=True`: with every default filled in, as
+        `ssdlab config show` prints it). TOML has no null: keys whose value is None are left out,
+        and reading the text back gives the same configuration otherwise."""
+        from .sweep import dump_toml
+
+        return dump_toml(self.resolved() if resolved else self._data)
+
 
 def _metric(v: Any) -> float:
     return math.nan if v is None else float(v)
@@ -110,10 +121,15 @@ class Result:
         return series_frame(self.series_columns)
 
     def to_frame(self):
-        """A one-row pandas DataFrame: a column per dotted config key and per metric."""
+        """A one-row pandas DataFrame with the columns `load_results` gives a cell: one per
+        configuration key (`buffer.kind`; tables such as `workload.generic` stay whole) and one
+        per metric (`waf`)."""
         import pandas as pd
 
-        row = {f"config.{k}": v for k, v in flatten(self.config).items()}
+        from .store import config_columns
+
+        # As in the results store: a configuration key that is also a metric name gets a prefix.
+        row = {(f"config.{k}" if k in self.metrics else k): v for k, v in config_columns(self.config).items()}
         row.update(self.metrics)
         return pd.DataFrame([row])
 

@@ -1,5 +1,5 @@
-"""The `ssdlab` command line: run, compare, trace info|convert|generate, policies, sweep, results, plot,
-report, reproduce.
+"""The `ssdlab` command line: run, compare, config show, trace info|convert|generate, policies, sweep,
+results, plot, report, reproduce.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
 with status 2; Ctrl-C exits with status 130.
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import time
 from pathlib import Path
 
-from . import api, traces
+from . import api, describe, traces
 from ._core import SsdlabError
 
 # Metrics shown in tables (all metrics go to the JSON files).
@@ -79,16 +81,38 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def print_table(rows: list[list[str]], header: list[str]) -> None:
+def _json_safe(v):
+    """NaN and infinities as null: JSON has no NaN, and `json.dumps` would write it anyway."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+def write_json(dest: str, doc) -> None:
+    """Write `doc` as JSON to the file `dest`, or to standard output when `dest` is `-`."""
+    text = json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n"
+    if dest == "-":
+        sys.stdout.write(text)
+        return
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    Path(dest).write_text(text)
+
+
+def print_table(rows: list[list[str]], header: list[str], file=None) -> None:
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths, strict=False)))
-    print(line)
-    print("-" * len(line))
+    print(line, file=file)
+    print("-" * len(line), file=file)
     for r in rows:
         print(
             "  ".join(
                 str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))
-            )
+            ),
+            file=file,
         )
 
 
@@ -106,13 +130,21 @@ def cmd_run(args) -> int:
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         out = {"config": res.config, "metrics": res.metrics}
         if res.series_columns:  # run.sample_every: the time series as columns
             out["series"] = res.series_columns
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, out)
+        if args.json == "-":  # standard output holds the JSON alone
+            return 0
+    print(describe.run_summary(res.config))
     names = list(res.metrics) if args.all else [m for m in KEY_METRICS if m in res.metrics]
-    print_table([[m, _fmt(res.metrics[m])] for m in names], ["metric", "value"])
+    print_table([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
+    return 0
+
+
+def cmd_config_show(args) -> int:
+    # Resolved: every default filled in, so the text shows exactly what a run would use.
+    sys.stdout.write(_config_from_args(args).to_toml(resolved=True))
     return 0
 
 
@@ -129,32 +161,41 @@ def _parse_vary(items: list[str]) -> list[tuple[str, list]]:
 def cmd_compare(args) -> int:
     base = _config_from_args(args)
     vary = _parse_vary(args.vary or ["buffer.kind=none,lru,block-lru"])
-    cells: list[tuple[str, api.Config]] = [("", base)]
+    cells: list[tuple[dict, api.Config]] = [({}, base)]
     for key, values in vary:
-        cells = [
-            ((label + " " if label else "") + f"{key}={v}", api.Config(c.to_dict()).set(key, v))
-            for label, c in cells
-            for v in values
-        ]
+        cells = [({**vals, key: v}, api.Config(c.to_dict()).set(key, v)) for vals, c in cells for v in values]
     metrics = args.metrics.split(",") if args.metrics else KEY_METRICS
+    # With `--json -` standard output holds the JSON alone; everything else goes to stderr.
+    text_out = sys.stderr if args.json == "-" else sys.stdout
     results = []
-    for label, cfg in cells:
+    for vals, cfg in cells:
+        label = " ".join(f"{k}={v}" for k, v in vals.items())
         if not args.quiet:
             print(f"running {label} ...", file=sys.stderr)
         res = _simulate(cfg, args.quiet)
-        results.append((label, res))
-    rows = [[label] + [_fmt(r.metrics.get(m, float("nan"))) for m in metrics] for label, r in results]
-    print_table(rows, ["run"] + metrics)
+        if not results:
+            print(describe.run_summary(res.config), file=text_out)
+        results.append((label, vals, res))
+    rows = [
+        [label] + [describe.format_metric(m, r.metrics.get(m, math.nan)) for m in metrics] for label, _v, r in results
+    ]
+    print_table(rows, ["run"] + metrics, file=text_out)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    doc = [{"label": label, "config": r.config, "metrics": r.metrics} for label, r in results]
-    (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n")
+    doc = [{"label": label, "config": r.config, "metrics": r.metrics} for label, _v, r in results]
+    write_json(str(out / "compare.json"), doc)
+    if args.json:
+        write_json(args.json, doc)
     from .plots import compare_chart
 
     chart = compare_chart(
-        [(label, r.metrics) for label, r in results], args.chart_metrics.split(","), out / "compare.png"
+        [(vals, r.metrics) for _label, vals, r in results],
+        [k for k, _values in vary],
+        args.chart_metrics.split(","),
+        out / "compare.png",
+        config=results[0][2].config,
     )
-    print(f"\nwrote {out / 'compare.json'} and {chart}")
+    print(f"\nwrote {out / 'compare.json'} and {chart}", file=text_out)
     return 0
 
 
@@ -289,10 +330,12 @@ def cmd_sweep(args) -> int:
         ["wall", f"{s.wall_s:,.1f} s"],
     ]
     if s.duplicates:
-        rows.insert(2, ["duplicates", f"{s.duplicates:,} (same configuration as an earlier cell)"])
+        rows.insert(2, ["duplicates", f"{s.duplicates:,} (same configuration as an earlier cell, run once)"])
     print(f"study {s.study} -> {s.out_dir}")
     for name, value in rows:
         print(f"  {name:<10} {value}")
+    if s.duplicates:
+        print(f"\n{s.duplicates_line()}")
     if s.errors:
         print(f"\nfailed cells (first {min(len(s.errors), 5)} of {s.failed}):")
         for index, values, error in sorted(s.errors, key=lambda e: e[0])[:5]:
@@ -450,14 +493,17 @@ def cmd_plot(args) -> int:
         filters.setdefault(key.strip(), []).append(value.strip())
     if filters:
         df = F.select(df, filters)
+    mean_over = args.mean_over or []
+    if mean_over and args.kind in ("series", "cdf"):
+        raise SsdlabError(f"--mean-over applies to line, bars, normalized and heatmap figures, not {args.kind}")
     if args.kind == "line":
-        fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx)
+        fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx, mean_over=mean_over)
     elif args.kind == "bars":
-        fig = F.bars(df, args.x, args.y, by=args.by)
+        fig = F.bars(df, args.x, args.y, by=args.by, mean_over=mean_over)
     elif args.kind == "normalized":
-        fig = F.normalized_bars(df, args.x, args.y, by=args.by, baseline=args.baseline)
+        fig = F.normalized_bars(df, args.x, args.y, by=args.by, baseline=args.baseline, mean_over=mean_over)
     elif args.kind == "heatmap":
-        fig = F.heatmap(df, x=args.x, y=args.by, value=args.y)
+        fig = F.heatmap(df, x=args.x, y=args.by, value=args.y, mean_over=mean_over)
     elif args.kind == "series":
         fig = F.series(df, args.y, x=args.x, logx=args.logx)
     else:
@@ -501,6 +547,12 @@ def _add_report_parsers(sub) -> None:
     )
     p.add_argument("--baseline", metavar="VALUE", help="normalized: the value of --by to divide by")
     p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep cells where KEY == VALUE (repeatable)")
+    p.add_argument(
+        "--mean-over",
+        action="append",
+        metavar="KEY",
+        help="average over KEY (repeatable); otherwise each other varying key makes panels, or is an error",
+    )
     p.add_argument("--logx", action="store_true", help="logarithmic x axis")
     p.add_argument("--out", metavar="STEM", help="output path without extension (default: DIR/figures/KIND-Y-vs-X)")
     p.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf (default png,svg)")
@@ -591,7 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run one simulation")
     _add_config_args(p)
-    p.add_argument("--json", metavar="PATH", help='write {"config": ..., "metrics": ...} to PATH')
+    p.add_argument(
+        "--json", metavar="PATH", help='write {"config": ..., "metrics": ...} to PATH (`-`: standard output, alone)'
+    )
     p.add_argument("--all", action="store_true", help="print every metric")
     p.set_defaults(func=cmd_run)
 
@@ -604,6 +658,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="values to compare (repeatable: the grid is their product); default buffer.kind=none,lru,block-lru",
     )
     p.add_argument("--metrics", help="comma-separated metrics for the table")
+    p.add_argument("--json", metavar="PATH", help="also write the runs as JSON to PATH (`-`: standard output)")
     p.add_argument(
         "--chart-metrics",
         default="waf,nand.erases,buffer.page_hit_ratio",
@@ -628,6 +683,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", help="output file")
     p.set_defaults(func=cmd_trace_generate)
 
+    c = sub.add_parser("config", help="configurations").add_subparsers(dest="config_command", required=True)
+    p = c.add_parser("show", help="print the resolved configuration (defaults filled in) as TOML")
+    _add_config_args(p)
+    p.set_defaults(func=cmd_config_show)
+
     p = sub.add_parser("policies", help="list every registered component with its parameters")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="print the docs/components.md reference")
@@ -641,7 +701,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows up here at the latest
+        return code
+    except BrokenPipeError:
+        # The reader went away (`ssdlab run | head`): stop quietly, as `cat` would. Point stdout at
+        # /dev/null so that the interpreter's final flush does not complain again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a process killed by a closed pipe
     except SsdlabError as e:
         print(f"ssdlab: error: {e}", file=sys.stderr)
         return 2

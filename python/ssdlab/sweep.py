@@ -594,6 +594,20 @@ class SweepSummary:
     failed: int
     wall_s: float
     errors: list = field(default_factory=list)  # [(cell index, values, error)] of the first failures
+    duplicate_of: dict = field(default_factory=dict)  # {cell index: the earlier cell it duplicates}
+
+    def duplicates_line(self) -> str | None:
+        """What deduplication did, e.g. "2 cells share an earlier cell's configuration and were
+        run once: cell 3 = cell 1, cell 5 = cell 4"; None when no cell did."""
+        if not self.duplicate_of:
+            return None
+        n = len(self.duplicate_of)
+        pairs = ", ".join(f"cell {i} = cell {j}" for i, j in list(self.duplicate_of.items())[:5])
+        more = ", …" if n > 5 else ""
+        return (
+            f"{n} cell{'s' if n != 1 else ''} share{'' if n != 1 else 's'} an earlier cell's configuration "
+            f"and {'were' if n != 1 else 'was'} run once: {pairs}{more}"
+        )
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -649,16 +663,19 @@ def run_sweep(
     stored = store.ok_keys()
 
     todo: list[Cell] = []
-    seen: set[str] = set()
-    skipped = duplicates = 0
+    seen: dict[str, int] = {}  # key -> the first cell with it
+    duplicate_of: dict[int, int] = {}
+    skipped = 0
     for c in cells:
-        if c.key in stored:
+        if c.key in seen:
+            duplicate_of[c.index] = seen[c.key]
+        elif c.key in stored:
+            seen[c.key] = c.index
             skipped += 1
-        elif c.key in seen:
-            duplicates += 1
         else:
-            seen.add(c.key)
+            seen[c.key] = c.index
             todo.append(c)
+    duplicates = len(duplicate_of)
     rev = git_revision()
     tasks = [
         {
@@ -680,6 +697,7 @@ def run_sweep(
         total=len(cells),
         skipped=skipped,
         duplicates=duplicates,
+        duplicate_of=duplicate_of,
         ran=0,
         ok=0,
         failed=0,
@@ -693,6 +711,8 @@ def run_sweep(
             file=bar.stream,
             flush=True,
         )
+    if progress and duplicate_of:
+        print(f"{st.name}: {summary.duplicates_line()}", file=bar.stream, flush=True)
 
     def on_record(rec: dict) -> None:
         store.append(rec)

@@ -5,9 +5,13 @@ configuration key, a column per metric, `status`), plots only the rows with `sta
 rows when there is no `status` column) and returns the matplotlib `Figure`. Write it with
 `save(fig, "out/name")` (PNG at 200 dpi + SVG, or PDF).
 
-Cells that share the plotted coordinates (because some other axis of the study varies too) are
-averaged, and the figure's title says so ("mean of up to N cells per point"); pass `agg=None` to get
-a ValueError naming the varying columns instead. Filter the DataFrame first to plot one slice.
+Nothing is averaged unless asked. When cells share the plotted coordinates because another
+configuration key varies too (say `ftl.gc`), the figure gets one panel per value of that key (a
+ValueError naming it when drawing into a given `ax`, or beyond MAX_PANELS panels); pass
+`mean_over=["ftl.gc"]` to average over it instead, and the figure says so ("mean over ftl.gc").
+`agg="mean"` averages over whatever varies (and says so too). Filter the DataFrame first to plot one
+slice. Each figure's title names the workload and device of its cells (`subtitle`); metrics are
+labelled in words with their unit, times in seconds (`ssdlab.describe.METRICS`).
 
 Figures are built on matplotlib's Agg canvas directly (no pyplot), so importing this module does not
 change the global backend and the figures need no `plt.close`.
@@ -25,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .. import describe
 
 # Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
@@ -67,30 +73,7 @@ STYLE = {
     "pdf.fonttype": 42,
 }
 
-# Readable axis labels for the most used keys; everything else is the dotted key with its unit.
-LABELS = {
-    "waf": "write amplification (WAF)",
-    "ftl.waf": "FTL write amplification",
-    "nand.erases": "block erases",
-    "buffer.page_hit_ratio": "page write hit ratio",
-    "buffer.sector_hit_ratio": "sector write hit ratio",
-    "buffer.read_hit_ratio": "read hit ratio",
-    "time.elapsed_us": "elapsed NAND time (µs)",
-    "throughput.write_mib_s": "write throughput (MiB/s)",
-    "buffer.bytes": "buffer size",
-    "device.op": "over-provisioning ρ",
-    "device.logical_bytes": "logical capacity",
-    "workload.footprint_bytes": "footprint",
-    "workload.request_bytes": "request size",
-}
-_UNITS = [
-    ("_mib_s", "MiB/s"),
-    ("_us", "µs"),
-    ("_ms", "ms"),
-    ("_s", "s"),
-    ("_pages", "pages"),
-    ("_requests", "requests"),
-]
+MAX_PANELS = 12  # more panels than this is an error asking for a filter or mean_over
 
 _SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?B?)\s*$", re.IGNORECASE)
 _SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -165,15 +148,19 @@ def format_value(key: str, v: Any) -> str:
 
 
 def label(key: str) -> str:
-    """An axis label for a dotted key: a readable name, with the unit its name carries."""
-    if key in LABELS:
-        return LABELS[key]
-    if is_bytes_key(key):
+    """An axis label for a dotted key: words, with the unit the value is shown in."""
+    if key in describe.PARAMS:
+        return describe.PARAMS[key]
+    if key not in describe.METRICS and is_bytes_key(key):
         return key
-    for suffix, unit in _UNITS:
-        if key.endswith(suffix):
-            return f"{key[: -len(suffix)]} ({unit})"
-    return key
+    return describe.metric_label(key)
+
+
+def scale(key: str) -> float:
+    """What a metric's values are divided by on a figure (1e6 for µs shown in s); 1 for config keys."""
+    if key in describe.PARAMS or (key not in describe.METRICS and is_bytes_key(key)):
+        return 1.0
+    return describe.metric_unit(key)[2]
 
 
 def ok_rows(df, columns: Iterable[str] = ()):
@@ -251,25 +238,13 @@ def _same(a, b) -> bool:
     return _norm(a) == _norm(b)
 
 
-def _aggregate(df, keys: Sequence[str], y: str, agg: str | None) -> dict[tuple, tuple[float, int]]:
-    """{tuple of key values: (mean of y, number of cells)} in first-appearance order.
-
-    With agg=None a repeated tuple is a ValueError naming the other columns that vary."""
-    if agg not in ("mean", None):
-        raise ValueError(f"agg must be 'mean' or None, not {agg!r}")
+def _aggregate(df, keys: Sequence[str], y: str) -> dict[tuple, tuple[float, int]]:
+    """{tuple of key values: (mean of y, number of cells)} in first-appearance order (the cells of
+    a point are only several where `split` decided to average)."""
     groups: dict[tuple, tuple[tuple, list[int]]] = {}
     for i, key_vals in enumerate(zip(*(df[k] for k in keys), strict=True)):
         groups.setdefault(tuple(_norm(v) for v in key_vals), (key_vals, []))[1].append(i)
     ys = df[y].to_numpy(dtype=float)
-    if agg is None:
-        dup = next(((kv, rows) for kv, rows in groups.values() if len(rows) > 1), None)
-        if dup is not None:
-            shared = dict(zip(keys, dup[0], strict=True))
-            varying = _varying(df.iloc[dup[1]], keys)
-            raise ValueError(
-                f"{len(dup[1])} cells share {shared}; other columns vary ({', '.join(varying) or 'unknown'}): "
-                "filter the DataFrame to one slice, or pass agg='mean'"
-            )
     out = {}
     for key_vals, rows in groups.values():
         vals = ys[rows]
@@ -283,17 +258,6 @@ def _config_keys() -> set[str]:
     from ..api import defaults, flatten
 
     return set(flatten(defaults()))
-
-
-def _varying(df, keys: Sequence[str]) -> list[str]:
-    """Configuration columns other than `keys` taking several values in df, the study's axes first."""
-    attrs = getattr(df, "attrs", {})
-    axes = list(attrs.get("axes") or [])
-    if "axes" in df.columns:
-        axes += [k for a in df["axes"] for k in axes_of(a)]
-    config = list(attrs.get("config_columns") or [c for c in df.columns if c in _config_keys()])
-    cols = [c for c in dict.fromkeys(axes + config) if c in df.columns and c not in keys]
-    return [c for c in cols if len({_norm(v) for v in df[c]}) > 1][:4]
 
 
 def axes_of(cell_axes: Any) -> dict:
@@ -336,9 +300,140 @@ def _matches(v: Any, want: Any, key: str) -> bool:
     return bool(math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0))
 
 
-def _averaged_note(counts: Iterable[int]) -> str | None:
-    n = max(counts, default=1)
-    return f"mean of up to {n} cells per point" if n > 1 else None
+def _dups(df, keys: Sequence[str]) -> bool:
+    """Whether two rows share the values of `keys`."""
+    seen = set()
+    for vals in zip(*(df[k] for k in keys), strict=True) if keys else [() for _ in range(len(df))]:
+        t = tuple(_norm(v) for v in vals)
+        if t in seen:
+            return True
+        seen.add(t)
+    return False
+
+
+def _candidates(df) -> list[str]:
+    """Configuration columns that may explain cells sharing plotted coordinates: the study's axes
+    first, then every other configuration column."""
+    attrs = getattr(df, "attrs", {})
+    axes = list(attrs.get("axes") or [])
+    if "axes" in df.columns:
+        axes += [k for a in df["axes"] for k in axes_of(a)]
+    config = list(attrs.get("config_columns") or [c for c in df.columns if c in _config_keys()])
+    return [c for c in dict.fromkeys(axes + config) if c in df.columns]
+
+
+def split(df, plotted: Sequence[str | None], mean_over: Iterable[str] = (), agg: str | None = None):
+    """Which other keys vary among cells that share the `plotted` coordinates: ([panel keys],
+    [averaged keys]). Keys in `mean_over` are averaged; the others become panels. With agg="mean"
+    every such key is averaged."""
+    if agg not in ("mean", None):
+        raise ValueError(f"agg must be 'mean' or None, not {agg!r}")
+    mean_over = list(mean_over or ())
+    _check_columns(df, mean_over)
+    explained = [k for k in plotted if k]
+    panels: list[str] = []
+    averaged: list[str] = []
+    # Greedily, the fewest keys that tell apart the cells sharing a point (derived columns such as
+    # the logical size that follows the footprint are not named).
+    for c in mean_over + [c for c in _candidates(df) if c not in mean_over]:
+        if not _dups(df, explained):
+            break
+        if c in explained or not _varies_within(df, explained, c):
+            continue
+        explained.append(c)
+        (averaged if (c in mean_over or agg == "mean") else panels).append(c)
+    return panels, averaged
+
+
+def _varies_within(df, keys: Sequence[str], c: str) -> bool:
+    groups: dict = {}
+    for vals, v in zip(zip(*(df[k] for k in keys), strict=True), df[c], strict=True):
+        groups.setdefault(tuple(_norm(x) for x in vals), set()).add(_norm(v))
+    return any(len(g) > 1 for g in groups.values())
+
+
+def subtitle(df) -> str:
+    """What the cells of `df` simulate, from their configuration columns: the workload and device
+    facts they all share, e.g. "uniform, 64 MiB footprint, 2,000 requests · 64 MiB logical, 4 KiB pages"."""
+    cfgs = []
+    for _i, row in df.iterrows():
+        cfg: dict = {}
+        for c in df.columns:
+            if isinstance(c, str) and c.count(".") == 1:
+                sec, key = c.split(".")
+                if sec in ("workload", "device"):
+                    v = row[c]
+                    cfg.setdefault(sec, {})[key] = v.item() if isinstance(v, np.generic) else v
+        cfgs.append(cfg)
+    return subtitle_of(*cfgs)
+
+
+def subtitle_of(*configs: Mapping) -> str:
+    """The workload and device facts common to every configuration (resolved dicts)."""
+    parts = []
+    for fn in (describe.workload_parts, describe.device_parts):
+        each = [fn(c) for c in configs] or [[]]
+        parts.append(", ".join(p for p in each[0] if all(p in e for e in each[1:])))
+    return " · ".join(p for p in parts if p)
+
+
+def _panel_grid(n: int, width: float, height: float):
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    fig = _new_figure(width * ncols, height * nrows)
+    axs = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    for j in range(n, nrows * ncols):
+        axs[j // ncols][j % ncols].set_visible(False)
+    return fig, [axs[i // ncols][i % ncols] for i in range(n)]
+
+
+def _figure(df, plotted, draw, ax, mean_over, agg, width: float, height: float, legend: bool):
+    """Draw `draw(part, ax, legend)` once, or once per panel when other keys vary (see `split`),
+    then title the figure with the cells' workload and device and what was averaged."""
+    ok = ok_rows(df, [k for k in plotted if k])
+    panels, averaged = split(ok, plotted, mean_over, agg)
+    given = ax is not None
+    if panels and given:
+        raise ValueError(_vary_message(ok, panels))
+    if not panels:
+        fig, ax = _target(ax, width, height)
+        draw(ok, ax, legend)
+        axs = [ax]
+    else:
+        combos: dict = {}
+        for i, vals in enumerate(zip(*(ok[k] for k in panels), strict=True)):
+            combos.setdefault(tuple(_norm(v) for v in vals), (vals, []))[1].append(i)
+        if len(combos) > MAX_PANELS:
+            raise ValueError(_vary_message(ok, panels, f" ({len(combos)} panels is too many)"))
+        # panels in the order of each key's values (ascending numbers, else first appearance)
+        order = {k: [_norm(v) for v in _ordered_values(ok[k], k)] for k in panels}
+        keys = sorted(combos, key=lambda t: tuple(order[k].index(v) for k, v in zip(panels, t, strict=True)))
+        fig, axs = _panel_grid(len(keys), width, height)
+        for n, (t, a) in enumerate(zip(keys, axs, strict=True)):
+            vals, rows = combos[t]
+            draw(ok.iloc[rows], a, legend and n == len(keys) - 1)
+            a.set_title(", ".join(f"{k} = {format_value(k, v)}" for k, v in zip(panels, vals, strict=True)), fontsize=7)
+            if n % 3:
+                a.set_ylabel("")
+    note = f"mean over {', '.join(averaged)}" if averaged else None
+    if given:  # the caller's figure: only the note, on the axes
+        if note:
+            ax.set_title(note, fontsize=7, color="#555555")
+    else:
+        text = "\n".join(t for t in (subtitle(ok), note) if t)
+        if text:
+            fig.suptitle(text, fontsize=7, color="#555555")
+    fig.ssdlab_note = note  # for captions (the report)
+    return _finish(fig, *axs)
+
+
+def _vary_message(df, keys: Sequence[str], extra: str = "") -> str:
+    shown = "; ".join(f"{k} takes {', '.join(format_value(k, v) for v in _ordered_values(df[k], k))}" for k in keys)
+    first = keys[0]
+    return (
+        f"cells at the same point differ in {', '.join(keys)} ({shown}){extra}: choose one with "
+        f"--filter {first}=VALUE, or average with --mean-over {first}"
+    )
 
 
 def _legend(ax, title: str | None = None) -> None:
@@ -406,69 +501,92 @@ def line(
     logx: bool = False,
     ax=None,
     overlay: tuple | None = None,
-    agg: str | None = "mean",
+    agg: str | None = None,
     legend: bool = True,
+    mean_over: Iterable[str] = (),
 ):
     """A metric `y` against a numeric parameter `x`, one line (with markers) per value of `by`.
 
     Byte-size x keys (`*_bytes`, `*.bytes`; ints or "4MiB" strings) get KiB/MiB/GiB tick labels
     (and base-2 log scale with `logx`). `overlay=(xs, ys, label)` adds a dashed reference line
-    (an analytic curve, say). Rows sharing (x, by) are averaged (noted in the title; `agg=None`
-    raises instead). Lines come in the order of the `by` values (ascending numbers, else first
-    appearance); each line's x data ascend. Draws into `ax` if given. Returns the Figure.
+    (an analytic curve, say, in the units shown). Other varying keys make panels, or are averaged
+    when in `mean_over` (see the module's docstring). Lines come in the order of the `by` values
+    (ascending numbers, else first appearance); each line's x data ascend. Values are shown in the
+    metric's reading unit (`scale`). Draws into `ax` if given. Returns the Figure.
     """
     with style():
         ok = ok_rows(df, [x, y, by])
-        xs_all = _numeric(ok[x], x)
-        ok = ok.assign(**{x: xs_all})
+        ok = ok.assign(**{x: _numeric(ok[x], x) / scale(x), y: ok[y].to_numpy(dtype=float) / scale(y)})
         by_values = _ordered_values(ok[by], by) if by else [None]
-        groups = _aggregate(ok, [x] + ([by] if by else []), y, agg)
         legend_labels = [format_value(by, v) for v in by_values] if by else []
         if overlay is not None:
             legend_labels.append(str(overlay[2]))
         extra = _legend_width(legend_labels, by) if (legend and legend_labels) else 0.0
-        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
-        for i, bv in enumerate(by_values):
-            # (x, mean y), x ascending; cells without an x value are left out
-            pts = sorted((g[0], m) for g, (m, _n) in groups.items() if (by is None or _same(g[1], bv)) and g[0] == g[0])
-            ax.plot(
-                [p[0] for p in pts],
-                [p[1] for p in pts],
-                color=PALETTE[i % len(PALETTE)],
-                marker=MARKERS[i % len(MARKERS)],
-                linestyle="-",
-                label=format_value(by, bv) if by else None,
-                clip_on=False if len(pts) < 50 else True,
-                zorder=3,
-            )
-        if overlay is not None:
-            oxs, oys, olabel = overlay
-            ax.plot(list(oxs), list(oys), color="#555555", linestyle="--", linewidth=1.0, label=str(olabel), zorder=2)
-        if is_bytes_key(x):
-            _format_bytes_axis(ax, xs_all, logx)
-        elif logx:
-            ax.set_xscale("log")
-        ax.set_xlabel(label(x))
-        ax.set_ylabel(label(y))
-        note = _averaged_note(n for _m, n in groups.values())
-        if note:
-            ax.set_title(note, fontsize=7, color="#555555")
-        if legend:
-            _legend(ax, by)
-        return _finish(fig, ax)
+
+        def draw(part, ax, show_legend):
+            groups = _aggregate(part, [x] + ([by] if by else []), y)
+            for i, bv in enumerate(by_values):
+                # (x, mean y), x ascending; cells without an x value are left out
+                pts = sorted(
+                    (g[0], m) for g, (m, _n) in groups.items() if (by is None or _same(g[1], bv)) and g[0] == g[0]
+                )
+                ax.plot(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    color=PALETTE[i % len(PALETTE)],
+                    marker=MARKERS[i % len(MARKERS)],
+                    linestyle="-",
+                    label=format_value(by, bv) if by else None,
+                    clip_on=False if len(pts) < 50 else True,
+                    zorder=3,
+                )
+            if overlay is not None:
+                oxs, oys, olabel = overlay
+                ax.plot(
+                    list(oxs), list(oys), color="#555555", linestyle="--", linewidth=1.0, label=str(olabel), zorder=2
+                )
+            if is_bytes_key(x):
+                _format_bytes_axis(ax, list(part[x]), logx)
+            elif logx:
+                ax.set_xscale("log")
+            ax.set_xlabel(label(x))
+            ax.set_ylabel(label(y))
+            if show_legend:
+                _legend(ax, by)
+
+        return _figure(ok, [x, by], draw, ax, mean_over, agg, PANEL[0] + extra, PANEL[1], legend)
 
 
-def bars(df, x: str, y: str, by: str | None = None, agg: str | None = "mean", ax=None, legend: bool = True):
+def bars(
+    df,
+    x: str,
+    y: str,
+    by: str | None = None,
+    agg: str | None = None,
+    ax=None,
+    legend: bool = True,
+    mean_over: Iterable[str] = (),
+):
     """Grouped bars: a group per value of `x` (a category or a few numbers), a bar per value of `by`.
 
     `ax.patches` holds the bars `by`-major: all bars of the first `by` value (one per x, in x
-    order), then the next. A missing (x, by) combination is a bar of height NaN (not drawn). Rows
-    sharing (x, by) are averaged (noted in the title; `agg=None` raises instead). Returns the Figure.
+    order), then the next. A missing (x, by) combination is a bar of height NaN (not drawn). Other
+    varying keys make panels, or are averaged when in `mean_over`. Returns the Figure.
     """
-    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend)
+    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, mean_over=mean_over)
 
 
-def normalized_bars(df, x: str, y: str, by: str, baseline: Any, agg: str | None = "mean", ax=None, legend: bool = True):
+def normalized_bars(
+    df,
+    x: str,
+    y: str,
+    by: str,
+    baseline: Any,
+    agg: str | None = None,
+    ax=None,
+    legend: bool = True,
+    mean_over: Iterable[str] = (),
+):
     """Grouped bars of `y` divided by the value of the `baseline` value of `by` at the same x
     (e.g. elapsed time normalised to the no-buffer case, against the number of log blocks).
 
@@ -476,7 +594,7 @@ def normalized_bars(df, x: str, y: str, by: str, baseline: Any, agg: str | None 
     given as a string ("4MiB", "0.1") matching a numeric column. Where the baseline is missing or
     zero at some x, that group's bars are NaN. Returns the Figure.
     """
-    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, baseline=baseline)
+    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, baseline=baseline, mean_over=mean_over)
 
 
 def _match_baseline(values: list, by: str, baseline: Any):
@@ -491,64 +609,64 @@ def _match_baseline(values: list, by: str, baseline: Any):
     raise ValueError(f"baseline {baseline!r} is not a value of column `{by}` (values: {shown})")
 
 
-def _bars(df, x, y, by, agg, ax, legend, baseline=None):
+def _bars(df, x, y, by, agg, ax, legend, baseline=None, mean_over=()):
     _sentinel = object()
     with style():
         ok = ok_rows(df, [x, y, by])
+        ok = ok.assign(**{y: ok[y].to_numpy(dtype=float) / scale(y)})
         x_values = _ordered_values(ok[x], x)
         by_values = _ordered_values(ok[by], by) if by else [_sentinel]
-        groups = _aggregate(ok, [x] + ([by] if by else []), y, agg)
-
-        def value(xv, bv):
-            for g, (m, _n) in groups.items():
-                if _same(g[0], xv) and (by is None or _same(g[1], bv)):
-                    return m
-            return math.nan
-
         base_v = _match_baseline(by_values, by, baseline) if baseline is not None else None
         legend_labels = [format_value(by, v) for v in by_values] if by else []
         extra = _legend_width(legend_labels, by) if (legend and by) else 0.0
         width = max(PANEL[0], 0.9 + 0.22 * len(x_values) * len(by_values) ** 0.5) + extra
-        fig, ax = _target(ax, width, PANEL[1])
-        n = len(by_values)
-        w = 0.8 / n
-        pos = np.arange(len(x_values), dtype=float)
-        for i, bv in enumerate(by_values):
-            heights = []
-            for xv in x_values:
-                v = value(xv, bv)
-                if base_v is not None:
-                    b = value(xv, base_v)
-                    v = v / b if (b and not math.isnan(b)) else math.nan
-                heights.append(v)
-            ax.bar(
-                pos - 0.4 + w * (i + 0.5),
-                heights,
-                width=w,
-                color=PALETTE[i % len(PALETTE)],
-                edgecolor="#222222",
-                linewidth=0.4,
-                label=format_value(by, bv) if by else None,
-                zorder=3,
+
+        def draw(part, ax, show_legend):
+            groups = _aggregate(part, [x] + ([by] if by else []), y)
+
+            def value(xv, bv):
+                for g, (m, _n) in groups.items():
+                    if _same(g[0], xv) and (by is None or _same(g[1], bv)):
+                        return m
+                return math.nan
+
+            n = len(by_values)
+            w = 0.8 / n
+            pos = np.arange(len(x_values), dtype=float)
+            for i, bv in enumerate(by_values):
+                heights = []
+                for xv in x_values:
+                    v = value(xv, bv)
+                    if base_v is not None:
+                        b = value(xv, base_v)
+                        v = v / b if (b and not math.isnan(b)) else math.nan
+                    heights.append(v)
+                ax.bar(
+                    pos - 0.4 + w * (i + 0.5),
+                    heights,
+                    width=w,
+                    color=PALETTE[i % len(PALETTE)],
+                    edgecolor="#222222",
+                    linewidth=0.4,
+                    label=format_value(by, bv) if by else None,
+                    zorder=3,
+                )
+            ax.set_xticks(pos)
+            rotate = sum(len(format_value(x, v)) for v in x_values) > 6 * len(x_values) + 10
+            ax.set_xticklabels(
+                [format_value(x, v) for v in x_values], rotation=30 if rotate else 0, ha="right" if rotate else "center"
             )
-        ax.set_xticks(pos)
-        rotate = sum(len(format_value(x, v)) for v in x_values) > 6 * len(x_values) + 10
-        ax.set_xticklabels(
-            [format_value(x, v) for v in x_values], rotation=30 if rotate else 0, ha="right" if rotate else "center"
-        )
-        ax.grid(axis="x", visible=False)
-        ax.set_xlabel(label(x))
-        if base_v is not None:
-            ax.axhline(1.0, color="#555555", linestyle="--", linewidth=0.8, zorder=2)
-            ax.set_ylabel(f"{label(y)}\nnormalised to {format_value(by, base_v)}")
-        else:
-            ax.set_ylabel(label(y))
-        note = _averaged_note(n for _m, n in groups.values())
-        if note:
-            ax.set_title(note, fontsize=7, color="#555555")
-        if legend and by:
-            _legend(ax, by)
-        return _finish(fig, ax)
+            ax.grid(axis="x", visible=False)
+            ax.set_xlabel(label(x))
+            if base_v is not None:
+                ax.axhline(1.0, color="#555555", linestyle="--", linewidth=0.8, zorder=2)
+                ax.set_ylabel(f"{label(y)}\nnormalised to {format_value(by, base_v)}")
+            else:
+                ax.set_ylabel(label(y))
+            if show_legend and by:
+                _legend(ax, by)
+
+        return _figure(ok, [x, by], draw, ax, mean_over, agg, width, PANEL[1], legend)
 
 
 def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, legend: bool = True):
@@ -595,9 +713,9 @@ def samples_by(df, y: str, by: str | None = None) -> dict[str, np.ndarray]:
     """{label: values of metric y} over the ok cells, one entry per value of `by` (for cdf())."""
     ok = ok_rows(df, [y, by])
     if by is None:
-        return {label(y): ok[y].to_numpy(dtype=float)}
+        return {label(y): ok[y].to_numpy(dtype=float) / scale(y)}
     return {
-        format_value(by, v): ok[[_same(b, v) for b in ok[by]]][y].to_numpy(dtype=float)
+        format_value(by, v): ok[[_same(b, v) for b in ok[by]]][y].to_numpy(dtype=float) / scale(y)
         for v in _ordered_values(ok[by], by)
     }
 
@@ -647,11 +765,12 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
             _check_columns(f, [x, y], "the time series")
         labels = series_labels(ok)
         extra = _legend_width(labels, None) if (legend and len(frames) > 1) else 0.0
+        own = ax is None
         fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
         for i, (f, name) in enumerate(zip(frames, labels, strict=True)):
             ax.plot(
-                f[x].to_numpy(dtype=float),
-                f[y].to_numpy(dtype=float),
+                f[x].to_numpy(dtype=float) / scale(x),
+                f[y].to_numpy(dtype=float) / scale(y),
                 color=PALETTE[i % len(PALETTE)],
                 linestyle=["-", "--", ":", "-."][(i // len(PALETTE)) % 4],
                 label=name,
@@ -663,58 +782,75 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
         ax.set_ylabel(label(y))
         if legend and len(frames) > 1:
             _legend(ax)
+        if own and subtitle(ok):
+            fig.suptitle(subtitle(ok), fontsize=7, color="#555555")
         return _finish(fig, ax)
 
 
-def heatmap(df, x: str, y: str, value: str, agg: str | None = "mean", ax=None, cmap: str = "viridis"):
+def heatmap(
+    df,
+    x: str,
+    y: str,
+    value: str,
+    agg: str | None = None,
+    ax=None,
+    cmap: str = "viridis",
+    mean_over: Iterable[str] = (),
+):
     """A metric `value` over two parameters: columns = values of `x`, rows = values of `y`, each
     cell coloured and annotated with its value (blank where no cell ran). `ax.images[0]` holds the
-    grid (rows in the order of the `y` values, first row at the top). Returns the Figure."""
+    grid (rows in the order of the `y` values, first row at the top). Other varying keys make
+    panels, or are averaged when in `mean_over`. Returns the Figure."""
     with style():
         ok = ok_rows(df, [x, y, value])
+        ok = ok.assign(**{value: ok[value].to_numpy(dtype=float) / scale(value)})
         xv = _ordered_values(ok[x], x)
         yv = _ordered_values(ok[y], y)
-        groups = _aggregate(ok, [x, y], value, agg)
-        grid = np.full((len(yv), len(xv)), math.nan)
-        for (gx, gy), (m, _n) in groups.items():
-            i = next(i for i, v in enumerate(yv) if _same(v, gy))
-            j = next(j for j, v in enumerate(xv) if _same(v, gx))
-            grid[i, j] = m
+
+        def draw(part, ax, _legend):
+            groups = _aggregate(part, [x, y], value)
+            grid = np.full((len(yv), len(xv)), math.nan)
+            for (gx, gy), (m, _n) in groups.items():
+                i = next(i for i, v in enumerate(yv) if _same(v, gy))
+                j = next(j for j, v in enumerate(xv) if _same(v, gx))
+                grid[i, j] = m
+            im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto", interpolation="nearest")
+            ax.grid(False)
+            for side in ("top", "right"):
+                ax.spines[side].set_visible(True)
+            ax.set_xticks(range(len(xv)))
+            ax.set_xticklabels([format_value(x, v) for v in xv])
+            ax.set_yticks(range(len(yv)))
+            ax.set_yticklabels([format_value(y, v) for v in yv])
+            ax.set_xlabel(label(x))
+            ax.set_ylabel(label(y))
+            finite = grid[~np.isnan(grid)]
+            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+            cmap_obj = im.get_cmap()
+            for i in range(len(yv)):
+                for j in range(len(xv)):
+                    v = grid[i, j]
+                    if math.isnan(v):
+                        continue
+                    r, g, b, _a = cmap_obj((v - lo) / (hi - lo) if hi > lo else 0.5)
+                    dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+                    ax.text(
+                        j,
+                        i,
+                        short_number(v),
+                        ha="center",
+                        va="center",
+                        fontsize=6.5,
+                        color="white" if dark else "black",
+                    )
+            cb = ax.figure.colorbar(im, ax=ax, shrink=0.9)
+            cb.set_label(label(value))
+            cb.outline.set_linewidth(0.5)
+            _finish(ax.figure, cb.ax)
+
         width = max(PANEL[0], 1.6 + 0.55 * len(xv))
         height = max(PANEL[1], 1.0 + 0.3 * len(yv))
-        fig, ax = _target(ax, width, height)
-        masked = np.ma.masked_invalid(grid)
-        im = ax.imshow(masked, cmap=cmap, aspect="auto", interpolation="nearest")
-        ax.grid(False)
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(True)
-        ax.set_xticks(range(len(xv)))
-        ax.set_xticklabels([format_value(x, v) for v in xv])
-        ax.set_yticks(range(len(yv)))
-        ax.set_yticklabels([format_value(y, v) for v in yv])
-        ax.set_xlabel(label(x))
-        ax.set_ylabel(label(y))
-        finite = grid[~np.isnan(grid)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-        cmap_obj = im.get_cmap()
-        for i in range(len(yv)):
-            for j in range(len(xv)):
-                v = grid[i, j]
-                if math.isnan(v):
-                    continue
-                r, g, b, _a = cmap_obj((v - lo) / (hi - lo) if hi > lo else 0.5)
-                dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-                ax.text(
-                    j, i, short_number(v), ha="center", va="center", fontsize=6.5, color="white" if dark else "black"
-                )
-        cb = fig.colorbar(im, ax=ax, shrink=0.9)
-        cb.set_label(label(value))
-        cb.outline.set_linewidth(0.5)
-        _finish(fig, cb.ax)
-        note = _averaged_note(n for _m, n in groups.values())
-        if note:
-            ax.set_title(note, fontsize=7, color="#555555")
-        return _finish(fig, ax)
+        return _figure(ok, [x, y], draw, ax, mean_over, agg, width, height, False)
 
 
 def short_number(v: float) -> str:

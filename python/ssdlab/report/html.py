@@ -24,7 +24,7 @@ from . import figures as F
 TABLE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio", "time.elapsed_us"]
 FIGURE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio"]
 MAX_LINES = 8  # a `by` axis with more values is not used for lines
-MAX_PANELS = 6  # a facet axis with more values is averaged over instead
+MAX_PANELS = 6  # a facet axis with more values is not used for panels
 
 FigureList = list[tuple[str, Any]]
 FiguresArg = Callable[[Any], Iterable[tuple[str, Any]]] | Iterable[tuple[str, Any]] | None
@@ -113,7 +113,8 @@ def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str
 
     The lines (or bars) are the values of another axis, preferably not a workload one; a workload
     axis (whose values often differ in scale) makes one panel per value, else a third axis does;
-    further axes are averaged over (the caption says so). Metrics missing, all NaN or constant over
+    further axes make a panel each combination of their values, or when that is more than
+    F.MAX_PANELS panels are averaged over (the caption says so). Metrics missing, all NaN or constant over
     the ok cells are skipped."""
     ok = df[df["status"] == "ok"] if "status" in df.columns else df
     if len(ok) == 0:
@@ -142,22 +143,36 @@ def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str
         else:
             rest = [k for k in rest if k != facet]
         for m in plotted:
-            fig = _panels(ok, x, m, by, facet, numeric[x])
+            mean_over: list[str] = []
+            if rest:
+                # One panel per combination of the remaining axes when there are few enough;
+                # otherwise they are averaged, and the caption says so.
+                try:
+                    fig = _panels(ok, x, m, by, None, numeric[x])
+                    panels = [k for k in [facet, *rest] if k]
+                except ValueError:
+                    mean_over = rest
+                    fig = _panels(ok, x, m, by, facet, numeric[x], mean_over)
+                    panels = [facet] if facet else []
+            else:
+                fig = _panels(ok, x, m, by, facet, numeric[x])
+                panels = [facet] if facet else []
             what = "against" if numeric[x] else "by"
             caption = f"{F.label(m)} ({m}) {what} {x}"
             if by:
                 caption += f", {'one line' if numeric[x] else 'one bar'} per {by}"
-            if facet:
-                caption += f"; one panel per {facet}"
-            if rest:
-                caption += f"; mean over {', '.join(rest)}"
+            if panels:
+                caption += f"; one panel per {', '.join(panels)}"
+            if mean_over:
+                caption += f"; mean over {', '.join(mean_over)}"
             out.append((caption, fig))
     return out
 
 
-def _panels(ok, x: str, y: str, by: str | None, facet: str | None, numeric_x: bool):
+def _panels(ok, x: str, y: str, by: str | None, facet: str | None, numeric_x: bool, mean_over=()):
     draw = F.line if numeric_x else F.bars
     kwargs = {"logx": F.is_bytes_key(x)} if numeric_x else {}
+    kwargs["mean_over"] = mean_over
     if facet is None:
         return draw(ok, x=x, y=y, by=by, **kwargs)
     values = F._ordered_values(ok[facet], facet)
@@ -180,6 +195,8 @@ def _panels(ok, x: str, y: str, by: str | None, facet: str | None, numeric_x: bo
         handles, labels = axs[0][0].get_legend_handles_labels()
         if handles:
             fig.legend(handles, labels, title=by, loc="outside right upper", frameon=False)
+        if F.subtitle(ok):
+            fig.suptitle(F.subtitle(ok), fontsize=7, color="#555555")
         F._finish(fig)
     return fig
 

@@ -1,0 +1,149 @@
+"""Words for what was simulated and what was measured: metric labels with units, values in the unit
+a reader expects, and one-line descriptions of a configuration's workload and device. Shared by
+`ssdlab run`, the figures and the report."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+# Metric -> (label, unit, divisor): the value shown is value / divisor in `unit`. Times are stored
+# in µs (exact integers) but read in seconds; metrics not listed fall back to `metric_label`'s rules.
+METRICS: dict[str, tuple[str, str, float]] = {
+    "waf": ("write amplification (WAF)", "", 1.0),
+    "ftl.waf": ("FTL write amplification", "", 1.0),
+    "nand.erases": ("block erases", "", 1.0),
+    "nand.programs.total": ("page programs", "", 1.0),
+    "nand.programs.host": ("host page programs", "", 1.0),
+    "nand.programs.gc": ("GC page programs", "", 1.0),
+    "nand.reads.total": ("page reads", "", 1.0),
+    "gc.moved_pages": ("pages moved by GC", "", 1.0),
+    "gc.invocations": ("GC invocations", "", 1.0),
+    "host.write_pages": ("host page writes", "", 1.0),
+    "host.write_requests": ("host write requests", "", 1.0),
+    "host.write_bytes": ("host writes", "MiB", float(1 << 20)),
+    "host.read_bytes": ("host reads", "MiB", float(1 << 20)),
+    "buffer.page_hit_ratio": ("page write hit ratio", "", 1.0),
+    "buffer.sector_hit_ratio": ("sector write hit ratio", "", 1.0),
+    "buffer.read_hit_ratio": ("read hit ratio", "", 1.0),
+    "buffer.flushes": ("buffer flushes", "", 1.0),
+    "buffer.flushed_groups": ("flushed groups", "", 1.0),
+    "buffer.flushed_pages": ("flushed pages", "", 1.0),
+    "buffer.padded_flushes": ("padded flushes", "", 1.0),
+    "time.elapsed_us": ("elapsed NAND time", "s", 1e6),
+    "time.program_erase_us": ("program + erase time", "s", 1e6),
+    "throughput.write_mib_s": ("write throughput", "MiB/s", 1.0),
+    "throughput.program_erase_write_mib_s": ("program/erase write throughput", "MiB/s", 1.0),
+    "wear.erase_count.max": ("most erases of a block", "", 1.0),
+    "wear.erase_count.mean": ("mean erases per block", "", 1.0),
+}
+
+# Configuration keys shown as parameters on an axis.
+PARAMS = {
+    "buffer.bytes": "buffer size",
+    "buffer.kind": "buffer",
+    "device.op": "over-provisioning ρ",
+    "device.logical_bytes": "logical capacity",
+    "device.pages_per_block": "pages per block",
+    "ftl.kind": "FTL",
+    "ftl.gc": "GC victim policy",
+    "ftl.log_blocks": "log blocks",
+    "workload.footprint_bytes": "footprint",
+    "workload.request_bytes": "request size",
+    "workload.path": "trace",
+    "workload.kind": "workload",
+    "requests": "requests",
+}
+
+# Unit suffixes of metric names that are not in METRICS: (suffix, unit, divisor).
+_SUFFIXES = [
+    ("_mib_s", "MiB/s", 1.0),
+    ("_us", "s", 1e6),
+    ("_ms", "s", 1e3),
+    ("_s", "s", 1.0),
+    ("_bytes", "MiB", 1 << 20),
+]
+
+
+def metric_unit(name: str) -> tuple[str, str, float]:
+    """(words, unit, divisor) for a metric: listed names from METRICS, otherwise the name with the
+    unit its suffix carries (`foo_us` -> ("foo", "s", 1e6))."""
+    if name in METRICS:
+        return METRICS[name]
+    for suffix, unit, div in _SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)], unit, float(div)
+    return name, "", 1.0
+
+
+def metric_label(name: str) -> str:
+    """ "write throughput (MiB/s)", "elapsed NAND time (s)", "block erases"."""
+    words, unit, _div = metric_unit(name)
+    return f"{words} ({unit})" if unit else words
+
+
+def format_metric(name: str, v: float) -> str:
+    """A metric value for a table: in its reading unit ("0.937 s"), counts with thousands separators."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    _words, unit, div = metric_unit(name)
+    x = float(v) / div
+    if unit:
+        return f"{x:,.4g} {unit}" if abs(x) < 1e4 else f"{x:,.0f} {unit}"
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:,.4f}"
+
+
+def size(v: Any) -> str:
+    """Bytes as "64 MiB", "4 KiB"; non-numbers as they are."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return str(v)
+    for unit, mult in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(v) >= mult:
+            return f"{v / mult:.4g} {unit}"
+    return f"{v:.4g} B"
+
+
+def workload_parts(cfg: dict) -> list[str]:
+    """["zipf", "64 MiB footprint", "2,000 requests"] or ["trace hm_0.csv"]."""
+    w = cfg.get("workload") or {}
+    kind = w.get("kind")
+    if kind == "trace":
+        return [f"trace {Path(str(w.get('path'))).name}"]
+    parts = [str(kind)]
+    if _number(w.get("footprint_bytes")):
+        parts.append(f"{size(w['footprint_bytes'])} footprint")
+    if _number(w.get("requests")):
+        parts.append(f"{int(w['requests']):,} requests")
+    return parts
+
+
+def device_parts(cfg: dict) -> list[str]:
+    """["64 MiB logical", "4 KiB pages", "128 pages/block", "OP 0.07"]."""
+    d = cfg.get("device") or {}
+    parts = []
+    if _number(d.get("logical_bytes")):
+        parts.append(f"{size(d['logical_bytes'])} logical")
+    if _number(d.get("page_bytes")):
+        parts.append(f"{size(d['page_bytes'])} pages")
+    if _number(d.get("pages_per_block")):
+        parts.append(f"{int(d['pages_per_block'])} pages/block")
+    if _number(d.get("op")):
+        parts.append(f"OP {float(d['op']):g}")
+    return parts
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not (isinstance(v, float) and math.isnan(v))
+
+
+def run_summary(cfg: dict) -> str:
+    """One line naming what a resolved configuration simulates."""
+    f = cfg.get("ftl") or {}
+    b = cfg.get("buffer") or {}
+    ftl = f"{f.get('kind')} ({f.get('gc')} GC)" if f.get("kind") == "page" else str(f.get("kind"))
+    buf = "none" if b.get("kind") == "none" else f"{b.get('kind')} {size(b.get('bytes'))}"
+    workload, device = ", ".join(workload_parts(cfg)), ", ".join(device_parts(cfg))
+    return f"workload {workload}; device {device}; FTL {ftl}; buffer {buf}"
