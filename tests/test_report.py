@@ -269,6 +269,20 @@ def test_heatmap_cells_hold_the_values(df):
     assert [t.get_text() for t in ax.get_yticklabels()] == KINDS
 
 
+def test_heatmap_panels_per_other_key_and_times_in_seconds(df):
+    ok = df[df["status"] == "ok"]
+    both = pd.concat([ok, ok.assign(**{"ftl.gc": "fifo", "time.elapsed_us": ok["time.elapsed_us"] * 2})])
+    fig = F.heatmap(both, x="buffer.bytes", y="buffer.kind", value="time.elapsed_us")
+    panels = [ax for ax in fig.axes if ax.images]
+    assert [ax.get_title() for ax in panels] == ["ftl.gc = greedy", "ftl.gc = fifo"]
+    for ax, factor in zip(panels, [1, 2], strict=True):
+        expected = [
+            [value(df, k, s, "time.elapsed_us") * factor / 1e6 for s in (MiB, 4 * MiB, 16 * MiB)] for k in KINDS
+        ]
+        assert np.asarray(ax.images[0].get_array()) == pytest.approx(np.asarray(expected))
+    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["elapsed NAND time (s)"] * 2  # the colour bars
+
+
 def test_save_writes_png_at_200_dpi_and_svg_or_pdf(df, tmp_path):
     fig = F.line(df, x="buffer.bytes", y="waf", by="buffer.kind")
     paths = F.save(fig, tmp_path / "sub" / "waf.vs.size")

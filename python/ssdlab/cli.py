@@ -213,7 +213,7 @@ def _trace_kwargs(args) -> dict:
 def cmd_trace_info(args) -> int:
     info = traces.trace_info(args.file, page_bytes=args.page_bytes, **_trace_kwargs(args))
     if args.json:
-        print(json.dumps(info, indent=2))
+        write_json("-", info)  # valid JSON: null for NaN
         return 0
     order = [
         "format",

@@ -342,6 +342,8 @@ def split(df, plotted: Sequence[str | None], mean_over: Iterable[str] = (), agg:
             continue
         explained.append(c)
         (averaged if (c in mean_over or agg == "mean") else panels).append(c)
+    if _dups(df, explained):  # no configuration column tells them apart (e.g. other ssdlab versions)
+        averaged.append("cells with equal configurations")
     return panels, averaged
 
 
@@ -423,7 +425,6 @@ def _figure(df, plotted, draw, ax, mean_over, agg, width: float, height: float, 
         text = "\n".join(t for t in (subtitle(ok), note) if t)
         if text:
             fig.suptitle(text, fontsize=7, color="#555555")
-    fig.ssdlab_note = note  # for captions (the report)
     return _finish(fig, *axs)
 
 
