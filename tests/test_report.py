@@ -470,6 +470,22 @@ def test_cli_plot_panels_or_mean_over_never_a_silent_mean(study_dir, tmp_path, m
     assert len(drawn[-1].axes) == 1 and "mean" not in drawn[-1].get_suptitle()
 
 
+def test_cli_plot_too_many_panels_asks_for_a_filter(study_dir, monkeypatch, capsys, df):
+    ok = df[df["status"] == "ok"]
+    seeds = pd.concat([ok.assign(**{"workload.seed": i}) for i in range(1, 14)], ignore_index=True)
+    monkeypatch.setattr(ssdlab, "load_results", lambda path: seeds.copy(), raising=False)
+    argv = ["plot", str(study_dir), "--x", "buffer.bytes", "--y", "waf", "--by", "buffer.kind"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "ssdlab: error: cells at the same point differ in workload.seed (workload.seed takes "
+        + ", ".join(str(i) for i in range(1, 14))
+        + ") (13 panels is too many): choose one with --filter workload.seed=VALUE, or average with "
+        "--mean-over workload.seed\n"
+    )
+    assert cli.main([*argv, "--mean-over", "workload.seed", "--out", str(study_dir / "f")]) == 0
+
+
 def test_default_figures_make_panels_of_a_third_axis():
     from ssdlab.report.html import default_figures
 
