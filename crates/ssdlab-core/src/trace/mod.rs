@@ -162,7 +162,8 @@ impl Format {
             }
             Format::Blkparse => {
                 "blkparse default output `maj,min cpu seq time_s pid action rwbs sector + nsectors \
-                 [process]` (action Q, D or C is replayed; rwbs with D = discard, W = write, R = read)"
+                 [process]` (action Q, D or C is replayed, every other action skipped; rwbs with \
+                 D = discard, W = write, R = read; put back in time order within 65,536 requests)"
             }
             Format::Disksim => {
                 "DiskSim ASCII `time_ms devno start_sector size_sectors flags` (whitespace-separated; \
