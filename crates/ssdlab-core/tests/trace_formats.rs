@@ -1202,9 +1202,10 @@ fn blkparse_every_action_and_out_of_order_cpus() {
             ti.reads,
             ti.writes,
             ti.trims,
-            ti.devices
+            ti.devices,
+            ti.late
         ),
-        ("blkparse", 4, 1, 2, 1, 2)
+        ("blkparse", 4, 1, 2, 1, 2, 0)
     );
 }
 
