@@ -384,6 +384,11 @@ fn format_cases() -> Vec<(Format, &'static str, Vec<Request>)> {
             vec![req(1538323200e6, Op::Write, 51200, 4096, 1063), req(1538323201e6, Op::Read, 0, 512, 7)],
         ),
         (
+            Format::Alibaba,
+            "12,W,8192,4096,1577808000000123\n3,r,1048576,512,1577808000000200\n",
+            vec![req(1577808000000123.0, Op::Write, 8192, 4096, 12), req(1577808000000200.0, Op::Read, 1048576, 512, 3)],
+        ),
+        (
             Format::Systor,
             "Timestamp,Response,IOType,LUN,Offset,Size\n1456095145.133076000,0.000806000,R,0,899056122368,131072\n\
              1456095145.167685000,0.000106000,W,2,2787503703040,4096\n",
@@ -396,9 +401,9 @@ fn format_cases() -> Vec<(Format, &'static str, Vec<Request>)> {
             Format::Cloudphysics,
             "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633899,28,6656,40409911\n1,5633900,88,512,1\n",
             vec![
-                req(5633898.0, Op::Write, 42932745 * 512, 512, 0),
-                req(5633899.0, Op::Read, 40409911 * 512, 6656, 0),
-                req(5633900.0, Op::Read, 512, 512, 0),
+                req(5633898e6, Op::Write, 42932745 * 512, 512, 0),
+                req(5633899e6, Op::Read, 40409911 * 512, 6656, 0),
+                req(5633900e6, Op::Read, 512, 512, 0),
             ],
         ),
         (
@@ -437,7 +442,8 @@ fn every_format_detected_and_parsed() {
 #[test]
 fn every_format_reports_malformed_records() {
     // A bad line in each format: the error names file:line, the format and its layout.
-    let bad: [(Format, &str, &str); 10] = [
+    let bad: [(Format, &str, &str); 11] = [
+        (Format::Alibaba, "1,W,0,512,5\n1,W,0,512,-5\n", "timestamp"),
         (
             Format::Msr,
             "1,h,0,Write,12,4096,1\n2,h,0,Write,-12,4096,1\n",
@@ -1063,6 +1069,487 @@ fn binary_round_trip() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// traces from the wild: the variants real files come in
+
+/// A hand-written blkparse excerpt in the default output layout with every kind of event
+/// blktrace emits: remap `A` with its arrow, `Q G I M F P U UT T S B X`, message lines
+/// (`m N ...`), flushes without a range, a second device, events of two CPUs out of time
+/// order and the per-CPU summary block at the end.
+const BLKPARSE_WILD: &str = "\
+  8,0    0        1     0.000000000  1001  A   W 2048 + 8 <- (8,1) 0
+  8,0    0        2     0.000001000  1001  Q   W 2048 + 8 [fio]
+  8,0    0        3     0.000002000  1001  G   W 2048 + 8 [fio]
+  8,0    0        4     0.000002500  1001  P   N [fio]
+  8,0    0        5     0.000003000  1001  Q   W 2056 + 8 [fio]
+  8,0    0        6     0.000003500  1001  M   W 2056 + 8 [fio]
+  8,0    0        7     0.000004000  1001  Q   W 2040 + 8 [fio]
+  8,0    0        8     0.000004500  1001  F   W 2040 + 8 [fio]
+  8,0    0        9     0.000005000  1001  I   W 2040 + 24 [fio]
+  8,0    0       10     0.000005500  1001  U   N [fio] 1
+  8,0    0        0     0.000005800     0  m   N cfq1001S / insert_request
+  8,0    0       11     0.000006000  1001  D   W 2040 + 24 [fio]
+  8,0    1        1     0.000004200  1002  Q   R 512 + 8 [dd]
+  8,0    1        2     0.000004300  1002  G   R 512 + 8 [dd]
+  8,0    1        3     0.000004400  1002  I   R 512 + 8 [dd]
+  8,0    1        4     0.000004800  1002  D   R 512 + 8 [dd]
+  8,0    1        5     0.000010000     0  UT  N [kworker/1:1H] 1
+  8,16   0        1     0.000050000  1003  D  WS 0 + 8 [jbd2/sdb1-8]
+  8,0    0       12     0.000120000     0  C   W 2040 + 24 [0]
+  8,0    1        6     0.000090000     0  C   R 512 + 8 [0]
+  8,0    1        7     0.000200000  1002  Q FWS [dd]
+  8,0    1        8     0.000201000  1002  D FWS [dd]
+  8,0    1        9     0.000300000  1004  D  DS 4096 + 2048 [fstrim]
+  8,0    1       10     0.000400000  1001  X   W 8192 / 8200 [fio]
+  8,0    1       11     0.000500000  1001  S   W 100 + 8 [fio]
+  8,0    1       12     0.000600000  1001  T   N [fio] 2
+  8,0    1       13     0.000700000  1001  B   W 100 + 8 [fio]
+  8,0    1        0     0.000800000     0  m   N cfq schedule dispatch
+CPU0 (8,0):
+ Reads Queued:           0,        0KiB\t Writes Queued:           3,       12KiB
+ Read Dispatches:        0,        0KiB\t Write Dispatches:        1,       12KiB
+ Reads Requeued:         0\t\t Writes Requeued:         0
+ Reads Completed:        0,        0KiB\t Writes Completed:        1,       12KiB
+ Read Merges:            0,        0KiB\t Write Merges:            2,        8KiB
+ Read depth:             1        \t Write depth:             1
+ IO unplugs:             1        \t Timer unplugs:           0
+CPU1 (8,0):
+ Reads Queued:           1,        4KiB\t Writes Queued:           0,        0KiB
+ Read Dispatches:        1,        4KiB\t Write Dispatches:        0,        0KiB
+ IO unplugs:             0        \t Timer unplugs:           1
+
+Total (8,0):
+ Reads Queued:           1,        4KiB\t Writes Queued:           3,       12KiB
+ IO unplugs:             1        \t Timer unplugs:           1
+
+Throughput (R/W): 40KiB/s / 120KiB/s
+Events (8,0): 28 entries
+Skips: 0 forward (0 -   0.0%)
+";
+
+fn blkparse_reader(p: &Path, action: Option<char>) -> trace::TraceReader {
+    trace::open(
+        p,
+        &TraceOptions {
+            blkparse_action: action,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn blkparse_every_action_and_out_of_order_cpus() {
+    let d = Dir::new("blkparse-wild");
+    let p = d.file("wild.blkparse", BLKPARSE_WILD.as_bytes());
+    assert_eq!(trace::detect(&p).unwrap(), Format::Blkparse);
+    let sdb = 8 * 256 + 16;
+    // D (the default: the file has D records): CPU1's read at 4.8 µs comes before CPU0's
+    // write at 6 µs; the flush (no range) and every other action are skipped.
+    let mut rd = blkparse_reader(&p, None);
+    let got: Vec<Request> = rd.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_reqs(
+        &got,
+        &[
+            req(4.8, Op::Read, 512 * 512, 4096, 2048),
+            req(6.0, Op::Write, 2040 * 512, 24 * 512, 2048),
+            req(50.0, Op::Write, 0, 4096, sdb),
+            req(300.0, Op::Trim, 4096 * 512, 2048 * 512, 2048),
+        ],
+    );
+    assert_eq!((rd.late(), rd.skipped()), (0, 0));
+    // Q: the four queued requests (the flush has no range).
+    let got: Vec<Request> = blkparse_reader(&p, Some('Q'))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_reqs(
+        &got,
+        &[
+            req(1.0, Op::Write, 2048 * 512, 4096, 2048),
+            req(3.0, Op::Write, 2056 * 512, 4096, 2048),
+            req(4.0, Op::Write, 2040 * 512, 4096, 2048),
+            req(4.2, Op::Read, 512 * 512, 4096, 2048),
+        ],
+    );
+    // C: CPU1's completion at 90 µs is written after CPU0's at 120 µs.
+    let got: Vec<Request> = blkparse_reader(&p, Some('C'))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_reqs(
+        &got,
+        &[
+            req(90.0, Op::Read, 512 * 512, 4096, 2048),
+            req(120.0, Op::Write, 2040 * 512, 24 * 512, 2048),
+        ],
+    );
+    // A window of one request cannot repair the order: file order, and the late request
+    // is counted.
+    let mut rd = blkparse_reader(&p, Some('C')).with_reorder_window(1);
+    let got: Vec<Request> = rd.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(
+        got.iter().map(|r| r.time_us).collect::<Vec<_>>(),
+        vec![120.0, 90.0]
+    );
+    assert_eq!(rd.late(), 1);
+    // trace info over the same file.
+    let ti = trace::info(&p, &TraceOptions::default(), 4096).unwrap();
+    assert_eq!(
+        (
+            ti.format.as_str(),
+            ti.requests,
+            ti.reads,
+            ti.writes,
+            ti.trims,
+            ti.devices,
+            ti.late
+        ),
+        ("blkparse", 4, 1, 2, 1, 2, 0)
+    );
+}
+
+#[test]
+fn blkparse_without_summary_and_errors_after_reordered_requests() {
+    let d = Dir::new("blkparse-nosum");
+    // The excerpt cut before the summary block (blkparse -q, or a truncated capture).
+    let body: String = BLKPARSE_WILD
+        .lines()
+        .take_while(|l| !l.starts_with("CPU0"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let p = d.file("nosum.txt", body.as_bytes());
+    assert_eq!(trace::detect(&p).unwrap(), Format::Blkparse);
+    let got = read_all(&p, &TraceOptions::default());
+    assert_eq!(
+        got.iter().map(|r| r.time_us).collect::<Vec<_>>(),
+        vec![4.8, 6.0, 50.0, 300.0]
+    );
+    // A malformed record after reordered ones: the requests read before it come first
+    // (in time order), then the error names its line, field and value.
+    let bad =
+        "8,0 0 1 0.2 5 D W 8 + 8 [a]\n8,0 1 1 0.1 6 D R 0 + 8 [b]\n8,0 1 2 0.3 6 D R 0 + x8 [b]\n";
+    let p = d.file("bad.txt", bad.as_bytes());
+    let mut rd = trace::open(&p, &opts(Some(Format::Blkparse))).unwrap();
+    assert_eq!(rd.next().unwrap().unwrap().time_us, 0.1e6);
+    assert_eq!(rd.next().unwrap().unwrap().time_us, 0.2e6);
+    let e = rd.next().unwrap().unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{}:3: ", p.display()))
+            && e.contains("nsectors")
+            && e.contains("\"x8\""),
+        "{e}"
+    );
+    assert!(rd.next().is_none());
+    // An action field that is no action name is malformed; any letters are an action.
+    let p = d.file(
+        "act.txt",
+        b"8,0 0 1 0.1 5 D W 8 + 8 [a]\n8,0 0 2 0.2 5 Q2 W 8 + 8 [a]\n",
+    );
+    let e = trace::open(&p, &opts(Some(Format::Blkparse)))
+        .unwrap()
+        .find_map(|r| r.err())
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(":2: ") && e.contains("field 6 (action) \"Q2\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn msr_with_and_without_header() {
+    let d = Dir::new("msr-variants");
+    let rows = "128166385295514663,hm,0,Write,9056014336,2048,2833\n128166385295515175,hm,1,Read,5548077056,4096,\n";
+    let unix_us = |filetime: u64| (filetime - 116_444_736_000_000_000) as f64 / 10.0;
+    let want = [
+        req(unix_us(128166385295514663), Op::Write, 9056014336, 2048, 0),
+        req(unix_us(128166385295515175), Op::Read, 5548077056, 4096, 1),
+    ];
+    let plain = d.file("plain.csv", rows.as_bytes());
+    let headed = d.file(
+        "headed.csv",
+        format!("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n{rows}").as_bytes(),
+    );
+    for p in [plain, headed] {
+        assert_eq!(trace::detect(&p).unwrap(), Format::Msr, "{}", p.display());
+        assert_reqs(&read_all(&p, &TraceOptions::default()), &want);
+    }
+}
+
+#[test]
+fn spc_extra_columns() {
+    let d = Dir::new("spc");
+    let p = d.file(
+        "fin.spc",
+        b"0,20941264,8192,W,0.551706,Financial1\n1,7,512,r,1.5,x,y,z\n2,3,4096,R,2.25\n",
+    );
+    assert_eq!(trace::detect(&p).unwrap(), Format::Umass);
+    assert_reqs(
+        &read_all(&p, &TraceOptions::default()),
+        &[
+            req(551706.0, Op::Write, 20941264 * 512, 8192, 0),
+            req(1.5e6, Op::Read, 7 * 512, 512, 1),
+            req(2.25e6, Op::Read, 3 * 512, 4096, 2),
+        ],
+    );
+}
+
+#[test]
+fn systor_empty_response() {
+    let d = Dir::new("systor");
+    let p = d.file(
+        "s.csv",
+        b"Timestamp,Response,IOType,LUN,Offset,Size\n1455591804.310701000,,R,0,203468398592,32768\n\
+          1455591804.318699000,0.005276000,W,1,4590576115200,4096\n",
+    );
+    assert_eq!(trace::detect(&p).unwrap(), Format::Systor);
+    assert_reqs(
+        &read_all(&p, &TraceOptions::default()),
+        &[
+            req(1455591804.310701e6, Op::Read, 203468398592, 32768, 0),
+            req(1455591804.318699e6, Op::Write, 4590576115200, 4096, 1),
+        ],
+    );
+}
+
+#[test]
+fn tencent_variants() {
+    let d = Dir::new("tencent");
+    let rows = "1538323200,1000,16,1,1063\n1538323200,48,8,0,1063\n1538323201,0,1,1,7,extra\n";
+    let want = [
+        req(1538323200e6, Op::Write, 1000 * 512, 16 * 512, 1063),
+        req(1538323200e6, Op::Read, 48 * 512, 4096, 1063),
+        req(1538323201e6, Op::Write, 0, 512, 7),
+    ];
+    let plain = d.file("t.csv", rows.as_bytes());
+    assert_eq!(trace::detect(&plain).unwrap(), Format::Tencent);
+    assert_reqs(&read_all(&plain, &TraceOptions::default()), &want);
+    let headed = d.file(
+        "th.csv",
+        format!("Timestamp,Offset,Size,IOType,VolumeID\n{rows}").as_bytes(),
+    );
+    assert_reqs(&read_all(&headed, &opts(Some(Format::Tencent))), &want);
+}
+
+#[test]
+fn alibaba_csv() {
+    let d = Dir::new("alibaba");
+    let rows = "0,W,126703644672,4096,1577808000000055\n0,R,126703644672,16384,1577808000000101\n\
+                5,w,0,512,1577808000000200\n";
+    let want = [
+        req(1577808000000055.0, Op::Write, 126703644672, 4096, 0),
+        req(1577808000000101.0, Op::Read, 126703644672, 16384, 0),
+        req(1577808000000200.0, Op::Write, 0, 512, 5),
+    ];
+    let p = d.file("ali.csv", rows.as_bytes());
+    assert_eq!(trace::detect(&p).unwrap(), Format::Alibaba);
+    assert_reqs(&read_all(&p, &TraceOptions::default()), &want);
+    let headed = d.file(
+        "alih.csv",
+        format!("device_id,opcode,offset,length,timestamp\n{rows}").as_bytes(),
+    );
+    assert_eq!(trace::detect(&headed).unwrap(), Format::Alibaba);
+    assert_reqs(&read_all(&headed, &TraceOptions::default()), &want);
+    let dev5 = TraceOptions {
+        device: Some(5),
+        ..Default::default()
+    };
+    assert_eq!(read_all(&p, &dev5).len(), 1);
+}
+
+/// One vscsi version-1 record (32 bytes).
+fn vscsi_v1(len: u32, cmd: u16, lbn: u64, ts: u64) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend(0x8000_0001u32.to_le_bytes());
+    b.extend(len.to_le_bytes());
+    b.extend(1u32.to_le_bytes());
+    b.extend(cmd.to_le_bytes());
+    b.extend(0x0100u16.to_le_bytes());
+    b.extend(lbn.to_le_bytes());
+    b.extend(ts.to_le_bytes());
+    b
+}
+
+/// One vscsi version-2 record (40 bytes).
+fn vscsi_v2(len: u32, cmd: u16, lbn: u64, ts: u64) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend(cmd.to_le_bytes());
+    b.extend(0x0200u16.to_le_bytes());
+    b.extend(9u32.to_le_bytes());
+    b.extend(len.to_le_bytes());
+    b.extend(2u32.to_le_bytes());
+    b.extend(lbn.to_le_bytes());
+    b.extend(ts.to_le_bytes());
+    b.extend(77u64.to_le_bytes());
+    b
+}
+
+#[test]
+fn vscsi_sample_matches_its_csv() {
+    let dir = traces_dir().join("cloudphysics");
+    let bin = dir.join("cloudPhysicsIO.vscsi");
+    let csv = dir.join("cloudPhysicsIO.csv");
+    assert_eq!(trace::detect(&bin).unwrap(), Format::Vscsi);
+    let a = read_all(&bin, &TraceOptions::default());
+    let b = read_all(&csv, &TraceOptions::default());
+    assert_eq!((a.len(), b.len()), (113_872, 113_872));
+    // The first records, as the file's bytes give them.
+    assert_reqs(
+        &a[..3],
+        &[
+            req(5_633_898_368_802.0, Op::Write, 42_932_745 * 512, 512, 0),
+            req(5_633_898_611_441.0, Op::Write, 42_932_746 * 512, 512, 0),
+            req(5_633_898_745_540.0, Op::Write, 42_932_747 * 512, 512, 0),
+        ],
+    );
+    // Record for record the CSV form: same op, size and lbn; the CSV time is the vscsi
+    // time in whole seconds.
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(
+            (x.op, x.offset_bytes, x.len_bytes, x.dev),
+            (y.op, y.offset_bytes, y.len_bytes, y.dev),
+            "record {}",
+            i + 1
+        );
+        assert_eq!(
+            (x.time_us / 1e6).floor() * 1e6,
+            y.time_us,
+            "record {}",
+            i + 1
+        );
+    }
+    // The trace spans two hours.
+    let span = a.last().unwrap().time_us - a[0].time_us;
+    assert!((span / 3.6e9 - 2.0).abs() < 1e-3, "{span}");
+    // trace info gives the manifest's figures of the CSV form.
+    let ti = trace::info(&bin, &TraceOptions::default(), 4096).unwrap();
+    assert_eq!(
+        (
+            ti.format.as_str(),
+            ti.requests,
+            ti.reads,
+            ti.writes,
+            ti.write_bytes,
+            ti.read_bytes,
+            ti.max_end_bytes,
+            ti.devices
+        ),
+        (
+            "vscsi",
+            113_872,
+            46_974,
+            66_898,
+            2_408_565_760,
+            1_797_412_352,
+            33_584_938_496,
+            1
+        )
+    );
+    assert!(
+        (ti.seq_write_fraction - 0.5273).abs() < 5e-5,
+        "{}",
+        ti.seq_write_fraction
+    );
+}
+
+#[test]
+fn vscsi_versions_and_malformed_records() {
+    let d = Dir::new("vscsi");
+    let mut v1 = vscsi_v1(4096, 0x2a, 100, 1_000_000);
+    v1.extend(vscsi_v1(512, 0x28, 7, 1_000_250));
+    v1.extend(vscsi_v1(65536, 0x8a, 1 << 33, 2_000_000));
+    let want = [
+        req(1_000_000.0, Op::Write, 100 * 512, 4096, 0),
+        req(1_000_250.0, Op::Read, 7 * 512, 512, 0),
+        req(2_000_000.0, Op::Write, (1u64 << 33) * 512, 65536, 0),
+    ];
+    let p1 = d.file("v1.vscsi", &v1);
+    assert_eq!(trace::detect(&p1).unwrap(), Format::Vscsi);
+    assert_reqs(&read_all(&p1, &TraceOptions::default()), &want);
+    let mut v2 = vscsi_v2(4096, 0x2a, 100, 1_000_000);
+    v2.extend(vscsi_v2(512, 0x28, 7, 1_000_250));
+    v2.extend(vscsi_v2(65536, 0x8a, 1 << 33, 2_000_000));
+    let p2 = d.file("v2.vscsi", &v2);
+    assert_eq!(trace::detect(&p2).unwrap(), Format::Vscsi);
+    assert_reqs(&read_all(&p2, &opts(Some(Format::Vscsi))), &want);
+    // Compressed.
+    let gz = d.file("v2.vscsi.gz", &gzip(&v2));
+    assert_eq!(trace::detect(&gz).unwrap(), Format::Vscsi);
+    assert_reqs(&read_all(&gz, &TraceOptions::default()), &want);
+    // Empty: no request, no error.
+    let empty = d.file("empty.vscsi", b"");
+    assert!(read_all(&empty, &opts(Some(Format::Vscsi))).is_empty());
+    // Malformed records: a SCSI command that is no READ/WRITE, a record of another
+    // version, a truncated last record. Each names the record number, field and value.
+    let mut bad = vscsi_v1(4096, 0x2a, 1, 1);
+    bad.extend(vscsi_v1(0, 0x35, 0, 2));
+    let mut other = vscsi_v1(4096, 0x2a, 2, 3);
+    other[14..16].copy_from_slice(&0x0200u16.to_le_bytes());
+    bad.extend(other);
+    bad.extend(vscsi_v1(512, 0x28, 3, 4));
+    bad.extend(&vscsi_v1(512, 0x28, 4, 5)[..20]);
+    let pb = d.file("bad.vscsi", &bad);
+    let mut rd = trace::open(&pb, &opts(Some(Format::Vscsi))).unwrap();
+    assert!(rd.next().unwrap().is_ok());
+    let e = rd.next().unwrap().unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{}:2: ", pb.display()))
+            && e.contains("field cmd")
+            && e.contains("0x35"),
+        "{e}"
+    );
+    assert!(rd.next().is_none());
+    let o = TraceOptions {
+        format: Some(Format::Vscsi),
+        skip_invalid: true,
+        ..Default::default()
+    };
+    let mut rd = trace::open(&pb, &o).unwrap();
+    let got: Vec<Request> = rd.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_reqs(
+        &got,
+        &[
+            req(1.0, Op::Write, 512, 4096, 0),
+            req(4.0, Op::Read, 3 * 512, 512, 0),
+        ],
+    );
+    assert_eq!(rd.skipped(), 3);
+    let msg = rd.first_skipped().unwrap();
+    assert!(msg.contains(":2: ") && msg.contains("field cmd"), "{msg}");
+    // The version and truncation messages.
+    let ver_only = [vscsi_v1(512, 0x28, 3, 4), {
+        let mut r = vscsi_v1(512, 0x28, 3, 4);
+        r[14..16].copy_from_slice(&0x0300u16.to_le_bytes());
+        r
+    }]
+    .concat();
+    let pv = d.file("ver.vscsi", &ver_only);
+    let e = read_err(&pv, Format::Vscsi);
+    assert!(e.contains(":2: ") && e.contains("field ver 0x0300"), "{e}");
+    let trunc = [
+        vscsi_v1(512, 0x28, 3, 4),
+        vscsi_v1(512, 0x28, 3, 4)[..20].to_vec(),
+    ]
+    .concat();
+    let pt = d.file("trunc.vscsi", &trunc);
+    let e = read_err(&pt, Format::Vscsi);
+    assert!(
+        e.contains(":2: ") && e.contains("truncated record: 20 of 32 bytes"),
+        "{e}"
+    );
+    // Text given as vscsi: an error, not a panic.
+    let pt = d.file("text.vscsi", b"1,5633898,2a,512,42932745\n");
+    let e = read_err(&pt, Format::Vscsi);
+    assert!(e.contains(":1: ") && e.contains("neither version 1"), "{e}");
+}
+
+fn read_err(p: &Path, f: Format) -> String {
+    trace::open(p, &opts(Some(f)))
+        .unwrap()
+        .find_map(|r| r.err())
+        .map(|e| e.to_string())
+        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------

@@ -3,7 +3,16 @@
 //!
 //! One action is replayed: Q (queued), D (dispatched to the driver) or C (completed),
 //! chosen by `TraceOptions::blkparse_action`; by default D when any D record appears in
-//! the first 10,000 lines, else Q. Records of other actions are skipped.
+//! the first 10,000 lines, else Q. Records of every other action are skipped whatever its
+//! name — one or two letters such as `A` (remap, with its `<- (maj,min) sector` tail), `B`,
+//! `F`, `G`, `I`, `M`, `P`, `S`, `T`, `U`, `UT`, `X`, and `m` message lines (`m N text`) —
+//! as long as the fields up to the action are well formed (field 6 is 1 to 8 letters).
+//!
+//! blkparse merges the per-CPU streams, but events of several CPUs can still appear out of
+//! time order. The reader puts the replayed requests back in time order through a bounded
+//! window (see `TraceReader`): memory stays bounded, and a request that arrives later than
+//! the window can repair is replayed at its place in the file and counted
+//! (`TraceReader::late`).
 //!
 //! RWBS: containing `D` = discard → trim; else containing `W` → write; else `R` → read;
 //! anything else (`N` pass-through, a flush-only `F`, ...) is not a data request and is
@@ -22,6 +31,9 @@ use std::path::Path;
 use super::fields::{num, request, scale, show, split_ws, too_few, uint, LineResult, Parsed};
 use crate::error::{Result, SimError};
 use crate::request::Op;
+
+/// Longest action name accepted (blktrace's are one or two letters: `Q`, `UT`, `m`, ...).
+const MAX_ACTION: usize = 8;
 
 /// How many lines the default-action pre-scan reads.
 pub(crate) const PRESCAN_LINES: u64 = 10_000;
@@ -79,9 +91,12 @@ impl Parser {
         uint(f[2], "field 3 (sequence)")?;
         let t = num(f[3], "field 4 (time)")?;
         uint(f[4], "field 5 (pid)")?;
-        if f[5].len() != 1 {
+        if f[5].is_empty()
+            || f[5].len() > MAX_ACTION
+            || !f[5].bytes().all(|c| c.is_ascii_alphabetic())
+        {
             return Err(format!(
-                "field 6 (action) {} is not a single action letter",
+                "field 6 (action) {} is not an action name (1 to {MAX_ACTION} letters, such as Q, D, C, UT or m)",
                 show(f[5])
             ));
         }
@@ -94,7 +109,7 @@ impl Parser {
         let Some((dev, t, action)) = Self::head(&f, n, line)? else {
             return Ok(Parsed::Other);
         };
-        if action.as_bytes()[0] != self.action {
+        if action.len() != 1 || action.as_bytes()[0] != self.action {
             return Ok(Parsed::Record);
         }
         let rwbs = f[6];

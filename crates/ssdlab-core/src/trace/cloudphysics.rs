@@ -1,7 +1,10 @@
 //! CloudPhysics VMware block trace as CSV (libCacheSim `cloudPhysicsIO.csv`):
 //! header `version,time,op,size,lbn`.
 //!
-//! time in µs; op = SCSI opcode in hex (`28`/`2a` READ(10)/WRITE(10), `08`/`0a` READ(6)/
+//! time in whole seconds (the CSV is derived from the `vscsi` binary form of the same
+//! trace, whose µs stamps it divides by 1,000,000: `cloudPhysicsIO.csv` and
+//! `cloudPhysicsIO.vscsi` agree record for record on op, size and lbn, and the CSV time is
+//! the vscsi time / 10⁶ rounded down); op = SCSI opcode in hex (`28`/`2a` READ(10)/WRITE(10), `08`/`0a` READ(6)/
 //! WRITE(6), `88`/`8a` READ(16)/WRITE(16), `a8`/`aa` READ(12)/WRITE(12); an optional `0x`
 //! prefix is accepted); size in bytes; lbn in 512-byte sectors. Other opcodes are malformed
 //! records. The trace has no device column: dev = 0.
@@ -48,7 +51,7 @@ impl Parser {
         let op = scsi_op(f[2])?;
         let len = uint(f[3], "field 4 (size)")?;
         let lbn = uint(f[4], "field 5 (lbn)")?;
-        request(t, op, scale(lbn, 512, "lbn")?, len, 0)
+        request(t * 1e6, op, scale(lbn, 512, "lbn")?, len, 0)
     }
 }
 
@@ -66,7 +69,7 @@ mod tests {
         };
         assert_eq!(
             (r.op, r.offset_bytes, r.len_bytes, r.time_us),
-            (Op::Write, 42932745 * 512, 512, 5633898.0)
+            (Op::Write, 42932745 * 512, 512, 5633898e6)
         );
         for (code, op) in [
             ("28", Op::Read),

@@ -18,6 +18,10 @@
 //!   are integers and the largest is ≥ 1,000,000 → `mqsim` (ns); if all are integers below
 //!   1,000 → `disksim`; otherwise (integers between 1,000 and 1,000,000) it is ambiguous.
 //! * `generic` is never detected (it needs a column spec).
+//! * `vscsi` (binary, no magic) is recognised before the text probes when the first 160
+//!   bytes hold at least one complete vscsi record and every complete record among them has
+//!   the version of the first (`ver` high byte 1 at bytes 14-15, or 2 at bytes 2-3, with the
+//!   NUL high byte of `cmd` next to it) and a SCSI READ or WRITE opcode.
 //!
 //! One candidate → that format. Several → `SimError::Invalid` naming the candidates and
 //! asking for an explicit format. None → `SimError::Invalid` listing the supported
@@ -31,13 +35,15 @@ use ruzstd::frame::ReadFrameHeaderError;
 use ruzstd::frame_decoder::{BlockDecodingStrategy, FrameDecoder, FrameDecoderError};
 
 use super::fields::Parsed;
-use super::{cloudphysics, systor, Format, TextParser, BINARY_MAGIC};
+use super::{cloudphysics, systor, vscsi, Format, TextParser, BINARY_MAGIC};
 use crate::error::{Result, SimError};
 
 /// Buffer between the (decompressed) stream and the line reader.
 pub(crate) const READ_BUF: usize = 1 << 20;
 /// Buffer for compressed input.
 const COMPRESSED_BUF: usize = 256 << 10;
+/// Bytes checked for vscsi records (four version-2 or five version-1 records).
+const VSCSI_PROBE_BYTES: usize = 160;
 /// Non-empty, non-comment lines sampled for detection.
 pub(crate) const SAMPLE_LINES: usize = 200;
 /// At most this many decompressed bytes are read for the sample.
@@ -179,7 +185,7 @@ impl<R: BufRead> Read for ZstdReader<R> {
 }
 
 /// The formats auto-detection tries, in report order.
-const DETECTABLE: [Format; 10] = [
+const DETECTABLE: [Format; 11] = [
     Format::Msr,
     Format::Umass,
     Format::Blkparse,
@@ -187,6 +193,7 @@ const DETECTABLE: [Format; 10] = [
     Format::Mqsim,
     Format::Blkreplay,
     Format::Tencent,
+    Format::Alibaba,
     Format::Systor,
     Format::Cloudphysics,
     Format::Wiscsee,
@@ -309,7 +316,7 @@ fn detect_sample(sample: &[SampleLine]) -> std::result::Result<Format, String> {
     if sample.is_empty() {
         return Err(format!(
             "holds no record to detect the format from; pass the format explicitly (`--format`, \
-             option `format`; supported: {}, generic, binary)",
+             option `format`; supported: {}, vscsi, generic, binary)",
             supported_list()
         ));
     }
@@ -349,7 +356,7 @@ fn detect_sample(sample: &[SampleLine]) -> std::result::Result<Format, String> {
             Err(format!(
                 "cannot detect the trace format: no supported format accepts the first {} lines \
                  (first line {}{binary}){closest}. Supported formats: {}, generic (needs a column spec), \
-                 binary. Pass the format explicitly (`--format`, option `format`)",
+                 vscsi, binary. Pass the format explicitly (`--format`, option `format`)",
                 sample.len(),
                 super::fields::show(first),
                 supported_list(),
@@ -374,6 +381,17 @@ pub fn detect(path: &Path) -> Result<Format> {
     if head.starts_with(BINARY_MAGIC) {
         return Ok(Format::Binary);
     }
+    // vscsi has no magic: its first records (NUL bytes at fixed places, which no text line
+    // holds) must all carry the version of the first and a READ/WRITE opcode.
+    let mut first = Vec::with_capacity(VSCSI_PROBE_BYTES);
+    (&mut input)
+        .take(VSCSI_PROBE_BYTES as u64)
+        .read_to_end(&mut first)
+        .map_err(|e| SimError::io(name.as_str(), e))?;
+    if vscsi::looks_like(&first) {
+        return Ok(Format::Vscsi);
+    }
+    let mut input = Cursor::new(first).chain(input);
     let sample = read_sample(&mut input, &name)?;
     detect_sample(&sample).map_err(|m| SimError::Invalid(format!("{name}: {m}")))
 }
@@ -400,6 +418,7 @@ mod tests {
             ("11413000 0 657728 16 1\n11565000 1 31244784 64 1\n", Format::Mqsim),
             ("licence\nstart ; sector; length ; op\n 0.0 ; 1 ; 8 ; W ; 0.0\n", Format::Blkreplay),
             ("1538323200,100,8,1,1063\n", Format::Tencent),
+            ("12,W,8192,4096,1577808000000123\n3,r,0,512,1577808000000200\n", Format::Alibaba),
             ("Timestamp,Response,IOType,LUN,Offset,Size\n1.5,0.1,R,0,4096,4096\n", Format::Systor),
             ("version,time,op,size,lbn\n1,5633898,2a,512,42932745\n", Format::Cloudphysics),
             ("39949 D read 299008 4096 0.000000000 0 False\n0 C read 299008 4096 0.1 0.1 False\n", Format::Wiscsee),

@@ -31,7 +31,10 @@ pub struct TraceInfo {
     pub devices: u64,
     /// Malformed records skipped (skip_invalid).
     pub skipped: u64,
-    /// Time of the first and the last request in file order (0.0 when none).
+    /// Requests replayed out of time order: blkparse requests that came later than its
+    /// reorder window could repair (`TraceReader::late`); 0 for the other formats.
+    pub late: u64,
+    /// Time of the first and the last request in replay order (0.0 when none).
     pub first_time_us: f64,
     pub last_time_us: f64,
 }
@@ -113,6 +116,7 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
         seq as f64 / ti.writes as f64
     };
     ti.skipped = rd.skipped();
+    ti.late = rd.late();
     Ok(ti)
 }
 

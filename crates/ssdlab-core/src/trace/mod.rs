@@ -16,8 +16,10 @@
 //! | `mqsim` | MQSim ASCII (time in ns) | devno |
 //! | `blkreplay` | blkreplay `.load` files | 0 |
 //! | `tencent` | SNIA Tencent CBS CSV | volume id |
+//! | `alibaba` | Alibaba Cloud block-trace CSV | device_id |
 //! | `systor` | SYSTOR'17 CSV | LUN |
 //! | `cloudphysics` | libCacheSim CloudPhysics CSV | 0 |
+//! | `vscsi` | CloudPhysics vscsi binary records (versions 1 and 2) | 0 |
 //! | `wiscsee` | WiscSee ftlsim event text | 0 |
 //! | `generic` | any delimited text, columns named by a [`GenericSpec`] | optional column |
 //! | `binary` | the compact cache written by [`convert`] | stored |
@@ -26,8 +28,11 @@
 //! re-based to the Unix epoch (µs since 1970) when they are later than 1970, which keeps
 //! sub-microsecond resolution in an `f64`; smaller (synthetic) stamps are only divided by 10.
 //!
+//! Every format is described variant by variant in `docs/traces.md`.
+//!
 //! In every text format empty lines and lines starting with `#` are ignored.
 
+mod alibaba;
 mod binary;
 mod blkparse;
 mod blkreplay;
@@ -42,6 +47,7 @@ mod msr;
 mod systor;
 mod tencent;
 mod umass;
+mod vscsi;
 mod wiscsee;
 
 use std::io::{BufRead, Read};
@@ -69,14 +75,16 @@ pub enum Format {
     Mqsim,
     Blkreplay,
     Tencent,
+    Alibaba,
     Systor,
     Cloudphysics,
+    Vscsi,
     Wiscsee,
     Generic,
     Binary,
 }
 
-const ALL_FORMATS: [Format; 12] = [
+const ALL_FORMATS: [Format; 14] = [
     Format::Msr,
     Format::Umass,
     Format::Blkparse,
@@ -84,8 +92,10 @@ const ALL_FORMATS: [Format; 12] = [
     Format::Mqsim,
     Format::Blkreplay,
     Format::Tencent,
+    Format::Alibaba,
     Format::Systor,
     Format::Cloudphysics,
+    Format::Vscsi,
     Format::Wiscsee,
     Format::Generic,
     Format::Binary,
@@ -102,6 +112,8 @@ impl Format {
             Format::Mqsim => "mqsim",
             Format::Blkreplay => "blkreplay",
             Format::Tencent => "tencent",
+            Format::Alibaba => "alibaba",
+            Format::Vscsi => "vscsi",
             Format::Systor => "systor",
             Format::Cloudphysics => "cloudphysics",
             Format::Wiscsee => "wiscsee",
@@ -150,7 +162,8 @@ impl Format {
             }
             Format::Blkparse => {
                 "blkparse default output `maj,min cpu seq time_s pid action rwbs sector + nsectors \
-                 [process]` (action Q, D or C is replayed; rwbs with D = discard, W = write, R = read)"
+                 [process]` (action Q, D or C is replayed, every other action skipped; rwbs with \
+                 D = discard, W = write, R = read; put back in time order within 65,536 requests)"
             }
             Format::Disksim => {
                 "DiskSim ASCII `time_ms devno start_sector size_sectors flags` (whitespace-separated; \
@@ -169,12 +182,22 @@ impl Format {
                 "Tencent CBS `timestamp_s,offset_sectors,size_sectors,iotype,volume_id` (512-byte \
                  sectors; iotype 0 = read, 1 = write)"
             }
+            Format::Alibaba => {
+                "Alibaba block trace `device_id,opcode,offset,length,timestamp` (opcode R|W; offset \
+                 and length in bytes; timestamp in µs; optional `device_id,...` header line)"
+            }
+            Format::Vscsi => {
+                "CloudPhysics vscsi binary: little-endian records, version 1 (32 bytes: sn u32, len \
+                 u32, nSG u32, cmd u16, ver u16 = 0x01xx, lbn u64, ts u64) or version 2 (40 bytes: \
+                 cmd u16, ver u16 = 0x02xx, sn u32, len u32, nSG u32, lbn u64, ts u64, rt u64); len \
+                 in bytes, lbn in 512-byte sectors, ts in µs, cmd = SCSI READ/WRITE opcode"
+            }
             Format::Systor => {
                 "SYSTOR'17 CSV `Timestamp,Response,IOType,LUN,Offset,Size` (header line; Timestamp \
                  in Unix seconds; IOType R|W; Offset and Size in bytes)"
             }
             Format::Cloudphysics => {
-                "CloudPhysics CSV `version,time,op,size,lbn` (header line; time in µs; op = SCSI \
+                "CloudPhysics CSV `version,time,op,size,lbn` (header line; time in seconds; op = SCSI \
                  opcode in hex: 28/08/88/a8 read, 2a/0a/8a/aa write; size in bytes; lbn in 512-byte \
                  sectors)"
             }
@@ -192,7 +215,7 @@ impl Format {
     }
 
     pub(crate) fn is_text(&self) -> bool {
-        !matches!(self, Format::Binary)
+        !matches!(self, Format::Binary | Format::Vscsi)
     }
 }
 
@@ -228,6 +251,7 @@ pub(crate) enum TextParser {
     Mqsim(mqsim::Parser),
     Blkreplay(blkreplay::Parser),
     Tencent(tencent::Parser),
+    Alibaba(alibaba::Parser),
     Systor(systor::Parser),
     Cloudphysics(cloudphysics::Parser),
     Wiscsee(wiscsee::Parser),
@@ -250,13 +274,14 @@ impl TextParser {
             Format::Mqsim => TextParser::Mqsim(mqsim::Parser),
             Format::Blkreplay => TextParser::Blkreplay(blkreplay::Parser::default()),
             Format::Tencent => TextParser::Tencent(tencent::Parser),
+            Format::Alibaba => TextParser::Alibaba(alibaba::Parser),
             Format::Systor => TextParser::Systor(systor::Parser),
             Format::Cloudphysics => TextParser::Cloudphysics(cloudphysics::Parser),
             Format::Wiscsee => TextParser::Wiscsee(wiscsee::Parser),
             Format::Generic => TextParser::Generic(Box::new(generic::Parser::new(
                 generic.expect("generic spec checked by the caller").clone(),
             ))),
-            Format::Binary => unreachable!("binary is not a text format"),
+            Format::Binary | Format::Vscsi => unreachable!("not a text format"),
         }
     }
 
@@ -271,6 +296,7 @@ impl TextParser {
             TextParser::Mqsim(p) => p.parse(line),
             TextParser::Blkreplay(p) => p.parse(line),
             TextParser::Tencent(p) => p.parse(line),
+            TextParser::Alibaba(p) => p.parse(line),
             TextParser::Systor(p) => p.parse(line),
             TextParser::Cloudphysics(p) => p.parse(line),
             TextParser::Wiscsee(p) => p.parse(line),
@@ -362,12 +388,81 @@ impl TextSource {
 enum Source {
     Text(TextSource),
     Binary(binary::BinaryReader),
+    Vscsi(vscsi::VscsiReader),
+}
+
+/// Requests the blkparse reader holds to put events of several CPUs back in time order.
+pub const REORDER_WINDOW: usize = 1 << 16;
+
+/// A request waiting in the reorder window; the heap's top is the earliest (then the first
+/// read, so equal times keep their file order).
+struct Pending(Request, u64);
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.time_us
+            .total_cmp(&self.0.time_us)
+            .then_with(|| o.1.cmp(&self.1))
+    }
+}
+
+/// Bounded time-order repair: at most `window` requests are held; the earliest is
+/// released when the window is full and the rest at the end of the input (or before an
+/// error, which comes after them).
+struct Reorder {
+    heap: std::collections::BinaryHeap<Pending>,
+    window: usize,
+    seq: u64,
+    last: f64,
+    late: u64,
+    ended: bool,
+    err: Option<SimError>,
+}
+
+impl Reorder {
+    fn new(window: usize) -> Reorder {
+        Reorder {
+            heap: std::collections::BinaryHeap::new(),
+            window: window.max(1),
+            seq: 0,
+            last: f64::NEG_INFINITY,
+            late: 0,
+            ended: false,
+            err: None,
+        }
+    }
+    fn pop(&mut self) -> Option<Request> {
+        let Pending(r, _) = self.heap.pop()?;
+        if r.time_us < self.last {
+            self.late += 1;
+        } else {
+            self.last = r.time_us;
+        }
+        Some(r)
+    }
 }
 
 /// A streaming trace reader: an iterator of requests (or the first error).
 ///
 /// After an error the iterator is exhausted. With `skip_invalid`, malformed records are
 /// counted ([`TraceReader::skipped`]) instead of ending the iteration.
+///
+/// blkparse requests are released in time order through a window of [`REORDER_WINDOW`]
+/// requests (events of several CPUs may be out of order in the file). A request earlier
+/// than one already released is released at once and counted by [`TraceReader::late`].
+/// Requests read before a malformed record are all released before its error. Every other
+/// format is replayed in file order.
 pub struct TraceReader {
     format: Format,
     file: String,
@@ -378,6 +473,7 @@ pub struct TraceReader {
     line: u64,
     done: bool,
     src: Source,
+    reorder: Option<Reorder>,
 }
 
 impl TraceReader {
@@ -394,17 +490,29 @@ impl TraceReader {
         self.first_skipped.clone()
     }
     /// Current line number (1-based line of the last record read; for the binary format,
-    /// the record number).
+    /// the record number). For blkparse the reader reads ahead (see [`REORDER_WINDOW`]).
     pub fn line(&self) -> u64 {
         self.line
     }
-}
+    /// Requests released out of time order so far: blkparse requests that came later than
+    /// the reorder window could repair (always 0 for the other formats, which are not
+    /// reordered).
+    pub fn late(&self) -> u64 {
+        self.reorder.as_ref().map_or(0, |r| r.late)
+    }
+    /// Like the reader [`open`] returns, with a reorder window of `window` requests
+    /// (blkparse only; for tests).
+    #[doc(hidden)]
+    pub fn with_reorder_window(mut self, window: usize) -> TraceReader {
+        if self.reorder.is_some() {
+            self.reorder = Some(Reorder::new(window));
+        }
+        self
+    }
 
-impl Iterator for TraceReader {
-    type Item = Result<Request>;
-
+    /// The next request in file order.
     #[inline]
-    fn next(&mut self) -> Option<Result<Request>> {
+    fn next_raw(&mut self) -> Option<Result<Request>> {
         if self.done {
             return None;
         }
@@ -412,6 +520,7 @@ impl Iterator for TraceReader {
             let step = match &mut self.src {
                 Source::Text(t) => t.step(&self.file, &mut self.line),
                 Source::Binary(b) => b.step(&self.file, &mut self.line),
+                Source::Vscsi(v) => v.step(&self.file, &mut self.line),
             };
             match step {
                 Step::Req(r) => {
@@ -450,6 +559,42 @@ impl Iterator for TraceReader {
                     self.done = true;
                     return Some(Err(e));
                 }
+            }
+        }
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<Request>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Request>> {
+        if self.reorder.is_none() {
+            return self.next_raw();
+        }
+        loop {
+            let ro = self.reorder.as_mut().expect("checked");
+            if ro.ended {
+                return match ro.pop() {
+                    Some(r) => Some(Ok(r)),
+                    None => ro.err.take().map(Err),
+                };
+            }
+            if ro.heap.len() >= ro.window {
+                return ro.pop().map(Ok);
+            }
+            let raw = self.next_raw();
+            let ro = self.reorder.as_mut().expect("checked");
+            match raw {
+                Some(Ok(r)) => {
+                    ro.heap.push(Pending(r, ro.seq));
+                    ro.seq += 1;
+                }
+                Some(Err(e)) => {
+                    ro.ended = true;
+                    ro.err = Some(e);
+                }
+                None => ro.ended = true,
             }
         }
     }
@@ -499,6 +644,13 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
             )));
         }
         Source::Binary(binary::BinaryReader::new(input, &file)?)
+    } else if format == Format::Vscsi {
+        if is_binary {
+            return Err(SimError::Invalid(format!(
+                "{file}: is an ssdlab binary trace cache, not a vscsi trace; use format `binary` or auto-detection"
+            )));
+        }
+        Source::Vscsi(vscsi::VscsiReader::new(input))
     } else {
         if is_binary {
             return Err(SimError::Invalid(format!(
@@ -525,6 +677,7 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
         first_skipped: None,
         line: 0,
         done: false,
+        reorder: (format == Format::Blkparse).then(|| Reorder::new(REORDER_WINDOW)),
         src,
     })
 }

@@ -1,6 +1,8 @@
 //! SNIA Tencent CBS block traces: `timestamp_s,offset_sectors,size_sectors,iotype,volume_id`.
 //!
 //! 512-byte sectors; iotype 0 = read, 1 = write; dev = volume_id. Extra fields are ignored.
+//! The published files have no header; a header line whose first field is `timestamp`
+//! (any case) is skipped all the same.
 
 use super::fields::{num, request, scale, show, split_fields, too_few, uint, uint32, LineResult};
 use crate::request::Op;
@@ -11,6 +13,9 @@ impl Parser {
     #[inline]
     pub(crate) fn parse(&mut self, line: &str) -> LineResult {
         let (f, n) = split_fields::<5>(line, ',');
+        if f[0].eq_ignore_ascii_case("timestamp") {
+            return Ok(super::fields::Parsed::Other);
+        }
         if n < 5 {
             return Err(too_few(line, Some(','), 5));
         }
