@@ -169,3 +169,15 @@ def test_sweep_study_expands_traces_and_rejects_unknown_placeholders(tmp_path, c
         2,
         f"ssdlab: error: {study}: unknown placeholder `{{trace}}` in '{{trace}}/t.csv' (known: {{traces}})\n",
     )
+
+
+def test_compare_prints_each_runs_warnings(tmp_path, capsys):
+    code, _, err = run_cli(
+        capsys, "compare", *SMALL_SET, "--vary", "buffer.bytes=6000,4MiB", "--quiet", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 0
+    assert err.splitlines() == [
+        "warning: buffer.bytes=6000: buffer.bytes = 6,000 bytes is rounded down to 1 pages = 4,096 bytes",
+        "warning: buffer.bytes=4MiB: the buffer (1,024 pages) is as large as the device (512 logical pages): "
+        "every write can stay in it",
+    ]
