@@ -57,7 +57,7 @@ def test_decimal_size_and_rounding_are_warned(capsys):
     assert res.config["buffer"]["bytes"] == 15_998_976
     code, _, err = run_cli(capsys, "run", *SMALL_SET, "--set", "buffer.bytes=6000")
     assert code == 0
-    assert err == "warning: buffer.bytes = 6,000 bytes is rounded down to 1 pages = 4,096 bytes\n"
+    assert err == "warning: buffer.bytes = 6,000 bytes is rounded down to 1 page = 4,096 bytes\n"
 
 
 def test_buffer_as_large_as_the_device_is_warned():
@@ -177,7 +177,7 @@ def test_compare_prints_each_runs_warnings(tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     assert err.splitlines() == [
-        "warning: buffer.bytes=6000: buffer.bytes = 6,000 bytes is rounded down to 1 pages = 4,096 bytes",
+        "warning: buffer.bytes=6000: buffer.bytes = 6,000 bytes is rounded down to 1 page = 4,096 bytes",
         "warning: buffer.bytes=4MiB: the buffer (1,024 pages) is as large as the device (512 logical pages): "
         "every write can stay in it",
     ]

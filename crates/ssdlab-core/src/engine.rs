@@ -833,9 +833,10 @@ fn resolve(
         let asked = cfg.buffer.bytes.0;
         if !asked.is_multiple_of(page_bytes) {
             warnings.push(format!(
-                "buffer.bytes = {} bytes is rounded down to {} pages = {} bytes",
+                "buffer.bytes = {} bytes is rounded down to {} page{} = {} bytes",
                 g(asked),
                 g(buffer_pages),
+                if buffer_pages == 1 { "" } else { "s" },
                 g(buffer_pages * page_bytes)
             ));
         }

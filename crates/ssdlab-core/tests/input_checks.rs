@@ -53,9 +53,7 @@ fn buffer_as_large_as_the_device_is_warned() {
 
 #[test]
 fn path_with_a_synthetic_kind_is_an_error() {
-    let e = error(
-        &format!("{SMALL}").replace("kind = \"uniform\"", "kind = \"uniform\"\npath = \"t.csv\""),
-    );
+    let e = error(&SMALL.replace("kind = \"uniform\"", "kind = \"uniform\"\npath = \"t.csv\""));
     assert_eq!(
         e,
         "config field `workload.path`: is set but workload.kind = \"uniform\"; set workload.kind = \"trace\" to replay the trace"
