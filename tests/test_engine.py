@@ -182,7 +182,7 @@ def test_unknown_component_lists_valid():
 
 
 def test_unknown_key_lists_valid():
-    with pytest.raises(SsdlabError, match=r"ftl.victim.*expected one of"):
+    with pytest.raises(SsdlabError, match=r"ftl.victim`: unknown key; valid: kind, gc, gc_free_blocks"):
         ssdlab.simulate({"ftl": {"victim": "greedy"}})
 
 

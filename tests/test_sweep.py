@@ -117,7 +117,8 @@ def test_study_errors_name_the_table_key_or_cell(tmp_path):
         load_study({"axes": {"op": [0.1]}})
     # invalid configuration keys and values are caught before anything runs, naming the cell
     with pytest.raises(
-        StudyError, match=r"cell 0 \(buffer.kind=\"lru\", buffer.bites=\"4MiB\"\).*unknown field `bites`"
+        StudyError,
+        match=r"cell 0 \(buffer.kind=\"lru\", buffer.bites=\"4MiB\"\).*unknown key; did you mean `buffer.bytes`\?",
     ):
         expand_study({"base": TINY, "axes": {"buffer.kind": ["lru"], "buffer.bites": ["4MiB", "1MiB"]}})
     with pytest.raises(StudyError, match=r"cell 0 \(device.op=0\).*must be > 0"):
@@ -197,12 +198,16 @@ requests = 2000
 footprint_bytes = "64MiB"
 [base.buffer]
 bytes = "1MiB"
-[axes]
+[[grid]]
+[grid.axes]
 "buffer.kind" = ["none", "lru"]
-[[zip]]
-"workload.kind" = ["uniform", "trace"]
-"workload.path" = ["hm0.csv", "hm0.csv"]
-"workload.address_map" = ["none", "compact"]
+"workload.kind" = ["uniform"]
+[[grid]]
+[grid.axes]
+"buffer.kind" = ["none", "lru"]
+"workload.kind" = ["trace"]
+"workload.path" = ["hm0.csv"]
+"workload.address_map" = ["compact"]
 """,
     )
     out = tmp_path / "out"
@@ -242,8 +247,11 @@ bytes = "1MiB"
 def test_failing_cells_are_stored_and_retried(tmp_path):
     study = {
         "base": {**TINY, "device": {"logical_bytes": "64MiB"}},
-        "axes": {"device.op": [0.001, 0.1]},
-        "zip": [{"workload.kind": ["uniform", "trace"], "workload.path": ["unused.csv", "missing.csv"]}],
+        # A trace path only with kind = "trace" (with another kind it is an error): two grids.
+        "grid": [
+            {"axes": {"device.op": [0.001, 0.1], "workload.kind": ["uniform"]}},
+            {"axes": {"device.op": [0.001, 0.1], "workload.kind": ["trace"], "workload.path": ["missing.csv"]}},
+        ],
     }
     out = tmp_path / "out"
     s = run_sweep(study, out, base_dir=tmp_path, progress=False)
@@ -254,7 +262,7 @@ def test_failing_cells_are_stored_and_retried(tmp_path):
     failed = ssdlab.load_results(out, status="failed")
     assert len(failed) == 3
     errors = dict(zip(failed["cell"], failed["error"], strict=True))
-    assert "device.op" in errors[0] and "device.op" in errors[1]
+    assert "device.op" in errors[0] and "device.op" in errors[2]
     assert "missing.csv" in errors[3] and "No such file" in errors[3]
     # a failed cell keeps its input configuration, resolved: "auto" next to numbers
     df = ssdlab.load_results(out)
@@ -268,7 +276,7 @@ def test_failing_cells_are_stored_and_retried(tmp_path):
 
     # a cell that failed once and then succeeds appears once, as ok
     ok_cell = next(
-        c for c in expand_study(study, base_dir=tmp_path) if c.values["workload.kind"] == "uniform" and c.index == 2
+        c for c in expand_study(study, base_dir=tmp_path) if c.values["workload.kind"] == "uniform" and c.index == 1
     )
     other = tmp_path / "other"
     store = ResultStore(other, create=True)

@@ -37,15 +37,25 @@ class Config:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Config:
+        """Read a TOML file. Unknown keys and wrong types are errors naming the file and line; a
+        relative `workload.path` is taken relative to the file's folder."""
         p = Path(path)
         try:
             text = p.read_text()
         except OSError as e:
             raise SsdlabError(f"{p}: {e.strerror or e}") from None
         try:
-            return cls(tomllib.loads(text))
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise SsdlabError(f"{p}: {e}") from None
+        # Checked here, where the text is at hand, so that errors can name the line.
+        _core.check_config_file(text, str(p))
+        workload = data.get("workload")
+        if isinstance(workload, dict) and isinstance(workload.get("path"), str):
+            trace = Path(workload["path"]).expanduser()
+            if not trace.is_absolute():
+                workload["path"] = str(p.parent / trace)
+        return cls(data)
 
     @classmethod
     def load(cls, config: ConfigLike) -> Config:

@@ -164,6 +164,13 @@ def cmd_compare(args) -> int:
     cells: list[tuple[dict, api.Config]] = [({}, base)]
     for key, values in vary:
         cells = [({**vals, key: v}, api.Config(c.to_dict()).set(key, v)) for vals, c in cells for v in values]
+    # Every combination is checked before any runs, so a bad value does not end a long comparison.
+    for vals, cfg in cells:
+        try:
+            cfg.resolved()
+        except SsdlabError as e:
+            label = " ".join(f"{k}={v}" for k, v in vals.items())
+            raise SsdlabError(f"{label}: {e}") from None
     metrics = args.metrics.split(",") if args.metrics else KEY_METRICS
     # With `--json -` standard output holds the JSON alone; everything else goes to stderr.
     text_out = sys.stderr if args.json == "-" else sys.stdout
@@ -173,6 +180,8 @@ def cmd_compare(args) -> int:
         if not args.quiet:
             print(f"running {label} ...", file=sys.stderr)
         res = _simulate(cfg, args.quiet)
+        for w in res.warnings:
+            print(f"warning: {label}: {w}", file=sys.stderr)
         if not results:
             print(describe.run_summary(res.config), file=text_out)
         results.append((label, vals, res))
@@ -319,7 +328,13 @@ def cmd_sweep(args) -> int:
 
     executor = args.executor or ("dask" if args.address else "local")
     s = run_sweep(
-        args.study, args.out, executor=executor, address=args.address, workers=args.workers, progress=not args.quiet
+        args.study,
+        args.out,
+        executor=executor,
+        address=args.address,
+        workers=args.workers,
+        progress=not args.quiet,
+        traces=args.traces,
     )
     where = f"{s.executor}, {s.workers} worker{'s' if s.workers != 1 else ''}" if s.workers else s.executor
     rows = [
@@ -433,6 +448,7 @@ def _add_sweep_parsers(sub) -> None:
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler (default: a local 127.0.0.1 cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--traces", metavar="DIR", help="what `{traces}` in the study stands for (default as reproduce)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.set_defaults(func=cmd_sweep)
 

@@ -113,13 +113,19 @@ class Study:
 # -- loading and checking a study ---------------------------------------------------------------
 
 
-def load_study(study: str | Path | Mapping | Study, base_dir: str | Path | None = None) -> Study:
+def load_study(
+    study: str | Path | Mapping | Study, base_dir: str | Path | None = None, traces: str | Path | None = None
+) -> Study:
     """Parse and check a study: a TOML path, a dict of the same shape, or a Study.
 
-    Relative `workload.path` values resolve against the study file's directory (for a dict:
-    `base_dir`, default the current directory)."""
+    `{traces}` in any string becomes the real-trace directory (`traces`, else as
+    `ssdlab.studies.traces_dir` finds it); another `{name}` is an error. Relative `workload.path`
+    values resolve against the study file's directory (for a dict: `base_dir`, default the
+    current directory)."""
     if isinstance(study, Study):
         return study
+    from .studies import _substitute, traces_dir
+
     text, source = None, None
     if isinstance(study, (str, Path)):
         source = Path(study)
@@ -139,6 +145,10 @@ def load_study(study: str | Path | Mapping | Study, base_dir: str | Path | None 
     else:
         raise TypeError(f"study must be a TOML path or a dict, not {type(study).__name__}")
     root = Path(os.path.abspath(base_dir if base_dir is not None else os.getcwd()))
+    try:
+        raw = _substitute(raw, {"traces": str(traces_dir(traces))})
+    except SsdlabError as e:
+        raise StudyError(f"{where}: {e}") from None
 
     unknown = [k for k in raw if k not in TOP_TABLES]
     if unknown:
@@ -640,6 +650,7 @@ def run_sweep(
     workers: int | None = None,
     progress: bool = True,
     base_dir: str | Path | None = None,
+    traces: str | Path | None = None,
 ) -> SweepSummary:
     """Run every cell of a study not already stored (status ok) in `out_dir`, storing each record
     as soon as it finishes (see ssdlab.store). Failed cells are stored as failed and re-run next time.
@@ -655,7 +666,7 @@ def run_sweep(
     if address and executor != "dask":
         raise StudyError("an address is only used with the dask executor")
     t0 = time.monotonic()
-    st = load_study(study, base_dir)
+    st = load_study(study, base_dir, traces)
     cells = expand_study(st)
     store = ResultStore(out_dir, create=True)
     store.clean_temps()

@@ -20,8 +20,18 @@ fn main() {
     let cfg = if path.ends_with(".json") {
         Config::from_json_str(&text)
     } else {
-        Config::from_toml_str(&text)
+        Config::from_toml_file(&text, &path)
     };
+    // A relative trace path is relative to the configuration file's folder, as in the CLI.
+    let cfg = cfg.map(|mut c| {
+        if let Some(p) = &c.workload.path {
+            let dir = std::path::Path::new(&path)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
+            c.workload.path = Some(dir.join(p).display().to_string());
+        }
+        c
+    });
     let start = std::time::Instant::now();
     match cfg.and_then(|c| ssdlab_core::simulate(&c, &mut NoProgress)) {
         Ok(r) => {

@@ -5,7 +5,7 @@
 use crate::error::{Result, SimError};
 use crate::registry;
 use crate::trace::GenericSpec;
-use crate::units::{check_power_of_two, Size, SECTOR_BYTES};
+use crate::units::{check_power_of_two, Size, SizeVisitor, SECTOR_BYTES};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -17,6 +17,9 @@ pub struct Config {
     pub ftl: FtlConfig,
     pub buffer: BufferConfig,
     pub run: RunConfig,
+    /// Warnings found while parsing (sizes with decimal units); `simulate` reports them.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -117,19 +120,30 @@ impl Serialize for Capacity {
 
 impl<'de> Deserialize<'de> for Capacity {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Size(Size),
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Capacity;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a size such as 16MiB, or \"auto\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Capacity, E> {
+                SizeVisitor.visit_u64(v).map(Capacity::Bytes)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Capacity, E> {
+                SizeVisitor.visit_i64(v).map(Capacity::Bytes)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<Capacity, E> {
+                SizeVisitor.visit_f64(v).map(Capacity::Bytes)
+            }
+            fn visit_str<E: serde::de::Error>(self, t: &str) -> std::result::Result<Capacity, E> {
+                if t.trim().eq_ignore_ascii_case("auto") {
+                    Ok(Capacity::Auto)
+                } else {
+                    SizeVisitor.visit_str(t).map(Capacity::Bytes)
+                }
+            }
         }
-        match Raw::deserialize(d)? {
-            Raw::Text(t) if t.trim().eq_ignore_ascii_case("auto") => Ok(Capacity::Auto),
-            Raw::Text(t) => crate::units::parse_size(&t)
-                .map(Capacity::Bytes)
-                .map_err(serde::de::Error::custom),
-            Raw::Size(s) => Ok(Capacity::Bytes(s.0)),
-        }
+        d.deserialize_any(V)
     }
 }
 
@@ -298,32 +312,137 @@ impl Default for RunConfig {
     }
 }
 
-/// A deserialisation error at a field path ("." = the whole document).
+/// A deserialisation error at a field path ("." = the whole document), in plain words.
 fn path_error(path: String, msg: String) -> SimError {
-    SimError::config(
-        if path == "." {
-            "<document>".to_string()
-        } else {
-            path
-        },
-        msg,
-    )
+    let path = if path == "." {
+        "<document>".to_string()
+    } else {
+        path
+    };
+    let msg = plain_words(&msg);
+    match unknown_key(&msg) {
+        Some((key, valid)) => {
+            let section = path.rsplit_once('.').map_or("", |(s, _)| s);
+            let msg = match nearest(key, &valid) {
+                Some(k) if section.is_empty() => format!("unknown key; did you mean `{k}`?"),
+                Some(k) => format!("unknown key; did you mean `{section}.{k}`?"),
+                None => format!("unknown key; valid: {}", valid.join(", ")),
+            };
+            SimError::config(path, msg)
+        }
+        None => SimError::config(path, msg),
+    }
+}
+
+/// serde's type names ("expected u64") as a user would say them.
+fn plain_words(msg: &str) -> String {
+    let mut m = msg.to_string();
+    for (from, to) in [
+        ("expected u64", "expected a whole number ≥ 0"),
+        ("expected u32", "expected a whole number ≥ 0"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+        ("invalid type: ", ""),
+        ("invalid value: ", ""),
+    ] {
+        m = m.replace(from, to);
+    }
+    m
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a`") as (x, [a, b]).
+fn unknown_key(msg: &str) -> Option<(&str, Vec<&str>)> {
+    let rest = msg.strip_prefix("unknown field `")?;
+    let (key, rest) = rest.split_once('`')?;
+    let valid = rest.split('`').skip(1).step_by(2).collect();
+    Some((key, valid))
+}
+
+/// The valid key closest to `key` by edit distance, if it is close enough to be a typo.
+pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    };
+    let (best, d) = valid
+        .iter()
+        .map(|v| (*v, distance(key, v)))
+        .min_by_key(|(_, d)| *d)?;
+    (d <= (key.chars().count() / 3).max(2)).then_some(best)
+}
+
+/// Sizes written with a decimal unit ("16MB"), found in the document's `*bytes` keys.
+fn decimal_size_warnings(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                decimal_size_warnings(x, &p, out);
+            }
+        }
+        serde_json::Value::String(t) if path.ends_with("bytes") => {
+            if let Some(note) = crate::units::decimal_unit_note(t) {
+                out.push(format!("{path} = {t} {note}"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 impl Config {
     /// Parse a TOML document.
     pub fn from_toml_str(text: &str) -> Result<Config> {
-        let de = toml::Deserializer::new(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            path_error(path, e.into_inner().message().to_string())
+        Self::toml(text).map_err(|(e, _)| e)
+    }
+
+    /// Parse a TOML file's text; errors start with `file:line:` where the line is known.
+    pub fn from_toml_file(text: &str, file: &str) -> Result<Config> {
+        Self::toml(text).map_err(|(e, span)| match span {
+            Some(at) => SimError::Invalid(format!("{file}:{}: {e}", line_of(text, at))),
+            None => SimError::Invalid(format!("{file}: {e}")),
         })
+    }
+
+    /// Parse TOML; an error comes with the byte offset it points at, when known.
+    fn toml(text: &str) -> std::result::Result<Config, (SimError, Option<usize>)> {
+        let de = toml::Deserializer::new(text);
+        let mut c: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let at = inner.span().map(|s| s.start);
+            (path_error(path, inner.message().to_string()), at)
+        })?;
+        if let Ok(v) = toml::from_str::<toml::Value>(text) {
+            if let Ok(json) = serde_json::to_value(v) {
+                decimal_size_warnings(&json, "", &mut c.warnings);
+            }
+        }
+        Ok(c)
     }
 
     /// Parse a JSON document (what the Python layer sends).
     pub fn from_json_str(text: &str) -> Result<Config> {
         let mut de = serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let mut c: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let msg = e.into_inner().to_string();
             // serde_json appends " at line L column C"; the field path is more useful here.
@@ -331,7 +450,11 @@ impl Config {
                 path,
                 msg.split(" at line ").next().unwrap_or("").to_string(),
             )
-        })
+        })?;
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+            decimal_size_warnings(&v, "", &mut c.warnings);
+        }
+        Ok(c)
     }
 
     pub fn to_json(&self) -> String {
@@ -346,6 +469,16 @@ impl Config {
             return Err(SimError::config(
                 "workload.path",
                 "kind = \"trace\" needs a trace path",
+            ));
+        }
+        // Otherwise the synthetic workload would run and the trace be ignored without a word.
+        if w.kind != "trace" && w.path.is_some() {
+            return Err(SimError::config(
+                "workload.path",
+                format!(
+                    "is set but workload.kind = \"{}\"; set workload.kind = \"trace\" to replay the trace",
+                    w.kind
+                ),
             ));
         }
         if let Some(f) = &w.format {

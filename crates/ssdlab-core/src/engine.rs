@@ -203,6 +203,14 @@ impl Source {
             Source::Synth(s) => s.next(),
         }
     }
+    /// Trace lines read so far (0 for a synthetic workload).
+    fn lines(&self) -> u64 {
+        match self {
+            Source::Trace(r) => r.line(),
+            Source::Pipelined(p) => p.line,
+            Source::Synth(_) => 0,
+        }
+    }
     fn position(&self) -> String {
         match self {
             Source::Trace(r) => format!("line {}", r.line()),
@@ -236,6 +244,8 @@ enum Msg {
     End {
         skipped: u64,
         first_skipped: Option<String>,
+        /// Lines read in all (the last request's line can be earlier).
+        lines: u64,
     },
 }
 
@@ -270,6 +280,7 @@ impl Pipelined {
                         let _ = tx.send(Msg::End {
                             skipped: reader.skipped(),
                             first_skipped: reader.first_skipped(),
+                            lines: reader.line(),
                         });
                         return;
                     }
@@ -309,8 +320,10 @@ impl Pipelined {
                 Ok(Msg::End {
                     skipped,
                     first_skipped,
+                    lines,
                 }) => {
                     self.done = true;
+                    self.line = lines;
                     self.skipped = skipped;
                     self.first_skipped = first_skipped;
                 }
@@ -370,6 +383,9 @@ struct Scan {
     max_end_bytes: u64,
     distinct_lbns: u64,
     footprint_pages: u64,
+    /// Trace lines read and the format they were read as.
+    lines: u64,
+    format: Option<&'static str>,
 }
 
 fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan> {
@@ -395,6 +411,8 @@ fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan> {
     }
     s.distinct_lbns = lbns.len() as u64;
     s.footprint_pages = pages.len() as u64;
+    s.lines = src.lines();
+    s.format = src.format_name();
     Ok(s)
 }
 
@@ -735,7 +753,11 @@ impl Sim {
 }
 
 /// Resolve "auto" and derived values; returns the resolved config, geometry and buffer pages.
-fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
+/// What was accepted but probably not meant goes into `warnings`.
+fn resolve(
+    cfg: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<(Config, Geometry, u64, Option<Scan>)> {
     let mut r = cfg.clone();
     let page_bytes = cfg.device.page_bytes.0;
     let ppb = cfg.device.pages_per_block;
@@ -749,15 +771,7 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
     };
     if let Some(s) = &scan {
         if s.requests == 0 {
-            return Err(SimError::Invalid(format!(
-                "trace {} has no requests{}",
-                cfg.workload.path.as_deref().unwrap_or(""),
-                if cfg.workload.device.is_some() {
-                    " for the selected workload.device"
-                } else {
-                    ""
-                }
-            )));
+            return Err(no_requests(cfg, s.lines, s.format));
         }
     }
     let logical_bytes = match cfg.device.logical_bytes {
@@ -814,10 +828,78 @@ fn resolve(cfg: &Config) -> Result<(Config, Geometry, u64, Option<Scan>)> {
         ));
     }
     r.buffer.bytes = crate::units::Size(buffer_pages * page_bytes);
+    let g = crate::units::grouped;
+    if cfg.buffer.kind != "none" && cfg.buffer.fraction.is_none() {
+        let asked = cfg.buffer.bytes.0;
+        if !asked.is_multiple_of(page_bytes) {
+            warnings.push(format!(
+                "buffer.bytes = {} bytes is rounded down to {} page{} = {} bytes",
+                g(asked),
+                g(buffer_pages),
+                if buffer_pages == 1 { "" } else { "s" },
+                g(buffer_pages * page_bytes)
+            ));
+        }
+    }
+    if cfg.buffer.kind != "none" && buffer_pages >= logical_pages {
+        warnings.push(format!(
+            "the buffer ({} pages) is as large as the device ({} logical pages): every write can stay in it",
+            g(buffer_pages),
+            g(logical_pages)
+        ));
+    }
+    // A whole-device fill followed by a trace that touches a sliver of it measures almost no GC
+    // (compact sizing already fits the device to the trace).
+    if let Some(s) = &scan {
+        if cfg.device.logical_bytes == Capacity::Auto
+            && cfg.workload.address_map != "compact"
+            && cfg.run.precondition == "fill"
+            && s.footprint_pages.saturating_mul(100) < logical_pages
+        {
+            let bytes = geo.logical_bytes() as f64;
+            let size = if bytes >= (1u64 << 30) as f64 {
+                format!("{:.1} GiB", bytes / (1u64 << 30) as f64)
+            } else {
+                format!("{:.1} MiB", bytes / (1u64 << 20) as f64)
+            };
+            warnings.push(format!(
+                "the trace writes {} pages, under 1% of the automatically sized device ({} pages = {size}, \
+                 sized from the highest address); set workload.address_map = \"compact\" to size the device \
+                 to the blocks the trace touches",
+                g(s.footprint_pages),
+                g(logical_pages),
+            ));
+        }
+    }
     if !is_trace {
         r.workload.seed = Some(seed_of(cfg));
     }
     Ok((r, geo, buffer_pages, scan))
+}
+
+/// The error for a trace that yielded no request: how much was read, as what, and what
+/// detection makes of the file when the format was declared.
+fn no_requests(cfg: &Config, lines: u64, format: Option<&str>) -> SimError {
+    let Some(path) = &cfg.workload.path else {
+        return SimError::Invalid("the workload has no requests".into());
+    };
+    if cfg.workload.device.is_some() {
+        return SimError::Invalid(format!(
+            "trace {path} has no requests for the selected workload.device"
+        ));
+    }
+    let format = format.unwrap_or("?");
+    let hint = match (&cfg.workload.format, trace::detect(Path::new(path))) {
+        (Some(_), Ok(f)) if f.name() != format => {
+            format!("; detection suggests format `{}`", f.name())
+        }
+        (Some(_), Err(_)) => "; detection recognises no format either".to_string(),
+        _ => String::new(),
+    };
+    SimError::Invalid(format!(
+        "trace {path} has no requests: read {} lines, none parsed as format `{format}`{hint}",
+        crate::units::grouped(lines)
+    ))
 }
 
 /// MemAvailable from /proc/meminfo, in bytes (None where unknown).
@@ -853,7 +935,8 @@ fn check_memory(geo: &Geometry, check: bool) -> Result<()> {
 /// Run one simulation.
 pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
     cfg.validate()?;
-    let (mut resolved, geo, buffer_pages, scan) = resolve(cfg)?;
+    let mut warnings = cfg.warnings.clone();
+    let (mut resolved, geo, buffer_pages, scan) = resolve(cfg, &mut warnings)?;
     // Show the padding policy actually used ("auto" = the buffer's default).
     resolved.buffer.padding = registry::resolved_padding(&resolved).to_string();
     let check = cfg.run.check_integrity;
@@ -925,7 +1008,6 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     let mut base = sim.snapshot();
     let mut done: u64 = 0;
     let mut skipped = 0u64;
-    let mut warnings = Vec::new();
     for pass in 0..resolved.run.repeat {
         if pass > 0 {
             src = open_source(&resolved)?;
@@ -956,17 +1038,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             }
         }
         if pass == 0 && done == 0 {
-            return Err(SimError::Invalid(match &resolved.workload.path {
-                Some(p) => format!(
-                    "trace {p} has no requests{}",
-                    if resolved.workload.device.is_some() {
-                        " for the selected workload.device"
-                    } else {
-                        ""
-                    }
-                ),
-                None => "the workload has no requests".into(),
-            }));
+            return Err(no_requests(&resolved, src.lines(), src.format_name()));
         }
     }
     if warmup >= done {

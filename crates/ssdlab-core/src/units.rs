@@ -112,22 +112,70 @@ impl serde::Serialize for Size {
 
 impl<'de> serde::Deserialize<'de> for Size {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(serde::Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Float(f64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Int(v) => Ok(Size(v)),
-            Raw::Float(v) if v >= 0.0 && v.fract() == 0.0 => Ok(Size(v as u64)),
-            Raw::Float(v) => Err(serde::de::Error::custom(format!(
-                "{v} is not a whole number of bytes"
-            ))),
-            Raw::Text(t) => parse_size(&t).map(Size).map_err(serde::de::Error::custom),
+        d.deserialize_any(SizeVisitor).map(Size)
+    }
+}
+
+/// Reads a size from an integer, a whole float or a string with a unit; the `expecting` text
+/// is what a wrong type's error says.
+pub(crate) struct SizeVisitor;
+
+impl serde::de::Visitor<'_> for SizeVisitor {
+    type Value = u64;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a size such as 16MiB")
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<u64, E> {
+        Ok(v)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<u64, E> {
+        u64::try_from(v)
+            .map_err(|_| E::custom(format!("{v} is negative; expected a size such as 16MiB")))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<u64, E> {
+        if v >= 0.0 && v.fract() == 0.0 && v <= u64::MAX as f64 {
+            Ok(v as u64)
+        } else {
+            Err(E::custom(format!("{v} is not a whole number of bytes")))
         }
     }
+    fn visit_str<E: serde::de::Error>(self, t: &str) -> std::result::Result<u64, E> {
+        parse_size(t).map_err(E::custom)
+    }
+}
+
+/// `n` with thousands separators: 15998976 -> "15,998,976".
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// For a size written with a decimal unit (KB, MB, GB, TB), what it means and the binary
+/// spelling the user probably wanted: "is 16,000,000 bytes (decimal); did you mean 16MiB?".
+pub fn decimal_unit_note(text: &str) -> Option<String> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic())?;
+    let (num, unit) = t.split_at(split);
+    let binary = match unit.trim().to_ascii_lowercase().as_str() {
+        "kb" => "KiB",
+        "mb" => "MiB",
+        "gb" => "GiB",
+        "tb" => "TiB",
+        _ => return None,
+    };
+    let bytes = parse_size(t).ok()?;
+    Some(format!(
+        "is {} bytes (decimal); did you mean {}{binary}?",
+        grouped(bytes),
+        num.trim()
+    ))
 }
 
 /// Split a byte range into (LPN, sector mask) page accesses.
@@ -182,6 +230,18 @@ mod tests {
             .unwrap_err()
             .contains("unknown size unit"));
         assert!(parse_size("MiB").is_err());
+    }
+
+    #[test]
+    fn decimal_units_are_explained() {
+        assert_eq!(grouped(15_998_976), "15,998,976");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(
+            decimal_unit_note("16MB").as_deref(),
+            Some("is 16,000,000 bytes (decimal); did you mean 16MiB?")
+        );
+        assert_eq!(decimal_unit_note("16MiB"), None);
+        assert_eq!(decimal_unit_note("4096"), None);
     }
 
     #[test]

@@ -102,6 +102,13 @@ fn config_from_toml(text: &str) -> PyResult<String> {
     Ok(Config::from_toml_str(text).map_err(to_py)?.to_json())
 }
 
+/// Check a TOML configuration file's text; errors name `file:line` (unknown keys, wrong types).
+#[pyfunction]
+fn check_config_file(text: &str, file: &str) -> PyResult<()> {
+    Config::from_toml_file(text, file).map_err(to_py)?;
+    Ok(())
+}
+
 /// The default configuration, as JSON.
 #[pyfunction]
 fn default_config() -> String {
@@ -179,6 +186,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_from_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config_file, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;

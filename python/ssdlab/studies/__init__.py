@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import string
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,11 +139,18 @@ def _strings(value):
 
 
 def _substitute(value, names: dict):
+    """`{name}` placeholders in every string of a study file; an unknown one is an error (left
+    as written it would end up in a file name and fail far from here)."""
     if isinstance(value, str) and "{" in value:
         try:
-            return value.format(**names)
-        except (KeyError, IndexError, ValueError):
-            return value
+            fields = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
+        except ValueError as e:
+            raise SsdlabError(f"{value!r}: {e}") from None
+        for f in fields:
+            if f not in names:
+                known = ", ".join(f"{{{n}}}" for n in names)
+                raise SsdlabError(f"unknown placeholder `{{{f}}}` in {value!r} (known: {known})")
+        return value.format(**names)
     if isinstance(value, dict):
         return {k: _substitute(v, names) for k, v in value.items()}
     if isinstance(value, list):
