@@ -90,7 +90,10 @@ fn check_error(e: &SimError, file: &str) {
         }
         SimError::Io { path, .. } => assert_eq!(path, file, "{text}"),
         SimError::Invalid(_) => {
-            assert!(text.contains(file), "the error does not name the file: {text}")
+            assert!(
+                text.contains(file),
+                "the error does not name the file: {text}"
+            )
         }
         // About the reader options (which the target chooses), not the file.
         SimError::Config { .. } => {}

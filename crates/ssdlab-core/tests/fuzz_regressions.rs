@@ -87,7 +87,10 @@ fn assert_record_error(f: &Scratch, e: Option<SimError>, line: u64, what: &str) 
 /// record decoded to time -1.06e270 µs) was returned as a request.
 #[test]
 fn fuzz_binary_negative_time() {
-    let (f, n, e) = read(&binary(&[(1.0, 0, 4096, 0, 1), (-1.0, 0, 4096, 0, 1)]), None);
+    let (f, n, e) = read(
+        &binary(&[(1.0, 0, 4096, 0, 1), (-1.0, 0, 4096, 0, 1)]),
+        None,
+    );
     assert_eq!(n, 1);
     assert_record_error(&f, e, 2, "time -1 µs is not a finite non-negative number");
 }
@@ -133,4 +136,22 @@ fn fuzz_binary_bad_records_skipped() {
         .first_skipped()
         .unwrap()
         .starts_with(&format!("{}:1: ", f.name())));
+}
+
+/// fuzz target detect (timeout-054adcbc, a gzip stream): `trace info` walked the footprint of
+/// a write 64 pages at a time, so one record of ~2^64 bytes never finished (and grew a map
+/// without bound). The footprint is now a set of page runs.
+#[test]
+fn fuzz_info_huge_write_is_one_run() {
+    let huge = u64::MAX - 4096;
+    let text = format!("0,0,{huge},w,0.5\n0,8,4096,w,1.0\n1,0,4096,r,2.0\n");
+    let f = Scratch::new(text.as_bytes());
+    let opts = TraceOptions {
+        format: Some(Format::Umass),
+        ..Default::default()
+    };
+    let ti = trace::info(&f.0, &opts, 4096).unwrap();
+    assert_eq!((ti.requests, ti.writes, ti.reads), (3, 2, 1));
+    assert_eq!(ti.footprint_pages, (huge - 1) / 4096 + 1);
+    assert_eq!(ti.max_end_bytes, huge);
 }
