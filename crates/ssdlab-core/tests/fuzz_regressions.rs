@@ -155,3 +155,28 @@ fn fuzz_info_huge_write_is_one_run() {
     assert_eq!(ti.footprint_pages, (huge - 1) / 4096 + 1);
     assert_eq!(ti.max_end_bytes, huge);
 }
+
+/// Found while checking the fuzz targets' time oracle: every text reader converts its time
+/// stamp to µs by a multiplication, which turned a huge but finite stamp (1e308 s) into an
+/// infinite time. Such a record is now malformed, naming file:line.
+#[test]
+fn fuzz_text_time_overflow() {
+    let cases: &[(Format, &str)] = &[
+        (Format::Tencent, "1e308,100,8,1,1063\n"),
+        (Format::Umass, "0,1,512,w,1e308\n"),
+        (Format::Disksim, "1e308 5 174224064 16 1\n"),
+        (
+            Format::Systor,
+            "Timestamp,Response,IOType,LUN,Offset,Size\n1e308,0.1,R,0,0,4096\n",
+        ),
+        (Format::Blkparse, "  8,0 1 4 1e308 1 D W 0 + 8 [b]\n"),
+        (Format::Wiscsee, "1 D read 0 4096 1e308 0 False\n"),
+        (Format::Blkreplay, "1e308 ; 8 ; 8 ; W ; 0 ; 0\n"),
+    ];
+    for &(format, text) in cases {
+        let (f, n, e) = read(text.as_bytes(), Some(format));
+        assert_eq!(n, 0, "{format}");
+        let line = text.lines().count() as u64;
+        assert_record_error(&f, e, line, "overflows when converted to microseconds");
+    }
+}
