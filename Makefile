@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.deps-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null) Cargo.toml pyproject.toml
 BUILT   := $(VENV)/.built
 
-.PHONY: venv build run test test-rust test-python bench fmt lint clean
+.PHONY: venv build run test test-rust test-python bench fuzz fmt lint clean
 
 venv: $(STAMP)
 
@@ -37,6 +37,13 @@ bench: build
 	$(PY) benches/waf_table.py
 	$(PY) benches/bench.py
 	$(PY) benches/bench_sweep.py
+
+# Fuzz every trace reader, format detection and the config parser for FUZZ_SECONDS each
+# (nightly toolchain + `cargo install cargo-fuzz`; not part of `make test`; docs/fuzzing.md).
+FUZZ_SECONDS ?= 60
+FUZZ_TRACES  ?= $(wildcard ../shared/traces)
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TRACES=$(abspath $(FUZZ_TRACES)) fuzz/run.sh $(FUZZ_TARGETS)
 
 fmt:
 	cargo fmt --all

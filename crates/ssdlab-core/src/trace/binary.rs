@@ -183,8 +183,20 @@ impl BinaryReader {
                 ))
             }
         };
+        // The same bounds the text readers enforce: a hostile or corrupt cache must not feed
+        // the engine a NaN / negative time or a request whose end overflows.
+        if !(time_us.is_finite() && time_us >= 0.0) {
+            return Step::Bad(format!(
+                "time {time_us} µs is not a finite non-negative number"
+            ));
+        }
+        if offset_bytes.checked_add(len_bytes).is_none() {
+            return Step::Bad(format!(
+                "offset {offset_bytes} + size {len_bytes} bytes overflows 64 bits"
+            ));
+        }
         Step::Req(Request {
-            time_us,
+            time_us: time_us + 0.0,
             op,
             offset_bytes,
             len_bytes,

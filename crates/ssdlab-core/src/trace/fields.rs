@@ -155,7 +155,8 @@ pub(crate) fn scale(v: u64, unit: u64, what: &str) -> std::result::Result<u64, S
         .ok_or_else(|| format!("{what} {v} × {unit} bytes overflows 64 bits"))
 }
 
-/// Build a request, checking that offset + length does not overflow.
+/// Build a request, checking that offset + length does not overflow and that the time,
+/// once converted to µs, is still finite (a huge stamp times its unit overflows to ∞).
 #[inline]
 pub(crate) fn request(
     time_us: f64,
@@ -164,6 +165,9 @@ pub(crate) fn request(
     len_bytes: u64,
     dev: u32,
 ) -> LineResult {
+    if !time_us.is_finite() {
+        return Err("the time stamp overflows when converted to microseconds".to_string());
+    }
     if offset_bytes.checked_add(len_bytes).is_none() {
         return Err(format!(
             "offset {offset_bytes} + size {len_bytes} bytes overflows 64 bits"

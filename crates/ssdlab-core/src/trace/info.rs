@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use std::collections::BTreeMap;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::TraceOptions;
@@ -39,30 +41,36 @@ pub struct TraceInfo {
     pub last_time_us: f64,
 }
 
-/// A set of page numbers stored as 64-page bitmaps.
+/// A set of page numbers stored as disjoint, non-adjacent runs `first -> last` (inclusive).
+/// Memory and time grow with the number of runs, never with a request's size: one hostile
+/// record of 2^64 bytes is one run (a per-page or per-64-page structure would not finish).
 #[derive(Default)]
 struct PageSet {
-    words: FxHashMap<u64, u64>,
+    runs: BTreeMap<u64, u64>,
 }
 
 impl PageSet {
     /// Add pages `first..=last`.
     fn insert_range(&mut self, first: u64, last: u64) {
-        let mut p = first;
-        loop {
-            let word = p >> 6;
-            let lo = p & 63;
-            let hi = if last >> 6 == word { last & 63 } else { 63 };
-            let mask = (u64::MAX >> (63 - (hi - lo))) << lo;
-            *self.words.entry(word).or_insert(0) |= mask;
-            if last >> 6 == word {
-                break;
+        let (mut lo, mut hi) = (first, last);
+        // A run starting before `first` that reaches it (or ends just before it) is merged.
+        if let Some((&s, &e)) = self.runs.range(..=lo).next_back() {
+            if e.saturating_add(1) >= lo {
+                lo = s;
+                hi = hi.max(e);
             }
-            p = (word + 1) << 6;
         }
+        // Then every run starting inside, or just after, the new one.
+        while let Some((&s, &e)) = self.runs.range(lo..=hi.saturating_add(1)).next() {
+            self.runs.remove(&s);
+            hi = hi.max(e);
+        }
+        self.runs.insert(lo, hi);
     }
     fn len(&self) -> u64 {
-        self.words.values().map(|w| u64::from(w.count_ones())).sum()
+        self.runs.iter().fold(0u64, |n, (&s, &e)| {
+            n.saturating_add(e - s).saturating_add(1)
+        })
     }
 }
 
@@ -136,5 +144,33 @@ mod tests {
         let mut s = PageSet::default();
         s.insert_range(0, 63);
         assert_eq!(s.len(), 64);
+        // Adjacent and overlapping runs merge; the whole u64 range is one run.
+        let mut s = PageSet::default();
+        s.insert_range(10, 19);
+        s.insert_range(30, 39);
+        s.insert_range(20, 29);
+        assert_eq!((s.len(), s.runs.len()), (30, 1));
+        s.insert_range(5, 45);
+        s.insert_range(50, 50);
+        assert_eq!((s.len(), s.runs.len()), (42, 2));
+        s.insert_range(0, u64::MAX);
+        assert_eq!((s.len(), s.runs.len()), (u64::MAX, 1));
+    }
+
+    #[test]
+    fn page_set_matches_a_plain_set() {
+        let mut s = PageSet::default();
+        let mut plain = std::collections::BTreeSet::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let first = x % 500;
+            let last = first + (x >> 20) % 12;
+            s.insert_range(first, last);
+            plain.extend(first..=last);
+            assert_eq!(s.len(), plain.len() as u64);
+        }
     }
 }

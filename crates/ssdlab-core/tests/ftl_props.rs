@@ -1,0 +1,280 @@
+//! Property tests of the FTLs (`page`, `block`, `bast`, `fast`): after any sequence of
+//! single-page writes, multi-page units, whole-block units (padded or full, with or without
+//! filler) and trims, every LPN maps to its latest version and every block's valid count
+//! matches its pages (`Ftl::check_integrity`, run after every step).
+//!
+//! Cases default to 256 per FTL (≤ 200 steps each) with a fixed seed, so the suite is deterministic and fast;
+//! `PROPTEST_CASES=N` and `PROPTEST_RNG_SEED=S` override both (e.g. a longer local run:
+//! `PROPTEST_CASES=5000 cargo test -p ssdlab-core --test ftl_props`).
+
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+
+use ssdlab_core::ftl::bast::BastFtl;
+use ssdlab_core::ftl::block::BlockFtl;
+use ssdlab_core::ftl::fast::FastFtl;
+use ssdlab_core::ftl::hybrid::ModelStats;
+use ssdlab_core::ftl::page::PageFtl;
+use ssdlab_core::ftl::{Ftl, Shape, UnitPage};
+use ssdlab_core::gc::VictimPolicy;
+use ssdlab_core::nand::{Cause, Nand};
+use ssdlab_core::units::Geometry;
+
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        c.cases = 256;
+    }
+    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+        c.rng_seed = RngSeed::Fixed(0x55d1_ab00);
+    }
+    // The seed is fixed and a failure prints its shrunk input: no regression files.
+    c.failure_persistence = None;
+    c
+}
+
+/// One step of a run, in units the geometry resolves (`lbn` and offsets are taken modulo).
+#[derive(Clone, Debug)]
+enum Step {
+    /// One page.
+    Page { lbn: u64, offset: u32 },
+    /// A run of consecutive pages of one block.
+    Run { lbn: u64, start: u32, len: u32 },
+    /// A whole-block unit: the host pages of `mask` (bit i = offset i; an empty mask writes
+    /// offset 0), plus, when `pad`, a Pad copy of every other offset holding data.
+    /// Without `pad` it is sent as a whole block only when `mask` covers the block.
+    Group {
+        lbn: u64,
+        mask: u64,
+        pad: bool,
+        fill: bool,
+    },
+    /// Discard one page.
+    Trim { lbn: u64, offset: u32 },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    // Most traffic on a few hot blocks, so that logs fill and merges and GC happen.
+    let lbn = prop_oneof![0u64..3, any::<u64>()];
+    prop_oneof![
+        4 => (lbn.clone(), any::<u32>()).prop_map(|(lbn, offset)| Step::Page { lbn, offset }),
+        2 => (lbn.clone(), any::<u32>(), any::<u32>())
+            .prop_map(|(lbn, start, len)| Step::Run { lbn, start, len }),
+        2 => (lbn.clone(), any::<u64>(), any::<bool>(), any::<bool>())
+            .prop_map(|(lbn, mask, pad, fill)| Step::Group { lbn, mask, pad, fill }),
+        1 => (lbn, any::<u32>()).prop_map(|(lbn, offset)| Step::Trim { lbn, offset }),
+    ]
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec(step(), 1..200)
+}
+
+fn geo(ppb: u64, logical_blocks: u64, physical_blocks: u64) -> Geometry {
+    Geometry {
+        page_bytes: 4096,
+        pages_per_block: ppb,
+        logical_pages: logical_blocks * ppb,
+        physical_blocks,
+    }
+}
+
+/// Apply `steps` to `f`, checking the whole mapping after each one against the latest
+/// version of every LPN (0 = never written or trimmed).
+fn run(
+    f: &mut dyn Ftl,
+    nand: &mut Nand,
+    g: &Geometry,
+    streams: u32,
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
+    let ppb = g.pages_per_block as u32;
+    let lbns = g.logical_blocks();
+    let mut latest = vec![0u32; g.logical_pages as usize];
+    let mut version = 0u32;
+    for (i, s) in steps.iter().enumerate() {
+        let (lbn, host, pad, shape): (u64, Vec<u32>, bool, Shape) = match *s {
+            Step::Page { lbn, offset } => (lbn, vec![offset % ppb], false, Shape::Pages),
+            Step::Run { lbn, start, len } => {
+                let start = start % ppb;
+                let len = 1 + len % (ppb - start);
+                (lbn, (start..start + len).collect(), false, Shape::Pages)
+            }
+            Step::Group {
+                lbn,
+                mask,
+                pad,
+                fill,
+            } => {
+                let mut host: Vec<u32> = (0..ppb).filter(|o| mask >> o & 1 == 1).collect();
+                if host.is_empty() {
+                    host.push(0);
+                }
+                let shape = if pad || host.len() == ppb as usize {
+                    Shape::Block { fill }
+                } else {
+                    Shape::Pages
+                };
+                (lbn, host, pad, shape)
+            }
+            Step::Trim { lbn, offset } => {
+                let lpn = (lbn % lbns) * ppb as u64 + (offset % ppb) as u64;
+                f.trim(lpn);
+                latest[lpn as usize] = 0;
+                prop_assert!(
+                    !f.is_mapped(lpn),
+                    "step {i}: LPN {lpn} mapped after its trim"
+                );
+                if let Err(e) = f.check_integrity(&latest) {
+                    return Err(TestCaseError::fail(format!("step {i} ({s:?}): {e}")));
+                }
+                continue;
+            }
+        };
+        let lbn = lbn % lbns;
+        let first = lbn * ppb as u64;
+        let mut pages = Vec::new();
+        for o in 0..ppb {
+            let lpn = (first + o as u64) as usize;
+            if host.contains(&o) {
+                version += 1;
+                latest[lpn] = version;
+                pages.push(UnitPage {
+                    offset: o,
+                    version,
+                    cause: Cause::Host,
+                });
+            } else if pad && latest[lpn] != 0 {
+                // Padding re-writes the page's current data, read from flash.
+                prop_assert_eq!(
+                    f.version_of(lpn as u64),
+                    latest[lpn],
+                    "step {}: LPN {}",
+                    i,
+                    lpn
+                );
+                pages.push(UnitPage {
+                    offset: o,
+                    version: latest[lpn],
+                    cause: Cause::Pad,
+                });
+            }
+        }
+        let hint = version % streams.max(1);
+        if let Err(e) = f.write_unit(lbn, &pages, shape, hint, nand) {
+            return Err(TestCaseError::fail(format!("step {i} ({s:?}): write: {e}")));
+        }
+        if let Err(e) = f.check_integrity(&latest) {
+            return Err(TestCaseError::fail(format!("step {i} ({s:?}): {e}")));
+        }
+    }
+    for (lpn, &v) in latest.iter().enumerate() {
+        prop_assert_eq!(f.is_mapped(lpn as u64), v != 0, "LPN {}", lpn);
+        prop_assert_eq!(f.version_of(lpn as u64), v, "LPN {}", lpn);
+    }
+    Ok(())
+}
+
+/// Total erases reported by the FTL's counters equal the NAND's.
+fn erases_agree(f: &dyn Ftl, nand: &Nand) -> Result<(), TestCaseError> {
+    let erases: u64 = f
+        .counters()
+        .iter()
+        .filter(|(k, _)| k.starts_with("ftl.erases"))
+        .map(|x| x.1)
+        .sum();
+    if f.counters()
+        .iter()
+        .any(|(k, _)| k.starts_with("ftl.erases"))
+    {
+        prop_assert_eq!(erases, nand.counters.erases);
+    }
+    Ok(())
+}
+
+fn ppb() -> impl Strategy<Value = u64> {
+    prop_oneof![Just(2u64), Just(4), Just(8)]
+}
+
+fn model() -> impl Strategy<Value = ModelStats> {
+    prop_oneof![Just(ModelStats::Seed), Just(ModelStats::AllMerges)]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn page_ftl_keeps_latest_versions(
+        ppb in ppb(),
+        lbns in 1u64..8,
+        policy in prop_oneof![
+            Just(VictimPolicy::Greedy),
+            Just(VictimPolicy::CostBenefit),
+            Just(VictimPolicy::Fifo)
+        ],
+        streams in 1u32..3,
+        separate_gc in any::<bool>(),
+        // 0 = automatic; 1 is rejected by the configuration (GC needs a free block to copy
+        // into), so the FTL is only ever built with 0 or ≥ 2.
+        gc_free in prop_oneof![Just(0u64), 2u64..4],
+        extra in 0u64..3,
+        steps in steps(),
+    ) {
+        // The smallest pool the page FTL accepts, plus `extra` blocks.
+        let frontiers = streams as u64 + separate_gc as u64;
+        let threshold = if gc_free == 0 { frontiers + 2 } else { gc_free };
+        let g = geo(ppb, lbns, lbns + threshold + frontiers + 1 + extra);
+        let mut f = PageFtl::new(&g, policy, gc_free, streams, separate_gc, true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        run(&mut f, &mut n, &g, streams, &steps)?;
+    }
+
+    #[test]
+    fn block_ftl_keeps_latest_versions(
+        ppb in ppb(),
+        lbns in 1u64..8,
+        extra in 1u64..3,
+        steps in steps(),
+    ) {
+        let g = geo(ppb, lbns, lbns + extra);
+        let mut f = BlockFtl::new(&g, true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        run(&mut f, &mut n, &g, 1, &steps)?;
+        erases_agree(&f, &n)?;
+    }
+
+    #[test]
+    fn bast_ftl_keeps_latest_versions(
+        ppb in ppb(),
+        lbns in 1u64..8,
+        logs in 1u64..4,
+        single in any::<bool>(),
+        chain_limit in 1u32..4,
+        lookahead in 1u32..4,
+        model in model(),
+        steps in steps(),
+    ) {
+        let g = geo(ppb, lbns, lbns + logs + 1);
+        let variant = if single { "single" } else { "chain" };
+        let mut f =
+            BastFtl::new(&g, logs, variant, chain_limit, lookahead, model, true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        run(&mut f, &mut n, &g, 1, &steps)?;
+        erases_agree(&f, &n)?;
+    }
+
+    #[test]
+    fn fast_ftl_keeps_latest_versions(
+        ppb in ppb(),
+        lbns in 1u64..8,
+        logs in 2u64..6,
+        model in model(),
+        steps in steps(),
+    ) {
+        let g = geo(ppb, lbns, lbns + logs + 1);
+        let mut f = FastFtl::new(&g, logs, model, true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        run(&mut f, &mut n, &g, 1, &steps)?;
+        erases_agree(&f, &n)?;
+    }
+}
