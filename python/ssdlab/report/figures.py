@@ -122,11 +122,7 @@ def format_bytes(v: float) -> str:
     """1048576 -> "1 MiB", 1572864 -> "1.5 MiB", 512 -> "512 B"."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "nan"
-    v = float(v)
-    for unit, mult in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(v) >= mult:
-            return f"{v / mult:.4g} {unit}"
-    return f"{v:.4g} B"
+    return describe.size(float(v))
 
 
 def format_value(key: str, v: Any) -> str:
@@ -721,7 +717,7 @@ def samples_by(df, y: str, by: str | None = None) -> dict[str, np.ndarray]:
     }
 
 
-def _series_of(v):
+def series_of(v):
     """A cell's time series (DataFrame, {column: values} or its JSON) as a DataFrame, or None."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
@@ -756,7 +752,7 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
     Returns the Figure."""
     with style():
         ok = ok_rows(df, ["series"])
-        frames = [_series_of(v) for v in ok["series"]]
+        frames = [series_of(v) for v in ok["series"]]
         keep = [i for i, f in enumerate(frames) if f is not None]
         if not keep:
             raise ValueError("no cell has a time series: set run.sample_every in the study")

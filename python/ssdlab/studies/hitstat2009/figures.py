@@ -39,11 +39,8 @@ def _series(row):
     """A cell's sampled time series as a DataFrame (empty when it has none)."""
     import pandas as pd
 
-    raw = row.get("series") if hasattr(row, "get") else None
-    if raw is None or (isinstance(raw, float) and raw != raw):
-        return pd.DataFrame()
-    data = json.loads(raw) if isinstance(raw, str) else raw
-    return pd.DataFrame(data)
+    frame = F.series_of(row.get("series"))
+    return frame if frame is not None else pd.DataFrame()
 
 
 def _model_label(row):
