@@ -2,8 +2,8 @@
 //! Unknown keys are errors that list the valid ones; values are validated with the field named.
 //! The public section and key names are documented in docs/config.md.
 
-use crate::error::{Result, SimError};
-use crate::registry;
+use crate::error::{field_error, nearest, Result, SimError};
+use crate::params::Tables;
 use crate::trace::GenericSpec;
 use crate::units::{check_power_of_two, Size, SizeVisitor, SECTOR_BYTES};
 use serde::{Deserialize, Serialize};
@@ -17,13 +17,21 @@ pub struct Config {
     pub ftl: FtlConfig,
     pub buffer: BufferConfig,
     pub run: RunConfig,
+    /// GC policies' parameter tables, `[gc.<name>]` (the policy is chosen by `ftl.gc`).
+    #[serde(skip_serializing_if = "Tables::is_empty")]
+    pub gc: Tables,
+    /// Padding policies' parameter tables, `[padding.<name>]` (chosen by `buffer.padding`).
+    #[serde(skip_serializing_if = "Tables::is_empty")]
+    pub padding: Tables,
     /// Warnings found while parsing (sizes with decimal units); `simulate` reports them.
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
 
+/// `[workload]`: the trace's keys and the synthetic generators' shared keys; a generator's own
+/// parameters are in its table (`[workload.desktop]`, `[workload.fio]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct WorkloadConfig {
     /// trace | uniform | zipf | sequential | fio | desktop
     pub kind: String,
@@ -54,22 +62,11 @@ pub struct WorkloadConfig {
     pub zipf_theta: f64,
     /// Synthetic: number of interleaved sequential streams (sequential, fio).
     pub streams: u32,
-    /// fio rw: write | randwrite | randrw (kind = fio).
-    pub rw: String,
     /// Synthetic: seed; None = run.seed.
     pub seed: Option<u64>,
-    /// desktop: share of the footprint that holds data (ever written once swept).
-    pub desktop_written_fraction: f64,
-    /// desktop: share of write requests that write new data (first writes).
-    pub desktop_first_write_fraction: f64,
-    /// desktop: small random updates of a region land in a window of this many 4 KiB pages.
-    pub desktop_cluster_pages: u64,
-    /// desktop: number of very hot sectors (file-system metadata); 0 = none.
-    pub desktop_hot_sectors: u64,
-    /// desktop: share of write requests that go to the very hot sectors.
-    pub desktop_hot_write_fraction: f64,
-    /// desktop: Zipf skew of the very hot pages' popularity (0 = all equally hot).
-    pub desktop_hot_zipf_theta: f64,
+    /// Generators' parameter tables by name (`[workload.desktop]`).
+    #[serde(flatten)]
+    pub tables: Tables,
 }
 
 impl Default for WorkloadConfig {
@@ -89,14 +86,8 @@ impl Default for WorkloadConfig {
             read_fraction: 0.0,
             zipf_theta: 0.9,
             streams: 1,
-            rw: "randwrite".into(),
             seed: None,
-            desktop_written_fraction: 0.365,
-            desktop_first_write_fraction: 0.112,
-            desktop_cluster_pages: 64,
-            desktop_hot_sectors: 48,
-            desktop_hot_write_fraction: 0.27,
-            desktop_hot_zipf_theta: 1.5,
+            tables: Tables::new(),
         }
     }
 }
@@ -190,30 +181,23 @@ impl Default for NandConfig {
     }
 }
 
+/// `[ftl]`: the FTL and the keys several FTLs share; an FTL's own parameters are in its table
+/// (`[ftl.page]`, `[ftl.bast]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct FtlConfig {
     pub kind: String,
-    /// GC victim selection: greedy | cost-benefit | fifo.
+    /// GC victim selection of FTLs that collect garbage (page): greedy | cost-benefit | fifo.
     pub gc: String,
-    /// GC runs when free blocks fall below this (≥ 2); 0 = automatic (open frontiers + 2).
-    pub gc_free_blocks: u64,
-    /// Host write frontiers (open blocks). Host pages go to frontier `hint % streams`.
-    pub streams: u32,
-    /// GC writes into its own frontier (true) or into the host frontier of stream 0 (false).
-    pub separate_gc_frontier: bool,
     /// Hybrid FTLs (bast, fast): log blocks, FAST's SW log included; 0 = automatic
     /// (3% of the data blocks, at least 2).
     pub log_blocks: u64,
-    /// BAST: chain (an LBN may own a chain of log blocks; seed 000 Table 3) | single.
-    pub bast_variant: String,
-    /// BAST chain: a chain that would grow beyond this many log blocks is merged first.
-    pub bast_chain_limit: u32,
-    /// BAST chain: victim = longest chain among this many chains in round-robin order.
-    pub bast_lookahead: u32,
     /// Hybrid FTLs: which merges feed the padding model's R_DB / R_LB / U_LB: seed (full merges,
     /// and switch merges that reclaim log blocks early; seed 000 §3.5) | all-merges.
     pub model_stats: String,
+    /// FTLs' parameter tables by name.
+    #[serde(flatten)]
+    pub tables: Tables,
 }
 
 impl Default for FtlConfig {
@@ -221,20 +205,17 @@ impl Default for FtlConfig {
         FtlConfig {
             kind: "page".into(),
             gc: "greedy".into(),
-            gc_free_blocks: 0,
-            streams: 1,
-            separate_gc_frontier: true,
             log_blocks: 0,
-            bast_variant: "chain".into(),
-            bast_chain_limit: 4,
-            bast_lookahead: 50,
             model_stats: "seed".into(),
+            tables: Tables::new(),
         }
     }
 }
 
+/// `[buffer]`: the write buffer and the keys every buffer shares; a policy's own parameters are
+/// in its table (`[buffer.hitstat]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct BufferConfig {
     pub kind: String,
     /// Capacity in bytes (ignored when `fraction` is set).
@@ -244,21 +225,12 @@ pub struct BufferConfig {
     /// Pad-or-log decision for flushed groups: auto | none | fixed | model. `auto` = the buffer's
     /// own default (see registry::default_padding); the run's `Result.config` shows the policy used.
     pub padding: String,
-    /// `fixed` padding: pad groups holding at least this fraction of a block.
-    pub padding_threshold: f64,
     /// What a padded flush writes: all (every page of the block; offsets never written get filler,
     /// as seed 000 charges N page writes per padded flush) | existing (only pages with data).
     pub padding_fill: String,
-    /// BPLRU LRU compensation: strict (sequential 0..N−1 fill) | full (any full group) | off.
-    pub bplru_compensation: String,
-    /// HitStat: length of the hit log (ages at group hits).
-    pub hitstat_hit_log: u64,
-    /// HitStat: initial number of AgeRank levels (1 ..= hitstat_hit_log + 1).
-    pub hitstat_levels: u32,
-    /// HitStat: write requests between adaptations of the levels.
-    pub hitstat_period: u64,
-    /// HitStat: a group older than this many write requests is flushed first.
-    pub hitstat_age_threshold: u64,
+    /// Buffers' parameter tables by name.
+    #[serde(flatten)]
+    pub tables: Tables,
 }
 
 impl Default for BufferConfig {
@@ -268,13 +240,8 @@ impl Default for BufferConfig {
             bytes: Size(16 << 20),
             fraction: None,
             padding: "auto".into(),
-            padding_threshold: 0.5,
             padding_fill: "all".into(),
-            bplru_compensation: "strict".into(),
-            hitstat_hit_log: 64,
-            hitstat_levels: 32,
-            hitstat_period: 4096,
-            hitstat_age_threshold: 150_000,
+            tables: Tables::new(),
         }
     }
 }
@@ -312,75 +279,6 @@ impl Default for RunConfig {
     }
 }
 
-/// A deserialisation error at a field path ("." = the whole document), in plain words.
-fn path_error(path: String, msg: String) -> SimError {
-    let path = if path == "." {
-        "<document>".to_string()
-    } else {
-        path
-    };
-    let msg = plain_words(&msg);
-    match unknown_key(&msg) {
-        Some((key, valid)) => {
-            let section = path.rsplit_once('.').map_or("", |(s, _)| s);
-            let msg = match nearest(key, &valid) {
-                Some(k) if section.is_empty() => format!("unknown key; did you mean `{k}`?"),
-                Some(k) => format!("unknown key; did you mean `{section}.{k}`?"),
-                None => format!("unknown key; valid: {}", valid.join(", ")),
-            };
-            SimError::config(path, msg)
-        }
-        None => SimError::config(path, msg),
-    }
-}
-
-/// serde's type names ("expected u64") as a user would say them.
-fn plain_words(msg: &str) -> String {
-    let mut m = msg.to_string();
-    for (from, to) in [
-        ("expected u64", "expected a whole number ≥ 0"),
-        ("expected u32", "expected a whole number ≥ 0"),
-        ("expected f64", "expected a number"),
-        ("expected a boolean", "expected true or false"),
-        ("invalid type: ", ""),
-        ("invalid value: ", ""),
-    ] {
-        m = m.replace(from, to);
-    }
-    m
-}
-
-/// serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a`") as (x, [a, b]).
-fn unknown_key(msg: &str) -> Option<(&str, Vec<&str>)> {
-    let rest = msg.strip_prefix("unknown field `")?;
-    let (key, rest) = rest.split_once('`')?;
-    let valid = rest.split('`').skip(1).step_by(2).collect();
-    Some((key, valid))
-}
-
-/// The valid key closest to `key` by edit distance, if it is close enough to be a typo.
-pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
-    let distance = |a: &str, b: &str| {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut prev = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let cur = row[j + 1];
-                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-                prev = cur;
-            }
-        }
-        row[b.len()]
-    };
-    let (best, d) = valid
-        .iter()
-        .map(|v| (*v, distance(key, v)))
-        .min_by_key(|(_, d)| *d)?;
-    (d <= (key.chars().count() / 3).max(2)).then_some(best)
-}
-
 /// Sizes written with a decimal unit ("16MB"), found in the document's `*bytes` keys.
 fn decimal_size_warnings(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
     match v {
@@ -408,6 +306,51 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// An error in a TOML file as `file:line: message`: at `span` when the parser knows it, else
+/// at the first line that sets the error's field (or opens its table).
+pub fn locate(e: SimError, span: Option<usize>, text: &str, file: &str) -> SimError {
+    let line = match (span, &e) {
+        (Some(at), _) => Some(line_of(text, at)),
+        (None, SimError::Config { field, .. }) => line_of_key(text, field),
+        _ => None,
+    };
+    match line {
+        Some(l) => SimError::Invalid(format!("{file}:{l}: {e}")),
+        None => SimError::Invalid(format!("{file}: {e}")),
+    }
+}
+
+/// First line of a TOML text whose key (under its table header) is `path` or inside it.
+fn line_of_key(text: &str, path: &str) -> Option<usize> {
+    let norm = |k: &str| -> String {
+        k.split('.')
+            .map(|p| p.trim().trim_matches('"'))
+            .collect::<Vec<_>>()
+            .join(".")
+    };
+    let mut table = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let key = if let Some(h) = line.strip_prefix('[') {
+            table = norm(h.trim_start_matches('[').split(']').next().unwrap_or(""));
+            table.clone()
+        } else if let Some((k, _)) = line.split_once('=') {
+            let k = norm(k);
+            if table.is_empty() {
+                k
+            } else {
+                format!("{table}.{k}")
+            }
+        } else {
+            continue;
+        };
+        if key == path || key.starts_with(&format!("{path}.")) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
 impl Config {
     /// Parse a TOML document.
     pub fn from_toml_str(text: &str) -> Result<Config> {
@@ -416,10 +359,7 @@ impl Config {
 
     /// Parse a TOML file's text; errors start with `file:line:` where the line is known.
     pub fn from_toml_file(text: &str, file: &str) -> Result<Config> {
-        Self::toml(text).map_err(|(e, span)| match span {
-            Some(at) => SimError::Invalid(format!("{file}:{}: {e}", line_of(text, at))),
-            None => SimError::Invalid(format!("{file}: {e}")),
-        })
+        Self::toml(text).map_err(|(e, span)| locate(e, span, text, file))
     }
 
     /// Parse TOML; an error comes with the byte offset it points at, when known.
@@ -429,8 +369,9 @@ impl Config {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let at = inner.span().map(|s| s.start);
-            (path_error(path, inner.message().to_string()), at)
+            (field_error(path, inner.message().to_string()), at)
         })?;
+        c.check_keys().map_err(|e| (e, None))?;
         if let Ok(v) = toml::from_str::<toml::Value>(text) {
             if let Ok(json) = serde_json::to_value(v) {
                 decimal_size_warnings(&json, "", &mut c.warnings);
@@ -446,25 +387,65 @@ impl Config {
             let path = e.path().to_string();
             let msg = e.into_inner().to_string();
             // serde_json appends " at line L column C"; the field path is more useful here.
-            path_error(
+            field_error(
                 path,
                 msg.split(" at line ").next().unwrap_or("").to_string(),
             )
         })?;
+        c.check_keys()?;
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
             decimal_size_warnings(&v, "", &mut c.warnings);
         }
         Ok(c)
     }
 
+    /// A section's keys that are not its own fields must be component tables
+    /// (`[buffer.hitstat]`); which components exist is the registry's to check.
+    fn check_keys(&self) -> Result<()> {
+        fn check<T: Serialize + Default>(section: &str, tables: &Tables) -> Result<()> {
+            let fields = serde_json::to_value(T::default()).unwrap_or_default();
+            let fields: Vec<&str> = fields
+                .as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            for (k, v) in tables {
+                if !v.is_object() {
+                    let msg = match nearest(k, &fields) {
+                        Some(f) => format!("unknown key; did you mean `{section}.{f}`?"),
+                        None => format!(
+                            "unknown key; valid: {}, or a component's table such as [{section}.<name>]",
+                            fields.join(", ")
+                        ),
+                    };
+                    return Err(SimError::config(format!("{section}.{k}"), msg));
+                }
+            }
+            Ok(())
+        }
+        check::<WorkloadConfig>("workload", &self.workload.tables)?;
+        check::<FtlConfig>("ftl", &self.ftl.tables)?;
+        check::<BufferConfig>("buffer", &self.buffer.tables)?;
+        for (section, tables) in [("gc", &self.gc), ("padding", &self.padding)] {
+            if let Some((k, _)) = tables.iter().find(|(_, v)| !v.is_object()) {
+                return Err(SimError::config(
+                    format!("{section}.{k}"),
+                    format!(
+                        "expected a table of a {section} policy's parameters, [{section}.<name>]"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("config serialises")
     }
 
-    /// Check every field that does not need the workload. Errors name the field.
-    pub fn validate(&self) -> Result<()> {
+    /// Check the sections' own fields (components' parameters and names are checked by
+    /// `registry::validate`, which calls this). Errors name the field.
+    pub fn check_fields(&self) -> Result<()> {
         let w = &self.workload;
-        registry::check_name("workload", "workload.kind", &w.kind)?;
         if w.kind == "trace" && w.path.is_none() {
             return Err(SimError::config(
                 "workload.path",
@@ -517,12 +498,6 @@ impl Config {
         if w.streams == 0 {
             return Err(SimError::config("workload.streams", "must be ≥ 1"));
         }
-        if !matches!(w.rw.as_str(), "write" | "randwrite" | "randrw") {
-            return Err(SimError::config(
-                "workload.rw",
-                format!("unknown value `{}`; valid: write, randwrite, randrw", w.rw),
-            ));
-        }
         if w.kind != "trace" {
             if w.request_bytes.0 == 0 || !w.request_bytes.0.is_multiple_of(SECTOR_BYTES) {
                 return Err(SimError::config(
@@ -539,55 +514,6 @@ impl Config {
             if w.requests == 0 {
                 return Err(SimError::config("workload.requests", "must be ≥ 1"));
             }
-        }
-        if !(w.desktop_written_fraction > 0.0 && w.desktop_written_fraction <= 1.0) {
-            return Err(SimError::config(
-                "workload.desktop_written_fraction",
-                format!("{} is not in (0, 1]", w.desktop_written_fraction),
-            ));
-        }
-        for (k, v) in [
-            (
-                "workload.desktop_first_write_fraction",
-                w.desktop_first_write_fraction,
-            ),
-            (
-                "workload.desktop_hot_write_fraction",
-                w.desktop_hot_write_fraction,
-            ),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(SimError::config(k, format!("{v} is not in [0, 1]")));
-            }
-        }
-        // What is neither new data nor a sequential rewrite is a random update; the hot
-        // writes are taken from those.
-        let random_updates =
-            (1.0 - w.desktop_first_write_fraction) * (1.0 - crate::synth::UPDATE_SEQ_SHARE);
-        if w.desktop_hot_write_fraction > random_updates + 1e-12 {
-            return Err(SimError::config(
-                "workload.desktop_hot_write_fraction",
-                format!(
-                    "{} exceeds the share of random updates ({random_updates:.3} = 0.729 × (1 − \
-                     workload.desktop_first_write_fraction))",
-                    w.desktop_hot_write_fraction
-                ),
-            ));
-        }
-        if !(w.desktop_hot_zipf_theta >= 0.0 && w.desktop_hot_zipf_theta.is_finite()) {
-            return Err(SimError::config(
-                "workload.desktop_hot_zipf_theta",
-                format!("{} must be ≥ 0", w.desktop_hot_zipf_theta),
-            ));
-        }
-        if !(1..=128).contains(&w.desktop_cluster_pages) {
-            return Err(SimError::config(
-                "workload.desktop_cluster_pages",
-                format!(
-                    "{} is not in 1..=128 (pages of a 512 KiB region)",
-                    w.desktop_cluster_pages
-                ),
-            ));
         }
         let d = &self.device;
         check_power_of_two("device.page_bytes", d.page_bytes.0)?;
@@ -620,64 +546,6 @@ impl Config {
                 return Err(SimError::config(k, format!("{v} must be ≥ 0")));
             }
         }
-        registry::check_name("ftl", "ftl.kind", &self.ftl.kind)?;
-        registry::check_name("gc", "ftl.gc", &self.ftl.gc)?;
-        if self.ftl.gc_free_blocks == 1 {
-            return Err(SimError::config(
-                "ftl.gc_free_blocks",
-                "must be 0 (automatic) or ≥ 2: GC needs a free block to copy valid pages into",
-            ));
-        }
-        if self.ftl.streams == 0 || self.ftl.streams > 64 {
-            return Err(SimError::config("ftl.streams", "must be in 1..=64"));
-        }
-        if !matches!(self.ftl.bast_variant.as_str(), "chain" | "single") {
-            return Err(SimError::config(
-                "ftl.bast_variant",
-                format!(
-                    "unknown value `{}`; valid: chain, single",
-                    self.ftl.bast_variant
-                ),
-            ));
-        }
-        crate::ftl::hybrid::ModelStats::parse(&self.ftl.model_stats)?;
-        if self.ftl.bast_chain_limit == 0 {
-            return Err(SimError::config("ftl.bast_chain_limit", "must be ≥ 1"));
-        }
-        if self.ftl.bast_lookahead == 0 {
-            return Err(SimError::config("ftl.bast_lookahead", "must be ≥ 1"));
-        }
-        if self.ftl.kind == "fast" && self.ftl.log_blocks == 1 {
-            return Err(SimError::config(
-                "ftl.log_blocks",
-                "FAST needs 0 (automatic) or ≥ 2 log blocks: 1 SW log plus ≥ 1 RW log",
-            ));
-        }
-        registry::check_name("buffer", "buffer.kind", &self.buffer.kind)?;
-        if self.buffer.padding != "auto" {
-            registry::check_name("padding", "buffer.padding", &self.buffer.padding)?;
-        }
-        let b = &self.buffer;
-        crate::buffer::bplru::Compensation::from_name(&b.bplru_compensation)?;
-        if b.hitstat_hit_log == 0 || b.hitstat_hit_log > 1 << 20 {
-            return Err(SimError::config(
-                "buffer.hitstat_hit_log",
-                format!("{} must be in 1..=1048576", b.hitstat_hit_log),
-            ));
-        }
-        if b.hitstat_levels == 0 || b.hitstat_levels as u64 > b.hitstat_hit_log + 1 {
-            return Err(SimError::config(
-                "buffer.hitstat_levels",
-                format!(
-                    "{} must be in 1..=buffer.hitstat_hit_log + 1 ({})",
-                    b.hitstat_levels,
-                    b.hitstat_hit_log + 1
-                ),
-            ));
-        }
-        if b.hitstat_period == 0 {
-            return Err(SimError::config("buffer.hitstat_period", "must be ≥ 1"));
-        }
         if let Some(f) = self.buffer.fraction {
             if !(0.0..=1.0).contains(&f) {
                 return Err(SimError::config(
@@ -693,13 +561,6 @@ impl Config {
                     "unknown value `{}`; valid: all, existing",
                     self.buffer.padding_fill
                 ),
-            ));
-        }
-        let t = self.buffer.padding_threshold;
-        if !(0.0..=1.0).contains(&t) {
-            return Err(SimError::config(
-                "buffer.padding_threshold",
-                format!("{t} is not in [0, 1]"),
             ));
         }
         if !matches!(self.run.precondition.as_str(), "none" | "fill") {
@@ -741,49 +602,101 @@ mod tests {
         c.validate().unwrap();
     }
 
+    fn error(toml: &str) -> String {
+        match Config::from_toml_str(toml) {
+            Ok(c) => c.validate().unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        }
+    }
+
     #[test]
     fn buffer_keys_validated() {
-        let mut c = Config::default();
+        let c = Config::default();
         assert_eq!(c.buffer.padding, "auto");
         c.validate().unwrap();
-        c.buffer.bplru_compensation = "lazy".into();
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("buffer.bplru_compensation"), "{s}");
-        let mut c = Config::default();
-        c.buffer.hitstat_levels = 66;
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("buffer.hitstat_levels"), "{s}");
-        let mut c = Config::default();
-        c.buffer.hitstat_period = 0;
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("buffer.hitstat_period"), "{s}");
-        let mut c = Config::default();
-        c.buffer.hitstat_hit_log = 0;
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("buffer.hitstat_hit_log"), "{s}");
-        let mut c = Config::default();
-        c.buffer.padding = "sometimes".into();
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("buffer.padding") && s.contains("model"), "{s}");
+        let bplru = "[buffer]\nkind = \"bplru\"\n[buffer.bplru]\n";
+        let e = error(&format!("{bplru}compensation = \"lazy\"\n"));
+        assert_eq!(
+            e,
+            "config field `buffer.bplru.compensation`: unknown value `lazy`; valid: strict, full, off"
+        );
+        let hs = "[buffer]\nkind = \"hitstat\"\n[buffer.hitstat]\n";
+        let e = error(&format!("{hs}levels = 66\n"));
+        assert_eq!(
+            e,
+            "config field `buffer.hitstat.levels`: 66 must be in 1..=buffer.hitstat.hit_log + 1 (65)"
+        );
+        assert!(error(&format!("{hs}period = 0\n")).contains("buffer.hitstat.period"));
+        assert!(error(&format!("{hs}hit_log = 0\n")).contains("buffer.hitstat.hit_log"));
+        let e = error("[buffer]\npadding = \"sometimes\"\n");
+        assert!(e.contains("buffer.padding") && e.contains("model"), "{e}");
+        let e = error("[buffer]\npadding = \"fixed\"\n[padding.fixed]\nthreshold = 2\n");
+        assert_eq!(
+            e,
+            "config field `padding.fixed.threshold`: 2 is not in [0, 1]"
+        );
+    }
+
+    #[test]
+    fn component_tables_belong_to_the_selected_component() {
+        // Parameters of a component that is not selected: the error names both.
+        let e = error("[buffer]\nkind = \"fab\"\n[buffer.hitstat]\nlevels = 8\n");
+        assert_eq!(
+            e,
+            "config field `buffer.hitstat`: parameters for buffer `hitstat`, but buffer.kind = \"fab\": \
+             set buffer.kind = \"hitstat\" or remove [buffer.hitstat]"
+        );
+        // bplru's default padding is fixed, so [padding.fixed] is in use; with fab it is not.
+        let fixed = "[padding.fixed]\nthreshold = 0.25\n";
+        Config::from_toml_str(&format!("[buffer]\nkind = \"bplru\"\n{fixed}"))
+            .unwrap()
+            .validate()
+            .unwrap();
+        let e = error(&format!("[buffer]\nkind = \"fab\"\n{fixed}"));
+        assert!(e.starts_with("config field `padding.fixed`: parameters for padding `fixed`, but buffer.padding = \"none\""), "{e}");
+        // Unknown components and keys get the nearest valid name.
+        let e = error("[buffer]\nkind = \"hitstat\"\n[buffer.hitstatt]\nlevels = 8\n");
+        assert_eq!(e, "config field `buffer.hitstatt`: unknown buffer `hitstatt`; did you mean [buffer.hitstat]?");
+        let e = error("[buffer]\nkind = \"hitstat\"\n[buffer.hitstat]\nlevel = 8\n");
+        assert_eq!(e, "config field `buffer.hitstat.level`: unknown key; did you mean `buffer.hitstat.levels`?");
+        let e = error("[ftl]\nkind = \"bast\"\nbast_variant = \"single\"\n");
+        assert!(
+            e.starts_with("config field `ftl.bast_variant`: unknown key"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn file_errors_name_the_line() {
+        let text = "[buffer]\nkind = \"lru\"\nbites = 5\n";
+        let e = Config::from_toml_file(text, "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "c.toml:3: config field `buffer.bites`: unknown key; did you mean `buffer.bytes`?"
+        );
+        let text = "[buffer]\nkind = \"hitstat\"\n\n[buffer.hitstat]\nlevels = 8\nperiodd = 3\n";
+        let e = crate::registry::parse_toml_file(text, "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml:6: config field `buffer.hitstat.periodd`"),
+            "{e}"
+        );
+        assert_eq!(line_of_key("[a]\nx.y = 1\n[b.c]\n", "b.c"), Some(3));
+        assert_eq!(line_of_key("[a]\nx.y = 1\n", "a.x.y"), Some(2));
     }
 
     #[test]
     fn hybrid_ftl_fields_validated() {
-        let mut c = Config::default();
-        c.ftl.kind = "bast".into();
-        c.validate().unwrap();
-        c.ftl.bast_variant = "double".into();
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("ftl.bast_variant"), "{s}");
-        c.ftl.bast_variant = "single".into();
-        c.ftl.bast_lookahead = 0;
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("ftl.bast_lookahead"), "{s}");
-        c.ftl.bast_lookahead = 50;
-        c.ftl.kind = "fast".into();
-        c.ftl.log_blocks = 1;
-        let s = c.validate().unwrap_err().to_string();
-        assert!(s.contains("ftl.log_blocks"), "{s}");
+        let bast = "[ftl]\nkind = \"bast\"\n[ftl.bast]\n";
+        Config::from_toml_str(bast).unwrap().validate().unwrap();
+        assert!(error(&format!("{bast}variant = \"double\"\n")).contains("ftl.bast.variant"));
+        let e = error(&format!("{bast}variant = \"single\"\nlookahead = 0\n"));
+        assert_eq!(e, "config field `ftl.bast.lookahead`: must be ≥ 1");
+        let e = error("[ftl]\nkind = \"fast\"\nlog_blocks = 1\n");
+        assert!(e.contains("ftl.log_blocks"), "{e}");
     }
 
     #[test]

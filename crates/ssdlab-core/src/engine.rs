@@ -939,6 +939,8 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     let (mut resolved, geo, buffer_pages, scan) = resolve(cfg, &mut warnings)?;
     // Show the padding policy actually used ("auto" = the buffer's default).
     resolved.buffer.padding = registry::resolved_padding(&resolved).to_string();
+    // Every selected component's parameters, defaults filled in.
+    registry::fill_params(&mut resolved)?;
     let check = cfg.run.check_integrity;
     check_memory(&geo, check)?;
     let ftl = registry::build_ftl(&resolved, &geo)?;

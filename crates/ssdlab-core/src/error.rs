@@ -76,3 +76,73 @@ impl fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 pub type Result<T> = std::result::Result<T, SimError>;
+
+/// A deserialisation error at a field path ("." = the whole document), in plain words, with the
+/// nearest valid key suggested for an unknown one.
+pub fn field_error(path: String, msg: String) -> SimError {
+    let path = if path == "." {
+        "<document>".to_string()
+    } else {
+        path
+    };
+    let msg = plain_words(&msg);
+    match unknown_key(&msg) {
+        Some((key, valid)) => {
+            let section = path.rsplit_once('.').map_or("", |(s, _)| s);
+            let msg = match nearest(key, &valid) {
+                Some(k) if section.is_empty() => format!("unknown key; did you mean `{k}`?"),
+                Some(k) => format!("unknown key; did you mean `{section}.{k}`?"),
+                None => format!("unknown key; valid: {}", valid.join(", ")),
+            };
+            SimError::config(path, msg)
+        }
+        None => SimError::config(path, msg),
+    }
+}
+
+/// serde's type names ("expected u64") as a user would say them.
+fn plain_words(msg: &str) -> String {
+    let mut m = msg.to_string();
+    for (from, to) in [
+        ("expected u64", "expected a whole number ≥ 0"),
+        ("expected u32", "expected a whole number ≥ 0"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+        ("invalid type: ", ""),
+        ("invalid value: ", ""),
+    ] {
+        m = m.replace(from, to);
+    }
+    m
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a`") as (x, [a, b]).
+fn unknown_key(msg: &str) -> Option<(&str, Vec<&str>)> {
+    let rest = msg.strip_prefix("unknown field `")?;
+    let (key, rest) = rest.split_once('`')?;
+    let valid = rest.split('`').skip(1).step_by(2).collect();
+    Some((key, valid))
+}
+
+/// The valid key closest to `key` by edit distance, if it is close enough to be a typo.
+pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    };
+    let (best, d) = valid
+        .iter()
+        .map(|v| (*v, distance(key, v)))
+        .min_by_key(|(_, d)| *d)?;
+    (d <= (key.chars().count() / 3).max(2)).then_some(best)
+}

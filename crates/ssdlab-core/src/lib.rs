@@ -13,6 +13,7 @@ pub mod gc;
 pub mod metrics;
 pub mod nand;
 pub mod padding;
+pub mod params;
 pub mod registry;
 pub mod request;
 pub mod rng;

@@ -51,8 +51,28 @@ impl Padding for NoPadding {
     }
 }
 
-/// `fixed`: pad a group holding at least `threshold` × pages-per-block pages
-/// (`buffer.padding_threshold`; 0.5 is BPLRU's setting in seed 000, 1.0 pads only full groups).
+crate::params! {
+    /// Fixed padding's parameters (`[padding.fixed]`).
+    pub struct FixedParams {
+        /// Pad groups holding at least this fraction of a block (0.5 is BPLRU's setting in
+        /// seed 000; 1.0 pads only full groups; 0.0 always pads).
+        threshold: f64 = 0.5,
+    }
+}
+
+impl crate::params::Params for FixedParams {
+    fn check(&self, table: &str) -> crate::error::Result<()> {
+        if !(0.0..=1.0).contains(&self.threshold) {
+            return Err(crate::error::SimError::config(
+                format!("{table}.threshold"),
+                format!("{} is not in [0, 1]", self.threshold),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `fixed`: pad a group holding at least `threshold` × pages-per-block pages.
 pub struct FixedPadding {
     pub threshold: f64,
 }

@@ -1,14 +1,17 @@
-//! The one list of components. Each entry names a component, says what it is, lists the
-//! configuration keys it reads, and (for buffers, FTLs and padding) holds its constructor.
-//! The CLI choices, `ssdlab policies`, config validation and docs/components.md come from here.
-//! Adding a policy = its file + one entry below.
+//! The one list of components. Each entry names a component, says what it is, names its
+//! parameter type (declared in the component's own file; its table is `[<category>.<name>]`),
+//! lists the shared section keys it reads, and holds its constructor. Config validation, the
+//! resolved configuration of every result, the CLI choices, `ssdlab policies` and
+//! docs/components.md all come from here: a new component is its file plus one entry below.
 
 use crate::buffer::{self, BufferParams, WriteBuffer};
 use crate::config::Config;
-use crate::error::{Result, SimError};
+use crate::error::{nearest, Result, SimError};
 use crate::ftl::{self, Ftl};
 use crate::gc::VictimPolicy;
 use crate::padding::{self, Padding};
+use crate::params::{self, spec, ParamInfo, ParamSpec, Tables, NONE};
+use crate::synth::{DesktopParams, FioParams};
 use crate::units::Geometry;
 
 #[derive(Clone, Copy, Debug)]
@@ -17,8 +20,22 @@ pub struct Component {
     pub category: &'static str,
     pub name: &'static str,
     pub summary: &'static str,
-    /// Dotted configuration keys this component reads (defaults come from `Config::default()`).
-    pub params: &'static [&'static str],
+    /// The component's own parameters, in `[<category>.<name>]`.
+    pub params: ParamSpec,
+    /// Shared section keys it reads (defaults come from `Config::default()`).
+    pub reads: &'static [&'static str],
+}
+
+impl Component {
+    /// Dotted name of the component's parameter table, e.g. `buffer.hitstat`.
+    pub fn table(&self) -> String {
+        format!("{}.{}", self.category, self.name)
+    }
+
+    /// Its own parameters with dotted keys (`buffer.hitstat.hit_log`), defaults and docs.
+    pub fn own_params(&self) -> Vec<ParamInfo> {
+        (self.params.fields)()
+    }
 }
 
 pub type BufferCtor = fn(&Config, BufferParams) -> Result<Box<dyn WriteBuffer>>;
@@ -34,19 +51,34 @@ const fn c(
     category: &'static str,
     name: &'static str,
     summary: &'static str,
-    params: &'static [&'static str],
+    params: ParamSpec,
+    reads: &'static [&'static str],
 ) -> Component {
     Component {
         category,
         name,
         summary,
         params,
+        reads,
     }
 }
 
+/// A selected component's parameters, from its table in `tables` (defaults where absent).
+fn own<T: params::Params>(tables: &Tables, category: &str, name: &str) -> Result<T> {
+    params::of(tables, category, name)
+}
+
+const BUFFER_KEYS: &[&str] = &["buffer.bytes", "buffer.fraction"];
+const GROUP_KEYS: &[&str] = &[
+    "buffer.bytes",
+    "buffer.fraction",
+    "buffer.padding",
+    "buffer.padding_fill",
+];
+
 pub static BUFFERS: &[Entry<BufferCtor>] = &[
     Entry {
-        info: c("buffer", "none", "No write buffer: every page write goes straight to the FTL.", &[]),
+        info: c("buffer", "none", "No write buffer: every page write goes straight to the FTL.", NONE, &[]),
         build: |_, p| Ok(Box::new(buffer::none::NoBuffer::new(p.pages_per_block))),
     },
     Entry {
@@ -54,7 +86,8 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             "buffer",
             "lru",
             "Page-level LRU; write hits move to MRU, the LRU page is flushed alone.",
-            &["buffer.bytes", "buffer.fraction"],
+            NONE,
+            BUFFER_KEYS,
         ),
         build: |_, p| Ok(Box::new(buffer::lru::LruBuffer::new(p.capacity_pages, p.pages_per_block))),
     },
@@ -63,7 +96,8 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             "buffer",
             "block-lru",
             "Pages grouped by LBN, LRU over groups; the victim group is flushed whole in ascending offset.",
-            &["buffer.bytes", "buffer.fraction", "buffer.padding"],
+            NONE,
+            GROUP_KEYS,
         ),
         build: |_, p| Ok(Box::new(buffer::block_lru::BlockLruBuffer::new(p))),
     },
@@ -72,7 +106,8 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             "buffer",
             "fab",
             "FAB: pages grouped by LBN; victim = the group with the most pages (ties: least recently written), flushed whole. Reads are not cached. Default padding: none.",
-            &["buffer.bytes", "buffer.fraction", "buffer.padding"],
+            NONE,
+            GROUP_KEYS,
         ),
         build: |_, p| Ok(Box::new(buffer::fab::FabBuffer::new(p))),
     },
@@ -81,10 +116,12 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             "buffer",
             "bplru",
             "BPLRU: block-level LRU; victim = a full group first, else the LRU group; LRU compensation moves sequentially filled groups to the LRU end. Default padding: fixed at 0.5 of a block.",
-            &["buffer.bytes", "buffer.fraction", "buffer.padding", "buffer.padding_threshold", "buffer.bplru_compensation"],
+            spec::<buffer::bplru::Params>(),
+            GROUP_KEYS,
         ),
         build: |cfg, p| {
-            let comp = buffer::bplru::Compensation::from_name(&cfg.buffer.bplru_compensation)?;
+            let q: buffer::bplru::Params = own(&cfg.buffer.tables, "buffer", "bplru")?;
+            let comp = buffer::bplru::Compensation::from_name(&q.compensation, "buffer.bplru")?;
             Ok(Box::new(buffer::bplru::BplruBuffer::new(p, comp)))
         },
     },
@@ -93,42 +130,33 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             "buffer",
             "hitstat",
             "HitStat (seed 000): victim = a full group, else a group older than the age threshold, else the smallest AgeRank/weight among the oldest group of each of 18 weight classes; AgeRank from the hit log, levels adapted to minimise group misses. Default padding: model.",
-            HITSTAT_KEYS,
+            spec::<buffer::hitstat::Params>(),
+            GROUP_KEYS,
         ),
-        build: |cfg, p| Ok(Box::new(buffer::hitstat::HitStatBuffer::new(p, hitstat_params(cfg, false)))),
+        build: |cfg, p| Ok(Box::new(buffer::hitstat::HitStatBuffer::new(p, hitstat_params(cfg, "hitstat")?))),
     },
     Entry {
         info: c(
             "buffer",
             "hitstat-adj",
             "HitStat(adj): HitStat with weights below the current padding threshold counted as the threshold (small cold groups leave earlier; the thesis's choice on FAST). Default padding: model.",
-            HITSTAT_KEYS,
+            spec::<buffer::hitstat::Params>(),
+            GROUP_KEYS,
         ),
-        build: |cfg, p| Ok(Box::new(buffer::hitstat::HitStatBuffer::new(p, hitstat_params(cfg, true)))),
+        build: |cfg, p| Ok(Box::new(buffer::hitstat::HitStatBuffer::new(p, hitstat_params(cfg, "hitstat-adj")?))),
     },
 ];
 
-const HITSTAT_KEYS: &[&str] = &[
-    "buffer.bytes",
-    "buffer.fraction",
-    "buffer.padding",
-    "buffer.padding_threshold",
-    "buffer.hitstat_hit_log",
-    "buffer.hitstat_levels",
-    "buffer.hitstat_period",
-    "buffer.hitstat_age_threshold",
-];
-
-fn hitstat_params(cfg: &Config, adj: bool) -> buffer::hitstat::HitStatParams {
-    let b = &cfg.buffer;
-    buffer::hitstat::HitStatParams {
+fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatParams> {
+    let q: buffer::hitstat::Params = own(&cfg.buffer.tables, "buffer", name)?;
+    Ok(buffer::hitstat::HitStatParams {
         sectors_per_page: (cfg.device.page_bytes.0 / crate::units::SECTOR_BYTES) as u32,
-        hit_log: b.hitstat_hit_log as usize,
-        levels: b.hitstat_levels,
-        period: b.hitstat_period,
-        age_threshold: b.hitstat_age_threshold,
-        adj,
-    }
+        hit_log: q.hit_log as usize,
+        levels: q.levels,
+        period: q.period,
+        age_threshold: q.age_threshold,
+        adj: name == "hitstat-adj",
+    })
 }
 
 /// The padding policy `buffer.padding = "auto"` stands for, per buffer kind: none for
@@ -153,7 +181,7 @@ pub fn resolved_padding(cfg: &Config) -> &str {
 
 /// Physical blocks an FTL needs beyond the logical blocks (given the resolved config and the
 /// logical block count): engine `resolve()` sizes auto-capacity devices with it.
-pub type SpareFn = fn(&Config, u64) -> u64;
+pub type SpareFn = fn(&Config, u64) -> Result<u64>;
 
 pub struct FtlEntry {
     pub info: Component,
@@ -164,33 +192,31 @@ pub struct FtlEntry {
     pub resolve: ResolveFn,
 }
 
-pub type ResolveFn = fn(&mut Config, u64);
+pub type ResolveFn = fn(&mut Config, u64) -> Result<()>;
 
-fn resolve_page(cfg: &mut Config, _logical_blocks: u64) {
-    let f = &mut cfg.ftl;
-    if f.gc_free_blocks == 0 {
-        f.gc_free_blocks = f.streams as u64 + f.separate_gc_frontier as u64 + 2;
-    }
+fn page_params(cfg: &Config) -> Result<ftl::page::Params> {
+    own(&cfg.ftl.tables, "ftl", "page")
 }
 
-fn resolve_hybrid(cfg: &mut Config, logical_blocks: u64) {
+fn resolve_page(cfg: &mut Config, _logical_blocks: u64) -> Result<()> {
+    let mut p = page_params(cfg)?;
+    p.gc_free_blocks = p.gc_threshold();
+    cfg.ftl
+        .tables
+        .insert("page".into(), serde_json::to_value(p).unwrap_or_default());
+    Ok(())
+}
+
+fn resolve_hybrid(cfg: &mut Config, logical_blocks: u64) -> Result<()> {
     cfg.ftl.log_blocks = ftl::hybrid::log_blocks(cfg.ftl.log_blocks, logical_blocks);
-}
-
-fn page_spare(cfg: &Config, _logical_blocks: u64) -> u64 {
-    let f = &cfg.ftl;
-    let frontiers = f.streams as u64 + f.separate_gc_frontier as u64;
-    let threshold = if f.gc_free_blocks == 0 {
-        frontiers + 2
-    } else {
-        f.gc_free_blocks
-    };
-    threshold + frontiers + 1
+    Ok(())
 }
 
 fn hybrid_logs(cfg: &Config, geo: &Geometry) -> u64 {
     ftl::hybrid::log_blocks(cfg.ftl.log_blocks, geo.logical_blocks())
 }
+
+const HYBRID_KEYS: &[&str] = &["ftl.log_blocks", "ftl.model_stats"];
 
 pub static FTLS: &[FtlEntry] = &[
     FtlEntry {
@@ -198,25 +224,21 @@ pub static FTLS: &[FtlEntry] = &[
             "ftl",
             "page",
             "Page-mapped FTL: L2P/P2L, write frontiers per stream, GC by free-block threshold, trim.",
-            &[
-                "ftl.gc",
-                "ftl.gc_free_blocks",
-                "ftl.streams",
-                "ftl.separate_gc_frontier",
-            ],
+            spec::<ftl::page::Params>(),
+            &["ftl.gc"],
         ),
         build: |cfg, geo| {
-            let f = &cfg.ftl;
+            let p = page_params(cfg)?;
             Ok(Box::new(ftl::page::PageFtl::new(
                 geo,
-                VictimPolicy::from_name(&f.gc)?,
-                f.gc_free_blocks,
-                f.streams,
-                f.separate_gc_frontier,
+                VictimPolicy::from_name(&cfg.ftl.gc)?,
+                p.gc_free_blocks,
+                p.streams,
+                p.separate_gc_frontier,
                 cfg.run.check_integrity,
             )?))
         },
-        spare_blocks: page_spare,
+        spare_blocks: |cfg, _| Ok(page_params(cfg)?.spare_blocks()),
         resolve: resolve_page,
     },
     FtlEntry {
@@ -224,11 +246,12 @@ pub static FTLS: &[FtlEntry] = &[
             "ftl",
             "block",
             "Block-mapped FTL: pages at fixed offsets; a flush unit overwriting any page rewrites its block once.",
+            NONE,
             &[],
         ),
         build: |cfg, geo| Ok(Box::new(ftl::block::BlockFtl::new(geo, cfg.run.check_integrity)?)),
-        spare_blocks: |_, _| ftl::block::spare_blocks(),
-        resolve: |_, _| {},
+        spare_blocks: |_, _| Ok(ftl::block::spare_blocks()),
+        resolve: |_, _| Ok(()),
     },
     FtlEntry {
         info: c(
@@ -236,28 +259,23 @@ pub static FTLS: &[FtlEntry] = &[
             "bast",
             "BAST: per-LBN log blocks (chain variant: chains merged beyond a limit, victim = longest of the \
              next look-ahead chains; single: one log block per LBN, LRU victim); switch/partial/full merges.",
-            &[
-                "ftl.log_blocks",
-                "ftl.bast_variant",
-                "ftl.bast_chain_limit",
-                "ftl.bast_lookahead",
-                "ftl.model_stats",
-            ],
+            spec::<ftl::bast::Params>(),
+            HYBRID_KEYS,
         ),
         build: |cfg, geo| {
-            let f = &cfg.ftl;
+            let p: ftl::bast::Params = own(&cfg.ftl.tables, "ftl", "bast")?;
             Ok(Box::new(ftl::bast::BastFtl::new(
                 geo,
                 hybrid_logs(cfg, geo),
-                &f.bast_variant,
-                f.bast_chain_limit,
-                f.bast_lookahead,
-                ftl::hybrid::ModelStats::parse(&f.model_stats)?,
+                &p.variant,
+                p.chain_limit,
+                p.lookahead,
+                ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?,
                 cfg.run.check_integrity,
             )?))
         },
         spare_blocks: |cfg, lb| {
-            ftl::bast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb))
+            Ok(ftl::bast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb)))
         },
         resolve: resolve_hybrid,
     },
@@ -267,7 +285,8 @@ pub static FTLS: &[FtlEntry] = &[
             "fast",
             "FAST: one sequential (SW) log block + fully associative RW log blocks in FIFO order; the \
              oldest RW log block is reclaimed by full-merging every LBN with a valid page in it.",
-            &["ftl.log_blocks", "ftl.model_stats"],
+            NONE,
+            HYBRID_KEYS,
         ),
         build: |cfg, geo| {
             Ok(Box::new(ftl::fast::FastFtl::new(
@@ -278,7 +297,7 @@ pub static FTLS: &[FtlEntry] = &[
             )?))
         },
         spare_blocks: |cfg, lb| {
-            ftl::fast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb))
+            Ok(ftl::fast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb)))
         },
         resolve: resolve_hybrid,
     },
@@ -289,20 +308,22 @@ pub static GC_POLICIES: &[Component] = &[
         "gc",
         "greedy",
         "Victim = sealed block with the fewest valid pages.",
+        NONE,
         &[],
     ),
     c(
         "gc",
         "cost-benefit",
         "Victim maximises (1−u)·age/(1+u); age = host page writes since sealing.",
+        NONE,
         &[],
     ),
-    c("gc", "fifo", "Victim = oldest sealed block.", &[]),
+    c("gc", "fifo", "Victim = oldest sealed block.", NONE, &[]),
 ];
 
 pub static PADDINGS: &[Entry<PaddingCtor>] = &[
     Entry {
-        info: c("padding", "none", "Never pad: flushed groups go to the FTL as they are.", &[]),
+        info: c("padding", "none", "Never pad: flushed groups go to the FTL as they are.", NONE, &[]),
         build: |_| Ok(Box::new(padding::NoPadding)),
     },
     Entry {
@@ -310,16 +331,21 @@ pub static PADDINGS: &[Entry<PaddingCtor>] = &[
             "padding",
             "fixed",
             "Pad a flushed group (read its missing pages, write the whole block) when it holds at least \
-             padding_threshold of a block.",
-            &["buffer.padding_threshold", "buffer.padding_fill"],
+             `threshold` of a block.",
+            spec::<padding::FixedParams>(),
+            &["buffer.padding_fill"],
         ),
-        build: |cfg| Ok(Box::new(padding::FixedPadding { threshold: cfg.buffer.padding_threshold })),
+        build: |cfg| {
+            let p: padding::FixedParams = own(&cfg.padding, "padding", "fixed")?;
+            Ok(Box::new(padding::FixedPadding { threshold: p.threshold }))
+        },
     },
     Entry {
         info: c(
             "padding",
             "model",
             "Seed 000's Padding Model: pad a group holding at least B_w pages, B_w computed at every flush from the FTL's running r_db, r_lb, u_lb and nand.erase_us / program_us; until the FTL reports them, 1.00 of a block (BAST, page and other FTLs: no padding) or 0.33 (FAST).",
+            NONE,
             &["nand.erase_us", "nand.program_us", "ftl.kind", "ftl.model_stats", "buffer.padding_fill"],
         ),
         build: |cfg| {
@@ -332,19 +358,28 @@ pub static PADDINGS: &[Entry<PaddingCtor>] = &[
     },
 ];
 
+const SYNTH_KEYS: &[&str] = &[
+    "workload.requests",
+    "workload.request_bytes",
+    "workload.footprint_bytes",
+    "workload.read_fraction",
+    "workload.seed",
+];
+
 pub static WORKLOADS: &[Component] = &[
-    c("workload", "trace", "Replay a block I/O trace file (see `ssdlab trace info`).",
+    c("workload", "trace", "Replay a block I/O trace file (see `ssdlab trace info`).", NONE,
       &["workload.path", "workload.format", "workload.device", "workload.address_map", "workload.skip_invalid", "workload.blkparse_action", "workload.generic"]),
-    c("workload", "uniform", "Uniformly random requests over the footprint.",
-      &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.read_fraction", "workload.seed"]),
-    c("workload", "zipf", "Zipf(θ)-distributed requests over the footprint (hot addresses scattered).",
+    c("workload", "uniform", "Uniformly random requests over the footprint.", NONE, SYNTH_KEYS),
+    c("workload", "zipf", "Zipf(θ)-distributed requests over the footprint (hot addresses scattered).", NONE,
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]),
-    c("workload", "sequential", "Interleaved sequential streams over the footprint, wrapping around.",
+    c("workload", "sequential", "Interleaved sequential streams over the footprint, wrapping around.", NONE,
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.streams", "workload.read_fraction", "workload.seed"]),
     c("workload", "fio", "fio-like job: rw = write, randwrite or randrw; bs, footprint, Zipf θ (0 = uniform), read share, streams.",
-      &["workload.rw", "workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.streams", "workload.seed"]),
+      spec::<FioParams>(),
+      &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.streams", "workload.seed"]),
     c("workload", "desktop", "Desktop profile calibrated to seed 000 Table 4: file bursts at an allocation cursor, sequential rewrites, clustered updates of Zipf-hot regions, very hot metadata sectors (docs/workloads.md).",
-      &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.desktop_written_fraction", "workload.desktop_first_write_fraction", "workload.desktop_cluster_pages", "workload.desktop_hot_sectors", "workload.desktop_hot_write_fraction", "workload.desktop_hot_zipf_theta", "workload.seed"]),
+      spec::<DesktopParams>(),
+      &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]),
 ];
 
 /// Every registered component, in category order.
@@ -355,6 +390,24 @@ pub fn components() -> Vec<Component> {
     v.extend(BUFFERS.iter().map(|e| e.info));
     v.extend(PADDINGS.iter().map(|e| e.info));
     v
+}
+
+/// Every component as JSON (for `ssdlab policies` and docs/components.md): category, name,
+/// summary, its table, its own parameters (dotted key, default, doc) and the shared keys it reads.
+pub fn components_json() -> serde_json::Value {
+    components()
+        .iter()
+        .map(|c| {
+            let table = c.table();
+            let params: Vec<_> = c
+                .own_params()
+                .into_iter()
+                .map(|p| serde_json::json!({"key": format!("{table}.{}", p.name), "default": p.default, "doc": p.doc}))
+                .collect();
+            serde_json::json!({"category": c.category, "name": c.name, "summary": c.summary,
+                               "table": table, "params": params, "reads": c.reads})
+        })
+        .collect()
 }
 
 pub fn names(category: &str) -> Vec<&'static str> {
@@ -410,16 +463,145 @@ pub fn build_ftl(cfg: &Config, geo: &Geometry) -> Result<Box<dyn Ftl>> {
 
 /// Physical blocks the configured FTL needs beyond `logical_blocks` logical blocks.
 pub fn ftl_spare_blocks(cfg: &Config, logical_blocks: u64) -> Result<u64> {
-    Ok((find_ftl(cfg)?.spare_blocks)(cfg, logical_blocks))
+    (find_ftl(cfg)?.spare_blocks)(cfg, logical_blocks)
 }
 
 /// Fill in the FTL's automatic settings (see [`FtlEntry::resolve`]).
 pub fn resolve_ftl(cfg: &mut Config, logical_blocks: u64) -> Result<()> {
     let resolve = find_ftl(cfg)?.resolve;
-    resolve(cfg, logical_blocks);
-    Ok(())
+    resolve(cfg, logical_blocks)
 }
 
 pub fn build_padding(cfg: &Config) -> Result<Box<dyn Padding>> {
     (find(PADDINGS, "padding", "buffer.padding", resolved_padding(cfg))?.build)(cfg)
+}
+
+/// Each category's component tables and which component is selected there.
+fn selections(cfg: &Config) -> [(&'static str, &Tables, String); 5] {
+    [
+        ("workload", &cfg.workload.tables, cfg.workload.kind.clone()),
+        ("ftl", &cfg.ftl.tables, cfg.ftl.kind.clone()),
+        ("gc", &cfg.gc, cfg.ftl.gc.clone()),
+        ("buffer", &cfg.buffer.tables, cfg.buffer.kind.clone()),
+        ("padding", &cfg.padding, resolved_padding(cfg).to_string()),
+    ]
+}
+
+fn selector(category: &str) -> &'static str {
+    match category {
+        "workload" => "workload.kind",
+        "ftl" => "ftl.kind",
+        "gc" => "ftl.gc",
+        "buffer" => "buffer.kind",
+        _ => "buffer.padding",
+    }
+}
+
+fn component(category: &str, name: &str) -> Option<Component> {
+    components()
+        .into_iter()
+        .find(|c| c.category == category && c.name == name)
+}
+
+/// Check a whole configuration: the sections' fields, the component names, and every component
+/// table (a table must belong to the selected component and hold only its parameters, valid).
+pub fn validate(cfg: &Config) -> Result<()> {
+    cfg.check_fields()?;
+    check_name("workload", "workload.kind", &cfg.workload.kind)?;
+    check_name("ftl", "ftl.kind", &cfg.ftl.kind)?;
+    check_name("gc", "ftl.gc", &cfg.ftl.gc)?;
+    check_name("buffer", "buffer.kind", &cfg.buffer.kind)?;
+    if cfg.buffer.padding != "auto" {
+        check_name("padding", "buffer.padding", &cfg.buffer.padding)?;
+    }
+    ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?;
+    if cfg.ftl.kind == "fast" && cfg.ftl.log_blocks == 1 {
+        return Err(SimError::config(
+            "ftl.log_blocks",
+            "FAST needs 0 (automatic) or ≥ 2 log blocks: 1 SW log plus ≥ 1 RW log",
+        ));
+    }
+    check_tables(cfg, true)
+}
+
+/// Every component table must name a registered component of its category and hold only its
+/// parameters, with valid values; with `selected`, also belong to the selected component.
+fn check_tables(cfg: &Config, selected_only: bool) -> Result<()> {
+    for (category, tables, selected) in selections(cfg) {
+        for (name, table) in tables {
+            let path = format!("{category}.{name}");
+            let Some(comp) = component(category, name) else {
+                let valid = names(category);
+                let msg = match nearest(name, &valid) {
+                    Some(n) => {
+                        format!("unknown {category} `{name}`; did you mean [{category}.{n}]?")
+                    }
+                    None => format!(
+                        "unknown key: not a field of [{category}] nor a {category} component ({})",
+                        valid.join(", ")
+                    ),
+                };
+                return Err(SimError::config(path, msg));
+            };
+            if selected_only && *name != selected {
+                return Err(SimError::config(
+                    path.clone(),
+                    format!(
+                        "parameters for {category} `{name}`, but {} = \"{selected}\": set {} = \"{name}\" or remove [{path}]",
+                        selector(category),
+                        selector(category)
+                    ),
+                ));
+            }
+            (comp.params.resolve)(Some(table), &path)?;
+        }
+        if selected_only && !tables.contains_key(&selected) {
+            if let Some(comp) = component(category, &selected) {
+                (comp.params.resolve)(None, &comp.table())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parse a TOML configuration file and check its component tables, errors as `file:line:`.
+/// Whether a table belongs to the selected component is left to [`validate`], since the file
+/// may be completed by overrides (`--set buffer.kind=hitstat`).
+pub fn parse_toml_file(text: &str, file: &str) -> Result<Config> {
+    let cfg = Config::from_toml_file(text, file)?;
+    check_tables(&cfg, false).map_err(|e| crate::config::locate(e, None, text, file))?;
+    Ok(cfg)
+}
+
+impl Config {
+    /// Check every field that does not need the workload ([`validate`]). Errors name the field.
+    pub fn validate(&self) -> Result<()> {
+        validate(self)
+    }
+}
+
+/// Write the selected components' parameters into their tables with every default filled in,
+/// so that a result's configuration says exactly what produced it.
+pub fn fill_params(cfg: &mut Config) -> Result<()> {
+    validate(cfg)?;
+    let mut filled = Vec::new();
+    for (category, tables, selected) in selections(cfg) {
+        if let Some(comp) = component(category, &selected) {
+            if !(comp.params.fields)().is_empty() {
+                let v = (comp.params.resolve)(tables.get(&selected), &comp.table())?;
+                filled.push((category, selected, v));
+            }
+        }
+    }
+    for (category, name, v) in filled {
+        let tables = match category {
+            "workload" => &mut cfg.workload.tables,
+            "ftl" => &mut cfg.ftl.tables,
+            "gc" => &mut cfg.gc,
+            "buffer" => &mut cfg.buffer.tables,
+            _ => &mut cfg.padding,
+        };
+        tables.insert(name, v);
+    }
+    Ok(())
 }

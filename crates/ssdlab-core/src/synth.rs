@@ -4,6 +4,7 @@
 
 use crate::config::{Config, WorkloadConfig};
 use crate::error::{Result, SimError};
+use crate::params::{self, Params};
 use crate::request::{Op, Request};
 use crate::rng::{Rng, Zipf};
 use crate::trace;
@@ -48,12 +49,104 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
+crate::params! {
+    /// The `fio` generator's parameters (`[workload.fio]`).
+    pub struct FioParams {
+        /// fio rw: write (sequential) | randwrite | randrw.
+        rw: String = "randwrite".into(),
+    }
+}
+
+impl Params for FioParams {
+    fn check(&self, table: &str) -> Result<()> {
+        if !matches!(self.rw.as_str(), "write" | "randwrite" | "randrw") {
+            return Err(SimError::config(
+                format!("{table}.rw"),
+                format!(
+                    "unknown value `{}`; valid: write, randwrite, randrw",
+                    self.rw
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+crate::params! {
+    /// The `desktop` profile's parameters (`[workload.desktop]`; docs/workloads.md).
+    pub struct DesktopParams {
+        /// Share of the footprint that holds data (ever written once swept).
+        written_fraction: f64 = 0.365,
+        /// Share of write requests that write new data (first writes).
+        first_write_fraction: f64 = 0.112,
+        /// Small random updates of a region land in a window of this many 4 KiB pages (1..=128).
+        cluster_pages: u64 = 64,
+        /// Number of very hot sectors (file-system metadata); 0 = none.
+        hot_sectors: u64 = 48,
+        /// Share of write requests that go to the very hot sectors.
+        hot_write_fraction: f64 = 0.27,
+        /// Zipf skew of the very hot pages' popularity (0 = all equally hot).
+        hot_zipf_theta: f64 = 1.5,
+    }
+}
+
+impl Params for DesktopParams {
+    fn check(&self, table: &str) -> Result<()> {
+        let key = |k: &str| format!("{table}.{k}");
+        if !(self.written_fraction > 0.0 && self.written_fraction <= 1.0) {
+            return Err(SimError::config(
+                key("written_fraction"),
+                format!("{} is not in (0, 1]", self.written_fraction),
+            ));
+        }
+        for (k, v) in [
+            ("first_write_fraction", self.first_write_fraction),
+            ("hot_write_fraction", self.hot_write_fraction),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(SimError::config(key(k), format!("{v} is not in [0, 1]")));
+            }
+        }
+        // What is neither new data nor a sequential rewrite is a random update; the hot
+        // writes are taken from those.
+        let random_updates = (1.0 - self.first_write_fraction) * (1.0 - UPDATE_SEQ_SHARE);
+        if self.hot_write_fraction > random_updates + 1e-12 {
+            return Err(SimError::config(
+                key("hot_write_fraction"),
+                format!(
+                    "{} exceeds the share of random updates ({random_updates:.3} = 0.729 × (1 − \
+                     {table}.first_write_fraction))",
+                    self.hot_write_fraction
+                ),
+            ));
+        }
+        if !(self.hot_zipf_theta >= 0.0 && self.hot_zipf_theta.is_finite()) {
+            return Err(SimError::config(
+                key("hot_zipf_theta"),
+                format!("{} must be ≥ 0", self.hot_zipf_theta),
+            ));
+        }
+        if !(1..=128).contains(&self.cluster_pages) {
+            return Err(SimError::config(
+                key("cluster_pages"),
+                format!(
+                    "{} is not in 1..=128 (pages of a 512 KiB region)",
+                    self.cluster_pages
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Synth {
     pub fn new(w: &WorkloadConfig, seed: u64) -> Result<Synth> {
+        let fio: FioParams = params::of(&w.tables, "workload", "fio")?;
+        let desktop: DesktopParams = params::of(&w.tables, "workload", "desktop")?;
         let mut rng = Rng::new(seed);
         let request_bytes = w.request_bytes.0;
         let footprint_bytes = w.footprint_bytes.0;
-        let pattern = match (w.kind.as_str(), w.rw.as_str()) {
+        let pattern = match (w.kind.as_str(), fio.rw.as_str()) {
             ("uniform" | "zipf", _) => Pattern::Random,
             ("sequential", _) | ("fio", "write") => Pattern::Sequential,
             ("fio", _) => Pattern::Random,
@@ -88,7 +181,7 @@ impl Synth {
             perm_a += 2;
         }
         let perm_b = rng.below(slots);
-        let read_fraction = if w.kind == "fio" && w.rw == "write" {
+        let read_fraction = if w.kind == "fio" && fio.rw == "write" {
             0.0
         } else {
             w.read_fraction
@@ -114,7 +207,7 @@ impl Synth {
             perm_b,
             stream_pos,
             desktop: match pattern {
-                Pattern::Desktop => Some(Desktop::new(w, slots)?),
+                Pattern::Desktop => Some(Desktop::new(w, &desktop, slots)?),
                 _ => None,
             },
         })
@@ -187,9 +280,9 @@ enum Burst {
 /// data area (first writes); some new data arrives as isolated writes at the cursor, one page
 /// apart from their neighbours; existing files are rewritten by sequential bursts; small random
 /// updates hit Zipf-hot regions (the oldest data, such as system files) inside a window of
-/// `desktop_cluster_pages` per region; and a small set of very hot sectors (file-system
-/// metadata, logs) absorbs `desktop_hot_write_fraction` of the writes. Updates only go to data
-/// already written, so the share of the footprint ever written is `desktop_written_fraction`
+/// `workload.desktop.cluster_pages` per region; and a small set of very hot sectors (file-system
+/// metadata, logs) absorbs `hot_write_fraction` of the writes. Updates only go to data
+/// already written, so the share of the footprint ever written is `written_fraction`
 /// once the cursor has swept it.
 #[derive(Clone, Debug)]
 struct Desktop {
@@ -214,17 +307,16 @@ struct Desktop {
 }
 
 impl Desktop {
-    fn new(w: &WorkloadConfig, regions: u64) -> Result<Desktop> {
-        let active =
-            ((regions as f64 * w.desktop_written_fraction).round() as u64).clamp(1, regions);
+    fn new(w: &WorkloadConfig, d: &DesktopParams, regions: u64) -> Result<Desktop> {
+        let active = ((regions as f64 * d.written_fraction).round() as u64).clamp(1, regions);
         // One hot page per data region: a footprint too small for the set gets fewer.
-        let hot_sectors = w.desktop_hot_sectors.min(active * PAGE_SECTORS);
+        let hot_sectors = d.hot_sectors.min(active * PAGE_SECTORS);
         let hot_pages = hot_sectors.div_ceil(PAGE_SECTORS);
         // Shares of write requests, turned into probabilities per decision (a burst is one
         // decision for, on average, BURST_MIN + BURST_SPAN/2 requests).
-        let f = w.desktop_first_write_fraction;
+        let f = d.first_write_fraction;
         let h = if hot_sectors > 0 {
-            w.desktop_hot_write_fraction
+            d.hot_write_fraction
         } else {
             0.0
         };
@@ -253,13 +345,13 @@ impl Desktop {
             p_rewrite: cum[2],
             p_hot: cum[3],
             region_zipf: (theta > 0.0).then(|| Zipf::new(active, theta)),
-            cluster_pages: w.desktop_cluster_pages.clamp(1, DESKTOP_BLOCK_PAGES),
+            cluster_pages: d.cluster_pages.clamp(1, DESKTOP_BLOCK_PAGES),
             hot_sectors,
-            // Intensity falls as rank^-desktop_hot_zipf_theta: a few sectors take most of the
+            // Intensity falls as rank^-hot_zipf_theta: a few sectors take most of the
             // hot writes (None with theta 0: every hot page equally popular).
             hot_pages,
-            hot_zipf: (hot_pages > 0 && w.desktop_hot_zipf_theta > 0.0)
-                .then(|| Zipf::new(hot_pages, w.desktop_hot_zipf_theta)),
+            hot_zipf: (hot_pages > 0 && d.hot_zipf_theta > 0.0)
+                .then(|| Zipf::new(hot_pages, d.hot_zipf_theta)),
             burst: None,
             burst_left: 0,
             burst_pos: 0,
@@ -463,6 +555,7 @@ impl Iterator for Synth {
 mod tests {
     use super::*;
     use rustc_hash::FxHashMap;
+    use serde_json::json;
 
     fn gen(kind: &str, f: impl FnOnce(&mut WorkloadConfig)) -> Vec<Request> {
         let mut w = WorkloadConfig {
@@ -543,18 +636,24 @@ mod tests {
     #[test]
     fn desktop_parameters_are_checked() {
         let mut cfg = Config::default();
-        cfg.workload.desktop_written_fraction = 0.0;
-        let e = cfg.validate().unwrap_err().to_string();
-        assert!(e.contains("workload.desktop_written_fraction"), "{e}");
-        cfg.workload.desktop_written_fraction = 0.5;
-        cfg.workload.desktop_hot_write_fraction = 0.9;
-        let e = cfg.validate().unwrap_err().to_string();
-        assert!(e.contains("workload.desktop_hot_write_fraction"), "{e}");
-        cfg.workload.desktop_hot_write_fraction = 0.27;
-        for bad in [-0.5, f64::NAN, f64::INFINITY] {
-            cfg.workload.desktop_hot_zipf_theta = bad;
-            let e = cfg.validate().unwrap_err().to_string();
-            assert!(e.contains("workload.desktop_hot_zipf_theta"), "{e}");
+        let mut set = |k: &str, v: f64| {
+            let t = cfg
+                .workload
+                .tables
+                .entry("desktop".into())
+                .or_insert(json!({}));
+            t[k] = json!(v);
+            cfg.validate().err().map(|e| e.to_string())
+        };
+        let e = set("written_fraction", 0.0).unwrap();
+        assert!(e.contains("workload.desktop.written_fraction"), "{e}");
+        set("written_fraction", 0.5);
+        let e = set("hot_write_fraction", 0.9).unwrap();
+        assert!(e.contains("workload.desktop.hot_write_fraction"), "{e}");
+        set("hot_write_fraction", 0.27);
+        for bad in [-0.5, f64::INFINITY] {
+            let e = set("hot_zipf_theta", bad).unwrap();
+            assert!(e.contains("workload.desktop.hot_zipf_theta"), "{e}");
         }
         // Small footprints still work.
         let w = WorkloadConfig {
@@ -574,7 +673,11 @@ mod tests {
         // them; clustered updates of the oldest region add a few (measured: 5,282 and 15,667).
         let hottest = |theta: f64| {
             let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
-            for r in gen("desktop", |w| w.desktop_hot_zipf_theta = theta) {
+            let set = |w: &mut WorkloadConfig| {
+                w.tables
+                    .insert("desktop".into(), json!({ "hot_zipf_theta": theta }));
+            };
+            for r in gen("desktop", set) {
                 for s in r.offset_bytes / 512..r.end_bytes() / 512 {
                     *counts.entry(s).or_default() += 1;
                 }
@@ -607,7 +710,7 @@ mod tests {
         let s4 = gen("sequential", |w| w.streams = 4);
         assert!(s4.iter().map(|r| r.dev).max() == Some(3));
         let rw = gen("fio", |w| {
-            w.rw = "randrw".into();
+            w.tables.insert("fio".into(), json!({"rw": "randrw"}));
             w.read_fraction = 0.3;
         });
         let reads = rw.iter().filter(|r| r.op == Op::Read).count() as f64 / rw.len() as f64;

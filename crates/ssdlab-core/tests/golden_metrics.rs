@@ -30,28 +30,28 @@ fn runs() -> Vec<(&'static str, String)> {
     let mut v: Vec<(&'static str, String)> = vec![
         ("page-lru-greedy", format!("{ZIPF}{DEVICE}[buffer]\nkind = \"lru\"\nbytes = \"256KiB\"\n")),
         ("page-none-cost-benefit-streams", format!(
-            "{ZIPF}{DEVICE}[ftl]\ngc = \"cost-benefit\"\nstreams = 2\n[buffer]\nkind = \"none\"\n")),
+            "{ZIPF}{DEVICE}[ftl]\ngc = \"cost-benefit\"\n[ftl.page]\nstreams = 2\n[buffer]\nkind = \"none\"\n")),
         ("page-fifo-shared-frontier", format!(
-            "{DESKTOP}{DEVICE}[ftl]\ngc = \"fifo\"\nseparate_gc_frontier = false\n\
+            "{DESKTOP}{DEVICE}[ftl]\ngc = \"fifo\"\n[ftl.page]\nseparate_gc_frontier = false\n\
              [buffer]\nkind = \"block-lru\"\nbytes = \"512KiB\"\n")),
         ("block-blocklru", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"block\"\n\
              [buffer]\nkind = \"block-lru\"\nbytes = \"512KiB\"\n")),
         ("block-fab-fixed", format!("{ZIPF}{DEVICE}[ftl]\nkind = \"block\"\n\
-             [buffer]\nkind = \"fab\"\nbytes = \"512KiB\"\npadding = \"fixed\"\npadding_threshold = 0.25\n")),
+             [buffer]\nkind = \"fab\"\nbytes = \"512KiB\"\npadding = \"fixed\"\n[padding.fixed]\nthreshold = 0.25\n")),
         ("bast-bplru", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"bast\"\nlog_blocks = 8\n\
              [buffer]\nkind = \"bplru\"\nbytes = \"512KiB\"\n")),
         ("bast-single-hitstat", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"bast\"\n\
-             bast_variant = \"single\"\nlog_blocks = 6\n\
-             [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\nhitstat_levels = 8\nhitstat_period = 512\n")),
+             log_blocks = 6\n[ftl.bast]\nvariant = \"single\"\n\
+             [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\n[buffer.hitstat]\nlevels = 8\nperiod = 512\n")),
         ("bast-chain-allmerges-hitstat", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"bast\"\n\
-             bast_chain_limit = 2\nbast_lookahead = 4\nmodel_stats = \"all-merges\"\n\
+             model_stats = \"all-merges\"\n[ftl.bast]\nchain_limit = 2\nlookahead = 4\n\
              [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\npadding_fill = \"existing\"\n")),
         ("fast-hitstat", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"fast\"\nlog_blocks = 8\n\
-             [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\nhitstat_age_threshold = 3000\n")),
+             [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\n[buffer.hitstat]\nage_threshold = 3000\n")),
         ("fast-hitstat-adj", format!("{ZIPF}{DEVICE}[ftl]\nkind = \"fast\"\n\
-             [buffer]\nkind = \"hitstat-adj\"\nbytes = \"512KiB\"\nhitstat_hit_log = 16\nhitstat_levels = 4\n")),
+             [buffer]\nkind = \"hitstat-adj\"\nbytes = \"512KiB\"\n[buffer.hitstat-adj]\nhit_log = 16\nlevels = 4\n")),
         ("fast-bplru-full", format!("{ZIPF}{DEVICE}[ftl]\nkind = \"fast\"\n\
-             [buffer]\nkind = \"bplru\"\nbytes = \"512KiB\"\nbplru_compensation = \"full\"\n")),
+             [buffer]\nkind = \"bplru\"\nbytes = \"512KiB\"\n[buffer.bplru]\ncompensation = \"full\"\n")),
         ("bast-fab-model", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"bast\"\n\
              [buffer]\nkind = \"fab\"\nbytes = \"512KiB\"\npadding = \"model\"\n\
              [run]\nwarmup_requests = 3000\nrepeat = 2\nprecondition = \"fill\"\n")),

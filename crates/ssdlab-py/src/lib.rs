@@ -105,7 +105,7 @@ fn config_from_toml(text: &str) -> PyResult<String> {
 /// Check a TOML configuration file's text; errors name `file:line` (unknown keys, wrong types).
 #[pyfunction]
 fn check_config_file(text: &str, file: &str) -> PyResult<()> {
-    Config::from_toml_file(text, file).map_err(to_py)?;
+    registry::parse_toml_file(text, file).map_err(to_py)?;
     Ok(())
 }
 
@@ -168,16 +168,10 @@ fn trace_formats() -> String {
     serde_json::to_string(&v).unwrap_or_default()
 }
 
-/// Every registered component as JSON: [{category, name, summary, params}].
+/// Every registered component as JSON: [{category, name, summary, table, params, reads}].
 #[pyfunction]
 fn components() -> String {
-    let v: Vec<serde_json::Value> = registry::components()
-        .iter()
-        .map(|c| {
-            serde_json::json!({"category": c.category, "name": c.name, "summary": c.summary, "params": c.params})
-        })
-        .collect();
-    serde_json::to_string(&v).unwrap_or_default()
+    registry::components_json().to_string()
 }
 
 #[pymodule]

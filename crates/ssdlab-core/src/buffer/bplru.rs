@@ -24,14 +24,29 @@ pub enum Compensation {
     Off,
 }
 
+crate::params! {
+    /// BPLRU's parameters (`[buffer.bplru]`).
+    pub struct Params {
+        /// LRU compensation: strict (a group filled sequentially from offset 0 to N−1 moves to
+        /// the LRU end) | full (any full group does) | off.
+        compensation: String = "strict".into(),
+    }
+}
+
+impl crate::params::Params for Params {
+    fn check(&self, table: &str) -> Result<()> {
+        Compensation::from_name(&self.compensation, table).map(|_| ())
+    }
+}
+
 impl Compensation {
-    pub fn from_name(name: &str) -> Result<Self> {
+    pub fn from_name(name: &str, table: &str) -> Result<Self> {
         match name {
             "strict" => Ok(Compensation::Strict),
             "full" => Ok(Compensation::Full),
             "off" => Ok(Compensation::Off),
             _ => Err(SimError::config(
-                "buffer.bplru_compensation",
+                format!("{table}.compensation"),
                 format!("unknown value `{name}`; valid: strict, full, off"),
             )),
         }
@@ -280,7 +295,9 @@ mod tests {
 
     #[test]
     fn bad_mode_names_field() {
-        let e = Compensation::from_name("lazy").unwrap_err().to_string();
-        assert!(e.contains("buffer.bplru_compensation"), "{e}");
+        let e = Compensation::from_name("lazy", "buffer.bplru")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("buffer.bplru.compensation"), "{e}");
     }
 }

@@ -39,7 +39,47 @@ const BASE_BOUNDS: [u64; 18] = [
     2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
 ];
 
-/// HitStat settings.
+crate::params! {
+    /// HitStat's parameters (`[buffer.hitstat]`, `[buffer.hitstat-adj]`).
+    pub struct Params {
+        /// Length of the hit log (ages at group hits), 1..=1048576.
+        hit_log: u64 = 64,
+        /// Initial number of AgeRank levels (1 ..= hit_log + 1).
+        levels: u32 = 32,
+        /// Write requests between adaptations of the levels.
+        period: u64 = 4096,
+        /// A group older than this many write requests is flushed first.
+        age_threshold: u64 = 150_000,
+    }
+}
+
+impl crate::params::Params for Params {
+    fn check(&self, table: &str) -> crate::error::Result<()> {
+        use crate::error::SimError;
+        if self.hit_log == 0 || self.hit_log > 1 << 20 {
+            return Err(SimError::config(
+                format!("{table}.hit_log"),
+                format!("{} must be in 1..=1048576", self.hit_log),
+            ));
+        }
+        if self.levels == 0 || self.levels as u64 > self.hit_log + 1 {
+            return Err(SimError::config(
+                format!("{table}.levels"),
+                format!(
+                    "{} must be in 1..={table}.hit_log + 1 ({})",
+                    self.levels,
+                    self.hit_log + 1
+                ),
+            ));
+        }
+        if self.period == 0 {
+            return Err(SimError::config(format!("{table}.period"), "must be ≥ 1"));
+        }
+        Ok(())
+    }
+}
+
+/// HitStat settings: the parameters plus what the device and variant fix.
 #[derive(Clone, Copy, Debug)]
 pub struct HitStatParams {
     pub sectors_per_page: u32,

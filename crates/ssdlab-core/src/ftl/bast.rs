@@ -78,6 +78,40 @@ pub fn spare_blocks(log_blocks: u64) -> u64 {
     log_blocks + 1
 }
 
+crate::params! {
+    /// BAST's parameters (`[ftl.bast]`; log blocks and the model's statistics are the hybrid
+    /// FTLs' shared keys `ftl.log_blocks`, `ftl.model_stats`).
+    pub struct Params {
+        /// chain (an LBN may own a chain of log blocks; seed 000 Table 3) | single (one log
+        /// block per LBN, LRU victim).
+        variant: String = "chain".into(),
+        /// Chain variant: a chain that would grow beyond this many log blocks is merged first.
+        chain_limit: u32 = 4,
+        /// Chain variant: victim = longest chain among this many chains in round-robin order.
+        lookahead: u32 = 50,
+    }
+}
+
+impl crate::params::Params for Params {
+    fn check(&self, table: &str) -> Result<()> {
+        if !matches!(self.variant.as_str(), "chain" | "single") {
+            return Err(SimError::config(
+                format!("{table}.variant"),
+                format!("unknown value `{}`; valid: chain, single", self.variant),
+            ));
+        }
+        for (k, v) in [
+            ("chain_limit", self.chain_limit),
+            ("lookahead", self.lookahead),
+        ] {
+            if v == 0 {
+                return Err(SimError::config(format!("{table}.{k}"), "must be ≥ 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl BastFtl {
     pub fn new(
         geo: &Geometry,
@@ -99,7 +133,7 @@ impl BastFtl {
             "single" => true,
             v => {
                 return Err(SimError::config(
-                    "ftl.bast_variant",
+                    "ftl.bast.variant",
                     format!("unknown value `{v}`; valid: chain, single"),
                 ))
             }

@@ -43,6 +43,57 @@ pub struct PageFtl {
     gc_invocations: u64,
 }
 
+crate::params! {
+    /// The page FTL's parameters (`[ftl.page]`).
+    pub struct Params {
+        /// GC runs when free blocks fall below this (≥ 2); 0 = automatic (open frontiers + 2).
+        gc_free_blocks: u64 = 0,
+        /// Host write frontiers (open blocks), 1..=64. Host pages go to frontier `hint % streams`.
+        streams: u32 = 1,
+        /// GC writes into its own frontier (true) or into the host frontier of stream 0 (false).
+        separate_gc_frontier: bool = true,
+    }
+}
+
+impl crate::params::Params for Params {
+    fn check(&self, table: &str) -> Result<()> {
+        if self.gc_free_blocks == 1 {
+            return Err(SimError::config(
+                format!("{table}.gc_free_blocks"),
+                "must be 0 (automatic) or ≥ 2: GC needs a free block to copy valid pages into",
+            ));
+        }
+        if self.streams == 0 || self.streams > 64 {
+            return Err(SimError::config(
+                format!("{table}.streams"),
+                "must be in 1..=64",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Params {
+    /// Open blocks: one per stream, plus GC's own.
+    pub fn frontiers(&self) -> u64 {
+        self.streams as u64 + self.separate_gc_frontier as u64
+    }
+
+    /// `gc_free_blocks` with 0 (automatic) replaced by the value used.
+    pub fn gc_threshold(&self) -> u64 {
+        if self.gc_free_blocks == 0 {
+            self.frontiers() + 2
+        } else {
+            self.gc_free_blocks
+        }
+    }
+
+    /// Physical blocks needed beyond the logical ones: the GC reserve, the open blocks and one.
+    pub fn spare_blocks(&self) -> u64 {
+        self.gc_threshold() + self.frontiers() + 1
+    }
+}
+
 impl PageFtl {
     pub fn new(
         geo: &Geometry,
@@ -77,7 +128,7 @@ impl PageFtl {
                 format!(
                     "{blocks} physical blocks cannot hold {} logical blocks plus {threshold} GC-reserve and \
                      {frontiers} open blocks: this device needs device.op ≥ {min_op:.3} (or a larger \
-                     device.logical_bytes, or fewer ftl.gc_free_blocks / ftl.streams)",
+                     device.logical_bytes, or fewer ftl.page.gc_free_blocks / ftl.page.streams)",
                     geo.logical_blocks()
                 ),
             ));

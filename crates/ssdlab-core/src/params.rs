@@ -1,0 +1,166 @@
+//! Component parameters. Every component declares its parameters in its own file with
+//! [`params!`]: names, defaults and one doc line each. In a configuration they live in the
+//! component's own table, `[<category>.<name>]` (`[buffer.hitstat] hit_log = 64`,
+//! `[ftl.bast] variant = "single"`, `[padding.fixed] threshold = 0.25`); the registry turns a
+//! parameter type into validation, the resolved configuration and the docs ([`ParamSpec`]).
+
+use crate::error::{Result, SimError};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Component tables of one configuration section, by component name.
+pub type Tables = BTreeMap<String, serde_json::Value>;
+
+/// One parameter of a component: its key in the component's table and one line of doc.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDoc {
+    pub name: &'static str,
+    pub doc: &'static str,
+}
+
+/// The documented fields of a parameter struct (implemented by [`params!`]).
+pub trait Fields {
+    const FIELDS: &'static [ParamDoc];
+}
+
+/// A component's parameter struct (made by [`params!`]); `check` validates values, naming
+/// `table.field` (e.g. `buffer.hitstat.levels`) in errors.
+pub trait Params: Fields + Serialize + DeserializeOwned + Default + Clone + 'static {
+    fn check(&self, _table: &str) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Declare a component's parameter struct: each field with its doc line and default.
+///
+/// ```ignore
+/// ssdlab_core::params! {
+///     /// BPLRU's parameters (`[buffer.bplru]`).
+///     pub struct Params {
+///         /// LRU compensation: strict | full | off.
+///         compensation: String = "strict".into(),
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! params {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[doc = $doc:literal])+ $field:ident : $ty:ty = $default:expr ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct $name {
+            $( $(#[doc = $doc])+ pub $field: $ty, )*
+        }
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $( $field: $default, )* }
+            }
+        }
+        impl $crate::params::Fields for $name {
+            const FIELDS: &'static [$crate::params::ParamDoc] = &[
+                $( $crate::params::ParamDoc { name: stringify!($field), doc: concat!($($doc),+).trim_ascii() }, )*
+            ];
+        }
+    };
+}
+
+/// The empty parameter set of a component without parameters.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+impl Fields for NoParams {
+    const FIELDS: &'static [ParamDoc] = &[];
+}
+
+impl Params for NoParams {}
+
+/// A parameter as the docs and `ssdlab policies` show it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: serde_json::Value,
+    pub doc: &'static str,
+}
+
+/// A parameter type with its type erased, as a registry entry holds it.
+#[derive(Clone, Copy)]
+pub struct ParamSpec {
+    /// The table with defaults filled in, checked; `table` is its dotted name for errors.
+    pub resolve: fn(Option<&serde_json::Value>, &str) -> Result<serde_json::Value>,
+    pub fields: fn() -> Vec<ParamInfo>,
+}
+
+impl std::fmt::Debug for ParamSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<_> = (self.fields)().iter().map(|p| p.name).collect();
+        write!(f, "ParamSpec{names:?}")
+    }
+}
+
+pub const fn spec<T: Params>() -> ParamSpec {
+    ParamSpec {
+        resolve: resolve_table::<T>,
+        fields: fields_of::<T>,
+    }
+}
+
+pub const NONE: ParamSpec = spec::<NoParams>();
+
+fn fields_of<T: Params>() -> Vec<ParamInfo> {
+    let defaults = serde_json::to_value(T::default()).unwrap_or_default();
+    T::FIELDS
+        .iter()
+        .map(|f| ParamInfo {
+            name: f.name,
+            default: defaults.get(f.name).cloned().unwrap_or_default(),
+            doc: f.doc,
+        })
+        .collect()
+}
+
+fn resolve_table<T: Params>(
+    table: Option<&serde_json::Value>,
+    path: &str,
+) -> Result<serde_json::Value> {
+    let p = parse::<T>(table, path)?;
+    p.check(path)?;
+    Ok(serde_json::to_value(p).unwrap_or_default())
+}
+
+/// A component's parameters from its table (absent = every default). Errors name the key.
+pub fn parse<T: Params>(table: Option<&serde_json::Value>, path: &str) -> Result<T> {
+    let Some(v) = table else {
+        return Ok(T::default());
+    };
+    if !v.is_object() {
+        return Err(SimError::config(
+            path,
+            "expected a table of parameters, e.g. [buffer.hitstat] with hit_log = 64",
+        ));
+    }
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let at = e.path().to_string();
+        let field = if at == "." {
+            path.to_string()
+        } else {
+            format!("{path}.{at}")
+        };
+        let msg = e.into_inner().to_string();
+        crate::error::field_error(field, msg)
+    })
+}
+
+/// The parameters of component `name` in `tables` (as resolved or given), checked.
+pub fn of<T: Params>(tables: &Tables, section: &str, name: &str) -> Result<T> {
+    let path = format!("{section}.{name}");
+    let p = parse::<T>(tables.get(name), &path)?;
+    p.check(&path)?;
+    Ok(p)
+}
