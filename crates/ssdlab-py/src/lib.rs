@@ -174,6 +174,12 @@ fn components() -> String {
     registry::components_json().to_string()
 }
 
+/// The component reference (docs/components.md) as markdown.
+#[pyfunction]
+fn components_markdown() -> String {
+    registry::markdown()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SsdlabError", m.py().get_type::<SsdlabError>())?;
@@ -188,6 +194,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_detect, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
+    m.add_function(wrap_pyfunction!(components_markdown, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

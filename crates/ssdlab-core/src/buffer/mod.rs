@@ -8,6 +8,8 @@
 pub mod block_lru;
 pub mod bplru;
 pub mod fab;
+#[cfg(test)]
+pub mod fifo_example;
 pub mod groups;
 pub mod hitstat;
 pub mod list;
