@@ -55,7 +55,7 @@ def dumps(doc: Mapping, inline: InlinePredicate | None = None) -> str:
     try:
         text = tomli_w.dumps(prepare(doc, ()))
     except TypeError as e:
-        raise TomlError(f"cannot write as TOML: {e}") from None
+        raise TomlError(str(e)) from None
     for mark, table in reversed(marks.items()):  # an inline table may hold another's mark
         text = text.replace(mark, table, 1)
     return text

@@ -7,6 +7,7 @@ but one plain line every ~10 % of the cells and at the end.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 
@@ -39,6 +40,8 @@ class Progress:
                 ascii=" #",
                 smoothing=0,
                 mininterval=0.1,
+                ncols=_columns(self.stream),
+                nrows=24,  # one bar: only tqdm's guard against more bars than lines needs it
                 postfix="0 failed",
             )
 
@@ -66,3 +69,12 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _columns(stream) -> int:
+    """The terminal's width; 100 when it says 0 (a pseudo-terminal without a size, on which
+    tqdm's own measure would draw nothing)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 100
+    except (AttributeError, OSError, ValueError):
+        return 100
