@@ -11,8 +11,6 @@ import os
 import sys
 import time
 
-from tqdm import tqdm
-
 #: The text of the bar and of the plain lines (tqdm's format; {postfix} is ", N failed").
 LINE = "{n}/{total} cells{postfix}, {elapsed} elapsed, ~{remaining} left"
 
@@ -31,6 +29,8 @@ class Progress:
         self.next_frac = 0.1
         self.bar = None
         if self.enabled and self.tty:
+            from tqdm import tqdm  # here, not at the top: `import ssdlab` need not pay for it
+
             # smoothing=0: the mean time per cell since the start. Cells finish in parallel bursts,
             # so a recent rate overestimates the speed early on.
             self.bar = tqdm(
@@ -47,6 +47,8 @@ class Progress:
 
     def line(self) -> str:
         """The progress as one line of text, e.g. "3/10 cells, 1 failed, 00:04 elapsed, ~00:09 left"."""
+        from tqdm import tqdm
+
         return tqdm.format_meter(
             self.done, self.total, time.monotonic() - self.start, bar_format=LINE, postfix=f"{self.failed} failed"
         )
