@@ -36,8 +36,9 @@ SectionsArg = Callable[[Any], Iterable[tuple[str, str]]] | Iterable[tuple[str, s
 
 
 def load_results(study_dir: str | Path):
-    """The study's results DataFrame through the results store (`ssdlab.load_results`)."""
-    from ..store import load_results as loader
+    """The study's results DataFrame through the results store (`ssdlab.load_results`, looked up
+    when called: tests replace it)."""
+    from .. import load_results as loader
 
     return loader(study_dir)
 
