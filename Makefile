@@ -13,7 +13,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff "pyarrow>=14" "dask[distributed]>=2023.1"
+	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff "pyarrow>=14" "dask[distributed]>=2023.1" "tomli-w>=1.0" "tqdm>=4.60"
 	touch $@
 
 build: $(BUILT)

@@ -6,7 +6,7 @@ import copy
 import json
 import math
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -98,9 +98,9 @@ class Config:
         """This configuration as TOML text (`resolved=True`: with every default filled in, as
         `ssdlab config show` prints it). TOML has no null: keys whose value is None are left out,
         and reading the text back gives the same configuration otherwise."""
-        from .sweep import dump_toml
+        from .tomlwrite import dumps
 
-        return dump_toml(self.resolved() if resolved else self._data)
+        return dumps(self.resolved() if resolved else self._data)
 
 
 def _metric(v: Any) -> float:
@@ -136,8 +136,6 @@ class Result:
         per metric (`waf`)."""
         import pandas as pd
 
-        from .store import config_columns
-
         # As in the results store: a configuration key that is also a metric name gets a prefix.
         row = {(f"config.{k}" if k in self.metrics else k): v for k, v in config_columns(self.config).items()}
         row.update(self.metrics)
@@ -157,6 +155,27 @@ def series_frame(columns: Mapping[str, Any] | None):
     order = first + sorted(c for c in columns if c not in first)
     data = {c: [math.nan if v is None else float(v) for v in columns[c]] for c in order}
     return pd.DataFrame(data, columns=order, dtype="float64")
+
+
+def config_columns(config: Mapping[str, Any], extra_keys: Iterable[str] = ()) -> dict[str, Any]:
+    """`section.key -> value` for a configuration (tables below the second level stay whole,
+    e.g. `workload.generic`), plus any deeper dotted keys in `extra_keys` (axis keys such as
+    `workload.generic.delimiter`), looked up in the configuration."""
+    out: dict[str, Any] = {}
+    for section, table in config.items():
+        if isinstance(table, Mapping):
+            for k, v in table.items():
+                out[f"{section}.{k}"] = v
+        else:
+            out[section] = table
+    for key in extra_keys:
+        if key in out:
+            continue
+        node: Any = config
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        out[key] = node
+    return out
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict:

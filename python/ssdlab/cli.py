@@ -533,11 +533,12 @@ def cmd_plot(args) -> int:
 
 @_user_errors
 def cmd_report(args) -> int:
-    from .report.html import load_results, study_hooks, write_report
+    from .report.html import load_results, write_report
+    from .studies import hooks
 
     d = _results_dir(args.dir)
     df = load_results(d)
-    figures, sections = (None, None) if args.default_figures else study_hooks(d)
+    figures, sections = (None, None) if args.default_figures else hooks(d)
     path = write_report(d, out=args.out, figures=figures, sections=sections, results=df)
     print(f"wrote {path}")
     return 0

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ._core import SsdlabError
+from .api import config_columns, series_frame
 
 FORMAT = 1
 META_KEY = b"ssdlab.store"
@@ -61,27 +62,6 @@ class StoreError(SsdlabError):
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def config_columns(config: Mapping[str, Any], extra_keys: Iterable[str] = ()) -> dict[str, Any]:
-    """`section.key -> value` for a configuration (tables below the second level stay whole,
-    e.g. `workload.generic`), plus any deeper dotted keys in `extra_keys` (axis keys such as
-    `workload.generic.delimiter`), looked up in the configuration."""
-    out: dict[str, Any] = {}
-    for section, table in config.items():
-        if isinstance(table, Mapping):
-            for k, v in table.items():
-                out[f"{section}.{k}"] = v
-        else:
-            out[section] = table
-    for key in extra_keys:
-        if key in out:
-            continue
-        node: Any = config
-        for part in key.split("."):
-            node = node.get(part) if isinstance(node, Mapping) else None
-        out[key] = node
-    return out
 
 
 def _json(v: Any) -> str:
@@ -144,8 +124,6 @@ def decode_series(text: str | None):
     """The stored JSON of a time series as a DataFrame (None when the cell has none)."""
     if text is None:
         return None
-    from .api import series_frame
-
     return series_frame(json.loads(text))
 
 

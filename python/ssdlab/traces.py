@@ -1,8 +1,10 @@
-"""Trace files: format detection, statistics and conversion to the binary cache."""
+"""Trace files: format detection, statistics and conversion to the binary cache; where the real
+traces are (`traces_dir`, the `{traces}` of study files)."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from . import _core
@@ -74,3 +76,32 @@ def trace_detect(path: PathLike) -> str:
 def trace_formats() -> list:
     """[(name, layout)] of every supported trace format."""
     return [tuple(x) for x in json.loads(_core.trace_formats())]
+
+
+def trace_dir_candidates(traces: str | Path | None = None) -> list[tuple[Path, str]]:
+    """The places searched for the real-trace directory, each with how it was chosen. An explicit
+    directory (argument, then SSDLAB_TRACES) is the only candidate: never silently another one."""
+    if traces is not None:
+        return [(Path(traces).expanduser().resolve(), "--traces")]
+    env = os.environ.get("SSDLAB_TRACES")
+    if env:
+        return [(Path(env).expanduser().resolve(), "SSDLAB_TRACES")]
+    found: list[tuple[Path, str]] = []
+    for base, how in (
+        (Path(__file__).resolve().parents[3], "beside the source checkout"),
+        (Path.cwd().parent, "beside the current directory"),
+    ):
+        p = (base / "shared" / "traces").resolve()
+        if p not in [q for q, _ in found]:
+            found.append((p, how))
+    return found
+
+
+def traces_dir(traces: str | Path | None = None) -> Path:
+    """Where the real traces are: `traces`, else $SSDLAB_TRACES, else ../shared/traces beside the
+    checkout or the current directory (the last candidate when none exists)."""
+    candidates = trace_dir_candidates(traces)
+    for path, _ in candidates:
+        if path.is_dir():
+            return path
+    return candidates[-1][0]

@@ -36,16 +36,10 @@ SectionsArg = Callable[[Any], Iterable[tuple[str, str]]] | Iterable[tuple[str, s
 
 
 def load_results(study_dir: str | Path):
-    """The study's results DataFrame through the results store (`ssdlab.load_results`)."""
-    from .._core import SsdlabError
+    """The study's results DataFrame through the results store (`ssdlab.load_results`, looked up
+    when called: tests replace it)."""
+    from .. import load_results as loader
 
-    try:
-        from .. import load_results as loader  # type: ignore[attr-defined]
-    except ImportError:
-        try:
-            from ..store import load_results as loader  # type: ignore[import-not-found]
-        except ImportError:
-            raise SsdlabError("the results store (ssdlab.load_results) is not available in this version") from None
     return loader(study_dir)
 
 
@@ -80,23 +74,6 @@ def _spec_axes(spec: Mapping) -> list[str]:
         if isinstance(z, Mapping):
             out += [k for k, v in z.items() if isinstance(v, list)]
     return out
-
-
-def study_hooks(study_dir: str | Path) -> tuple[Callable | None, Callable | None]:
-    """`figures(df)` and `sections(df)` of the registered study named in DIR/study.toml, if any."""
-    spec, _ = read_study(study_dir)
-    name = (spec.get("study") or {}).get("name")
-    if not name:
-        return None, None
-    try:
-        from .. import studies  # type: ignore[attr-defined]
-    except ImportError:
-        return None, None
-    study = studies.registry().get(name)
-    mod = study.module() if study is not None else None
-    if mod is None:
-        return None, None
-    return getattr(mod, "figures", None), getattr(mod, "sections", None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -480,7 +457,7 @@ def write_report(
     else:
         figures_block = '<p class="note">No figures: no axis of this study takes two or more values.</p>'
 
-    from .. import __version__
+    from .._core import __version__
 
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     nav = ['<a href="#figures">Figures</a>']

@@ -11,14 +11,15 @@ before running anything.
 from __future__ import annotations
 
 import importlib.util
-import os
-import string
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from .._core import SsdlabError
+from ..sweep.study import strings, substitute
+from ..traces import trace_dir_candidates, traces_dir
 
 HERE = Path(__file__).resolve().parent
 
@@ -36,13 +37,13 @@ class Study:
             return tomllib.load(f)
 
     def spec(self, quick: bool = False, traces: str | Path | None = None) -> dict:
-        return _substitute(self.raw_spec(quick), {"traces": str(traces_dir(traces))})
+        return substitute(self.raw_spec(quick), {"traces": str(traces_dir(traces))})
 
     def trace_files(self, quick: bool = False) -> list[str]:
         """The file names under the trace directory that the study references (`{traces}/...`),
         relative to it, in file order; empty for a study that needs no real traces."""
         out: list[str] = []
-        for s in _strings(self.raw_spec(quick)):
+        for s in strings(self.raw_spec(quick)):
             if "{traces}" in s:
                 rel = s.split("{traces}", 1)[1].lstrip("/")
                 if rel not in out:
@@ -56,7 +57,7 @@ class Study:
         files = self.trace_files(quick)
         if not files:
             return None
-        looked = _trace_candidates(traces)
+        looked = trace_dir_candidates(traces)
         found = traces_dir(traces)
         remedy = "point to them with --traces DIR or SSDLAB_TRACES=DIR"
         if not found.is_dir():
@@ -97,65 +98,18 @@ def get(name: str) -> Study:
     return studies[name]
 
 
-def _trace_candidates(traces: str | Path | None = None) -> list[tuple[Path, str]]:
-    """The places searched for the trace directory, each with how it was chosen. An explicit
-    directory (argument, then SSDLAB_TRACES) is the only candidate: never silently another one."""
-    if traces is not None:
-        return [(Path(traces).expanduser().resolve(), "--traces")]
-    env = os.environ.get("SSDLAB_TRACES")
-    if env:
-        return [(Path(env).expanduser().resolve(), "SSDLAB_TRACES")]
-    found: list[tuple[Path, str]] = []
-    for base, how in (
-        (HERE.parents[3], "beside the source checkout"),
-        (Path.cwd().parent, "beside the current directory"),
-    ):
-        p = (base / "shared" / "traces").resolve()
-        if p not in [q for q, _ in found]:
-            found.append((p, how))
-    return found
+def hooks(study_dir: str | Path) -> tuple[Callable | None, Callable | None]:
+    """`figures(df)` and `sections(df)` of the registered study named in DIR/study.toml, if any
+    (for `write_report`)."""
+    from ..report.html import read_study
 
-
-def traces_dir(traces: str | Path | None = None) -> Path:
-    """Where the real traces are: `traces`, else $SSDLAB_TRACES, else ../shared/traces beside the
-    checkout or the current directory (the last candidate when none exists)."""
-    candidates = _trace_candidates(traces)
-    for path, _ in candidates:
-        if path.is_dir():
-            return path
-    return candidates[-1][0]
-
-
-def _strings(value):
-    """Every string inside a parsed study file."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
-def _substitute(value, names: dict):
-    """`{name}` placeholders in every string of a study file; an unknown one is an error (left
-    as written it would end up in a file name and fail far from here)."""
-    if isinstance(value, str) and "{" in value:
-        try:
-            fields = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
-        except ValueError as e:
-            raise SsdlabError(f"{value!r}: {e}") from None
-        for f in fields:
-            if f not in names:
-                known = ", ".join(f"{{{n}}}" for n in names)
-                raise SsdlabError(f"unknown placeholder `{{{f}}}` in {value!r} (known: {known})")
-        return value.format(**names)
-    if isinstance(value, dict):
-        return {k: _substitute(v, names) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_substitute(v, names) for v in value]
-    return value
+    spec, _ = read_study(study_dir)
+    name = (spec.get("study") or {}).get("name")
+    study = registry().get(name) if name else None
+    mod = study.module() if study is not None else None
+    if mod is None:
+        return None, None
+    return getattr(mod, "figures", None), getattr(mod, "sections", None)
 
 
 class CellsFailed(SsdlabError):
