@@ -212,7 +212,8 @@ def simulate(config: ConfigLike = None, progress: Callable[[int, int], None] | N
 
 
 def components() -> list:
-    """Every registered component: dicts with category, name, summary, params (config keys)."""
+    """Every registered component: dicts with category, name, summary, table (`buffer.hitstat`),
+    params (its own: dicts of key, default, doc) and reads (the shared section keys it uses)."""
     return json.loads(_core.components())
 
 

@@ -621,10 +621,10 @@ mod tests {
             "config field `buffer.bplru.compensation`: unknown value `lazy`; valid: strict, full, off"
         );
         let hs = "[buffer]\nkind = \"hitstat\"\n[buffer.hitstat]\n";
-        let e = error(&format!("{hs}levels = 66\n"));
+        let e = error(&format!("{hs}initial_levels = 66\n"));
         assert_eq!(
             e,
-            "config field `buffer.hitstat.levels`: 66 must be in 1..=buffer.hitstat.hit_log + 1 (65)"
+            "config field `buffer.hitstat.initial_levels`: 66 must be in 1..=buffer.hitstat.hit_log + 1 (65)"
         );
         assert!(error(&format!("{hs}period = 0\n")).contains("buffer.hitstat.period"));
         assert!(error(&format!("{hs}hit_log = 0\n")).contains("buffer.hitstat.hit_log"));
@@ -640,7 +640,7 @@ mod tests {
     #[test]
     fn component_tables_belong_to_the_selected_component() {
         // Parameters of a component that is not selected: the error names both.
-        let e = error("[buffer]\nkind = \"fab\"\n[buffer.hitstat]\nlevels = 8\n");
+        let e = error("[buffer]\nkind = \"fab\"\n[buffer.hitstat]\ninitial_levels = 8\n");
         assert_eq!(
             e,
             "config field `buffer.hitstat`: parameters for buffer `hitstat`, but buffer.kind = \"fab\": \
@@ -655,10 +655,10 @@ mod tests {
         let e = error(&format!("[buffer]\nkind = \"fab\"\n{fixed}"));
         assert!(e.starts_with("config field `padding.fixed`: parameters for padding `fixed`, but buffer.padding = \"none\""), "{e}");
         // Unknown components and keys get the nearest valid name.
-        let e = error("[buffer]\nkind = \"hitstat\"\n[buffer.hitstatt]\nlevels = 8\n");
+        let e = error("[buffer]\nkind = \"hitstat\"\n[buffer.hitstatt]\ninitial_levels = 8\n");
         assert_eq!(e, "config field `buffer.hitstatt`: unknown buffer `hitstatt`; did you mean [buffer.hitstat]?");
-        let e = error("[buffer]\nkind = \"hitstat\"\n[buffer.hitstat]\nlevel = 8\n");
-        assert_eq!(e, "config field `buffer.hitstat.level`: unknown key; did you mean `buffer.hitstat.levels`?");
+        let e = error("[buffer]\nkind = \"hitstat\"\n[buffer.hitstat]\ninitial_level = 8\n");
+        assert_eq!(e, "config field `buffer.hitstat.initial_level`: unknown key; did you mean `buffer.hitstat.initial_levels`?");
         let e = error("[ftl]\nkind = \"bast\"\nbast_variant = \"single\"\n");
         assert!(
             e.starts_with("config field `ftl.bast_variant`: unknown key"),
@@ -676,7 +676,7 @@ mod tests {
             e,
             "c.toml:3: config field `buffer.bites`: unknown key; did you mean `buffer.bytes`?"
         );
-        let text = "[buffer]\nkind = \"hitstat\"\n\n[buffer.hitstat]\nlevels = 8\nperiodd = 3\n";
+        let text = "[buffer]\nkind = \"hitstat\"\n\n[buffer.hitstat]\ninitial_levels = 8\nperiodd = 3\n";
         let e = crate::registry::parse_toml_file(text, "c.toml")
             .unwrap_err()
             .to_string();

@@ -157,7 +157,7 @@ fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatPa
     Ok(buffer::hitstat::HitStatParams {
         sectors_per_page: (cfg.device.page_bytes.0 / crate::units::SECTOR_BYTES) as u32,
         hit_log: q.hit_log as usize,
-        levels: q.levels,
+        levels: q.initial_levels,
         period: q.period,
         age_threshold: q.age_threshold,
         adj: name == "hitstat-adj",

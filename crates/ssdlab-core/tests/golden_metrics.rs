@@ -42,14 +42,14 @@ fn runs() -> Vec<(&'static str, String)> {
              [buffer]\nkind = \"bplru\"\nbytes = \"512KiB\"\n")),
         ("bast-single-hitstat", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"bast\"\n\
              log_blocks = 6\n[ftl.bast]\nvariant = \"single\"\n\
-             [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\n[buffer.hitstat]\nlevels = 8\nperiod = 512\n")),
+             [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\n[buffer.hitstat]\ninitial_levels = 8\nperiod = 512\n")),
         ("bast-chain-allmerges-hitstat", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"bast\"\n\
              model_stats = \"all-merges\"\n[ftl.bast]\nchain_limit = 2\nlookahead = 4\n\
              [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\npadding_fill = \"existing\"\n")),
         ("fast-hitstat", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"fast\"\nlog_blocks = 8\n\
              [buffer]\nkind = \"hitstat\"\nbytes = \"512KiB\"\n[buffer.hitstat]\nage_threshold = 3000\n")),
         ("fast-hitstat-adj", format!("{ZIPF}{DEVICE}[ftl]\nkind = \"fast\"\n\
-             [buffer]\nkind = \"hitstat-adj\"\nbytes = \"512KiB\"\n[buffer.hitstat-adj]\nhit_log = 16\nlevels = 4\n")),
+             [buffer]\nkind = \"hitstat-adj\"\nbytes = \"512KiB\"\n[buffer.hitstat-adj]\nhit_log = 16\ninitial_levels = 4\n")),
         ("fast-bplru-full", format!("{ZIPF}{DEVICE}[ftl]\nkind = \"fast\"\n\
              [buffer]\nkind = \"bplru\"\nbytes = \"512KiB\"\n[buffer.bplru]\ncompensation = \"full\"\n")),
         ("bast-fab-model", format!("{DESKTOP}{DEVICE}[ftl]\nkind = \"bast\"\n\

@@ -44,8 +44,9 @@ crate::params! {
     pub struct Params {
         /// Length of the hit log (ages at group hits), 1..=1048576.
         hit_log: u64 = 64,
-        /// Initial number of AgeRank levels (1 ..= hit_log + 1).
-        levels: u32 = 32,
+        /// Initial number of AgeRank levels (1 ..= hit_log + 1); the run adapts them (the
+        /// gauge `buffer.hitstat.levels`).
+        initial_levels: u32 = 32,
         /// Write requests between adaptations of the levels.
         period: u64 = 4096,
         /// A group older than this many write requests is flushed first.
@@ -62,12 +63,12 @@ impl crate::params::Params for Params {
                 format!("{} must be in 1..=1048576", self.hit_log),
             ));
         }
-        if self.levels == 0 || self.levels as u64 > self.hit_log + 1 {
+        if self.initial_levels == 0 || self.initial_levels as u64 > self.hit_log + 1 {
             return Err(SimError::config(
-                format!("{table}.levels"),
+                format!("{table}.initial_levels"),
                 format!(
                     "{} must be in 1..={table}.hit_log + 1 ({})",
-                    self.levels,
+                    self.initial_levels,
                     self.hit_log + 1
                 ),
             ));
