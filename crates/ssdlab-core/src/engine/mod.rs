@@ -1,6 +1,6 @@
 //! Counts-mode engine: replays a workload through buffer → FTL → NAND and sums costs (no clock).
 //!
-//! One file per stage, in the order the data flows:
+//! One file per stage, in the order `simulate()` runs them (after `resolve`, the data flow):
 //! - `resolve`: validate and resolve the configuration ("auto" capacity from the workload's
 //!   footprint, buffer size, the FTL's auto settings) and check that the device fits in memory;
 //! - `source`: the workload (a trace, optionally parsed on a reader thread, or a synthetic one);
