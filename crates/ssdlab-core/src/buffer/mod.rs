@@ -5,6 +5,7 @@
 //!
 //! A new policy is one file here plus one entry in `registry.rs`.
 
+pub mod accounting;
 pub mod block_lru;
 pub mod bplru;
 pub mod fab;

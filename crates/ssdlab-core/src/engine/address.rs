@@ -1,0 +1,71 @@
+//! Address mapping: how host LPNs become device LPNs (`workload.address_map`).
+
+use super::source::Source;
+use crate::error::{Result, SimError};
+use crate::request::Request;
+use crate::units::{Geometry, Lpn};
+use rustc_hash::FxHashMap;
+
+/// How host addresses become device LPNs.
+pub(super) enum AddressMap {
+    /// As they are; an address beyond the device is an error.
+    None,
+    /// Modulo the device's logical pages.
+    Fold,
+    /// Logical blocks renumbered densely in order of first touch (host LBN → device LBN).
+    Compact(FxHashMap<u64, u64>),
+}
+
+impl AddressMap {
+    /// The map named by `workload.address_map` (validated: anything else is "none").
+    pub(super) fn new(name: &str) -> AddressMap {
+        match name {
+            "fold" => AddressMap::Fold,
+            "compact" => AddressMap::Compact(FxHashMap::default()),
+            _ => AddressMap::None,
+        }
+    }
+
+    /// The device LPN of host `lpn` (of request `req`, read from `src` for error messages).
+    #[inline]
+    pub(super) fn map_lpn(
+        &mut self,
+        geo: &Geometry,
+        lpn: Lpn,
+        req: &Request,
+        src: &Source,
+    ) -> Result<Lpn> {
+        let lp = geo.logical_pages;
+        match self {
+            AddressMap::None => {
+                if lpn >= lp {
+                    return Err(SimError::Capacity(format!(
+                        "request at {} (offset {} B, {} B) ends beyond the device's logical capacity of {} B; \
+                         set workload.address_map = \"fold\" or \"compact\", or raise device.logical_bytes",
+                        src.position(),
+                        req.offset_bytes,
+                        req.len_bytes,
+                        geo.logical_bytes()
+                    )));
+                }
+                Ok(lpn)
+            }
+            AddressMap::Fold => Ok(lpn % lp),
+            AddressMap::Compact(m) => {
+                let ppb = geo.pages_per_block;
+                let next = m.len() as u64;
+                let dense = *m.entry(lpn / ppb).or_insert(next);
+                let out = dense * ppb + lpn % ppb;
+                if out >= lp {
+                    return Err(SimError::Capacity(format!(
+                        "request at {}: the workload touches more than the device's {} logical blocks; \
+                         raise device.logical_bytes (or use \"auto\")",
+                        src.position(),
+                        geo.logical_blocks()
+                    )));
+                }
+                Ok(out)
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Metric assembly: the counters of the measured window (host, NAND, FTL) turned into metrics,
+//! with the buffer's gauges and the buffer layer's flushed-group statistics, into a [`RunResult`].
+
+use super::replay::{Replayed, Sim, Snapshot};
+use super::RunResult;
+use crate::config::{Config, NandConfig};
+use crate::metrics::{self, Measured};
+use std::collections::BTreeMap;
+
+impl Sim {
+    /// The metrics of everything since `base` (the counters' difference; gauges as they are
+    /// now), with the buffer's policy gauges. Used for the end-of-run metrics and every sample.
+    pub(super) fn metrics_since(
+        &mut self,
+        base: &Snapshot,
+        timing: &NandConfig,
+    ) -> BTreeMap<String, f64> {
+        let end = self.snapshot();
+        let erases_per_block: Vec<u32> = end
+            .erases
+            .iter()
+            .zip(&base.erases)
+            .map(|(a, b)| a - b)
+            .collect();
+        let ftl_counters: Vec<(&'static str, u64)> = end
+            .ftl
+            .iter()
+            .map(|(k, v)| {
+                (
+                    *k,
+                    v - base
+                        .ftl
+                        .iter()
+                        .find(|(bk, _)| bk == k)
+                        .map_or(0, |(_, bv)| *bv),
+                )
+            })
+            .collect();
+        let mut m = metrics::finish(Measured {
+            host: end.host.minus(&base.host),
+            nand: end.nand.minus(&base.nand),
+            erases_per_block,
+            ftl_counters,
+            ftl_gauges: self.be.ftl.gauges(),
+            timing,
+        });
+        for (k, v) in self.buffer.gauges(&*self.be.ftl) {
+            m.insert(k.to_string(), v);
+        }
+        m
+    }
+}
+
+/// The end-of-run result: metrics over the measured window, run and device facts, the buffer
+/// layer's statistics, and the time series.
+pub(super) fn assemble(
+    sim: &mut Sim,
+    run: Replayed,
+    resolved: Config,
+    buffer_pages: u64,
+    warnings: Vec<String>,
+) -> RunResult {
+    let Replayed {
+        done,
+        warmup,
+        skipped,
+        base,
+        series,
+    } = run;
+    let timing = &resolved.nand;
+    let mut m = sim.metrics_since(&base, timing);
+    m.insert("run.requests".into(), done as f64);
+    m.insert("run.measured_requests".into(), (done - warmup) as f64);
+    m.insert("trace.skipped_records".into(), skipped as f64);
+    m.insert("device.logical_pages".into(), sim.geo.logical_pages as f64);
+    m.insert(
+        "device.physical_blocks".into(),
+        sim.geo.physical_blocks as f64,
+    );
+    m.insert("buffer.capacity_pages".into(), buffer_pages as f64);
+    // Flushed-group statistics belong to the buffer layer; the flush path fed them.
+    let groups = &sim.be.groups;
+    m.extend(groups.metrics());
+    let histograms = groups.histograms();
+    RunResult {
+        config: resolved,
+        metrics: m,
+        histograms,
+        series: series.columns,
+        warnings,
+    }
+}

@@ -1,0 +1,126 @@
+//! The flush path: what the buffer's flushes cost below it. A flushed group becomes FTL writes,
+//! plus a read-modify-write read for every partial page and, when padded, reads of the block's
+//! other pages from flash; every NAND operation is tagged with its cause (host, pad, rmw).
+
+use crate::buffer::accounting::GroupStats;
+use crate::buffer::{FlushSink, FlushUnit};
+use crate::error::Result;
+use crate::ftl::{Ftl, FtlView, Shape, UnitPage};
+use crate::metrics::HostCounters;
+use crate::nand::{Cause, Nand};
+use crate::units::{Geometry, SectorMask};
+
+/// The buffer's way down: FTL + NAND + flush accounting.
+pub(super) struct Backend {
+    pub(super) ftl: Box<dyn Ftl>,
+    pub(super) nand: Nand,
+    ppb: u64,
+    full: SectorMask,
+    /// `buffer.padding_fill = "all"`: padded flushes program every page of the block.
+    pad_fill: bool,
+    scratch: Vec<UnitPage>,
+    pub(super) host: HostCounters,
+    /// The buffer layer's flushed-group statistics, fed with every flush.
+    pub(super) groups: GroupStats,
+}
+
+impl Backend {
+    pub(super) fn new(ftl: Box<dyn Ftl>, geo: &Geometry, pad_fill: bool) -> Result<Backend> {
+        Ok(Backend {
+            ftl,
+            nand: Nand::new(geo.physical_blocks),
+            ppb: geo.pages_per_block,
+            full: geo.full_mask(),
+            pad_fill,
+            scratch: Vec::with_capacity(geo.pages_per_block as usize),
+            host: HostCounters::default(),
+            groups: GroupStats::new(geo.logical_blocks(), geo.pages_per_block)?,
+        })
+    }
+}
+
+impl FlushSink for Backend {
+    fn flush(&mut self, unit: &FlushUnit) -> Result<()> {
+        self.host.flushes += 1;
+        self.host.flushed_pages += unit.pages.len() as u64;
+        self.groups.record(unit.lbn, unit.pages.len());
+        let first = unit.lbn * self.ppb;
+        let whole = unit.padded || unit.pages.len() as u64 == self.ppb;
+        if let ([p], false) = (unit.pages, whole) {
+            // Fast path for page-level buffers: one page, no padding.
+            if p.mask != self.full {
+                self.ftl
+                    .read(first + p.offset as u64, Cause::Rmw, &mut self.nand);
+            }
+            self.host.ftl_pages += 1;
+            let page = [UnitPage {
+                offset: p.offset,
+                version: p.version,
+                cause: Cause::Host,
+            }];
+            return self
+                .ftl
+                .write_pages(unit.lbn, &page, unit.hint, &mut self.nand);
+        }
+        self.scratch.clear();
+        let mut pages = unit.pages.iter().peekable();
+        let push_buffered = |be: &mut Backend, p: &crate::buffer::PageWrite| {
+            // A partial page is merged with its old copy on flash: one read-modify-write read.
+            if p.mask != be.full {
+                be.ftl
+                    .read(first + p.offset as u64, Cause::Rmw, &mut be.nand);
+            }
+            be.scratch.push(UnitPage {
+                offset: p.offset,
+                version: p.version,
+                cause: Cause::Host,
+            });
+        };
+        if unit.padded {
+            self.host.padded_flushes += 1;
+            for off in 0..self.ppb as u32 {
+                if let Some(p) = pages.next_if(|p| p.offset == off) {
+                    push_buffered(self, p);
+                } else {
+                    let lpn = first + off as u64;
+                    if self.ftl.read(lpn, Cause::Pad, &mut self.nand) {
+                        let version = self.ftl.version_of(lpn);
+                        self.scratch.push(UnitPage {
+                            offset: off,
+                            version,
+                            cause: Cause::Pad,
+                        });
+                    }
+                }
+            }
+        } else {
+            for p in pages {
+                push_buffered(self, p);
+            }
+        }
+        // A full or padded group goes down as a whole block (the FTL switch-merges it); filler
+        // for the offsets that hold no data counts as pages handed to the FTL.
+        let shape = if whole {
+            let fill = unit.padded && self.pad_fill;
+            if fill {
+                let filler = self.ppb - self.scratch.len() as u64;
+                self.host.pad_filler_pages += filler;
+                self.host.ftl_pages += filler;
+            }
+            Shape::Block { fill }
+        } else {
+            Shape::Pages
+        };
+        self.host.ftl_pages += self.scratch.len() as u64;
+        let scratch = std::mem::take(&mut self.scratch);
+        let r = self
+            .ftl
+            .write_unit(unit.lbn, &scratch, shape, unit.hint, &mut self.nand);
+        self.scratch = scratch;
+        r
+    }
+
+    fn view(&self) -> &dyn FtlView {
+        &*self.ftl
+    }
+}

@@ -1,0 +1,120 @@
+//! Counts-mode engine: replays a workload through buffer → FTL → NAND and sums costs (no clock).
+//!
+//! One file per stage, in the order `simulate()` runs them (after `resolve`, the data flow):
+//! - `resolve`: validate and resolve the configuration ("auto" capacity from the workload's
+//!   footprint, buffer size, the FTL's auto settings) and check that the device fits in memory;
+//! - `source`: the workload (a trace, optionally parsed on a reader thread, or a synthetic one);
+//! - `address`: host LPNs → device LPNs (none / fold / compact);
+//! - the write buffer (built through the registry; `crate::buffer`);
+//! - `flush`: the flush path below the buffer (padding and read-modify-write reads, cause tags)
+//!   into the FTL and the NAND counters;
+//! - `replay`: precondition, warm-up, repeats, time-series samples, final flush, integrity;
+//! - `assemble`: the metrics of the measured window, into a [`RunResult`].
+//!
+//! Policy statistics stay with their layer: the flushed-group statistics are the buffer layer's
+//! (`crate::buffer::accounting`), fed by the flush path.
+
+mod address;
+mod assemble;
+mod flush;
+mod replay;
+mod resolve;
+mod source;
+
+pub use replay::SERIES_METRICS;
+
+use crate::buffer::BufferParams;
+use crate::config::Config;
+use crate::error::Result;
+use crate::registry;
+use address::AddressMap;
+use flush::Backend;
+use replay::Sim;
+use std::collections::BTreeMap;
+
+/// Progress callback: `done` requests of `total` (0 = unknown). Return false to cancel.
+pub trait Progress {
+    fn update(&mut self, done: u64, total: u64) -> bool;
+}
+
+impl<F: FnMut(u64, u64) -> bool> Progress for F {
+    fn update(&mut self, done: u64, total: u64) -> bool {
+        self(done, total)
+    }
+}
+
+/// Progress sink that never cancels.
+pub struct NoProgress;
+impl Progress for NoProgress {
+    fn update(&mut self, _: u64, _: u64) -> bool {
+        true
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The fully resolved configuration (defaults filled in, "auto" values replaced).
+    pub config: Config,
+    pub metrics: BTreeMap<String, f64>,
+    /// Distributions over the measured window, as (value, count) pairs in ascending value:
+    /// "buffer.flushed_group_pages" (exact) and "buffer.group_update_interval" (log2 buckets:
+    /// the value is the bucket's lower bound).
+    pub histograms: BTreeMap<String, Vec<(u64, u64)>>,
+    /// Time series (`run.sample_every`), as columns of equal length: "requests", "measured" and
+    /// the [`SERIES_METRICS`] plus FTL counters and gauges and the buffer's policy gauges
+    /// (docs/metrics.md). Empty when sampling is off.
+    pub series: BTreeMap<String, Vec<f64>>,
+    /// Non-fatal notes (e.g. skipped malformed records).
+    pub warnings: Vec<String>,
+}
+
+/// Run one simulation.
+pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
+    cfg.validate()?;
+    let mut warnings = cfg.warnings.clone();
+    // Resolution: "auto" values (a trace may be scanned for its footprint), then the memory check.
+    let (mut resolved, geo, buffer_pages, scan) = resolve::resolve(cfg, &mut warnings)?;
+    // Show the padding policy actually used ("auto" = the buffer's default).
+    resolved.buffer.padding = registry::resolved_padding(&resolved).to_string();
+    // Every selected component's parameters, defaults filled in.
+    registry::fill_params(&mut resolved)?;
+    let check = cfg.run.check_integrity;
+    resolve::check_memory(&geo, check)?;
+    // Workload source.
+    let src = source::open_source(&resolved)?;
+    if let Some(name) = src.format_name() {
+        resolved.workload.format = Some(name.to_string());
+    }
+    // Address mapping.
+    let map = AddressMap::new(&resolved.workload.address_map);
+    // Write buffer.
+    let padding = registry::build_padding(&resolved)?;
+    let buffer = registry::build_buffer(
+        &resolved,
+        BufferParams {
+            capacity_pages: buffer_pages,
+            pages_per_block: geo.pages_per_block,
+            padding,
+        },
+    )?;
+    // Flush path → FTL → NAND counters.
+    let ftl = registry::build_ftl(&resolved, &geo)?;
+    let be = Backend::new(ftl, &geo, resolved.buffer.padding_fill == "all")?;
+    let mut sim = Sim::new(geo, map, buffer, be, check)?;
+    // Replay, then the metrics of the measured window.
+    let run = replay::replay(
+        &mut sim,
+        src,
+        &resolved,
+        scan.as_ref(),
+        progress,
+        &mut warnings,
+    )?;
+    Ok(assemble::assemble(
+        &mut sim,
+        run,
+        resolved,
+        buffer_pages,
+        warnings,
+    ))
+}

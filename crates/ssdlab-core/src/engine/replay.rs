@@ -1,0 +1,379 @@
+//! The replay: precondition, then every request of every pass (`run.repeat`) through address
+//! mapping, the write buffer and the FTL; a snapshot of the counters at the end of the warm-up
+//! (`run.warmup_requests`) is the base of the measured window; time-series rows every
+//! `run.sample_every` requests; the final buffer flush and the integrity check.
+
+use super::address::AddressMap;
+use super::flush::Backend;
+use super::resolve::no_requests;
+use super::source::{open_source, Scan, Source};
+use super::Progress;
+use crate::buffer::WriteBuffer;
+use crate::config::{Config, NandConfig};
+use crate::error::{Result, SimError};
+use crate::ftl::{Shape, UnitPage};
+use crate::metrics::HostCounters;
+use crate::nand::{Cause, NandCounters};
+use crate::request::{Op, Request};
+use crate::units::{for_each_page, Geometry, Lpn};
+use std::collections::BTreeMap;
+
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// End-of-run metrics that are also sampled into the time series (cumulative counts and ratios
+/// so far); every `nand.programs.*` (each cause and the total), FTL counter and gauge and the
+/// buffer's policy gauges are sampled too.
+pub const SERIES_METRICS: &[&str] = &[
+    "host.write_requests",
+    "host.write_pages",
+    "host.read_pages",
+    "buffer.page_hit_ratio",
+    "buffer.flushes",
+    "buffer.padded_flushes",
+    "nand.reads.total",
+    "nand.erases",
+    "waf",
+    "ftl.waf",
+];
+
+/// Most time-series rows a run may record (a bound on memory; `run.sample_every` names it).
+const MAX_SAMPLES: u64 = 1_000_000;
+
+/// The time series being recorded: one value per row in every column.
+#[derive(Default)]
+pub(super) struct Series {
+    rows: usize,
+    pub(super) columns: BTreeMap<String, Vec<f64>>,
+}
+
+impl Series {
+    /// Append a row; a column missing from it gets NaN (and a new column NaN in earlier rows).
+    fn push(&mut self, row: impl IntoIterator<Item = (String, f64)>) -> Result<()> {
+        if self.rows as u64 >= MAX_SAMPLES {
+            return Err(SimError::config(
+                "run.sample_every",
+                format!("the run would record more than {MAX_SAMPLES} samples; sample less often"),
+            ));
+        }
+        for (k, v) in row {
+            let col = self
+                .columns
+                .entry(k)
+                .or_insert_with(|| vec![f64::NAN; self.rows]);
+            if col.len() == self.rows {
+                col.push(v);
+            }
+        }
+        self.rows += 1;
+        for col in self.columns.values_mut() {
+            col.resize(self.rows, f64::NAN);
+        }
+        Ok(())
+    }
+
+    /// Drop the last row.
+    fn pop(&mut self) {
+        if self.rows > 0 {
+            self.rows -= 1;
+            for col in self.columns.values_mut() {
+                col.truncate(self.rows);
+            }
+        }
+    }
+}
+
+/// The counters at one point of the run (the measured window's base).
+pub(super) struct Snapshot {
+    pub(super) host: HostCounters,
+    pub(super) nand: NandCounters,
+    pub(super) erases: Vec<u32>,
+    pub(super) ftl: Vec<(&'static str, u64)>,
+}
+
+/// The simulated device: address map → write buffer → flush path (FTL, NAND).
+pub(super) struct Sim {
+    pub(super) geo: Geometry,
+    map: AddressMap,
+    pub(super) buffer: Box<dyn WriteBuffer>,
+    pub(super) be: Backend,
+    /// Latest host version of every LPN (integrity checking only; 0 = none).
+    latest: Vec<u32>,
+    check: bool,
+    version: u32,
+}
+
+impl Sim {
+    pub(super) fn new(
+        geo: Geometry,
+        map: AddressMap,
+        buffer: Box<dyn WriteBuffer>,
+        be: Backend,
+        check: bool,
+    ) -> Result<Sim> {
+        Ok(Sim {
+            latest: if check {
+                crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
+            } else {
+                Vec::new()
+            },
+            geo,
+            map,
+            buffer,
+            be,
+            check,
+            version: 0,
+        })
+    }
+
+    pub(super) fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            host: self.be.host.clone(),
+            nand: self.be.nand.counters.clone(),
+            erases: self.be.nand.erase_counts.clone(),
+            ftl: self.be.ftl.counters(),
+        }
+    }
+
+    /// One time-series row: `done` requests replayed, counts since `base`. Kept out of line: the
+    /// replay loop only pays for the comparison that decides to call it.
+    #[cold]
+    #[inline(never)]
+    fn sample(
+        &mut self,
+        series: &mut Series,
+        done: u64,
+        measured: bool,
+        base: &Snapshot,
+        timing: &NandConfig,
+    ) -> Result<()> {
+        let m = self.metrics_since(base, timing);
+        let ftl: Vec<&'static str> = (self.be.ftl.counters().into_iter().map(|(k, _)| k))
+            .chain(self.be.ftl.gauges().into_iter().map(|(k, _)| k))
+            .collect();
+        let mut row = vec![
+            ("requests".to_string(), done as f64),
+            ("measured".to_string(), if measured { 1.0 } else { 0.0 }),
+        ];
+        for (k, v) in m {
+            let keep = k.starts_with("nand.programs.")
+                || k.starts_with("padding.")
+                || k == "buffer.hitstat.levels"
+                || SERIES_METRICS.contains(&k.as_str())
+                || ftl.contains(&k.as_str());
+            if keep {
+                row.push((k, v));
+            }
+        }
+        series.push(row)
+    }
+
+    #[inline]
+    fn next_version(&mut self) -> Result<u32> {
+        if self.check {
+            self.version = self.version.checked_add(1).ok_or_else(|| {
+                SimError::Invalid("run.check_integrity supports at most 2^32 page writes".into())
+            })?;
+        }
+        Ok(self.version)
+    }
+
+    #[inline]
+    fn map_lpn(&mut self, lpn: Lpn, req: &Request, src: &Source) -> Result<Lpn> {
+        self.map.map_lpn(&self.geo, lpn, req, src)
+    }
+
+    fn precondition_fill(&mut self) -> Result<()> {
+        let ppb = self.geo.pages_per_block;
+        let mut unit = Vec::with_capacity(ppb as usize);
+        for lbn in 0..self.geo.logical_blocks() {
+            unit.clear();
+            for off in 0..ppb {
+                let v = self.next_version()?;
+                if self.check {
+                    self.latest[(lbn * ppb + off) as usize] = v;
+                }
+                unit.push(UnitPage {
+                    offset: off as u32,
+                    version: v,
+                    cause: Cause::Host,
+                });
+            }
+            let whole = Shape::Block { fill: false };
+            self.be
+                .ftl
+                .write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
+        }
+        Ok(())
+    }
+
+    fn request(&mut self, req: &Request, src: &Source) -> Result<()> {
+        let spp = crate::units::Divisor::new(self.geo.sectors_per_page());
+        match req.op {
+            Op::Write => {
+                self.be.host.write_requests += 1;
+                self.be.host.write_bytes += req.len_bytes;
+                self.buffer.begin_request();
+                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
+                    let lpn = self.map_lpn(lpn, req, src)?;
+                    let v = self.next_version()?;
+                    if self.check {
+                        self.latest[lpn as usize] = v;
+                    }
+                    let h = &mut self.be.host;
+                    h.write_pages += 1;
+                    h.write_sectors += mask.count_ones() as u64;
+                    let before = self.buffer.write(lpn, mask, v, req.dev, &mut self.be)?;
+                    if before != 0 {
+                        let h = &mut self.be.host;
+                        h.write_hit_pages += 1;
+                        h.write_hit_sectors += (before & mask).count_ones() as u64;
+                    }
+                    Ok(())
+                })
+            }
+            Op::Read => {
+                self.be.host.read_requests += 1;
+                self.be.host.read_bytes += req.len_bytes;
+                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
+                    let lpn = self.map_lpn(lpn, req, src)?;
+                    self.be.host.read_pages += 1;
+                    if self.buffer.read(lpn, mask, &mut self.be)? & mask == mask {
+                        self.be.host.read_hit_pages += 1;
+                    } else {
+                        self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand);
+                    }
+                    Ok(())
+                })
+            }
+            Op::Trim => {
+                self.be.host.trim_requests += 1;
+                let full = self.geo.full_mask();
+                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
+                    // Only whole pages can be discarded.
+                    if mask != full {
+                        return Ok(());
+                    }
+                    let lpn = self.map_lpn(lpn, req, src)?;
+                    self.be.host.trim_pages += 1;
+                    self.buffer.trim(lpn);
+                    self.be.ftl.trim(lpn);
+                    if self.check {
+                        self.latest[lpn as usize] = 0;
+                    }
+                    Ok(())
+                })
+            }
+        }
+    }
+}
+
+/// What the replay leaves for the metrics.
+pub(super) struct Replayed {
+    /// Requests replayed, warm-up included.
+    pub(super) done: u64,
+    pub(super) warmup: u64,
+    /// Malformed records skipped in the first pass.
+    pub(super) skipped: u64,
+    /// The counters at the end of the warm-up (at the start without one).
+    pub(super) base: Snapshot,
+    pub(super) series: Series,
+}
+
+/// Precondition `sim`, replay `src` (reopened for every further pass), flush the buffer and check
+/// integrity. `scan` (the sizing pre-pass, if any) gives a trace's length for progress.
+pub(super) fn replay(
+    sim: &mut Sim,
+    mut src: Source,
+    resolved: &Config,
+    scan: Option<&Scan>,
+    progress: &mut dyn Progress,
+    warnings: &mut Vec<String>,
+) -> Result<Replayed> {
+    let check = sim.check;
+    if resolved.run.precondition == "fill" {
+        sim.precondition_fill()?;
+    }
+    let per_pass = match (&src, scan) {
+        (Source::Synth(s), _) => s.len(),
+        (_, Some(s)) => s.requests,
+        _ => 0,
+    };
+    let total = per_pass * resolved.run.repeat as u64;
+    let warmup = resolved.run.warmup_requests;
+    let every = resolved.run.sample_every;
+    // Known totals fail here, before the replay (the samples, the last one included, number
+    // ⌈total / every⌉); otherwise `Series::push` stops the run at the limit.
+    if every > 0 && total.div_ceil(every) > MAX_SAMPLES {
+        return Err(SimError::config(
+            "run.sample_every",
+            format!("{every} gives more than {MAX_SAMPLES} samples over {total} requests; sample less often"),
+        ));
+    }
+    // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
+    let mut next_sample = if every > 0 { every } else { u64::MAX };
+    let mut series = Series::default();
+    let timing = &resolved.nand;
+    let mut base = sim.snapshot();
+    let mut done: u64 = 0;
+    let mut skipped = 0u64;
+    for pass in 0..resolved.run.repeat {
+        if pass > 0 {
+            src = open_source(resolved)?;
+        }
+        while let Some(req) = src.next() {
+            let req = req?;
+            if done == warmup && warmup > 0 {
+                base = sim.snapshot();
+                sim.be.groups.reset_counts();
+            }
+            sim.request(&req, &src)?;
+            done += 1;
+            if done == next_sample {
+                sim.sample(&mut series, done, done > warmup, &base, timing)?;
+                next_sample += every;
+            }
+            if done.is_multiple_of(PROGRESS_EVERY) && !progress.update(done, total) {
+                return Err(SimError::Cancelled);
+            }
+        }
+        if pass == 0 {
+            let (n, first) = src.skipped();
+            skipped = n;
+            if let Some(first) = first {
+                warnings.push(format!(
+                    "skipped {skipped} malformed records; first: {first}"
+                ));
+            }
+        }
+        if pass == 0 && done == 0 {
+            return Err(no_requests(resolved, src.lines(), src.format_name()));
+        }
+    }
+    if warmup >= done {
+        return Err(SimError::config(
+            "run.warmup_requests",
+            format!(
+                "{warmup} warm-up requests leave nothing to measure ({done} requests in the run)"
+            ),
+        ));
+    }
+    sim.buffer.flush_all(&mut sim.be)?;
+    progress.update(done, total);
+    if check {
+        sim.be.ftl.check_integrity(&sim.latest)?;
+    }
+    if every > 0 {
+        // The last row is taken after the final flush; a row already at `done` is replaced.
+        if series.columns.get("requests").and_then(|c| c.last()) == Some(&(done as f64)) {
+            series.pop();
+        }
+        sim.sample(&mut series, done, true, &base, timing)?;
+    }
+    Ok(Replayed {
+        done,
+        warmup,
+        skipped,
+        base,
+        series,
+    })
+}

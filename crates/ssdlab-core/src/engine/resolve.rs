@@ -1,0 +1,190 @@
+//! Resolution of "auto" and derived values (device capacity, buffer size, the FTL's auto
+//! settings through the registry) and the memory check.
+
+use super::source::{scan_trace, seed_of, Scan};
+use crate::config::{Capacity, Config};
+use crate::error::{Result, SimError};
+use crate::registry;
+use crate::trace;
+use crate::units::Geometry;
+use std::path::Path;
+
+/// Resolve "auto" and derived values; returns the resolved config, geometry and buffer pages.
+/// What was accepted but probably not meant goes into `warnings`.
+pub(super) fn resolve(
+    cfg: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<(Config, Geometry, u64, Option<Scan>)> {
+    let mut r = cfg.clone();
+    let page_bytes = cfg.device.page_bytes.0;
+    let ppb = cfg.device.pages_per_block;
+    let is_trace = cfg.workload.kind == "trace";
+    let need_scan =
+        is_trace && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some());
+    let scan = if need_scan {
+        Some(scan_trace(cfg, page_bytes, ppb)?)
+    } else {
+        None
+    };
+    if let Some(s) = &scan {
+        if s.requests == 0 {
+            return Err(no_requests(cfg, s.lines, s.format));
+        }
+    }
+    let logical_bytes = match cfg.device.logical_bytes {
+        Capacity::Bytes(b) => b,
+        Capacity::Auto => match (&scan, cfg.workload.address_map.as_str()) {
+            (Some(s), "compact") => s.distinct_lbns * ppb * page_bytes,
+            (Some(s), _) => s.max_end_bytes,
+            (None, _) => cfg.workload.footprint_bytes.0,
+        },
+    };
+    if logical_bytes == 0 {
+        return Err(SimError::config(
+            "device.logical_bytes",
+            "the device would have no logical pages",
+        ));
+    }
+    let mut logical_blocks = logical_bytes.div_ceil(page_bytes).div_ceil(ppb);
+    if cfg.device.logical_bytes == Capacity::Auto {
+        // An auto-sized device is also large enough for the FTL's reserve and open blocks at
+        // this ρ (a tiny trace would otherwise leave no spare block to run GC with).
+        // The spare-block need comes from the FTL's registry entry (it may grow with the device).
+        for _ in 0..64 {
+            let spare_needed = registry::ftl_spare_blocks(&r, logical_blocks)?;
+            let need = (spare_needed as f64 / cfg.device.op).ceil() as u64;
+            if need <= logical_blocks {
+                break;
+            }
+            logical_blocks = need;
+        }
+    }
+    registry::resolve_ftl(&mut r, logical_blocks)?;
+    let logical_pages = logical_blocks * ppb;
+    let physical_blocks = ((logical_blocks as f64) * (1.0 + cfg.device.op)).ceil() as u64;
+    let geo = Geometry {
+        page_bytes,
+        pages_per_block: ppb,
+        logical_pages,
+        physical_blocks,
+    };
+    r.device.logical_bytes = Capacity::Bytes(geo.logical_bytes());
+    let footprint_pages = match &scan {
+        Some(s) => s.footprint_pages,
+        None if is_trace => 0,
+        None => cfg.workload.footprint_bytes.0.div_ceil(page_bytes),
+    };
+    let buffer_pages = match cfg.buffer.fraction {
+        Some(f) => (footprint_pages as f64 * f).floor() as u64,
+        None => cfg.buffer.bytes.0 / page_bytes,
+    };
+    if cfg.buffer.kind != "none" && buffer_pages == 0 {
+        return Err(SimError::config(
+            if cfg.buffer.fraction.is_some() { "buffer.fraction" } else { "buffer.bytes" },
+            format!("the buffer holds less than one {page_bytes}-byte page (use buffer.kind = \"none\" for no buffer)"),
+        ));
+    }
+    r.buffer.bytes = crate::units::Size(buffer_pages * page_bytes);
+    let g = crate::units::grouped;
+    if cfg.buffer.kind != "none" && cfg.buffer.fraction.is_none() {
+        let asked = cfg.buffer.bytes.0;
+        if !asked.is_multiple_of(page_bytes) {
+            warnings.push(format!(
+                "buffer.bytes = {} bytes is rounded down to {} page{} = {} bytes",
+                g(asked),
+                g(buffer_pages),
+                if buffer_pages == 1 { "" } else { "s" },
+                g(buffer_pages * page_bytes)
+            ));
+        }
+    }
+    if cfg.buffer.kind != "none" && buffer_pages >= logical_pages {
+        warnings.push(format!(
+            "the buffer ({} pages) is as large as the device ({} logical pages): every write can stay in it",
+            g(buffer_pages),
+            g(logical_pages)
+        ));
+    }
+    // A whole-device fill followed by a trace that touches a sliver of it measures almost no GC
+    // (compact sizing already fits the device to the trace).
+    if let Some(s) = &scan {
+        if cfg.device.logical_bytes == Capacity::Auto
+            && cfg.workload.address_map != "compact"
+            && cfg.run.precondition == "fill"
+            && s.footprint_pages.saturating_mul(100) < logical_pages
+        {
+            let bytes = geo.logical_bytes() as f64;
+            let size = if bytes >= (1u64 << 30) as f64 {
+                format!("{:.1} GiB", bytes / (1u64 << 30) as f64)
+            } else {
+                format!("{:.1} MiB", bytes / (1u64 << 20) as f64)
+            };
+            warnings.push(format!(
+                "the trace writes {} pages, under 1% of the automatically sized device ({} pages = {size}, \
+                 sized from the highest address); set workload.address_map = \"compact\" to size the device \
+                 to the blocks the trace touches",
+                g(s.footprint_pages),
+                g(logical_pages),
+            ));
+        }
+    }
+    if !is_trace {
+        r.workload.seed = Some(seed_of(cfg));
+    }
+    Ok((r, geo, buffer_pages, scan))
+}
+
+/// The error for a trace that yielded no request: how much was read, as what, and what
+/// detection makes of the file when the format was declared.
+pub(super) fn no_requests(cfg: &Config, lines: u64, format: Option<&str>) -> SimError {
+    let Some(path) = &cfg.workload.path else {
+        return SimError::Invalid("the workload has no requests".into());
+    };
+    if cfg.workload.device.is_some() {
+        return SimError::Invalid(format!(
+            "trace {path} has no requests for the selected workload.device"
+        ));
+    }
+    let format = format.unwrap_or("?");
+    let hint = match (&cfg.workload.format, trace::detect(Path::new(path))) {
+        (Some(_), Ok(f)) if f.name() != format => {
+            format!("; detection suggests format `{}`", f.name())
+        }
+        (Some(_), Err(_)) => "; detection recognises no format either".to_string(),
+        _ => String::new(),
+    };
+    SimError::Invalid(format!(
+        "trace {path} has no requests: read {} lines, none parsed as format `{format}`{hint}",
+        crate::units::grouped(lines)
+    ))
+}
+
+/// MemAvailable from /proc/meminfo, in bytes (None where unknown).
+fn mem_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuse a device whose mapping tables cannot fit in memory, before the OS kills the process.
+pub(super) fn check_memory(geo: &Geometry, check: bool) -> Result<()> {
+    let per_page = if check { 8 } else { 4 };
+    let need = per_page * (geo.logical_pages + geo.physical_pages());
+    if let Some(avail) = mem_available_bytes() {
+        if need > avail {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            return Err(SimError::config(
+                "device.logical_bytes",
+                format!(
+                    "a {:.1} GiB device needs about {:.1} GiB of mapping tables, but only {:.1} GiB of memory is \
+                     available; use a smaller device or workload.address_map = \"compact\"",
+                    gib(geo.logical_bytes()),
+                    gib(need),
+                    gib(avail)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

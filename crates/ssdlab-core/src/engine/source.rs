@@ -1,0 +1,240 @@
+//! Workload source: a trace read on the simulation thread or on a reader thread
+//! (`run.reader_thread`), or a synthetic workload; and the pre-pass over a trace that sizes the
+//! device and the buffer.
+
+use crate::config::Config;
+use crate::error::{Result, SimError};
+use crate::request::{Op, Request};
+use crate::synth::Synth;
+use crate::trace::{self, Format, TraceOptions, TraceReader};
+use rustc_hash::FxHashSet;
+use std::path::Path;
+
+pub(super) enum Source {
+    Trace(TraceReader),
+    /// A trace parsed on a second thread (`run.reader_thread`), handed over in batches.
+    Pipelined(Pipelined),
+    Synth(Box<Synth>),
+}
+
+impl Source {
+    #[inline]
+    pub(super) fn next(&mut self) -> Option<Result<Request>> {
+        match self {
+            Source::Trace(r) => r.next(),
+            Source::Pipelined(p) => p.next(),
+            Source::Synth(s) => s.next(),
+        }
+    }
+    /// Trace lines read so far (0 for a synthetic workload).
+    pub(super) fn lines(&self) -> u64 {
+        match self {
+            Source::Trace(r) => r.line(),
+            Source::Pipelined(p) => p.line,
+            Source::Synth(_) => 0,
+        }
+    }
+    pub(super) fn position(&self) -> String {
+        match self {
+            Source::Trace(r) => format!("line {}", r.line()),
+            Source::Pipelined(p) => format!("line {}", p.line),
+            Source::Synth(_) => "synthetic workload".into(),
+        }
+    }
+    /// Malformed records skipped so far and the first one's message.
+    pub(super) fn skipped(&self) -> (u64, Option<String>) {
+        match self {
+            Source::Trace(t) => (t.skipped(), t.first_skipped()),
+            Source::Pipelined(p) => (p.skipped, p.first_skipped.clone()),
+            Source::Synth(_) => (0, None),
+        }
+    }
+    pub(super) fn format_name(&self) -> Option<&'static str> {
+        match self {
+            Source::Trace(t) => Some(t.format().name()),
+            Source::Pipelined(p) => Some(p.format.name()),
+            Source::Synth(_) => None,
+        }
+    }
+}
+
+const BATCH: usize = 4096;
+
+enum Msg {
+    /// Requests with their trace line numbers.
+    Batch(Vec<(Request, u64)>),
+    Error(SimError),
+    End {
+        skipped: u64,
+        first_skipped: Option<String>,
+        /// Lines read in all (the last request's line can be earlier).
+        lines: u64,
+    },
+}
+
+/// Parses a trace on its own thread; the order of requests is unchanged, so results are
+/// identical to reading on the simulation thread. Dropping it stops the reader.
+pub(super) struct Pipelined {
+    rx: std::sync::mpsc::Receiver<Msg>,
+    batch: std::vec::IntoIter<(Request, u64)>,
+    line: u64,
+    format: Format,
+    skipped: u64,
+    first_skipped: Option<String>,
+    done: bool,
+}
+
+impl Pipelined {
+    fn start(mut reader: TraceReader) -> Pipelined {
+        let format = reader.format();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(8);
+        std::thread::spawn(move || loop {
+            let mut batch = Vec::with_capacity(BATCH);
+            while batch.len() < BATCH {
+                match reader.next() {
+                    Some(Ok(r)) => batch.push((r, reader.line())),
+                    Some(Err(e)) => {
+                        let _ = tx.send(Msg::Batch(batch));
+                        let _ = tx.send(Msg::Error(e));
+                        return;
+                    }
+                    None => {
+                        let _ = tx.send(Msg::Batch(batch));
+                        let _ = tx.send(Msg::End {
+                            skipped: reader.skipped(),
+                            first_skipped: reader.first_skipped(),
+                            lines: reader.line(),
+                        });
+                        return;
+                    }
+                }
+            }
+            if tx.send(Msg::Batch(batch)).is_err() {
+                return; // the simulation stopped
+            }
+        });
+        Pipelined {
+            rx,
+            batch: Vec::new().into_iter(),
+            line: 0,
+            format,
+            skipped: 0,
+            first_skipped: None,
+            done: false,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Request>> {
+        loop {
+            if let Some((r, line)) = self.batch.next() {
+                self.line = line;
+                return Some(Ok(r));
+            }
+            if self.done {
+                return None;
+            }
+            match self.rx.recv() {
+                Ok(Msg::Batch(b)) => self.batch = b.into_iter(),
+                Ok(Msg::Error(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Ok(Msg::End {
+                    skipped,
+                    first_skipped,
+                    lines,
+                }) => {
+                    self.done = true;
+                    self.line = lines;
+                    self.skipped = skipped;
+                    self.first_skipped = first_skipped;
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Some(Err(SimError::Invalid(
+                        "the trace reader thread stopped unexpectedly".into(),
+                    )));
+                }
+            }
+        }
+    }
+}
+
+fn trace_options(cfg: &Config) -> Result<TraceOptions> {
+    let w = &cfg.workload;
+    Ok(TraceOptions {
+        format: match &w.format {
+            Some(f) => Some(
+                Format::from_name(f)
+                    .map_err(|e| SimError::config("workload.format", e.to_string()))?,
+            ),
+            None => None,
+        },
+        device: w.device,
+        skip_invalid: w.skip_invalid,
+        blkparse_action: w.blkparse_action.as_ref().and_then(|s| s.chars().next()),
+        generic: w.generic.clone(),
+    })
+}
+
+pub(super) fn seed_of(cfg: &Config) -> u64 {
+    cfg.workload.seed.unwrap_or(cfg.run.seed)
+}
+
+pub(super) fn open_source(cfg: &Config) -> Result<Source> {
+    if cfg.workload.kind == "trace" {
+        let path = cfg.workload.path.as_deref().unwrap_or_default();
+        let reader = trace::open(Path::new(path), &trace_options(cfg)?)?;
+        if cfg.run.reader_thread {
+            Ok(Source::Pipelined(Pipelined::start(reader)))
+        } else {
+            Ok(Source::Trace(reader))
+        }
+    } else {
+        Ok(Source::Synth(Box::new(Synth::new(
+            &cfg.workload,
+            seed_of(cfg),
+        )?)))
+    }
+}
+
+/// What a pre-pass over a trace learns.
+#[derive(Default)]
+pub(super) struct Scan {
+    pub(super) requests: u64,
+    pub(super) max_end_bytes: u64,
+    pub(super) distinct_lbns: u64,
+    pub(super) footprint_pages: u64,
+    /// Trace lines read and the format they were read as.
+    pub(super) lines: u64,
+    pub(super) format: Option<&'static str>,
+}
+
+pub(super) fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan> {
+    let mut src = open_source(cfg)?;
+    let mut s = Scan::default();
+    let mut lbns = FxHashSet::default();
+    let mut pages = FxHashSet::default();
+    while let Some(r) = src.next() {
+        let r = r?;
+        s.requests += 1;
+        s.max_end_bytes = s.max_end_bytes.max(r.end_bytes());
+        if r.len_bytes == 0 {
+            continue;
+        }
+        let first = r.offset_bytes / page_bytes;
+        let last = (r.end_bytes() - 1) / page_bytes;
+        for p in first..=last {
+            lbns.insert(p / ppb);
+            if r.op == Op::Write {
+                pages.insert(p);
+            }
+        }
+    }
+    s.distinct_lbns = lbns.len() as u64;
+    s.footprint_pages = pages.len() as u64;
+    s.lines = src.lines();
+    s.format = src.format_name();
+    Ok(s)
+}
