@@ -676,7 +676,8 @@ mod tests {
             e,
             "c.toml:3: config field `buffer.bites`: unknown key; did you mean `buffer.bytes`?"
         );
-        let text = "[buffer]\nkind = \"hitstat\"\n\n[buffer.hitstat]\ninitial_levels = 8\nperiodd = 3\n";
+        let text =
+            "[buffer]\nkind = \"hitstat\"\n\n[buffer.hitstat]\ninitial_levels = 8\nperiodd = 3\n";
         let e = crate::registry::parse_toml_file(text, "c.toml")
             .unwrap_err()
             .to_string();
