@@ -17,7 +17,7 @@ def main() -> int:
                     "workload": {"kind": "uniform", "requests": lp * 8, "footprint_bytes": lp * 4096},
                     "device": {"pages_per_block": ppb, "op": rho, "logical_bytes": lp * 4096},
                     "buffer": {"kind": "none"},
-                    "ftl": {"gc": "greedy", "gc_free_blocks": 2},
+                    "ftl": {"gc": "greedy", "page": {"gc_free_blocks": 2}},
                     "run": {"precondition": "fill", "warmup_requests": lp * 3},
                 }
             )

@@ -14,11 +14,12 @@ def _need_traces(traces):
     return traces
 
 
-def run(kind, **buffer):
+def run(kind, padding_extra=None, **buffer):
     cfg = {
         "workload": {"kind": "trace", "path": TRACE, "address_map": "compact"},
         "ftl": {"kind": "page"},
         "buffer": {"kind": kind, "bytes": "4MiB", **buffer},
+        "padding": padding_extra or {},
         "run": {"check_integrity": True},
     }
     return ssdlab.simulate(cfg)
@@ -57,16 +58,16 @@ def test_auto_padding_resolution(results):
     assert results["bplru"].metrics["buffer.padded_flushes"] > 0
     assert results["hitstat"].metrics["buffer.padded_flushes"] == 0
     # An explicit policy is kept.
-    r = run("fab", padding="fixed", padding_threshold=0.25)
+    r = run("fab", padding="fixed", padding_extra={"fixed": {"threshold": 0.25}})
     assert r.config["buffer"]["padding"] == "fixed"
     assert r.metrics["buffer.padded_flushes"] > 0
 
 
 def test_bad_keys_name_the_field():
-    with pytest.raises(ssdlab.SsdlabError, match="buffer.bplru_compensation"):
-        run("bplru", bplru_compensation="sometimes")
-    with pytest.raises(ssdlab.SsdlabError, match="buffer.hitstat_levels"):
-        run("hitstat", hitstat_levels=0)
+    with pytest.raises(ssdlab.SsdlabError, match="buffer.bplru.compensation"):
+        run("bplru", bplru={"compensation": "sometimes"})
+    with pytest.raises(ssdlab.SsdlabError, match="buffer.hitstat.initial_levels"):
+        run("hitstat", hitstat={"initial_levels": 0})
 
 
 @pytest.mark.parametrize("ftl", ["bast", "fast"])

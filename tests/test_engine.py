@@ -83,7 +83,7 @@ def test_page_ftl_gc_hand_computed(tmp_path, gc, erases, moved):
         recs,
         device={"pages_per_block": 4, "logical_bytes": 4 * 4096, "op": 5.0},
         buffer={"kind": "none"},
-        ftl={"gc_free_blocks": 2, "gc": gc},
+        ftl={"gc": gc, "page": {"gc_free_blocks": 2}},
         run={"check_integrity": True},
     )
     assert m["device.physical_blocks"] == 6
@@ -104,7 +104,7 @@ def test_integrity_synthetic(buffer, gc):
             "workload": {"kind": "desktop", "requests": 20000, "footprint_bytes": "64MiB", "read_fraction": 0.2},
             "device": {"op": 0.15, "pages_per_block": 64},
             "buffer": {"kind": buffer, "bytes": "1MiB"},
-            "ftl": {"gc": gc, "streams": 2},
+            "ftl": {"gc": gc, "page": {"streams": 2}},
             "run": {"precondition": "fill", "check_integrity": True},
         }
     )
@@ -182,7 +182,7 @@ def test_unknown_component_lists_valid():
 
 
 def test_unknown_key_lists_valid():
-    with pytest.raises(SsdlabError, match=r"ftl.victim`: unknown key; valid: kind, gc, gc_free_blocks"):
+    with pytest.raises(SsdlabError, match=r"ftl.victim`: unknown key; valid: gc, kind, log_blocks, model_stats"):
         ssdlab.simulate({"ftl": {"victim": "greedy"}})
 
 
@@ -237,10 +237,16 @@ def test_device_too_large_for_memory_is_an_error():
 def test_shared_gc_frontier_and_streams_keep_integrity():
     r = ssdlab.simulate(
         {
-            "workload": {"kind": "fio", "rw": "write", "streams": 4, "requests": 30000, "footprint_bytes": "64MiB"},
+            "workload": {
+                "kind": "fio",
+                "fio": {"rw": "write"},
+                "streams": 4,
+                "requests": 30000,
+                "footprint_bytes": "64MiB",
+            },
             "device": {"op": 0.2, "pages_per_block": 64},
             "buffer": {"kind": "none"},
-            "ftl": {"streams": 4, "separate_gc_frontier": False},
+            "ftl": {"page": {"streams": 4, "separate_gc_frontier": False}},
             "run": {"precondition": "fill", "check_integrity": True},
         }
     )
@@ -294,7 +300,8 @@ def test_fixed_padding_hand_computed(tmp_path):
         tmp_path,
         [W(0), W(1), W(4)],
         device=SMALL,
-        buffer={"kind": "block-lru", "bytes": 2 * 4096, "padding": "fixed", "padding_threshold": 0.5},
+        buffer={"kind": "block-lru", "bytes": 2 * 4096, "padding": "fixed"},
+        padding={"fixed": {"threshold": 0.5}},
         run={"precondition": "fill", "check_integrity": True},
     )
     assert m["buffer.flushes"] == 2

@@ -73,7 +73,12 @@ def test_seed000_buffers_on_every_ftl(traces, ftl, buffer):
 @pytest.mark.parametrize("ftl", ["bast", "fast"])
 def test_padding_on_hybrid(traces, ftl):
     r = run(
-        traces, TRACES[0], ftl, "block-lru", buffer={"kind": "block-lru", "padding": "fixed", "padding_threshold": 0.25}
+        traces,
+        TRACES[0],
+        ftl,
+        "block-lru",
+        buffer={"kind": "block-lru", "padding": "fixed"},
+        padding={"fixed": {"threshold": 0.25}},
     )
     m = r.metrics
     assert m["nand.programs.pad"] > 0
@@ -81,16 +86,16 @@ def test_padding_on_hybrid(traces, ftl):
 
 
 def test_bast_single_variant_and_chain_limit(traces):
-    a = run(traces, TRACES[1], "bast", "lru", ftl={"bast_variant": "single"}).metrics
-    b = run(traces, TRACES[1], "bast", "lru", ftl={"bast_chain_limit": 1}).metrics
+    a = run(traces, TRACES[1], "bast", "lru", ftl={"bast": {"variant": "single"}}).metrics
+    b = run(traces, TRACES[1], "bast", "lru", ftl={"bast": {"chain_limit": 1}}).metrics
     for m in (a, b):
         assert m["nand.erases"] == sum(m[f"ftl.erases.{k}"] for k in ERASE_KINDS)
         assert m["ftl.r_lb"] == 1.0
 
 
 def test_config_errors_name_fields(traces):
-    with pytest.raises(SsdlabError, match="ftl.bast_variant"):
-        run(traces, TRACES[0], "bast", "none", ftl={"bast_variant": "double"})
+    with pytest.raises(SsdlabError, match="ftl.bast.variant"):
+        run(traces, TRACES[0], "bast", "none", ftl={"bast": {"variant": "double"}})
     with pytest.raises(SsdlabError, match="ftl.log_blocks"):
         run(traces, TRACES[0], "fast", "none", ftl={"log_blocks": 1})
     with pytest.raises(SsdlabError, match="device.op"):
@@ -129,9 +134,9 @@ def _always_pad(ftl, fill, precondition):
                 "kind": "hitstat",
                 "bytes": "1MiB",
                 "padding": "fixed",
-                "padding_threshold": 0.0,
                 "padding_fill": fill,
             },
+            "padding": {"fixed": {"threshold": 0.0}},
             "run": {"check_integrity": True, "precondition": precondition},
         }
     )

@@ -35,7 +35,7 @@ def gc_run(tmp_path, pages, **run):
             },
             "device": {"pages_per_block": 4, "logical_bytes": 4 * 4096, "op": 5.0},
             "buffer": {"kind": "none"},
-            "ftl": {"gc_free_blocks": 2, "gc": "greedy"},
+            "ftl": {"gc": "greedy", "page": {"gc_free_blocks": 2}},
             "run": {"check_integrity": True, **run},
         }
     )
@@ -88,12 +88,12 @@ def test_bad_sample_every_names_the_field():
         ssdlab.simulate({"workload": {"kind": "uniform", "requests": 3_000_000}, "run": {"sample_every": 2}})
 
 
-def hybrid(ftl, every, **buffer):
+def hybrid(ftl, every, **hitstat):
     return ssdlab.simulate(
         {
             "workload": {"kind": "zipf", "requests": 3000, "request_bytes": 8192, "footprint_bytes": "2MiB"},
             "device": {"logical_bytes": "2MiB", "pages_per_block": 16, "op": 0.25},
-            "buffer": {"kind": "hitstat", "bytes": "64KiB", "hitstat_period": 200, "hitstat_hit_log": 16, **buffer},
+            "buffer": {"kind": "hitstat", "bytes": "64KiB", "hitstat": {"period": 200, "hit_log": 16, **hitstat}},
             "ftl": {"kind": ftl},
             "run": {"sample_every": every},
         }
@@ -101,7 +101,7 @@ def hybrid(ftl, every, **buffer):
 
 
 def test_model_threshold_on_fast_is_one_over_r_db_plus_one():
-    r = hybrid("fast", 50, hitstat_levels=4)
+    r = hybrid("fast", 50, initial_levels=4)
     s = r.series
     assert r.config["buffer"]["padding"] == "model"
     merged = s["ftl.r_db"] > 0
@@ -116,11 +116,13 @@ def test_model_threshold_on_fast_is_one_over_r_db_plus_one():
     assert levels.between(1, 17).all() and levels.nunique() > 1
     assert r.metrics["buffer.hitstat.levels"] == levels.iloc[-1]
     # Metric names never equal configuration keys (the results store keeps both as columns).
-    assert not set(r.metrics) & set(ssdlab.api.flatten(ssdlab.api.defaults()))
+    keys = set(ssdlab.api.flatten(r.config)) | {p["key"] for c in ssdlab.api.components() for p in c["params"]}
+    assert "buffer.hitstat.initial_levels" in keys
+    assert not set(r.metrics) & keys
 
 
 def test_model_threshold_on_bast_follows_the_padding_model():
-    r = hybrid("bast", 20, hitstat_levels=4)
+    r = hybrid("bast", 20, initial_levels=4)
     s = r.series
     ce, cw, n = r.config["nand"]["erase_us"], r.config["nand"]["program_us"], 16
     r_db, r_lb, u_lb = s["ftl.r_db"], s["ftl.r_lb"], s["ftl.u_lb"]
@@ -137,7 +139,8 @@ def test_fixed_threshold_gauge():
     r = ssdlab.simulate(
         {
             "workload": {"kind": "uniform", "requests": 200, "footprint_bytes": "1MiB"},
-            "buffer": {"kind": "bplru", "bytes": "64KiB", "padding_threshold": 0.25},
+            "buffer": {"kind": "bplru", "bytes": "64KiB"},
+            "padding": {"fixed": {"threshold": 0.25}},
             "run": {"sample_every": 100},
         }
     )

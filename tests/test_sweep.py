@@ -41,20 +41,28 @@ def test_product_of_axes_and_zip_groups_in_deterministic_order():
     study = {
         "base": TINY,
         "axes": {"buffer.kind": ["none", "lru"], "device.op": [0.1, 0.2, 0.3]},
-        "zip": [{"ftl.gc": ["greedy", "fifo"], "ftl.gc_free_blocks": [4, 8]}],
+        "zip": [{"ftl.gc": ["greedy", "fifo"], "ftl.page.gc_free_blocks": [4, 8]}],
     }
     cells = expand_study(study)
     assert len(cells) == 2 * 3 * 2
     assert [c.index for c in cells] == list(range(12))
     # the last dimension varies fastest; zip keys move together
-    assert cells[0].values == {"buffer.kind": "none", "device.op": 0.1, "ftl.gc": "greedy", "ftl.gc_free_blocks": 4}
-    assert cells[1].values == {"buffer.kind": "none", "device.op": 0.1, "ftl.gc": "fifo", "ftl.gc_free_blocks": 8}
-    assert cells[-1].values == {"buffer.kind": "lru", "device.op": 0.3, "ftl.gc": "fifo", "ftl.gc_free_blocks": 8}
+    assert cells[0].values == {
+        "buffer.kind": "none",
+        "device.op": 0.1,
+        "ftl.gc": "greedy",
+        "ftl.page.gc_free_blocks": 4,
+    }
+    assert cells[1].values == {"buffer.kind": "none", "device.op": 0.1, "ftl.gc": "fifo", "ftl.page.gc_free_blocks": 8}
+    assert cells[-1].values == {"buffer.kind": "lru", "device.op": 0.3, "ftl.gc": "fifo", "ftl.page.gc_free_blocks": 8}
     for c in cells:
-        assert (c.values["ftl.gc"], c.values["ftl.gc_free_blocks"]) in {("greedy", 4), ("fifo", 8)}
+        assert (c.values["ftl.gc"], c.values["ftl.page.gc_free_blocks"]) in {("greedy", 4), ("fifo", 8)}
         # base deep-merged with the cell's values
         assert c.config["workload"] == TINY["workload"]
-        assert c.config["ftl"] == {"gc": c.values["ftl.gc"], "gc_free_blocks": c.values["ftl.gc_free_blocks"]}
+        assert c.config["ftl"] == {
+            "gc": c.values["ftl.gc"],
+            "page": {"gc_free_blocks": c.values["ftl.page.gc_free_blocks"]},
+        }
     assert len({c.key for c in cells}) == 12
     assert [c.key for c in expand_study(study)] == [c.key for c in cells]
     # no axes: the base alone

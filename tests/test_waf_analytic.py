@@ -23,7 +23,7 @@ def greedy_waf(rho: float, ppb: int, logical_pages: int = 1 << 18) -> float:
             "workload": {"kind": "uniform", "requests": logical_pages * 8, "footprint_bytes": logical_pages * 4096},
             "device": {"pages_per_block": ppb, "op": rho, "logical_bytes": logical_pages * 4096},
             "buffer": {"kind": "none"},
-            "ftl": {"gc": "greedy", "gc_free_blocks": 2},
+            "ftl": {"gc": "greedy", "page": {"gc_free_blocks": 2}},
             "run": {"precondition": "fill", "warmup_requests": logical_pages * 3},
         }
     )
@@ -111,7 +111,7 @@ def test_greedy_matches_independent_model(tmp_path):
             "workload": {"kind": "trace", "path": str(trace), "format": "tencent"},
             "device": {"pages_per_block": ppb, "op": rho, "logical_bytes": logical_pages * 4096},
             "buffer": {"kind": "none"},
-            "ftl": {"gc_free_blocks": 2},
+            "ftl": {"page": {"gc_free_blocks": 2}},
             "run": {"precondition": "fill", "check_integrity": True},
         }
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import tomllib
@@ -157,15 +158,26 @@ def series_frame(columns: Mapping[str, Any] | None):
     return pd.DataFrame(data, columns=order, dtype="float64")
 
 
+@functools.cache
+def component_tables() -> frozenset[str]:
+    """Dotted names of every component's parameter table (`buffer.hitstat`, `padding.fixed`)."""
+    return frozenset(c["table"] for c in components())
+
+
 def config_columns(config: Mapping[str, Any], extra_keys: Iterable[str] = ()) -> dict[str, Any]:
-    """`section.key -> value` for a configuration (tables below the second level stay whole,
-    e.g. `workload.generic`), plus any deeper dotted keys in `extra_keys` (axis keys such as
+    """`section.key -> value` for a configuration, a component's parameters as
+    `section.name.key` (`buffer.hitstat.hit_log`); other tables below the second level stay whole
+    (e.g. `workload.generic`). Plus any deeper dotted keys in `extra_keys` (axis keys such as
     `workload.generic.delimiter`), looked up in the configuration."""
     out: dict[str, Any] = {}
+    tables = component_tables()
     for section, table in config.items():
         if isinstance(table, Mapping):
             for k, v in table.items():
-                out[f"{section}.{k}"] = v
+                if f"{section}.{k}" in tables and isinstance(v, Mapping):
+                    out.update({f"{section}.{k}.{p}": x for p, x in v.items()})
+                else:
+                    out[f"{section}.{k}"] = v
         else:
             out[section] = table
     for key in extra_keys:

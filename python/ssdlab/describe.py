@@ -49,6 +49,8 @@ PARAMS = {
     "ftl.kind": "FTL",
     "ftl.gc": "GC victim policy",
     "ftl.log_blocks": "log blocks",
+    "ftl.model_stats": "padding-model statistics",
+    "padding.fixed.threshold": "fixed padding threshold",
     "workload.footprint_bytes": "footprint",
     "workload.request_bytes": "request size",
     "workload.path": "trace",

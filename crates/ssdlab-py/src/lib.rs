@@ -88,11 +88,12 @@ fn simulate(
     }
 }
 
-/// Validate a configuration and return it with defaults filled in (no run, no "auto" resolution).
+/// Validate a configuration and return it with defaults filled in, the selected components'
+/// parameters included (no run, no "auto" resolution).
 #[pyfunction]
 fn validate_config(config_json: &str) -> PyResult<String> {
-    let cfg = parse_config(config_json)?;
-    cfg.validate().map_err(to_py)?;
+    let mut cfg = parse_config(config_json)?;
+    registry::fill_params(&mut cfg).map_err(to_py)?;
     Ok(cfg.to_json())
 }
 

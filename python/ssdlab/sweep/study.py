@@ -18,7 +18,7 @@ A study file (full reference in docs/studies.md):
 
     [[zip]]                                  # keys that move together: one dimension
     "ftl.gc" = ["greedy", "fifo"]
-    "ftl.gc_free_blocks" = [4, 8]
+    "ftl.page.gc_free_blocks" = [4, 8]
 
 Several [[grid]] tables (each with its own base, axes and zip) make one study of several grids.
 `{traces}` in any string is the real-trace directory. Expanding a study into cells is

@@ -80,14 +80,9 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     registry::fill_params(&mut resolved)?;
     let check = cfg.run.check_integrity;
     resolve::check_memory(&geo, check)?;
-    // Workload source.
-    let src = source::open_source(&resolved)?;
-    if let Some(name) = src.format_name() {
-        resolved.workload.format = Some(name.to_string());
-    }
-    // Address mapping.
-    let map = AddressMap::new(&resolved.workload.address_map);
-    // Write buffer.
+    // The components first, so that a configuration error (a device too small for its FTL)
+    // is reported before a trace error: FTL, padding policy and write buffer.
+    let ftl = registry::build_ftl(&resolved, &geo)?;
     let padding = registry::build_padding(&resolved)?;
     let buffer = registry::build_buffer(
         &resolved,
@@ -97,8 +92,13 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
             padding,
         },
     )?;
-    // Flush path → FTL → NAND counters.
-    let ftl = registry::build_ftl(&resolved, &geo)?;
+    // The data flow: workload source → address mapping → write buffer → flush path → FTL →
+    // NAND counters.
+    let src = source::open_source(&resolved)?;
+    if let Some(name) = src.format_name() {
+        resolved.workload.format = Some(name.to_string());
+    }
+    let map = AddressMap::new(&resolved.workload.address_map);
     let be = Backend::new(ftl, &geo, resolved.buffer.padding_fill == "all")?;
     let mut sim = Sim::new(geo, map, buffer, be, check)?;
     // Replay, then the metrics of the measured window.

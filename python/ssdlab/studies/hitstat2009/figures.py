@@ -12,7 +12,7 @@ from ssdlab.report import figures as F
 ELAPSED = "time.program_erase_us"  # the thesis's elapsed time: program + erase time
 THROUGHPUT = "throughput.program_erase_write_mib_s"
 # What the study's padding grids vary: (policy, fixed threshold, model statistics).
-PAD_KEYS = ["buffer.padding", "buffer.padding_threshold", "ftl.model_stats"]
+PAD_KEYS = ["buffer.padding", "padding.fixed.threshold", "ftl.model_stats"]
 
 
 def bw_fraction(r_db, r_lb, u_lb, n, erase_us, program_us):
@@ -54,7 +54,7 @@ def _grid(df, name):
     ok = df[df["status"] == "ok"]
     axes = ok["axes"].map(lambda a: set(json.loads(a)))
     if name == "padding":
-        return ok[axes.map(lambda a: "buffer.padding" in a)]
+        return ok[axes.map(lambda a: bool(a & {"padding.fixed.threshold", "ftl.model_stats"}))]
     if name == "traces":
         return ok[axes.map(lambda a: "workload.path" in a)]
     buffers = {"buffer.kind", "buffer.bytes", "ftl.kind", "ftl.log_blocks"}
@@ -139,11 +139,11 @@ def figures(df):
         if len(fixed):
             overlay = None
             if len(model):
-                xs = sorted(fixed["buffer.padding_threshold"])
+                xs = sorted(fixed["padding.fixed.threshold"])
                 seed = model[model["ftl.model_stats"] == "seed"]
                 pick = seed if len(seed) else model
                 overlay = ([xs[0], xs[-1]], [float(pick[ELAPSED].iloc[0])] * 2, _model_label(pick.iloc[0]))
-            fig = F.line(fixed, x="buffer.padding_threshold", y=ELAPSED, by="buffer.kind", overlay=overlay)
+            fig = F.line(fixed, x="padding.fixed.threshold", y=ELAPSED, by="buffer.kind", overlay=overlay)
             fig.axes[0].set_title(ftl.upper(), fontsize=8)
             fig.axes[0].set_xlabel("fixed padding threshold (fraction of a block)")
             out.append(
@@ -159,7 +159,7 @@ def figures(df):
             ax = fig.axes[0]
             if len(fixed):
                 best = fixed.loc[fixed[ELAPSED].idxmin()]
-                ax.axhline(float(best["buffer.padding_threshold"]), ls=":", color="k", label="best fixed threshold")
+                ax.axhline(float(best["padding.fixed.threshold"]), ls=":", color="k", label="best fixed threshold")
                 ax.legend(fontsize=7)
             ax.set_xlabel("write requests replayed")
             ax.set_ylabel("B_w/N (fraction of a block)")
@@ -200,8 +200,8 @@ def _padding_table(ftl, fixed, model):
     head += ["B_w/N"]
     body = []
     rows = [
-        (f"{r['buffer.padding_threshold']:.2f}", r)
-        for _, r in fixed.sort_values("buffer.padding_threshold", ascending=False).iterrows()
+        (f"{r['padding.fixed.threshold']:.2f}", r)
+        for _, r in fixed.sort_values("padding.fixed.threshold", ascending=False).iterrows()
     ]
     rows += [(f"dynamic by Model ({r['ftl.model_stats']})", r) for _, r in model.iterrows()]
     for label, r in rows:
@@ -316,7 +316,7 @@ def sections(df):
             )
         )
     pg = _grid(df, "padding")
-    always = pg[(pg["buffer.padding"] == "fixed") & (pg["buffer.padding_threshold"] == 0.0)].set_index("ftl.kind")
+    always = pg[(pg["buffer.padding"] == "fixed") & (pg["padding.fixed.threshold"] == 0.0)].set_index("ftl.kind")
     if {"bast", "fast"} <= set(always.index):
         n = float(always["device.pages_per_block"].iloc[0])
         same = float(always.loc["bast", ELAPSED]) == float(always.loc["fast", ELAPSED])
@@ -365,7 +365,7 @@ def sections(df):
             _row(
                 f"Padding Model within a few percent of the best fixed threshold ({ftl.upper()})",
                 thesis,
-                f"model {float(m[ELAPSED]) / 1e6:,.1f} s vs best fixed {best['buffer.padding_threshold']:g}: "
+                f"model {float(m[ELAPSED]) / 1e6:,.1f} s vs best fixed {best['padding.fixed.threshold']:g}: "
                 f"{float(best[ELAPSED]) / 1e6:,.1f} s ({gap:+.1%})" + (f"; {others}" if others else ""),
                 gap <= 0.05,
                 ""
@@ -379,14 +379,14 @@ def sections(df):
             )
         )
         bw = _final_bw(m)
-        near = abs(bw - float(best["buffer.padding_threshold"])) <= 0.05
-        closest = fixed.loc[(fixed["buffer.padding_threshold"] - bw).abs().idxmin()]
+        near = abs(bw - float(best["padding.fixed.threshold"])) <= 0.05
+        closest = fixed.loc[(fixed["padding.fixed.threshold"] - bw).abs().idxmin()]
         flat = float(closest[ELAPSED]) / float(best[ELAPSED]) - 1
         rows.append(
             _row(
                 f"The model's B_w/N converges near the best fixed threshold ({ftl.upper()})",
                 thesis_bw,
-                f"B_w/N at the end {bw:.3f}; best fixed threshold {best['buffer.padding_threshold']:g}",
+                f"B_w/N at the end {bw:.3f}; best fixed threshold {best['padding.fixed.threshold']:g}",
                 near,
                 ""
                 if near
@@ -394,7 +394,7 @@ def sections(df):
                     f"R_DB {float(m['ftl.r_db']):.2f}, R_LB {float(m['ftl.r_lb']):.2f}, U_LB "
                     f"{float(m['ftl.u_lb']):.1%} from {float(m['ftl.model_samples']):,.0f} samples "
                     f"give B_w/N = {bw:.3f}; the fixed threshold nearest it "
-                    f"({closest['buffer.padding_threshold']:g}) costs {flat:+.1%} over the best one"
+                    f"({closest['padding.fixed.threshold']:g}) costs {flat:+.1%} over the best one"
                 ),
             )
         )
