@@ -180,6 +180,17 @@ impl LruBuffer {
         } else {
             self.head = NIL;
         }
+        if n.prev != NIL {
+            // The mappings of the next two victims are loaded while the buffer takes the next
+            // writes: the L2P entry of the one after next, and what the next one's (loaded at
+            // the previous eviction) points to.
+            let view = sink.view();
+            let next = self.nodes[n.prev as usize];
+            view.prefetch(next.lpn, true);
+            if next.prev != NIL {
+                view.prefetch(self.nodes[next.prev as usize].lpn, false);
+            }
+        }
         self.len -= 1;
         let pos = self.position_of(i);
         self.table_remove(pos);

@@ -337,6 +337,18 @@ impl FtlView for PageFtl {
             _ => None,
         }
     }
+    /// The L2P entry (the one random load of a host page program that the caches rarely hold)
+    /// and, with `deep`, the P2L entry of the page's current copy (invalidated by the program).
+    #[inline]
+    fn prefetch(&self, lpn: Lpn, deep: bool) {
+        if deep {
+            if let Some(&old) = self.l2p.get(lpn as usize) {
+                crate::units::prefetch(&self.p2l, old as usize);
+            }
+        } else {
+            crate::units::prefetch(&self.l2p, lpn as usize);
+        }
+    }
 }
 
 impl PageFtl {
