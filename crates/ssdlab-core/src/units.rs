@@ -178,9 +178,6 @@ pub fn decimal_unit_note(text: &str) -> Option<String> {
     ))
 }
 
-/// Split a byte range into (LPN, sector mask) page accesses.
-/// Sectors partially covered count as written (traces in bytes may be unaligned).
-#[inline]
 /// Hint that `slice[i]` will be used soon: start loading its cache line without waiting for it
 /// (nothing at all when `i` is out of bounds or on other architectures).
 #[inline(always)]
@@ -198,6 +195,9 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
     let _ = (slice, i);
 }
 
+/// Split a byte range into (LPN, sector mask) page accesses.
+/// Sectors partially covered count as written (traces in bytes may be unaligned).
+#[inline]
 pub fn for_each_page(
     offset_bytes: u64,
     len_bytes: u64,

@@ -320,7 +320,8 @@ mod tests {
     impl FlushSink for Sink {
         fn flush(&mut self, u: &FlushUnit) -> Result<()> {
             let p = u.pages[0];
-            self.0.push((u.lbn * 4 + p.offset as u64, p.version, p.mask));
+            self.0
+                .push((u.lbn * 4 + p.offset as u64, p.version, p.mask));
             Ok(())
         }
         fn view(&self) -> &dyn FtlView {

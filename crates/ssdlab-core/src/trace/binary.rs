@@ -81,7 +81,7 @@ fn read_full(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 pub(crate) struct BinaryReader {
     input: Box<dyn BufRead + Send>,
-    buf: Vec<u8>,
+    buf: Box<[u8]>,
     pos: usize,
     end: usize,
     /// Records not yet loaded into `buf`.
@@ -89,8 +89,10 @@ pub(crate) struct BinaryReader {
     count: u64,
     /// Requests decoded ahead from `buf` (a run of well-formed records), handed out by
     /// [`BinaryReader::pop`]; `next` is the first not yet handed out.
-    decoded: Vec<Request>,
-    next: usize,
+    /// (A fixed array with u32 indexes: the reader is kept small, it is moved around by value.)
+    decoded: Box<[Request]>,
+    len: u32,
+    next: u32,
 }
 
 impl BinaryReader {
@@ -125,12 +127,23 @@ impl BinaryReader {
         }
         Ok(BinaryReader {
             input,
-            buf: vec![0u8; CHUNK_RECORDS * RECORD_BYTES],
+            buf: vec![0u8; CHUNK_RECORDS * RECORD_BYTES].into_boxed_slice(),
             pos: 0,
             end: 0,
             unread: count,
             count,
-            decoded: Vec::with_capacity(RUN_RECORDS),
+            decoded: vec![
+                Request {
+                    time_us: 0.0,
+                    op: Op::Read,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                    dev: 0,
+                };
+                RUN_RECORDS
+            ]
+            .into_boxed_slice(),
+            len: 0,
             next: 0,
         })
     }
@@ -169,7 +182,10 @@ impl BinaryReader {
     /// of [`super::TraceReader`]; `line` counts records as in [`BinaryReader::step`]).
     #[inline(always)]
     pub(crate) fn pop(&mut self, line: &mut u64) -> Option<Request> {
-        let r = *self.decoded.get(self.next)?;
+        if self.next >= self.len {
+            return None;
+        }
+        let r = self.decoded[self.next as usize];
         self.next += 1;
         *line += 1;
         Some(r)
@@ -178,16 +194,18 @@ impl BinaryReader {
     /// Decode up to [`RUN_RECORDS`] records from `pos`, stopping at the end of the chunk or at the
     /// first malformed one (left at `pos`), into `decoded`.
     fn decode_run(&mut self) {
-        self.decoded.clear();
-        self.next = 0;
         let end = self.end.min(self.pos + RUN_RECORDS * RECORD_BYTES);
+        let mut n = 0;
         for b in self.buf[self.pos..end].chunks_exact(RECORD_BYTES) {
             match decode_valid(b.try_into().expect("one record")) {
-                Some(r) => self.decoded.push(r),
+                Some(r) => self.decoded[n] = r,
                 None => break,
             }
+            n += 1;
         }
-        self.pos += self.decoded.len() * RECORD_BYTES;
+        self.len = n as u32;
+        self.next = 0;
+        self.pos += n * RECORD_BYTES;
     }
 
     #[inline]
