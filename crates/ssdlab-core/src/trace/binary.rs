@@ -196,9 +196,10 @@ impl BinaryReader {
     fn decode_run(&mut self) {
         let end = self.end.min(self.pos + RUN_RECORDS * RECORD_BYTES);
         let mut n = 0;
-        for b in self.buf[self.pos..end].chunks_exact(RECORD_BYTES) {
+        let records = self.buf[self.pos..end].chunks_exact(RECORD_BYTES);
+        for (b, out) in records.zip(self.decoded.iter_mut()) {
             match decode_valid(b.try_into().expect("one record")) {
-                Some(r) => self.decoded[n] = r,
+                Some(r) => *out = r,
                 None => break,
             }
             n += 1;
@@ -256,7 +257,11 @@ fn decode_valid(b: &[u8; RECORD_BYTES]) -> Option<Request> {
     };
     // The same bounds the text readers enforce: a hostile or corrupt cache must not feed the
     // engine a NaN / negative time or a request whose end overflows.
-    if !(time_us.is_finite() && time_us >= 0.0) || offset_bytes.checked_add(len_bytes).is_none() {
+    // Finite and ≥ 0 (−0.0 included) on the bits, and no overflow, without branches between.
+    let bits = time_us.to_bits();
+    let time_ok = (bits < 0x7FF0_0000_0000_0000) | (bits == 0x8000_0000_0000_0000);
+    let end_ok = offset_bytes <= u64::MAX - len_bytes;
+    if !(time_ok & end_ok) {
         return None;
     }
     Some(Request {
@@ -410,6 +415,55 @@ mod tests {
             }
         }
         assert_eq!(got, [(1, true), (2, true), (3, true), (4, true), (5, true)]);
+    }
+
+    /// The bit test of the time agrees with `is_finite() && >= 0.0`.
+    #[test]
+    fn time_check_on_bits() {
+        let mut b = [0u8; RECORD_BYTES];
+        let r = Request {
+            time_us: 0.0,
+            op: Op::Read,
+            offset_bytes: 0,
+            len_bytes: 1,
+            dev: 0,
+        };
+        for t in [
+            0.0,
+            -0.0,
+            1e-300,
+            5e-324,
+            1.5,
+            f64::MAX,
+            -5e-324,
+            -1.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ] {
+            encode(&Request { time_us: t, ..r }, 1, &mut b);
+            let want = t.is_finite() && t >= 0.0;
+            assert_eq!(decode_valid(&b).is_some(), want, "{t}");
+        }
+        encode(
+            &Request {
+                offset_bytes: u64::MAX,
+                ..r
+            },
+            1,
+            &mut b,
+        );
+        assert!(decode_valid(&b).is_none());
+        encode(
+            &Request {
+                offset_bytes: u64::MAX - 1,
+                ..r
+            },
+            1,
+            &mut b,
+        );
+        assert!(decode_valid(&b).is_some());
     }
 
     #[test]
