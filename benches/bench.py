@@ -184,7 +184,15 @@ def callgrind(exe: Path, toml: Path, tmp: Path) -> dict:
 def cachegrind(exe: Path, toml: Path, tmp: Path) -> dict:
     out = tmp / f"cachegrind.{toml.stem}.out"
     p = subprocess.run(
-        ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--LL={LL}", f"--cachegrind-out-file={out}", str(exe), str(toml)],
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=yes",
+            f"--LL={LL}",
+            f"--cachegrind-out-file={out}",
+            str(exe),
+            str(toml),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -291,14 +299,20 @@ def main() -> int:
     print()
     print(f"{'host page writes/s (best / median of ' + str(REPEATS) + ')':<62}{'best':>14}{'median':>14}")
     print("-" * 90)
-    print(f"{'lru + page, greedy, ρ=0.07, binary trace, one core':<62}{lru['per_s_best']:>14,.0f}{lru['per_s_median']:>14,.0f}")
-    print(f"{'libCacheSim LRU alone (requests/s), alternated':<62}{lc['per_s_best']:>14,.0f}{lc['per_s_median']:>14,.0f}")
-    print(f"{'  ratio ssdlab / libCacheSim (target >= 2)':<62}{results['ratio_best']:>14.2f}{results['ratio_median']:>14.2f}")
+    rows = (
+        ("lru + page, greedy, ρ=0.07, binary trace, one core", lru["per_s_best"], lru["per_s_median"], ",.0f"),
+        ("libCacheSim LRU alone (requests/s), alternated", lc["per_s_best"], lc["per_s_median"], ",.0f"),
+        ("  ratio ssdlab / libCacheSim (target >= 2)", results["ratio_best"], results["ratio_median"], ".2f"),
+    )
+    for label, best, median, fmt in rows:
+        print(f"{label:<62}{best:>14{fmt}}{median:>14{fmt}}")
     for name in ("hitstat+fast", "bplru+bast"):
         d = results[name]
         print(f"{name + ' (target >= 3 M)':<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
-    print(f"{'  WAF: lru+page / hitstat+fast / bplru+bast':<62}{lru['waf']:>14.3f}"
-          f"{results['hitstat+fast']['waf']:>14.3f}{results['bplru+bast']['waf']:>14.3f}")
+    print(
+        f"{'  WAF: lru+page / hitstat+fast / bplru+bast':<62}{lru['waf']:>14.3f}"
+        f"{results['hitstat+fast']['waf']:>14.3f}{results['bplru+bast']['waf']:>14.3f}"
+    )
     print(f"{'LRU hits equal libCacheSim':<62}{str(results['lru_hits_equal_libcachesim']):>14}")
     if "callgrind" in results:
         print(f"\ninstructions per host page write (callgrind, {VALGRIND_REQUESTS:,} requests, set-up included)")
