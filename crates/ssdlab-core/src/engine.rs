@@ -195,7 +195,7 @@ enum Source {
 }
 
 impl Source {
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<Request>> {
         match self {
             Source::Trace(r) => r.next(),
@@ -631,7 +631,7 @@ impl Sim {
         Ok(self.version)
     }
 
-    #[inline]
+    #[inline(always)]
     fn map_lpn(&mut self, lpn: Lpn, req: &Request, src: &Source) -> Result<Lpn> {
         let lp = self.geo.logical_pages;
         match &mut self.map {
@@ -691,6 +691,7 @@ impl Sim {
         Ok(())
     }
 
+    #[inline(always)]
     fn request(&mut self, req: &Request, src: &Source) -> Result<()> {
         let spp = crate::units::Divisor::new(self.geo.sectors_per_page());
         match req.op {
