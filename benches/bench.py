@@ -1,21 +1,39 @@
-"""`make bench`: engine speed and memory.
+"""`make bench`: engine speed, instruction counts and memory.
 
-1. Host page writes per second, end to end (`ssdlab.simulate`), for the `lru` buffer + page FTL +
-   greedy GC on a 10-million-request synthetic trace (4 KiB writes, Zipf(0.9) over 1 GiB),
-   replayed from the binary cache and from the text trace.
-2. libCacheSim's LRU on the same page stream, for comparison.
-3. Peak RSS of a simulation on a 1 TiB device, and the page FTL's bytes per physical page.
+The scenario of the speed target (counts mode, one core): a binary-cache trace of 10 M 4 KiB writes
+drawn Zipf(0.9) over 2 M pages (8 GiB), replayed through a 64 MiB `lru` buffer onto an 8 GiB `page`
+FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
 
-Results are printed and written to results/bench.json. Nothing here is asserted: these are
-measurements, reported in the issue notes.
+1. Host page writes per second of that run (`ssdlab.simulate`, end to end: set-up, replay, final
+   flush, metrics), alternated in the same session with libCacheSim's `LRU` (64 MiB = 16 Ki
+   objects) processing the same page stream alone (an oracleGeneral file); REPEATS pairs. The ratio
+   ssdlab / libCacheSim is printed for the best and for the median run of each. The target is ≥ 2.
+2. The same stream through `hitstat` on `fast` and through `bplru` on `bast` (64 MiB buffer, same
+   device, default hybrid-FTL parameters): host page writes per second (target ≥ 3 M).
+3. Instructions per host page write, from `valgrind --tool=callgrind` running the Rust example
+   `simulate` (crates/ssdlab-core/examples/simulate.rs, so that only Rust is measured) on the first
+   1 M requests of the stream, for each of the three scenarios; these counts are stable from run to
+   run on a noisy machine (wall clock is not). They include the set-up (table allocation) and the
+   final flush, divided by the 1 M host page writes.
+4. Cache misses per host page write for the lru + page run (`valgrind --tool=cachegrind
+   --cache-sim=yes --LL=4194304,16,64`: D1 and simulated 4 MiB L2 data misses, reads + writes), to
+   tell how far the run is bound by memory latency.
+5. Peak RSS of a simulation on a 1 TiB device, and the page FTL's bytes per physical page.
+
+Set SSDLAB_BENCH_VALGRIND=0 to skip 3 and 4. Results are printed and written to
+results/bench.json. Nothing here is asserted: these are measurements, reported in the issue notes.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,8 +43,26 @@ import ssdlab
 ROOT = Path(__file__).resolve().parent.parent
 WORK = Path(os.environ.get("SSDLAB_BENCH_DIR", ROOT / "target" / "bench"))
 REQUESTS = int(os.environ.get("SSDLAB_BENCH_REQUESTS", 10_000_000))
-FOOTPRINT_PAGES = 1 << 18  # 1 GiB of 4 KiB pages
-BUFFER = "16MiB"
+VALGRIND_REQUESTS = int(os.environ.get("SSDLAB_BENCH_VALGRIND_REQUESTS", 1_000_000))
+REPEATS = int(os.environ.get("SSDLAB_BENCH_REPEATS", 5))
+VALGRIND = os.environ.get("SSDLAB_BENCH_VALGRIND", "1") != "0"
+# The last level cachegrind simulates: this machine's L2 (4 MiB, 16-way). Its 260 MiB L3 holds every
+# table of the run, so a simulated L3 would only count cold misses; L2 misses are the accesses
+# that pay the L3's latency.
+LL = os.environ.get("SSDLAB_BENCH_LL", "4194304,16,64")
+FOOTPRINT_PAGES = 1 << 21  # 2 Mi pages of 4 KiB = 8 GiB
+DEVICE = "8GiB"
+BUFFER = "64MiB"
+BUFFER_PAGES = (64 << 20) // 4096
+OP = 0.07
+SCENARIOS = {  # name -> (buffer, ftl)
+    "lru+page": ("lru", "page"),
+    "hitstat+fast": ("hitstat", "fast"),
+    "bplru+bast": ("bplru", "bast"),
+}
+
+# The binary cache (trace/binary.rs): 32-byte header, then packed 25-byte records.
+RECORD = np.dtype([("t", "<f8"), ("off", "<u8"), ("len", "<u4"), ("dev", "<u4"), ("op", "u1")])
 
 
 def zipf_pages(n: int, pages: int, theta: float, seed: int) -> np.ndarray:
@@ -39,81 +75,142 @@ def zipf_pages(n: int, pages: int, theta: float, seed: int) -> np.ndarray:
     return (ranks * 2654435761 + 12345) % pages
 
 
-def make_traces(pages: np.ndarray) -> tuple[Path, Path, Path]:
-    WORK.mkdir(parents=True, exist_ok=True)
-    text = WORK / f"zipf-{len(pages)}.csv"
-    if not text.exists():
-        t0 = time.time()
-        tmp = text.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            step = 1_000_000
-            for s in range(0, len(pages), step):
-                chunk = pages[s : s + step]
-                idx = np.arange(s, s + len(chunk))
-                f.write("".join(f"{i},{p * 8},8,1,0\n" for i, p in zip(idx.tolist(), chunk.tolist(), strict=False)))
-        tmp.rename(text)
-        print(f"generated {text} in {time.time() - t0:.1f} s", file=sys.stderr)
-    binary = WORK / f"zipf-{len(pages)}.ssdt"
-    t0 = time.time()
-    n = ssdlab.trace_convert(text, binary, format="tencent")
-    convert_s = time.time() - t0
-    assert n == len(pages)
-    oracle = WORK / f"zipf-{len(pages)}.oracleGeneral.bin"
-    if not oracle.exists():
-        rec = np.zeros(len(pages), dtype=[("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nv", "<i8")])
-        rec["t"] = np.arange(len(pages), dtype=np.uint32)
-        rec["id"] = pages
-        rec["sz"] = 1
-        rec["nv"] = -1
-        rec.tofile(oracle)
-    return text, binary, oracle, convert_s
+def write_binary(pages: np.ndarray, path: Path) -> None:
+    """The `.ssdt` cache of 4 KiB writes at `pages` (what `ssdlab.trace_convert` writes for the
+    equivalent text trace; written directly, which is much faster than through text)."""
+    if path.exists():
+        return
+    assert RECORD.itemsize == 25
+    rec = np.zeros(len(pages), dtype=RECORD)
+    rec["t"] = np.arange(len(pages), dtype=np.float64)
+    rec["off"] = pages.astype(np.uint64) * 4096
+    rec["len"] = 4096
+    rec["op"] = 1
+    head = bytearray(32)
+    head[0:8] = b"SSDLTRC1"
+    head[8:10] = (1).to_bytes(2, "little")
+    head[10:12] = (25).to_bytes(2, "little")
+    head[16:24] = len(pages).to_bytes(8, "little")
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        f.write(head)
+        rec.tofile(f)
+    tmp.rename(path)
 
 
-REPEATS = int(os.environ.get("SSDLAB_BENCH_REPEATS", 3))
+def write_oracle(pages: np.ndarray, path: Path) -> None:
+    if path.exists():
+        return
+    rec = np.zeros(len(pages), dtype=[("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nv", "<i8")])
+    rec["t"] = np.arange(len(pages), dtype=np.uint32)
+    rec["id"] = pages
+    rec["sz"] = 1
+    rec["nv"] = -1
+    tmp = path.with_suffix(".tmp")
+    rec.tofile(tmp)
+    tmp.rename(path)
 
 
-def run_engine(
-    path: Path, fmt: str, op: float = 0.07, reader_thread: bool = False, buffer: str = "lru", ftl: str = "page"
-) -> dict:
-    """Best and median of REPEATS runs (the machine is shared: timings vary by ±20%).
-    reader_thread=False keeps the whole run on one core."""
+def config(path: Path, buffer: str, ftl: str) -> dict:
     cfg = {
-        "workload": {"kind": "trace", "path": str(path), "format": fmt},
-        "device": {"logical_bytes": FOOTPRINT_PAGES * 4096, "op": op},
+        "workload": {"kind": "trace", "path": str(path), "format": "binary"},
+        "device": {"logical_bytes": DEVICE, "op": OP},
         "buffer": {"kind": buffer, "bytes": BUFFER},
         "ftl": {"kind": ftl},
-        "run": {"reader_thread": reader_thread},
+        "run": {"reader_thread": False},
     }
-    walls = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        r = ssdlab.simulate(cfg)
-        walls.append(time.perf_counter() - t0)
-    walls.sort()
-    m = r.metrics
-    pages = m["host.write_pages"]
-    return {
-        "op": op,
-        "reader_thread": reader_thread,
-        "wall_s": walls,
-        "host_page_writes_per_s_best": pages / walls[0],
-        "host_page_writes_per_s_median": pages / walls[len(walls) // 2],
-        "nand_programs_per_s_best": m["nand.programs.total"] / walls[0],
-        "waf": m["waf"],
-        "hits": m["buffer.write_hit_pages"],
-        "gc_moved_pages": m.get("gc.moved_pages", 0.0),
-    }
+    if ftl == "page":
+        cfg["ftl"]["gc"] = "greedy"
+    return cfg
 
 
-def run_libcachesim(oracle: Path, n: int) -> dict:
+def run_ssdlab(cfg: dict) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    r = ssdlab.simulate(cfg)
+    return time.perf_counter() - t0, r.metrics
+
+
+def run_libcachesim(oracle: Path) -> tuple[float, int]:
     import libcachesim as lcs
 
     reader = lcs.TraceReader(str(oracle), lcs.TraceType.ORACLE_GENERAL_TRACE)
-    cache = lcs.LRU(cache_size=(16 << 20) // 4096)
+    cache = lcs.LRU(cache_size=BUFFER_PAGES)
     t0 = time.perf_counter()
     miss_ratio, _ = cache.process_trace(reader)
     wall = time.perf_counter() - t0
-    return {"wall_s": wall, "requests_per_s": n / wall, "hits": round((1 - miss_ratio) * n)}
+    return wall, round((1 - miss_ratio) * REQUESTS)
+
+
+def rates(pages: float, walls: list[float]) -> dict:
+    walls = sorted(walls)
+    return {
+        "wall_s": walls,
+        "per_s_best": pages / walls[0],
+        "per_s_median": pages / statistics.median(walls),
+    }
+
+
+def build_example() -> Path:
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "ssdlab-core", "--example", "simulate"],
+        cwd=ROOT,
+        check=True,
+    )
+    return ROOT / "target" / "release" / "examples" / "simulate"
+
+
+def write_toml(cfg: dict, path: Path) -> None:
+    lines = []
+    for section, values in cfg.items():
+        lines.append(f"[{section}]")
+        for k, v in values.items():
+            lines.append(f"{k} = {json.dumps(v)}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def callgrind(exe: Path, toml: Path, tmp: Path) -> dict:
+    out = tmp / f"callgrind.{toml.stem}.out"
+    p = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(exe), str(toml)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    m = json.loads(p.stdout)
+    total = int(re.search(r"^(?:summary|totals):\s*(\d+)", out.read_text(), re.M).group(1))
+    return {"instructions": total, "host_pages": m["host.write_pages"], "per_page": total / m["host.write_pages"]}
+
+
+def cachegrind(exe: Path, toml: Path, tmp: Path) -> dict:
+    out = tmp / f"cachegrind.{toml.stem}.out"
+    p = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=yes",
+            f"--LL={LL}",
+            f"--cachegrind-out-file={out}",
+            str(exe),
+            str(toml),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    m = json.loads(p.stdout)
+    text = out.read_text()
+    events = re.search(r"^events:\s*(.+)$", text, re.M).group(1).split()
+    totals = [int(x) for x in re.search(r"^summary:\s*(.+)$", text, re.M).group(1).split()]
+    ev = dict(zip(events, totals, strict=False))
+    pages = m["host.write_pages"]
+    return {
+        "host_pages": pages,
+        "instructions_per_page": ev["Ir"] / pages,
+        "data_refs_per_page": (ev["Dr"] + ev["Dw"]) / pages,
+        "d1_misses_per_page": (ev["D1mr"] + ev["D1mw"]) / pages,
+        "ll_misses_per_page": (ev["DLmr"] + ev["DLmw"]) / pages,
+        "simulated_ll": LL,
+    }
 
 
 RSS_CHILD = r"""
@@ -147,49 +244,88 @@ def rss_1tib() -> dict:
 
 
 def main() -> int:
-    print(f"generating a {REQUESTS:,}-request Zipf(0.9) trace over 1 GiB ...", file=sys.stderr)
+    print(f"generating a {REQUESTS:,}-request Zipf(0.9) trace over {FOOTPRINT_PAGES:,} pages ...", file=sys.stderr)
+    WORK.mkdir(parents=True, exist_ok=True)
     pages = zipf_pages(REQUESTS, FOOTPRINT_PAGES, 0.9, seed=1)
-    text, binary, oracle, convert_s = make_traces(pages)
-    results = {"requests": REQUESTS, "trace_convert_s": convert_s}
-    print("engine, binary cache ...", file=sys.stderr)
-    results["engine_binary"] = run_engine(binary, "binary")
-    print("engine, text trace ...", file=sys.stderr)
-    results["engine_text"] = run_engine(text, "tencent")
-    print("engine, text trace, reader thread ...", file=sys.stderr)
-    results["engine_text_reader_thread"] = run_engine(text, "tencent", reader_thread=True)
-    print("engine, binary cache, 28% over-provisioning ...", file=sys.stderr)
-    results["engine_binary_op28"] = run_engine(binary, "binary", op=0.28)
-    print("engine, binary cache, hitstat + FAST ...", file=sys.stderr)
-    results["engine_binary_hitstat_fast"] = run_engine(binary, "binary", buffer="hitstat", ftl="fast")
-    print("libCacheSim LRU ...", file=sys.stderr)
-    results["libcachesim_lru"] = run_libcachesim(oracle, REQUESTS)
+    binary = WORK / f"zipf2m-{REQUESTS}.ssdt"
+    oracle = WORK / f"zipf2m-{REQUESTS}.oracleGeneral.bin"
+    write_binary(pages, binary)
+    write_oracle(pages, oracle)
+    small = WORK / f"zipf2m-{VALGRIND_REQUESTS}.ssdt"
+    write_binary(pages[:VALGRIND_REQUESTS], small)
+    results: dict = {"requests": REQUESTS, "repeats": REPEATS}
+
+    print(f"lru + page vs libCacheSim LRU, {REPEATS} alternated pairs ...", file=sys.stderr)
+    cfg = config(binary, "lru", "page")
+    ours, theirs = [], []
+    for _ in range(REPEATS):
+        wall, m = run_ssdlab(cfg)
+        ours.append(wall)
+        wall, lcs_hits = run_libcachesim(oracle)
+        theirs.append(wall)
+    host_pages = m["host.write_pages"]
+    a, b = rates(host_pages, ours), rates(REQUESTS, theirs)
+    results["lru+page"] = {**a, "waf": m["waf"], "hits": m["buffer.write_hit_pages"]}
+    results["libcachesim_lru"] = {**b, "hits": lcs_hits}
+    results["ratio_best"] = a["per_s_best"] / b["per_s_best"]
+    results["ratio_median"] = a["per_s_median"] / b["per_s_median"]
+    results["lru_hits_equal_libcachesim"] = m["buffer.write_hit_pages"] == lcs_hits
+
+    for name in ("hitstat+fast", "bplru+bast"):
+        print(f"{name} ...", file=sys.stderr)
+        cfg = config(binary, *SCENARIOS[name])
+        walls = []
+        for _ in range(max(2, REPEATS // 2)):
+            wall, m = run_ssdlab(cfg)
+            walls.append(wall)
+        results[name] = {**rates(m["host.write_pages"], walls), "waf": m["waf"]}
+
+    if VALGRIND and shutil.which("valgrind"):
+        exe = build_example()
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            results["callgrind"] = {}
+            for name, (buf, ftl) in SCENARIOS.items():
+                print(f"callgrind, {name}, {VALGRIND_REQUESTS:,} requests ...", file=sys.stderr)
+                toml = tmp / f"{buf}-{ftl}.toml"
+                write_toml(config(small, buf, ftl), toml)
+                results["callgrind"][name] = callgrind(exe, toml, tmp)
+            print(f"cachegrind, lru+page, {VALGRIND_REQUESTS:,} requests ...", file=sys.stderr)
+            results["cachegrind"] = cachegrind(exe, tmp / "lru-page.toml", tmp)
     print("peak RSS on a 1 TiB device ...", file=sys.stderr)
     results["rss_1tib"] = rss_1tib()
-    same = results["engine_binary"]["hits"] == results["libcachesim_lru"]["hits"]
-    results["lru_hits_equal_libcachesim"] = same
 
-    b, t, b28 = results["engine_binary"], results["engine_text"], results["engine_binary_op28"]
-    lc, rss = results["libcachesim_lru"], results["rss_1tib"]
+    lru, lc, rss = results["lru+page"], results["libcachesim_lru"], results["rss_1tib"]
     print()
-    print(f"{'measurement (best / median of ' + str(REPEATS) + ')':<58}{'best':>14}{'median':>14}")
-    print("-" * 86)
-    for label, d in (
-        ("one core: binary cache, ρ=0.07 (host pages/s)", b),
-        ("one core: text trace, ρ=0.07 (host pages/s)", t),
-        ("one core: binary cache, ρ=0.28 (host pages/s)", b28),
-        ("two cores: text trace + reader thread, ρ=0.07", results["engine_text_reader_thread"]),
-        ("one core: hitstat + FAST, binary cache, ρ=0.07", results["engine_binary_hitstat_fast"]),
-    ):
-        best, med = d["host_page_writes_per_s_best"], d["host_page_writes_per_s_median"]
-        print(f"{label:<58}{best:>14,.0f}{med:>14,.0f}")
-    print(f"{'  WAF at ρ=0.07 / ρ=0.28':<58}{b['waf']:>14.3f}{b28['waf']:>14.3f}")
-    print(f"{'  WAF of hitstat + FAST':<58}{results['engine_binary_hitstat_fast']['waf']:>14.3f}")
-    print(f"{'  NAND programs/s, binary, ρ=0.07':<58}{b['nand_programs_per_s_best']:>14,.0f}")
-    print(f"{'libCacheSim LRU alone (requests/s)':<58}{lc['requests_per_s']:>14,.0f}")
-    print(f"{'LRU hits equal libCacheSim':<58}{str(same):>14}")
-    print(f"{'trace convert, text -> binary (s)':<58}{convert_s:>14.1f}")
-    print(f"{'1 TiB device: peak RSS (MiB)':<58}{rss['peak_rss_kib'] / 1024:>14,.0f}")
-    print(f"{'1 TiB device: bytes per physical page (whole process)':<58}{rss['ftl_bytes_per_physical_page']:>14.2f}")
+    print(f"{'host page writes/s (best / median of ' + str(REPEATS) + ')':<62}{'best':>14}{'median':>14}")
+    print("-" * 90)
+    rows = (
+        ("lru + page, greedy, ρ=0.07, binary trace, one core", lru["per_s_best"], lru["per_s_median"], ",.0f"),
+        ("libCacheSim LRU alone (requests/s), alternated", lc["per_s_best"], lc["per_s_median"], ",.0f"),
+        ("  ratio ssdlab / libCacheSim (target >= 2)", results["ratio_best"], results["ratio_median"], ".2f"),
+    )
+    for label, best, median, fmt in rows:
+        print(f"{label:<62}{best:>14{fmt}}{median:>14{fmt}}")
+    for name in ("hitstat+fast", "bplru+bast"):
+        d = results[name]
+        print(f"{name + ' (target >= 3 M)':<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
+    print(
+        f"{'  WAF: lru+page / hitstat+fast / bplru+bast':<62}{lru['waf']:>14.3f}"
+        f"{results['hitstat+fast']['waf']:>14.3f}{results['bplru+bast']['waf']:>14.3f}"
+    )
+    print(f"{'LRU hits equal libCacheSim':<62}{str(results['lru_hits_equal_libcachesim']):>14}")
+    if "callgrind" in results:
+        print(f"\ninstructions per host page write (callgrind, {VALGRIND_REQUESTS:,} requests, set-up included)")
+        for name, d in results["callgrind"].items():
+            print(f"  {name:<60}{d['per_page']:>14,.1f}")
+        c = results["cachegrind"]
+        print(f"cache misses per host page write, lru+page (cachegrind, LL = {LL}: this machine's L2;")
+        print("  software prefetches count as loads, so the prefetched L2P / P2L lines are included)")
+        print(f"  {'data references':<60}{c['data_refs_per_page']:>14,.1f}")
+        print(f"  {'D1 misses':<60}{c['d1_misses_per_page']:>14,.2f}")
+        print(f"  {'last-level (L2-sized) misses':<60}{c['ll_misses_per_page']:>14,.2f}")
+    print(f"\n{'1 TiB device: peak RSS (MiB)':<62}{rss['peak_rss_kib'] / 1024:>14,.0f}")
+    print(f"{'1 TiB device: bytes per physical page (whole process)':<62}{rss['ftl_bytes_per_physical_page']:>14.2f}")
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
     (out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")

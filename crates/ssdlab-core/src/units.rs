@@ -178,6 +178,23 @@ pub fn decimal_unit_note(text: &str) -> Option<String> {
     ))
 }
 
+/// Hint that `slice[i]` will be used soon: start loading its cache line without waiting for it
+/// (nothing at all when `i` is out of bounds or on other architectures).
+#[inline(always)]
+pub fn prefetch<T>(slice: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = slice.get(i) {
+        // SAFETY: a prefetch never faults and changes no memory; SSE is part of x86_64.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                x as *const T as *const i8,
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, i);
+}
+
 /// Split a byte range into (LPN, sector mask) page accesses.
 /// Sectors partially covered count as written (traces in bytes may be unaligned).
 #[inline]

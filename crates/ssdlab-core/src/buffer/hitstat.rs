@@ -203,14 +203,18 @@ impl HitStatBuffer {
         // of sorting the whole log at every victim choice.
         if self.hit_log.len() < self.p.hit_log {
             self.hit_log.push(age);
+            let j = self.sorted_log.partition_point(|&x| x < age);
+            self.sorted_log.insert(j, age);
         } else {
+            // The oldest entry's value is replaced by `age`, which moves to its sorted place:
+            // one shift of the entries between the two places.
             let old = std::mem::replace(&mut self.hit_log[self.hit_pos], age);
-            let i = self.sorted_log.partition_point(|&x| x < old);
-            self.sorted_log.remove(i);
+            replace_sorted(&mut self.sorted_log, old, age);
         }
-        let j = self.sorted_log.partition_point(|&x| x < age);
-        self.sorted_log.insert(j, age);
-        self.hit_pos = (self.hit_pos + 1) % self.p.hit_log;
+        self.hit_pos += 1;
+        if self.hit_pos == self.p.hit_log {
+            self.hit_pos = 0;
+        }
         self.cuts_dirty = true;
     }
 
@@ -601,6 +605,22 @@ mod tests {
     }
 }
 
+/// In the sorted `s`, replace one entry equal to `old` by `new`, keeping `s` sorted: one shift
+/// of the entries between the two places (not a removal and an insertion, two shifts of the tail).
+fn replace_sorted(s: &mut [u64], old: u64, new: u64) {
+    let i = s.partition_point(|&x| x < old);
+    debug_assert_eq!(s[i], old);
+    if new >= old {
+        let k = s[i + 1..].partition_point(|&x| x < new);
+        s.copy_within(i + 1..i + 1 + k, i);
+        s[i + k] = new;
+    } else {
+        let k = s[..i].partition_point(|&x| x < new);
+        s.copy_within(k..i, k + 1);
+        s[k] = new;
+    }
+}
+
 #[cfg(test)]
 mod sorted_log_tests {
     use super::*;
@@ -616,16 +636,20 @@ mod sorted_log_tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let age = (x >> 33) % 1000;
+            // Few distinct ages: many equal entries.
+            let age = if age % 3 == 0 { age % 7 } else { age };
             if log.len() < cap {
                 log.push(age);
+                let j = sorted.partition_point(|&v| v < age);
+                sorted.insert(j, age);
             } else {
                 let old = std::mem::replace(&mut log[pos], age);
-                let i = sorted.partition_point(|&v| v < old);
-                sorted.remove(i);
+                replace_sorted(&mut sorted, old, age);
             }
-            let j = sorted.partition_point(|&v| v < age);
-            sorted.insert(j, age);
             pos = (pos + 1) % cap;
+            let mut want = log.clone();
+            want.sort_unstable();
+            assert_eq!(sorted, want);
             let mut cuts = Vec::new();
             sorted_cuts(&sorted, 5, &mut cuts);
             assert_eq!(cuts, age_cuts(&log, 5));

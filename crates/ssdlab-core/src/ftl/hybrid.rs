@@ -10,7 +10,7 @@
 use super::UnitPage;
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
-use crate::units::{alloc_vec, Geometry, Lbn, Lpn};
+use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 pub(crate) const NONE: u32 = u32::MAX;
@@ -52,6 +52,8 @@ pub(crate) fn check_size(geo: &Geometry, extra: u64, what: &str) -> Result<()> {
 
 pub(crate) struct Store {
     pub ppb: u32,
+    /// PPN → block (a shift for the usual power-of-two block sizes, not a division per page).
+    block_of: Divisor,
     pub l2p: Vec<u32>,
     pub p2l: Vec<u32>,
     pub valid: Vec<u32>,
@@ -75,6 +77,7 @@ impl Store {
         let blocks = geo.physical_blocks as usize;
         Ok(Store {
             ppb: geo.pages_per_block as u32,
+            block_of: Divisor::new(geo.pages_per_block),
             l2p: alloc_vec(geo.logical_pages, NONE, "the L2P table")?,
             p2l: alloc_vec(phys, NONE, "the P2L table")?,
             valid: vec![0; blocks],
@@ -105,12 +108,14 @@ impl Store {
         self.p2l[ppn as usize] == NONE
     }
 
+    #[inline(always)]
     fn invalidate(&mut self, ppn: u32) {
         self.p2l[ppn as usize] = DEAD;
-        self.valid[(ppn / self.ppb) as usize] -= 1;
+        self.valid[self.block_of.quot(ppn as u64) as usize] -= 1;
     }
 
     /// Program `lpn` into the free page `ppn` (its old copy, if any, becomes dead).
+    #[inline(always)]
     pub fn program(&mut self, lpn: Lpn, ppn: u32, version: u32, cause: Cause, nand: &mut Nand) {
         debug_assert!(self.page_free(ppn), "PPN {ppn} is not free");
         let old = self.l2p[lpn as usize];
@@ -119,7 +124,7 @@ impl Store {
         }
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn as u32;
-        let b = (ppn / self.ppb) as usize;
+        let b = self.block_of.quot(ppn as u64) as usize;
         self.valid[b] += 1;
         self.written[b] += 1;
         if self.check {
@@ -137,6 +142,7 @@ impl Store {
     }
 
     /// Merge copy: read the newest copy of `lpn` and program it at `dst`.
+    #[inline]
     pub fn copy(&mut self, lpn: Lpn, dst: u32, nand: &mut Nand) {
         let src = self.l2p[lpn as usize];
         debug_assert!(src != NONE);
@@ -167,7 +173,7 @@ impl Store {
     pub fn program_filler(&mut self, ppn: u32, nand: &mut Nand) {
         debug_assert!(self.page_free(ppn), "PPN {ppn} is not free");
         self.p2l[ppn as usize] = DEAD;
-        self.written[(ppn / self.ppb) as usize] += 1;
+        self.written[self.block_of.quot(ppn as u64) as usize] += 1;
         nand.program(Cause::Pad);
     }
 
@@ -185,6 +191,16 @@ impl Store {
     ) -> Result<u32> {
         let nb = self.alloc()?;
         let first = lbn * self.ppb as u64;
+        if unit.is_empty() && !fill {
+            // A full merge: the newest copy of every mapped page, in offset order.
+            for o in 0..self.ppb {
+                let lpn = first + o as u64;
+                if self.l2p[lpn as usize] != NONE {
+                    self.copy(lpn, nb * self.ppb + o, nand);
+                }
+            }
+            return Ok(nb);
+        }
         let mut it = unit.iter().peekable();
         for o in 0..self.ppb {
             let lpn = first + o as u64;

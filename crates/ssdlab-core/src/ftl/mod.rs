@@ -29,6 +29,11 @@ pub trait FtlView {
     /// A named running statistic of the FTL (e.g. hybrid FTLs' "r_db", "r_lb", "u_lb";
     /// "free_blocks"). None when the FTL does not keep it.
     fn stat(&self, name: &str) -> Option<f64>;
+    /// `lpn` is about to be flushed (e.g. one of the next LRU victims): an FTL may start loading
+    /// its mapping into the cache, and with `deep` (a later call for the same page, once that
+    /// mapping is likely loaded) what the mapping points to. Changes nothing; the default does
+    /// nothing.
+    fn prefetch(&self, _lpn: Lpn, _deep: bool) {}
 }
 
 /// How a flush unit relates to its logical block.

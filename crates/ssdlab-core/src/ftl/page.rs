@@ -166,7 +166,7 @@ impl PageFtl {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn invalidate(&mut self, ppn: u32) {
         let b = self.block_of.quot(ppn as u64) as u32;
         self.p2l[ppn as usize] = NONE;
@@ -179,10 +179,29 @@ impl PageFtl {
     }
 
     /// Next free PPN of frontier `slot` (host stream index, or usize::MAX for the GC frontier).
+    /// The common case (the open block has room) is inline; see [`PageFtl::next_ppn_slow`].
+    #[inline(always)]
+    fn next_ppn(&mut self, slot: usize, nand: &mut Nand) -> Result<u32> {
+        let cur = if slot == usize::MAX {
+            self.gc_open
+        } else {
+            self.host_open[slot]
+        };
+        if cur != NONE {
+            let wp = &mut self.write_ptr[cur as usize];
+            if *wp < self.ppb {
+                let off = *wp;
+                *wp += 1;
+                return Ok(cur * self.ppb + off);
+            }
+        }
+        self.next_ppn_slow(slot, nand)
+    }
+
     /// A full frontier is sealed; a new block is taken from the free pool, running GC first when
     /// the pool is below the threshold (never from inside GC, which may itself open this slot).
-    #[inline]
-    fn next_ppn(&mut self, slot: usize, nand: &mut Nand) -> Result<u32> {
+    #[inline(never)]
+    fn next_ppn_slow(&mut self, slot: usize, nand: &mut Nand) -> Result<u32> {
         loop {
             let cur = if slot == usize::MAX {
                 self.gc_open
@@ -219,7 +238,7 @@ impl PageFtl {
 
     /// Program `lpn` at the next page of frontier `slot`. `known_old` is its current PPN when the
     /// caller knows it (GC copies), which spares a random L2P load; NONE = look it up.
-    #[inline]
+    #[inline(always)]
     fn program(
         &mut self,
         lpn: Lpn,
@@ -369,23 +388,30 @@ impl FtlView for PageFtl {
             _ => None,
         }
     }
+    /// The L2P entry (the one random load of a host page program that the caches rarely hold)
+    /// and, with `deep`, the P2L entry of the page's current copy (invalidated by the program).
+    #[inline]
+    fn prefetch(&self, lpn: Lpn, deep: bool) {
+        if deep {
+            if let Some(&old) = self.l2p.get(lpn as usize) {
+                crate::units::prefetch(&self.p2l, old as usize);
+            }
+        } else {
+            crate::units::prefetch(&self.l2p, lpn as usize);
+        }
+    }
 }
 
-impl Ftl for PageFtl {
-    fn write_unit(
+impl PageFtl {
+    /// Program the pages of a flush unit, in order, at host frontier `slot`.
+    #[inline(always)]
+    fn program_unit(
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
-        shape: Shape,
-        hint: u32,
+        slot: usize,
         nand: &mut Nand,
     ) -> Result<()> {
-        let streams = self.host_open.len();
-        let slot = if streams == 1 {
-            0
-        } else {
-            hint as usize % streams
-        };
         let first = lbn * self.ppb as u64;
         for p in pages {
             let lpn = first + p.offset as u64;
@@ -396,6 +422,41 @@ impl Ftl for PageFtl {
                 self.expected[lpn as usize] = p.version;
             }
         }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn slot_of(&self, hint: u32) -> usize {
+        let streams = self.host_open.len();
+        if streams == 1 {
+            0
+        } else {
+            hint as usize % streams
+        }
+    }
+}
+
+impl Ftl for PageFtl {
+    fn write_pages(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        self.program_unit(lbn, pages, self.slot_of(hint), nand)
+    }
+
+    fn write_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        shape: Shape,
+        hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        let slot = self.slot_of(hint);
+        self.program_unit(lbn, pages, slot, nand)?;
         // Filler of a padded block: pages that hold no data still cost their program and a
         // page of space (dead at once); pages mapping has no switch merge to gain from it.
         if let Shape::Block { fill: true } = shape {
