@@ -147,3 +147,34 @@ fn type_errors_in_plain_words() {
         "c.toml:2: config field `run.repeat`: string \"twice\", expected a whole number ≥ 0"
     );
 }
+
+#[test]
+fn binary_trace_errors_name_the_record_line() {
+    // Requests handed over in decoded runs keep their own line in error messages: record 5,000
+    // (the second run) writes beyond the device.
+    use ssdlab_core::request::{Op, Request};
+    let dir = std::env::temp_dir().join(format!("ssdlab-binary-line-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("t.ssdt");
+    let reqs = (1..=6000u64).map(|line| {
+        let page = if line == 5000 { 1 << 20 } else { line % 64 };
+        let r = Request {
+            time_us: line as f64,
+            op: Op::Write,
+            offset_bytes: page * 4096,
+            len_bytes: 4096,
+            dev: 0,
+        };
+        Ok((r, line))
+    });
+    ssdlab_core::trace::write_binary(reqs, "t", &out).unwrap();
+    let e = error(&format!(
+        "[workload]\nkind = \"trace\"\npath = \"{}\"\n[device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\nop = 0.5\n\
+         [run]\nreader_thread = false\n",
+        out.display()
+    ));
+    assert!(
+        e.starts_with("capacity: request at line 5000 (offset 4294967296 B, 4096 B)"),
+        "{e}"
+    );
+}

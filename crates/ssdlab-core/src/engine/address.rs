@@ -1,6 +1,6 @@
 //! Address mapping: how host LPNs become device LPNs (`workload.address_map`).
 
-use super::source::Source;
+use super::source::At;
 use crate::error::{Result, SimError};
 use crate::request::Request;
 use crate::units::{Geometry, Lpn};
@@ -26,30 +26,33 @@ impl AddressMap {
         }
     }
 
-    /// The device LPN of host `lpn` (of request `req`, read from `src` for error messages).
-    #[inline]
+    /// The device LPN of host `lpn` (of request `req`, from `at`: for error messages).
+    #[inline(always)]
     pub(super) fn map_lpn(
         &mut self,
         geo: &Geometry,
         lpn: Lpn,
         req: &Request,
-        src: &Source,
+        at: At,
     ) -> Result<Lpn> {
+        match self {
+            AddressMap::None if lpn < geo.logical_pages => Ok(lpn),
+            _ => self.map_other(geo, lpn, req, at),
+        }
+    }
+
+    #[inline(never)]
+    fn map_other(&mut self, geo: &Geometry, lpn: Lpn, req: &Request, at: At) -> Result<Lpn> {
         let lp = geo.logical_pages;
         match self {
-            AddressMap::None => {
-                if lpn >= lp {
-                    return Err(SimError::Capacity(format!(
-                        "request at {} (offset {} B, {} B) ends beyond the device's logical capacity of {} B; \
-                         set workload.address_map = \"fold\" or \"compact\", or raise device.logical_bytes",
-                        src.position(),
-                        req.offset_bytes,
-                        req.len_bytes,
-                        geo.logical_bytes()
-                    )));
-                }
-                Ok(lpn)
-            }
+            AddressMap::None => Err(SimError::Capacity(format!(
+                "request at {} (offset {} B, {} B) ends beyond the device's logical capacity of {} B; \
+                 set workload.address_map = \"fold\" or \"compact\", or raise device.logical_bytes",
+                at,
+                req.offset_bytes,
+                req.len_bytes,
+                geo.logical_bytes()
+            ))),
             AddressMap::Fold => Ok(lpn % lp),
             AddressMap::Compact(m) => {
                 let ppb = geo.pages_per_block;
@@ -60,7 +63,7 @@ impl AddressMap {
                     return Err(SimError::Capacity(format!(
                         "request at {}: the workload touches more than the device's {} logical blocks; \
                          raise device.logical_bytes (or use \"auto\")",
-                        src.position(),
+                        at,
                         geo.logical_blocks()
                     )));
                 }

@@ -6,7 +6,7 @@
 use super::address::AddressMap;
 use super::flush::Backend;
 use super::resolve::no_requests;
-use super::source::{open_source, Scan, Source};
+use super::source::{open_source, At, Scan, Source};
 use super::Progress;
 use crate::buffer::WriteBuffer;
 use crate::config::{Config, NandConfig};
@@ -15,7 +15,7 @@ use crate::ftl::{Shape, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, NandCounters};
 use crate::request::{Op, Request};
-use crate::units::{for_each_page, Geometry, Lpn};
+use crate::units::{full_mask, Geometry, Lpn, SectorMask, SECTOR_BYTES};
 use std::collections::BTreeMap;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -177,11 +177,6 @@ impl Sim {
         Ok(self.version)
     }
 
-    #[inline]
-    fn map_lpn(&mut self, lpn: Lpn, req: &Request, src: &Source) -> Result<Lpn> {
-        self.map.map_lpn(&self.geo, lpn, req, src)
-    }
-
     fn precondition_fill(&mut self) -> Result<()> {
         let ppb = self.geo.pages_per_block;
         let mut unit = Vec::with_capacity(ppb as usize);
@@ -206,65 +201,93 @@ impl Sim {
         Ok(())
     }
 
-    fn request(&mut self, req: &Request, src: &Source) -> Result<()> {
-        let spp = crate::units::Divisor::new(self.geo.sectors_per_page());
+    /// One host request: its pages (LPN + sector mask) through the address map to the buffer
+    /// (writes), the buffer or the FTL (reads), or both (trims).
+    #[inline(always)]
+    fn request(&mut self, req: &Request, at: At) -> Result<()> {
+        // Sectors partially covered count as written (traces in bytes may be unaligned).
+        if req.len_bytes == 0 {
+            return Ok(());
+        }
+        let first = req.offset_bytes / SECTOR_BYTES;
+        let end = (req.offset_bytes + req.len_bytes).div_ceil(SECTOR_BYTES);
+        // Pages are a power of two of sectors (device.page_bytes is checked).
+        let shift = self.geo.sectors_per_page().trailing_zeros();
+        let pages = ((end - 1) >> shift) - (first >> shift) + 1;
         match req.op {
             Op::Write => {
-                self.be.host.write_requests += 1;
-                self.be.host.write_bytes += req.len_bytes;
+                let h = &mut self.be.host;
+                h.write_requests += 1;
+                h.write_bytes += req.len_bytes;
+                h.write_pages += pages;
+                h.write_sectors += end - first;
                 self.buffer.begin_request();
-                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
-                    let lpn = self.map_lpn(lpn, req, src)?;
+                let mut s = first;
+                while s < end {
+                    let (lpn, mask, stop) = page_at(s, end, shift);
+                    let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
                     let v = self.next_version()?;
                     if self.check {
                         self.latest[lpn as usize] = v;
                     }
-                    let h = &mut self.be.host;
-                    h.write_pages += 1;
-                    h.write_sectors += mask.count_ones() as u64;
                     let before = self.buffer.write(lpn, mask, v, req.dev, &mut self.be)?;
                     if before != 0 {
                         let h = &mut self.be.host;
                         h.write_hit_pages += 1;
                         h.write_hit_sectors += (before & mask).count_ones() as u64;
                     }
-                    Ok(())
-                })
+                    s = stop;
+                }
             }
             Op::Read => {
                 self.be.host.read_requests += 1;
                 self.be.host.read_bytes += req.len_bytes;
-                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
-                    let lpn = self.map_lpn(lpn, req, src)?;
-                    self.be.host.read_pages += 1;
+                self.be.host.read_pages += pages;
+                let mut s = first;
+                while s < end {
+                    let (lpn, mask, stop) = page_at(s, end, shift);
+                    let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
                     if self.buffer.read(lpn, mask, &mut self.be)? & mask == mask {
                         self.be.host.read_hit_pages += 1;
                     } else {
                         self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand);
                     }
-                    Ok(())
-                })
+                    s = stop;
+                }
             }
             Op::Trim => {
                 self.be.host.trim_requests += 1;
                 let full = self.geo.full_mask();
-                for_each_page(req.offset_bytes, req.len_bytes, spp, |lpn, mask| {
+                let mut s = first;
+                while s < end {
+                    let (lpn, mask, stop) = page_at(s, end, shift);
+                    s = stop;
                     // Only whole pages can be discarded.
                     if mask != full {
-                        return Ok(());
+                        continue;
                     }
-                    let lpn = self.map_lpn(lpn, req, src)?;
+                    let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
                     self.be.host.trim_pages += 1;
                     self.buffer.trim(lpn);
                     self.be.ftl.trim(lpn);
                     if self.check {
                         self.latest[lpn as usize] = 0;
                     }
-                    Ok(())
-                })
+                }
             }
         }
+        Ok(())
     }
+}
+
+/// The page holding sector `s` of a request ending before sector `end`: its LPN, the mask of
+/// the request's sectors in it, and the first sector after it.
+#[inline(always)]
+fn page_at(s: u64, end: u64, shift: u32) -> (Lpn, SectorMask, u64) {
+    let lpn = s >> shift;
+    let stop = end.min((lpn + 1) << shift);
+    let mask = full_mask(stop - s) << (s - (lpn << shift));
+    (lpn, mask, stop)
 }
 
 /// What the replay leaves for the metrics.
@@ -281,6 +304,50 @@ pub(super) struct Replayed {
 
 /// Precondition `sim`, replay `src` (reopened for every further pass), flush the buffer and check
 /// integrity. `scan` (the sizing pre-pass, if any) gives a trace's length for progress.
+/// The replay loop's state between requests.
+struct Loop<'a> {
+    done: u64,
+    warmup: u64,
+    every: u64,
+    next_sample: u64,
+    series: Series,
+    base: Snapshot,
+    total: u64,
+    timing: &'a NandConfig,
+}
+
+/// One request: the warm-up snapshot before it, the request, then a time-series sample and a
+/// progress report when due.
+#[inline(always)]
+fn one(
+    sim: &mut Sim,
+    lp: &mut Loop,
+    req: &Request,
+    at: At,
+    progress: &mut dyn Progress,
+) -> Result<()> {
+    if lp.done == lp.warmup && lp.warmup > 0 {
+        lp.base = sim.snapshot();
+        sim.be.groups.reset_counts();
+    }
+    sim.request(req, at)?;
+    lp.done += 1;
+    if lp.done == lp.next_sample {
+        sim.sample(
+            &mut lp.series,
+            lp.done,
+            lp.done > lp.warmup,
+            &lp.base,
+            lp.timing,
+        )?;
+        lp.next_sample += lp.every;
+    }
+    if lp.done.is_multiple_of(PROGRESS_EVERY) && !progress.update(lp.done, lp.total) {
+        return Err(SimError::Cancelled);
+    }
+    Ok(())
+}
+
 pub(super) fn replay(
     sim: &mut Sim,
     mut src: Source,
@@ -309,32 +376,34 @@ pub(super) fn replay(
             format!("{every} gives more than {MAX_SAMPLES} samples over {total} requests; sample less often"),
         ));
     }
-    // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
-    let mut next_sample = if every > 0 { every } else { u64::MAX };
-    let mut series = Series::default();
-    let timing = &resolved.nand;
-    let mut base = sim.snapshot();
-    let mut done: u64 = 0;
+    let mut lp = Loop {
+        done: 0,
+        warmup,
+        every,
+        // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
+        next_sample: if every > 0 { every } else { u64::MAX },
+        series: Series::default(),
+        base: sim.snapshot(),
+        total,
+        timing: &resolved.nand,
+    };
+    let mut run: Vec<Request> = Vec::with_capacity(4096);
     let mut skipped = 0u64;
     for pass in 0..resolved.run.repeat {
         if pass > 0 {
             src = open_source(resolved)?;
         }
-        while let Some(req) = src.next() {
-            let req = req?;
-            if done == warmup && warmup > 0 {
-                base = sim.snapshot();
-                sim.be.groups.reset_counts();
+        loop {
+            // Requests decoded ahead come as a run (binary traces): no per-request dispatch.
+            run.clear();
+            if let Some(line) = src.take_run(&mut run) {
+                for (i, req) in run.iter().enumerate() {
+                    one(sim, &mut lp, req, At::Line(line + 1 + i as u64), progress)?;
+                }
+                continue;
             }
-            sim.request(&req, &src)?;
-            done += 1;
-            if done == next_sample {
-                sim.sample(&mut series, done, done > warmup, &base, timing)?;
-                next_sample += every;
-            }
-            if done.is_multiple_of(PROGRESS_EVERY) && !progress.update(done, total) {
-                return Err(SimError::Cancelled);
-            }
+            let Some(req) = src.next() else { break };
+            one(sim, &mut lp, &req?, src.at(), progress)?;
         }
         if pass == 0 {
             let (n, first) = src.skipped();
@@ -345,10 +414,17 @@ pub(super) fn replay(
                 ));
             }
         }
-        if pass == 0 && done == 0 {
+        if pass == 0 && lp.done == 0 {
             return Err(no_requests(resolved, src.lines(), src.format_name()));
         }
     }
+    let Loop {
+        done,
+        base,
+        mut series,
+        timing,
+        ..
+    } = lp;
     if warmup >= done {
         return Err(SimError::config(
             "run.warmup_requests",

@@ -26,19 +26,28 @@ impl Source {
             Source::Synth(s) => s.next(),
         }
     }
+    /// Requests decoded ahead, appended to `out`; the line before the first (see
+    /// [`TraceReader::take_run`]).
+    #[inline]
+    pub(super) fn take_run(&mut self, out: &mut Vec<Request>) -> Option<u64> {
+        match self {
+            Source::Trace(r) => r.take_run(out),
+            _ => None,
+        }
+    }
+    /// Where the last request came from, for error messages.
+    pub(super) fn at(&self) -> At {
+        match self {
+            Source::Synth(_) => At::Synthetic,
+            _ => At::Line(self.lines()),
+        }
+    }
     /// Trace lines read so far (0 for a synthetic workload).
     pub(super) fn lines(&self) -> u64 {
         match self {
             Source::Trace(r) => r.line(),
             Source::Pipelined(p) => p.line,
             Source::Synth(_) => 0,
-        }
-    }
-    pub(super) fn position(&self) -> String {
-        match self {
-            Source::Trace(r) => format!("line {}", r.line()),
-            Source::Pipelined(p) => format!("line {}", p.line),
-            Source::Synth(_) => "synthetic workload".into(),
         }
     }
     /// Malformed records skipped so far and the first one's message.
@@ -54,6 +63,22 @@ impl Source {
             Source::Trace(t) => Some(t.format().name()),
             Source::Pipelined(p) => Some(p.format.name()),
             Source::Synth(_) => None,
+        }
+    }
+}
+
+/// Where a request came from: its trace line, or a synthetic workload.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum At {
+    Line(u64),
+    Synthetic,
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Line(l) => write!(f, "line {l}"),
+            At::Synthetic => f.write_str("synthetic workload"),
         }
     }
 }

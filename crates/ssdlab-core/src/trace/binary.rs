@@ -191,6 +191,17 @@ impl BinaryReader {
         Some(r)
     }
 
+    /// Append the rest of the decoded run to `out` (the records [`BinaryReader::pop`] would hand
+    /// out one by one); `line` advances past them. Returns how many.
+    #[inline]
+    pub(crate) fn take_run(&mut self, line: &mut u64, out: &mut Vec<Request>) -> usize {
+        let run = &self.decoded[self.next as usize..self.len as usize];
+        out.extend_from_slice(run);
+        *line += run.len() as u64;
+        self.next = self.len;
+        run.len()
+    }
+
     /// Decode up to [`RUN_RECORDS`] records from `pos`, stopping at the end of the chunk or at the
     /// first malformed one (left at `pos`), into `decoded`.
     fn decode_run(&mut self) {

@@ -581,6 +581,20 @@ impl Iterator for TraceReader {
 }
 
 impl TraceReader {
+    /// Requests already decoded ahead (binary traces without a device filter), appended to
+    /// `out` in file order: the line of the first is the returned value + 1. None when nothing is
+    /// decoded ahead; [`Iterator::next`] then reads on (and decodes the next run).
+    #[inline]
+    pub fn take_run(&mut self, out: &mut Vec<Request>) -> Option<u64> {
+        if let (Source::Binary(b), None, None) = (&mut self.src, self.device, &self.reorder) {
+            let before = self.line;
+            if b.take_run(&mut self.line, out) > 0 {
+                return Some(before);
+            }
+        }
+        None
+    }
+
     #[inline(never)]
     fn next_slow(&mut self) -> Option<Result<Request>> {
         if self.reorder.is_none() {
