@@ -387,7 +387,6 @@ pub(super) fn replay(
         total,
         timing: &resolved.nand,
     };
-    let mut run: Vec<Request> = Vec::with_capacity(4096);
     let mut skipped = 0u64;
     for pass in 0..resolved.run.repeat {
         if pass > 0 {
@@ -395,11 +394,9 @@ pub(super) fn replay(
         }
         loop {
             // Requests decoded ahead come as a run (binary traces): no per-request dispatch.
-            run.clear();
-            if let Some(line) = src.take_run(&mut run) {
-                for (i, req) in run.iter().enumerate() {
-                    one(sim, &mut lp, req, At::Line(line + 1 + i as u64), progress)?;
-                }
+            let drained =
+                src.drain_run(|req, line| one(sim, &mut lp, req, At::Line(line), progress))?;
+            if drained > 0 {
                 continue;
             }
             let Some(req) = src.next() else { break };

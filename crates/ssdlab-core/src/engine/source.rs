@@ -26,13 +26,15 @@ impl Source {
             Source::Synth(s) => s.next(),
         }
     }
-    /// Requests decoded ahead, appended to `out`; the line before the first (see
-    /// [`TraceReader::take_run`]).
-    #[inline]
-    pub(super) fn take_run(&mut self, out: &mut Vec<Request>) -> Option<u64> {
+    /// Requests decoded ahead, handed to `f` with their lines (see [`TraceReader::drain_run`]).
+    #[inline(always)]
+    pub(super) fn drain_run(
+        &mut self,
+        f: impl FnMut(&Request, u64) -> Result<()>,
+    ) -> Result<usize> {
         match self {
-            Source::Trace(r) => r.take_run(out),
-            _ => None,
+            Source::Trace(r) => r.drain_run(f),
+            _ => Ok(0),
         }
     }
     /// Where the last request came from, for error messages.

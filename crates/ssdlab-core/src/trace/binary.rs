@@ -191,15 +191,22 @@ impl BinaryReader {
         Some(r)
     }
 
-    /// Append the rest of the decoded run to `out` (the records [`BinaryReader::pop`] would hand
-    /// out one by one); `line` advances past them. Returns how many.
-    #[inline]
-    pub(crate) fn take_run(&mut self, line: &mut u64, out: &mut Vec<Request>) -> usize {
-        let run = &self.decoded[self.next as usize..self.len as usize];
-        out.extend_from_slice(run);
-        *line += run.len() as u64;
-        self.next = self.len;
-        run.len()
+    /// Hand the rest of the decoded run to `f` in order, each with its line (the records
+    /// [`BinaryReader::pop`] would hand out one by one); stops at `f`'s first error. Returns how
+    /// many were handed over.
+    #[inline(always)]
+    pub(crate) fn drain_run(
+        &mut self,
+        line: &mut u64,
+        mut f: impl FnMut(&Request, u64) -> Result<()>,
+    ) -> Result<usize> {
+        let (start, end) = (self.next as usize, self.len as usize);
+        for i in start..end {
+            *line += 1;
+            self.next = i as u32 + 1;
+            f(&self.decoded[i], *line)?;
+        }
+        Ok(end - start)
     }
 
     /// Decode up to [`RUN_RECORDS`] records from `pos`, stopping at the end of the chunk or at the

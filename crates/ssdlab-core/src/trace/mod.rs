@@ -581,18 +581,15 @@ impl Iterator for TraceReader {
 }
 
 impl TraceReader {
-    /// Requests already decoded ahead (binary traces without a device filter), appended to
-    /// `out` in file order: the line of the first is the returned value + 1. None when nothing is
-    /// decoded ahead; [`Iterator::next`] then reads on (and decodes the next run).
-    #[inline]
-    pub fn take_run(&mut self, out: &mut Vec<Request>) -> Option<u64> {
-        if let (Source::Binary(b), None, None) = (&mut self.src, self.device, &self.reorder) {
-            let before = self.line;
-            if b.take_run(&mut self.line, out) > 0 {
-                return Some(before);
-            }
+    /// Requests already decoded ahead (binary traces without a device filter), handed to `f`
+    /// in file order with their lines; stops at `f`'s first error. Returns how many (0 when
+    /// nothing is decoded ahead: [`Iterator::next`] then reads on and decodes the next run).
+    #[inline(always)]
+    pub fn drain_run(&mut self, f: impl FnMut(&Request, u64) -> Result<()>) -> Result<usize> {
+        match (&mut self.src, self.device, &self.reorder) {
+            (Source::Binary(b), None, None) => b.drain_run(&mut self.line, f),
+            _ => Ok(0),
         }
-        None
     }
 
     #[inline(never)]
