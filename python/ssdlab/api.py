@@ -26,6 +26,18 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def read_toml(path: Path, error: type[SsdlabError] = SsdlabError) -> tuple[str, dict]:
+    """A TOML file's text and contents; an unreadable or malformed file raises `error` naming it."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise error(f"{path}: {e.strerror or e}") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: {e}") from None
+
+
 class Config:
     """A simulation configuration: sections `workload, device, nand, ftl, buffer, run`.
 
@@ -41,14 +53,7 @@ class Config:
         """Read a TOML file. Unknown keys and wrong types are errors naming the file and line; a
         relative `workload.path` is taken relative to the file's folder."""
         p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as e:
-            raise SsdlabError(f"{p}: {e.strerror or e}") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise SsdlabError(f"{p}: {e}") from None
+        text, data = read_toml(p)
         # Checked here, where the text is at hand, so that errors can name the line.
         _core.check_config_file(text, str(p))
         workload = data.get("workload")

@@ -32,13 +32,12 @@ import json
 import math
 import os
 import string
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import tomlwrite
+from .. import api, tomlwrite
 from .._core import SsdlabError
 from ..store import parse_size
 from ..traces import traces_dir
@@ -94,14 +93,7 @@ def load_study(
     text, source = None, None
     if isinstance(study, (str, Path)):
         source = Path(study)
-        try:
-            text = source.read_text()
-        except OSError as e:
-            raise StudyError(f"{source}: {e.strerror or e}") from None
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise StudyError(f"{source}: {e}") from None
+        text, raw = api.read_toml(source, StudyError)
         base_dir = source.parent
         where = str(source)
     elif isinstance(study, Mapping):

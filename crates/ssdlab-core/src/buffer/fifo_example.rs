@@ -2,7 +2,7 @@
 //! A page FIFO: write hits update the page in place, a full buffer flushes its `batch_pages`
 //! oldest pages. Its tests configure, list, document and run it through the public paths only.
 
-use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use super::{FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::units::{Lpn, SectorMask};
 use std::collections::{HashMap, VecDeque};
@@ -52,17 +52,7 @@ impl FifoExample {
                 break;
             };
             let (mask, version, hint) = self.pages.remove(&lpn).unwrap_or_default();
-            let page = [PageWrite {
-                offset: (lpn % self.ppb) as u32,
-                mask,
-                version,
-            }];
-            sink.flush(&FlushUnit {
-                lbn: lpn / self.ppb,
-                pages: &page,
-                padded: false,
-                hint,
-            })?;
+            super::flush_page(sink, lpn, self.ppb, mask, version, hint)?;
         }
         Ok(())
     }

@@ -90,6 +90,28 @@ pub trait WriteBuffer: Send {
     }
 }
 
+/// Flush page `lpn` alone (page-level buffers), as a one-page unit of its logical block.
+pub fn flush_page(
+    sink: &mut dyn FlushSink,
+    lpn: Lpn,
+    pages_per_block: u64,
+    mask: SectorMask,
+    version: u32,
+    hint: u32,
+) -> Result<()> {
+    let page = [PageWrite {
+        offset: (lpn % pages_per_block) as u32,
+        mask,
+        version,
+    }];
+    sink.flush(&FlushUnit {
+        lbn: lpn / pages_per_block,
+        pages: &page,
+        padded: false,
+        hint,
+    })
+}
+
 /// Shared helper for group-based buffers: gather a group's pages in ascending offset.
 pub fn sort_pages(pages: &mut [PageWrite]) {
     pages.sort_unstable_by_key(|p| p.offset);

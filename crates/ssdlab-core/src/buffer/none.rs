@@ -1,6 +1,6 @@
 //! `none`: no buffer; every page write goes to the FTL at once as a one-page flush unit.
 
-use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use super::{FlushSink, WriteBuffer};
 use crate::error::Result;
 use crate::units::{Lpn, SectorMask};
 
@@ -25,17 +25,7 @@ impl WriteBuffer for NoBuffer {
         hint: u32,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        let page = [PageWrite {
-            offset: (lpn % self.ppb) as u32,
-            mask,
-            version,
-        }];
-        sink.flush(&FlushUnit {
-            lbn: lpn / self.ppb,
-            pages: &page,
-            padded: false,
-            hint,
-        })?;
+        super::flush_page(sink, lpn, self.ppb, mask, version, hint)?;
         Ok(0)
     }
     fn read(
