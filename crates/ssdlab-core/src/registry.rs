@@ -63,11 +63,6 @@ const fn c(
     }
 }
 
-/// A selected component's parameters, from its table in `tables` (defaults where absent).
-fn own<T: params::Params>(tables: &Tables, category: &str, name: &str) -> Result<T> {
-    params::of(tables, category, name)
-}
-
 const BUFFER_KEYS: &[&str] = &["buffer.bytes", "buffer.fraction"];
 const GROUP_KEYS: &[&str] = &[
     "buffer.bytes",
@@ -120,7 +115,7 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             GROUP_KEYS,
         ),
         build: |cfg, p| {
-            let q: buffer::bplru::Params = own(&cfg.buffer.tables, "buffer", "bplru")?;
+            let q: buffer::bplru::Params = params::of(&cfg.buffer.tables, "buffer", "bplru")?;
             let comp = buffer::bplru::Compensation::from_name(&q.compensation, "buffer.bplru")?;
             Ok(Box::new(buffer::bplru::BplruBuffer::new(p, comp)))
         },
@@ -128,7 +123,7 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
     #[cfg(test)] // The one-file proof (buffer/fifo_example.rs): a component is its file plus this entry.
     Entry {
         info: c("buffer", "fifo-example", "Page FIFO (tests only).", spec::<buffer::fifo_example::Params>(), BUFFER_KEYS),
-        build: |cfg, p| Ok(Box::new(buffer::fifo_example::FifoExample::new(p.capacity_pages, p.pages_per_block, own(&cfg.buffer.tables, "buffer", "fifo-example")?))),
+        build: |cfg, p| Ok(Box::new(buffer::fifo_example::FifoExample::new(p.capacity_pages, p.pages_per_block, params::of(&cfg.buffer.tables, "buffer", "fifo-example")?))),
     },
     Entry {
         info: c(
@@ -153,7 +148,7 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
 ];
 
 fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatParams> {
-    let q: buffer::hitstat::Params = own(&cfg.buffer.tables, "buffer", name)?;
+    let q: buffer::hitstat::Params = params::of(&cfg.buffer.tables, "buffer", name)?;
     Ok(buffer::hitstat::HitStatParams {
         sectors_per_page: (cfg.device.page_bytes.0 / crate::units::SECTOR_BYTES) as u32,
         hit_log: q.hit_log as usize,
@@ -200,7 +195,7 @@ pub struct FtlEntry {
 pub type ResolveFn = fn(&mut Config, u64) -> Result<()>;
 
 fn page_params(cfg: &Config) -> Result<ftl::page::Params> {
-    own(&cfg.ftl.tables, "ftl", "page")
+    params::of(&cfg.ftl.tables, "ftl", "page")
 }
 
 fn resolve_page(cfg: &mut Config, _logical_blocks: u64) -> Result<()> {
@@ -268,7 +263,7 @@ pub static FTLS: &[FtlEntry] = &[
             HYBRID_KEYS,
         ),
         build: |cfg, geo| {
-            let p: ftl::bast::Params = own(&cfg.ftl.tables, "ftl", "bast")?;
+            let p: ftl::bast::Params = params::of(&cfg.ftl.tables, "ftl", "bast")?;
             Ok(Box::new(ftl::bast::BastFtl::new(
                 geo,
                 hybrid_logs(cfg, geo),
@@ -341,7 +336,7 @@ pub static PADDINGS: &[Entry<PaddingCtor>] = &[
             &["buffer.padding_fill"],
         ),
         build: |cfg| {
-            let p: padding::FixedParams = own(&cfg.padding, "padding", "fixed")?;
+            let p: padding::FixedParams = params::of(&cfg.padding, "padding", "fixed")?;
             Ok(Box::new(padding::FixedPadding { threshold: p.threshold }))
         },
     },

@@ -195,32 +195,56 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
     let _ = (slice, i);
 }
 
-/// Split a byte range into (LPN, sector mask) page accesses.
+/// The page accesses (LPN, sector mask) of a byte range, for pages of `1 << shift` sectors.
 /// Sectors partially covered count as written (traces in bytes may be unaligned).
-#[inline]
-pub fn for_each_page(
-    offset_bytes: u64,
-    len_bytes: u64,
-    sectors_per_page: Divisor,
-    mut f: impl FnMut(Lpn, SectorMask) -> Result<()>,
-) -> Result<()> {
-    if len_bytes == 0 {
-        return Ok(());
+#[derive(Clone, Copy, Debug)]
+pub struct PageSpan {
+    /// Next sector, and the first sector after the range.
+    s: u64,
+    end: u64,
+    shift: u32,
+}
+
+impl PageSpan {
+    #[inline(always)]
+    pub fn new(offset_bytes: u64, len_bytes: u64, shift: u32) -> Self {
+        let s = offset_bytes / SECTOR_BYTES;
+        // An empty range touches no page, even at an unaligned offset.
+        let end = if len_bytes == 0 {
+            s
+        } else {
+            (offset_bytes + len_bytes).div_ceil(SECTOR_BYTES)
+        };
+        PageSpan { s, end, shift }
     }
-    let first = offset_bytes / SECTOR_BYTES;
-    let end = (offset_bytes + len_bytes).div_ceil(SECTOR_BYTES);
-    let mut s = first;
-    while s < end {
-        let lpn = sectors_per_page.quot(s);
-        let page_end = (lpn + 1) * sectors_per_page.get();
-        let stop = end.min(page_end);
-        let lo = s - lpn * sectors_per_page.get();
-        let n = stop - s;
-        let mask = full_mask(n) << lo;
-        f(lpn, mask)?;
-        s = stop;
+    /// Sectors in the range not yet visited.
+    #[inline(always)]
+    pub fn sectors(&self) -> u64 {
+        self.end - self.s
     }
-    Ok(())
+    /// Pages in the range not yet visited.
+    #[inline(always)]
+    pub fn pages(&self) -> u64 {
+        if self.s >= self.end {
+            return 0;
+        }
+        ((self.end - 1) >> self.shift) - (self.s >> self.shift) + 1
+    }
+}
+
+impl Iterator for PageSpan {
+    type Item = (Lpn, SectorMask);
+    #[inline(always)]
+    fn next(&mut self) -> Option<(Lpn, SectorMask)> {
+        if self.s >= self.end {
+            return None;
+        }
+        let lpn = self.s >> self.shift;
+        let stop = self.end.min((lpn + 1) << self.shift);
+        let mask = full_mask(stop - self.s) << (self.s - (lpn << self.shift));
+        self.s = stop;
+        Some((lpn, mask))
+    }
 }
 
 pub fn check_power_of_two(field: &str, v: u64) -> Result<()> {
@@ -263,14 +287,13 @@ mod tests {
 
     #[test]
     fn page_split() {
-        let mut v = vec![];
         // 8 sectors per page (4 KiB); bytes 3584..8704 = sectors 7..17
-        for_each_page(3584, 5120, Divisor::new(8), |l, m| {
-            v.push((l, m));
-            Ok(())
-        })
-        .unwrap();
+        let span = PageSpan::new(3584, 5120, 3);
+        assert_eq!((span.pages(), span.sectors()), (3, 10));
+        let v: Vec<_> = span.collect();
         assert_eq!(v, vec![(0, 0b1000_0000), (1, 0xff), (2, 0b1)]);
+        assert_eq!(PageSpan::new(4100, 0, 3).pages(), 0);
+        assert_eq!(PageSpan::new(4100, 0, 3).count(), 0);
     }
 }
 

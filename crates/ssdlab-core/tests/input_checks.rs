@@ -178,3 +178,31 @@ fn binary_trace_errors_name_the_record_line() {
         "{e}"
     );
 }
+
+#[test]
+fn zero_length_requests_are_counted_but_touch_no_page() {
+    use ssdlab_core::request::{Op, Request};
+    let dir = std::env::temp_dir().join(format!("ssdlab-zero-len-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("z.ssdt");
+    let w = |offset_bytes, len_bytes| Request {
+        time_us: 0.0,
+        op: Op::Write,
+        offset_bytes,
+        len_bytes,
+        dev: 0,
+    };
+    let reqs = [w(4100, 0), w(0, 4096), w(8192, 512)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| Ok((r, i as u64 + 1)));
+    ssdlab_core::trace::write_binary(reqs, "z", &out).unwrap();
+    let text = format!(
+        "[workload]\nkind = \"trace\"\npath = \"{}\"\n[device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\nop = 0.5\n",
+        out.display()
+    );
+    let m = simulate(&config(&text), &mut NoProgress).unwrap().metrics;
+    assert_eq!(m["host.write_requests"], 3.0);
+    assert_eq!(m["host.write_pages"], 2.0);
+    assert_eq!(m["host.write_bytes"], 4608.0);
+}

@@ -15,7 +15,7 @@ use crate::ftl::{Shape, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, NandCounters};
 use crate::request::{Op, Request};
-use crate::units::{full_mask, Geometry, Lpn, SectorMask, SECTOR_BYTES};
+use crate::units::{Geometry, PageSpan};
 use std::collections::BTreeMap;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -205,26 +205,18 @@ impl Sim {
     /// (writes), the buffer or the FTL (reads), or both (trims).
     #[inline(always)]
     fn request(&mut self, req: &Request, at: At) -> Result<()> {
-        // Sectors partially covered count as written (traces in bytes may be unaligned).
-        if req.len_bytes == 0 {
-            return Ok(());
-        }
-        let first = req.offset_bytes / SECTOR_BYTES;
-        let end = (req.offset_bytes + req.len_bytes).div_ceil(SECTOR_BYTES);
         // Pages are a power of two of sectors (device.page_bytes is checked).
         let shift = self.geo.sectors_per_page().trailing_zeros();
-        let pages = ((end - 1) >> shift) - (first >> shift) + 1;
+        let span = PageSpan::new(req.offset_bytes, req.len_bytes, shift);
         match req.op {
             Op::Write => {
                 let h = &mut self.be.host;
                 h.write_requests += 1;
                 h.write_bytes += req.len_bytes;
-                h.write_pages += pages;
-                h.write_sectors += end - first;
+                h.write_pages += span.pages();
+                h.write_sectors += span.sectors();
                 self.buffer.begin_request();
-                let mut s = first;
-                while s < end {
-                    let (lpn, mask, stop) = page_at(s, end, shift);
+                for (lpn, mask) in span {
                     let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
                     let v = self.next_version()?;
                     if self.check {
@@ -236,32 +228,25 @@ impl Sim {
                         h.write_hit_pages += 1;
                         h.write_hit_sectors += (before & mask).count_ones() as u64;
                     }
-                    s = stop;
                 }
             }
             Op::Read => {
                 self.be.host.read_requests += 1;
                 self.be.host.read_bytes += req.len_bytes;
-                self.be.host.read_pages += pages;
-                let mut s = first;
-                while s < end {
-                    let (lpn, mask, stop) = page_at(s, end, shift);
+                self.be.host.read_pages += span.pages();
+                for (lpn, mask) in span {
                     let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
                     if self.buffer.read(lpn, mask, &mut self.be)? & mask == mask {
                         self.be.host.read_hit_pages += 1;
                     } else {
                         self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand);
                     }
-                    s = stop;
                 }
             }
             Op::Trim => {
                 self.be.host.trim_requests += 1;
                 let full = self.geo.full_mask();
-                let mut s = first;
-                while s < end {
-                    let (lpn, mask, stop) = page_at(s, end, shift);
-                    s = stop;
+                for (lpn, mask) in span {
                     // Only whole pages can be discarded.
                     if mask != full {
                         continue;
@@ -278,16 +263,6 @@ impl Sim {
         }
         Ok(())
     }
-}
-
-/// The page holding sector `s` of a request ending before sector `end`: its LPN, the mask of
-/// the request's sectors in it, and the first sector after it.
-#[inline(always)]
-fn page_at(s: u64, end: u64, shift: u32) -> (Lpn, SectorMask, u64) {
-    let lpn = s >> shift;
-    let stop = end.min((lpn + 1) << shift);
-    let mask = full_mask(stop - s) << (s - (lpn << shift));
-    (lpn, mask, stop)
 }
 
 /// What the replay leaves for the metrics.

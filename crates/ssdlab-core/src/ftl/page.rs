@@ -112,15 +112,15 @@ impl PageFtl {
                 NONE as u64 - 1
             )));
         }
-        let frontiers = streams as u64 + separate_gc as u64;
-        let threshold = if gc_free_blocks == 0 {
-            frontiers + 2
-        } else {
-            gc_free_blocks
+        let params = Params {
+            gc_free_blocks,
+            streams,
+            separate_gc_frontier: separate_gc,
         };
+        let (frontiers, threshold) = (params.frontiers(), params.gc_threshold());
         // GC must always find a block with an invalid page: keep more physical blocks than the
         // logical data can fill plus the open and reserved blocks.
-        let need = geo.logical_blocks() + threshold + frontiers + 1;
+        let need = geo.logical_blocks() + params.spare_blocks();
         if blocks < need {
             let min_op = need as f64 / geo.logical_blocks() as f64 - 1.0;
             return Err(SimError::config(
