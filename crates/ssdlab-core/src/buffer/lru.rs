@@ -3,18 +3,37 @@
 //! Read hits do not change the order.
 //!
 //! Layout (the hot path of page-level runs): every buffered page is one 32-byte node (LPN, mask,
-//! version, hint and its u32 LRU links) in a `Vec`, found through an open-addressing table of u32
-//! node indexes (linear probing, load ≤ 1/2, backward-shift deletion). A lookup costs one table
-//! word and the node it names; the whole structure of a 64 MiB buffer (16 Ki pages) is ~0.75 MiB
-//! and stays in the L2 cache.
+//! version, hint and its u32 LRU links) in a `Vec`, found through an open-addressing table of
+//! (LPN, node index) slots (linear probing, load ≤ 1/2, backward-shift deletion). The table holds
+//! the keys, so a miss, the victim's removal and the shifts behind it never touch a node: the
+//! chain of dependent cache accesses per page stays short. The whole structure of a 64 MiB
+//! buffer (16 Ki pages) is ~1.5 MiB and stays in the L2 cache.
 
 use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
 use crate::error::Result;
 use crate::units::{Divisor, Lpn, SectorMask};
 
 const NIL: u32 = u32::MAX;
-/// An empty table slot.
-const EMPTY: u32 = u32::MAX;
+/// Prefetch distances down the LRU end, in pages from the tail ([`LruBuffer::prefetch_victims`]).
+const P2L_AHEAD: usize = 2;
+const L2P_AHEAD: usize = 4;
+const NODE_AHEAD: usize = 6;
+
+/// One table slot: a buffered page's LPN and its node, or [`Slot::EMPTY`].
+#[derive(Clone, Copy)]
+struct Slot {
+    lpn: Lpn,
+    node: u32,
+}
+
+impl Slot {
+    /// No LPN reaches u64::MAX (it is a byte offset divided by the page size), so an empty slot
+    /// never matches a lookup.
+    const EMPTY: Slot = Slot {
+        lpn: u64::MAX,
+        node: NIL,
+    };
+}
 
 #[derive(Clone, Copy)]
 struct Node {
@@ -38,8 +57,8 @@ pub struct LruBuffer {
     head: u32,
     tail: u32,
     len: u32,
-    /// Node index of each key, by hash (EMPTY = free slot); its length is a power of two.
-    table: Vec<u32>,
+    /// The buffered LPNs and their nodes, by hash; its length is a power of two.
+    table: Vec<Slot>,
     /// 64 − log2(table length): the hash is the top bits of a multiplicative hash.
     shift: u32,
 }
@@ -52,7 +71,7 @@ fn hash(lpn: Lpn, shift: u32) -> usize {
 impl LruBuffer {
     pub fn new(capacity_pages: u64, pages_per_block: u64) -> Self {
         // Load ≤ 1/4 at capacity (the table grows past 2^24 slots only as pages arrive).
-        let slots = (capacity_pages.saturating_add(1).saturating_mul(4))
+        let slots = (capacity_pages.saturating_add(1).saturating_mul(2))
             .clamp(16, 1 << 24)
             .next_power_of_two();
         let cap = capacity_pages.saturating_add(1).min(1 << 22) as usize;
@@ -64,7 +83,7 @@ impl LruBuffer {
             head: NIL,
             tail: NIL,
             len: 0,
-            table: vec![EMPTY; slots as usize],
+            table: vec![Slot::EMPTY; slots as usize],
             shift: 64 - slots.trailing_zeros(),
         }
     }
@@ -81,11 +100,11 @@ impl LruBuffer {
         let mut pos = hash(lpn, self.shift);
         loop {
             let e = self.table[pos];
-            if e == EMPTY {
-                return (pos, false);
-            }
-            if self.nodes[e as usize].lpn == lpn {
+            if e.lpn == lpn {
                 return (pos, true);
+            }
+            if e.node == NIL {
+                return (pos, false);
             }
             pos = (pos + 1) & m;
         }
@@ -95,16 +114,17 @@ impl LruBuffer {
     #[cold]
     fn grow(&mut self) {
         let slots = self.table.len() * 2;
-        self.table = vec![EMPTY; slots];
+        self.table = vec![Slot::EMPTY; slots];
         self.shift -= 1;
         let m = slots - 1;
         let mut i = self.head;
         while i != NIL {
-            let mut pos = hash(self.nodes[i as usize].lpn, self.shift);
-            while self.table[pos] != EMPTY {
+            let lpn = self.nodes[i as usize].lpn;
+            let mut pos = hash(lpn, self.shift);
+            while self.table[pos].node != NIL {
                 pos = (pos + 1) & m;
             }
-            self.table[pos] = i;
+            self.table[pos] = Slot { lpn, node: i };
             i = self.nodes[i as usize].next;
         }
     }
@@ -117,28 +137,17 @@ impl LruBuffer {
         loop {
             j = (j + 1) & m;
             let e = self.table[j];
-            if e == EMPTY {
-                self.table[pos] = EMPTY;
+            if e.node == NIL {
+                self.table[pos] = Slot::EMPTY;
                 return;
             }
-            let home = hash(self.nodes[e as usize].lpn, self.shift);
+            let home = hash(e.lpn, self.shift);
             // The entry at j may move back to pos unless its home lies cyclically in (pos, j].
             if (j.wrapping_sub(home) & m) >= (j.wrapping_sub(pos) & m) {
                 self.table[pos] = e;
                 pos = j;
             }
         }
-    }
-
-    /// Table position of node `i` (which is in the table).
-    #[inline]
-    fn position_of(&self, i: u32) -> usize {
-        let m = self.table_mask();
-        let mut pos = hash(self.nodes[i as usize].lpn, self.shift);
-        while self.table[pos] != i {
-            pos = (pos + 1) & m;
-        }
-        pos
     }
 
     #[inline(always)]
@@ -170,6 +179,33 @@ impl LruBuffer {
         self.head = i;
     }
 
+    /// Start loading what the next victims will touch, in stages some evictions apart: the
+    /// victims are cold (last written a buffer's worth of pages ago), and each stage needs what
+    /// an earlier one fetched. Walking up from the new tail `t1`: the node [`NODE_AHEAD`] pages
+    /// up, the L2P entry of the page [`L2P_AHEAD`] up (its node fetched evictions ago), and the
+    /// P2L entry that the L2P entry of the page [`P2L_AHEAD`] up points to.
+    #[inline(always)]
+    fn prefetch_victims(&self, t1: u32, view: &dyn crate::ftl::FtlView) {
+        let mut t = t1;
+        for depth in 1..NODE_AHEAD {
+            if t == NIL {
+                return;
+            }
+            let n = &self.nodes[t as usize];
+            if depth == P2L_AHEAD {
+                view.prefetch(n.lpn, true);
+                // Its table slot too (the eviction removes it).
+                crate::units::prefetch(&self.table, hash(n.lpn, self.shift));
+            } else if depth == L2P_AHEAD {
+                view.prefetch(n.lpn, false);
+            }
+            t = n.prev;
+        }
+        if t != NIL {
+            crate::units::prefetch(&self.nodes, t as usize);
+        }
+    }
+
     fn evict_tail(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
         let i = self.tail;
         debug_assert!(i != NIL);
@@ -180,19 +216,10 @@ impl LruBuffer {
         } else {
             self.head = NIL;
         }
-        if n.prev != NIL {
-            // The mappings of the next two victims are loaded while the buffer takes the next
-            // writes: the L2P entry of the one after next, and what the next one's (loaded at
-            // the previous eviction) points to.
-            let view = sink.view();
-            let next = self.nodes[n.prev as usize];
-            view.prefetch(next.lpn, true);
-            if next.prev != NIL {
-                view.prefetch(self.nodes[next.prev as usize].lpn, false);
-            }
-        }
+        self.prefetch_victims(n.prev, sink.view());
         self.len -= 1;
-        let pos = self.position_of(i);
+        let (pos, found) = self.probe(n.lpn);
+        debug_assert!(found && self.table[pos].node == i);
         self.table_remove(pos);
         self.free.push(i);
         let page = [PageWrite {
@@ -210,6 +237,12 @@ impl LruBuffer {
 }
 
 impl WriteBuffer for LruBuffer {
+    /// The table slot where the lookup of `lpn` starts.
+    #[inline]
+    fn prefetch(&mut self, lpn: Lpn) {
+        crate::units::prefetch(&self.table, hash(lpn, self.shift));
+    }
+
     #[inline]
     fn write(
         &mut self,
@@ -221,7 +254,7 @@ impl WriteBuffer for LruBuffer {
     ) -> Result<SectorMask> {
         let (mut pos, found) = self.probe(lpn);
         if found {
-            let i = self.table[pos];
+            let i = self.table[pos].node;
             let n = &mut self.nodes[i as usize];
             let before = n.mask;
             n.mask |= mask;
@@ -257,7 +290,7 @@ impl WriteBuffer for LruBuffer {
                 (self.nodes.len() - 1) as u32
             }
         };
-        self.table[pos] = i;
+        self.table[pos] = Slot { lpn, node: i };
         self.push_front(i);
         self.len += 1;
         if self.len as u64 > self.capacity {
@@ -274,7 +307,7 @@ impl WriteBuffer for LruBuffer {
     ) -> Result<SectorMask> {
         let (pos, found) = self.probe(lpn);
         Ok(if found {
-            self.nodes[self.table[pos] as usize].mask
+            self.nodes[self.table[pos].node as usize].mask
         } else {
             0
         })
@@ -283,7 +316,7 @@ impl WriteBuffer for LruBuffer {
     fn trim(&mut self, lpn: Lpn) {
         let (pos, found) = self.probe(lpn);
         if found {
-            let i = self.table[pos];
+            let i = self.table[pos].node;
             self.unlink(i);
             self.len -= 1;
             self.table_remove(pos);
@@ -336,7 +369,7 @@ mod tests {
         let mut rng = crate::rng::Rng::new(5);
         for cap in [1u64, 3, 40] {
             let mut b = LruBuffer::new(cap, 4);
-            b.table = vec![EMPTY; 4];
+            b.table = vec![Slot::EMPTY; 4];
             b.shift = 62;
             let mut model: Vec<(u64, SectorMask, u32)> = vec![];
             let mut sink = Sink(vec![]);

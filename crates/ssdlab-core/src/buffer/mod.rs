@@ -59,6 +59,10 @@ pub struct BufferParams {
 }
 
 pub trait WriteBuffer: Send {
+    /// Page `lpn` will be written or read soon: a buffer may start loading what the access will
+    /// touch (its index), so that the access does not wait for memory. The default does nothing.
+    #[inline]
+    fn prefetch(&mut self, _lpn: Lpn) {}
     /// A host write request begins; the `write` calls for its pages follow. Buffers whose clock
     /// counts write requests (HitStat) use it; the default does nothing.
     fn begin_request(&mut self) {}

@@ -100,6 +100,8 @@ pub(super) struct Sim {
     latest: Vec<u32>,
     check: bool,
     version: u32,
+    /// log2 of the page size in bytes.
+    page_shift: u32,
 }
 
 impl Sim {
@@ -111,6 +113,7 @@ impl Sim {
         check: bool,
     ) -> Result<Sim> {
         Ok(Sim {
+            page_shift: geo.page_bytes.trailing_zeros(),
             latest: if check {
                 crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
             } else {
@@ -298,9 +301,15 @@ fn one(
     sim: &mut Sim,
     lp: &mut Loop,
     req: &Request,
+    ahead: Option<&Request>,
     at: At,
     progress: &mut dyn Progress,
 ) -> Result<()> {
+    if let Some(a) = ahead {
+        // The first page of a request a few places ahead (as the address map "none" places it;
+        // under other maps the hint is merely useless).
+        sim.buffer.prefetch(a.offset_bytes >> sim.page_shift);
+    }
     if lp.done == lp.warmup && lp.warmup > 0 {
         lp.base = sim.snapshot();
         sim.be.groups.reset_counts();
@@ -369,13 +378,14 @@ pub(super) fn replay(
         }
         loop {
             // Requests decoded ahead come as a run (binary traces): no per-request dispatch.
-            let drained =
-                src.drain_run(|req, line| one(sim, &mut lp, req, At::Line(line), progress))?;
+            let drained = src.drain_run(|req, ahead, line| {
+                one(sim, &mut lp, req, Some(ahead), At::Line(line), progress)
+            })?;
             if drained > 0 {
                 continue;
             }
             let Some(req) = src.next() else { break };
-            one(sim, &mut lp, &req?, src.at(), progress)?;
+            one(sim, &mut lp, &req?, None, src.at(), progress)?;
         }
         if pass == 0 {
             let (n, first) = src.skipped();

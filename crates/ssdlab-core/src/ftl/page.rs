@@ -13,6 +13,8 @@ use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
+/// How many pages ahead GC prefetches the L2P entries of the pages it will move.
+const GC_AHEAD: u32 = 8;
 
 pub struct PageFtl {
     ppb: u32,
@@ -305,6 +307,10 @@ impl PageFtl {
             let base = victim * self.ppb;
             for off in 0..self.ppb {
                 let src = base + off;
+                // The L2P entries GC rewrites are random: start loading them a few pages ahead.
+                if let Some(&ahead) = self.p2l.get((src + GC_AHEAD) as usize) {
+                    crate::units::prefetch(&self.l2p, ahead as usize);
+                }
                 let lpn = self.p2l[src as usize];
                 if lpn == NONE {
                     continue;
