@@ -15,7 +15,7 @@ use crate::ftl::{Shape, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, NandCounters};
 use crate::request::{Op, Request};
-use crate::units::{Geometry, PageSpan};
+use crate::units::{Geometry, Lpn, PageSpan, SectorMask};
 use std::collections::BTreeMap;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -204,6 +204,23 @@ impl Sim {
         Ok(())
     }
 
+    /// Sectors `mask` of host page `lpn`, written by `req`, through the address map to the buffer.
+    #[inline(always)]
+    fn write_page(&mut self, lpn: Lpn, mask: SectorMask, req: &Request, at: At) -> Result<()> {
+        let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
+        let v = self.next_version()?;
+        if self.check {
+            self.latest[lpn as usize] = v;
+        }
+        let before = self.buffer.write(lpn, mask, v, req.dev, &mut self.be)?;
+        if before != 0 {
+            let h = &mut self.be.host;
+            h.write_hit_pages += 1;
+            h.write_hit_sectors += (before & mask).count_ones() as u64;
+        }
+        Ok(())
+    }
+
     /// One host request: its pages (LPN + sector mask) through the address map to the buffer
     /// (writes), the buffer or the FTL (reads), or both (trims).
     #[inline(always)]
@@ -216,21 +233,22 @@ impl Sim {
                 let h = &mut self.be.host;
                 h.write_requests += 1;
                 h.write_bytes += req.len_bytes;
+                self.buffer.begin_request();
+                if req.len_bytes == self.geo.page_bytes
+                    && req.offset_bytes & (self.geo.page_bytes - 1) == 0
+                {
+                    // The common request, one whole page: no span to walk.
+                    let h = &mut self.be.host;
+                    h.write_pages += 1;
+                    h.write_sectors += 1 << shift;
+                    let lpn = req.offset_bytes >> self.page_shift;
+                    return self.write_page(lpn, self.geo.full_mask(), req, at);
+                }
+                let h = &mut self.be.host;
                 h.write_pages += span.pages();
                 h.write_sectors += span.sectors();
-                self.buffer.begin_request();
                 for (lpn, mask) in span {
-                    let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
-                    let v = self.next_version()?;
-                    if self.check {
-                        self.latest[lpn as usize] = v;
-                    }
-                    let before = self.buffer.write(lpn, mask, v, req.dev, &mut self.be)?;
-                    if before != 0 {
-                        let h = &mut self.be.host;
-                        h.write_hit_pages += 1;
-                        h.write_hit_sectors += (before & mask).count_ones() as u64;
-                    }
+                    self.write_page(lpn, mask, req, at)?;
                 }
             }
             Op::Read => {
@@ -288,48 +306,77 @@ struct Loop<'a> {
     warmup: u64,
     every: u64,
     next_sample: u64,
+    /// The request count at which [`Loop::event`] is next due.
+    next_event: u64,
     series: Series,
     base: Snapshot,
     total: u64,
     timing: &'a NandConfig,
 }
 
-/// One request: the warm-up snapshot before it, the request, then a time-series sample and a
-/// progress report when due.
+/// One request (with a prefetch hint for one a few places ahead), then whatever is due after it
+/// ([`Loop::event`]).
 #[inline(always)]
 fn one(
     sim: &mut Sim,
     lp: &mut Loop,
     req: &Request,
-    ahead: Option<&Request>,
+    ahead_offset_bytes: Option<u64>,
     at: At,
     progress: &mut dyn Progress,
 ) -> Result<()> {
-    if let Some(a) = ahead {
+    if let Some(a) = ahead_offset_bytes {
         // The first page of a request a few places ahead (as the address map "none" places it;
         // under other maps the hint is merely useless).
-        sim.buffer.prefetch(a.offset_bytes >> sim.page_shift);
-    }
-    if lp.done == lp.warmup && lp.warmup > 0 {
-        lp.base = sim.snapshot();
-        sim.be.groups.reset_counts();
+        sim.buffer.prefetch(a >> sim.page_shift);
     }
     sim.request(req, at)?;
     lp.done += 1;
-    if lp.done == lp.next_sample {
-        sim.sample(
-            &mut lp.series,
-            lp.done,
-            lp.done > lp.warmup,
-            &lp.base,
-            lp.timing,
-        )?;
-        lp.next_sample += lp.every;
-    }
-    if lp.done.is_multiple_of(PROGRESS_EVERY) && !progress.update(lp.done, lp.total) {
-        return Err(SimError::Cancelled);
+    if lp.done == lp.next_event {
+        lp.event(sim, progress)?;
     }
     Ok(())
+}
+
+impl Loop<'_> {
+    /// The first request count at which something is due: a time-series sample, a progress
+    /// report or the end of the warm-up.
+    fn next_event(&self) -> u64 {
+        let progress = (self.done / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+        let warmup = if self.warmup > self.done {
+            self.warmup
+        } else {
+            u64::MAX
+        };
+        self.next_sample.min(progress).min(warmup)
+    }
+
+    /// What is due after `done` requests, in this order: the sample, the progress report, and
+    /// (at the end of the warm-up) the snapshot that the measured window counts from. Kept out of
+    /// line: the replay loop only pays for one comparison per request.
+    #[cold]
+    #[inline(never)]
+    fn event(&mut self, sim: &mut Sim, progress: &mut dyn Progress) -> Result<()> {
+        if self.done == self.next_sample {
+            sim.sample(
+                &mut self.series,
+                self.done,
+                self.done > self.warmup,
+                &self.base,
+                self.timing,
+            )?;
+            self.next_sample += self.every;
+        }
+        if self.done.is_multiple_of(PROGRESS_EVERY) && !progress.update(self.done, self.total) {
+            return Err(SimError::Cancelled);
+        }
+        if self.done == self.warmup {
+            self.base = sim.snapshot();
+            sim.be.groups.reset_counts();
+        }
+        self.next_event = self.next_event();
+        Ok(())
+    }
 }
 
 pub(super) fn replay(
@@ -366,11 +413,13 @@ pub(super) fn replay(
         every,
         // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
         next_sample: if every > 0 { every } else { u64::MAX },
+        next_event: 0,
         series: Series::default(),
         base: sim.snapshot(),
         total,
         timing: &resolved.nand,
     };
+    lp.next_event = lp.next_event();
     let mut skipped = 0u64;
     for pass in 0..resolved.run.repeat {
         if pass > 0 {

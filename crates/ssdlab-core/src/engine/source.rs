@@ -30,7 +30,7 @@ impl Source {
     #[inline(always)]
     pub(super) fn drain_run(
         &mut self,
-        f: impl FnMut(&Request, &Request, u64) -> Result<()>,
+        f: impl FnMut(&Request, u64, u64) -> Result<()>,
     ) -> Result<usize> {
         match self {
             Source::Trace(r) => r.drain_run(f),

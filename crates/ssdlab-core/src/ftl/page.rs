@@ -395,12 +395,15 @@ impl FtlView for PageFtl {
         }
     }
     /// The L2P entry (the one random load of a host page program that the caches rarely hold)
-    /// and, with `deep`, the P2L entry of the page's current copy (invalidated by the program).
+    /// and, with `deep`, the P2L entry and block valid count of the page's current copy
+    /// (invalidated by the program).
     #[inline]
     fn prefetch(&self, lpn: Lpn, deep: bool) {
         if deep {
             if let Some(&old) = self.l2p.get(lpn as usize) {
                 crate::units::prefetch(&self.p2l, old as usize);
+                let block = self.block_of.quot(old as u64) as usize;
+                crate::units::prefetch(&self.valid, block);
             }
         } else {
             crate::units::prefetch(&self.l2p, lpn as usize);

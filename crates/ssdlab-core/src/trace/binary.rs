@@ -41,10 +41,8 @@ const COUNT_OFFSET: u64 = 16;
 const UNFINISHED: u64 = u64::MAX;
 /// Records read per chunk (1.6 MB: at least the input's 1 MiB buffer, which large reads bypass).
 const CHUNK_RECORDS: usize = 1 << 16;
-/// Records decoded ahead at most (160 KB of requests: they stay in the L2 cache).
-const RUN_RECORDS: usize = 4096;
 /// How many records ahead the replay is shown ([`BinaryReader::drain_run`]): far enough for a
-/// prefetch of the buffer's index to arrive from the L3 cache, near enough to stay in L1.
+/// prefetch of the buffer's index to arrive from the L3 cache.
 pub(crate) const LOOKAHEAD: usize = 8;
 
 fn encode(r: &Request, len: u32, out: &mut [u8; RECORD_BYTES]) {
@@ -90,12 +88,6 @@ pub(crate) struct BinaryReader {
     /// Records not yet loaded into `buf`.
     unread: u64,
     count: u64,
-    /// Requests decoded ahead from `buf` (a run of well-formed records), handed out by
-    /// [`BinaryReader::pop`]; `next` is the first not yet handed out.
-    /// (A fixed array with u32 indexes: the reader is kept small, it is moved around by value.)
-    decoded: Box<[Request]>,
-    len: u32,
-    next: u32,
 }
 
 impl BinaryReader {
@@ -135,19 +127,6 @@ impl BinaryReader {
             end: 0,
             unread: count,
             count,
-            decoded: vec![
-                Request {
-                    time_us: 0.0,
-                    op: Op::Read,
-                    offset_bytes: 0,
-                    len_bytes: 0,
-                    dev: 0,
-                };
-                RUN_RECORDS
-            ]
-            .into_boxed_slice(),
-            len: 0,
-            next: 0,
         })
     }
 
@@ -181,55 +160,42 @@ impl BinaryReader {
         Ok(true)
     }
 
-    /// The next request of a run of well-formed records already decoded, if any (the fast path
-    /// of [`super::TraceReader`]; `line` counts records as in [`BinaryReader::step`]).
+    /// The record at `pos` if it is well-formed (the fast path of [`super::TraceReader`];
+    /// `line` counts records as in [`BinaryReader::step`]).
     #[inline(always)]
     pub(crate) fn pop(&mut self, line: &mut u64) -> Option<Request> {
-        if self.next >= self.len {
+        if self.pos >= self.end {
             return None;
         }
-        let r = self.decoded[self.next as usize];
-        self.next += 1;
+        let b = &self.buf[self.pos..self.pos + RECORD_BYTES];
+        let r = decode_valid(b.try_into().expect("one record"))?;
+        self.pos += RECORD_BYTES;
         *line += 1;
         Some(r)
     }
 
-    /// Hand the rest of the decoded run to `f` in order, each with its line (the records
-    /// [`BinaryReader::pop`] would hand out one by one) and the record [`LOOKAHEAD`] places
-    /// later (or the run's last), whose data the caller may start loading; stops at `f`'s first
-    /// error. Returns how many were handed over.
+    /// Hand the well-formed records loaded from `pos` on to `f` in order, decoded in place, each
+    /// with its line and the byte offset of the request [`LOOKAHEAD`] records later (or of the
+    /// chunk's last), whose data the caller may start loading. Stops at the end of the chunk, at
+    /// a malformed record (left for [`BinaryReader::step`]) or at `f`'s first error. Returns how
+    /// many were handed over.
     #[inline(always)]
     pub(crate) fn drain_run(
         &mut self,
         line: &mut u64,
-        mut f: impl FnMut(&Request, &Request, u64) -> Result<()>,
+        mut f: impl FnMut(&Request, u64, u64) -> Result<()>,
     ) -> Result<usize> {
-        let (start, end) = (self.next as usize, self.len as usize);
-        for i in start..end {
-            *line += 1;
-            self.next = i as u32 + 1;
-            let ahead = &self.decoded[(i + LOOKAHEAD).min(end - 1)];
-            f(&self.decoded[i], ahead, *line)?;
+        let start = self.pos;
+        let Some(last) = self.end.checked_sub(RECORD_BYTES) else {
+            return Ok(0);
+        };
+        while self.pos <= last {
+            let Some(r) = self.pop(line) else { break };
+            let a = (self.pos + (LOOKAHEAD - 1) * RECORD_BYTES).min(last) + 8;
+            let ahead = u64::from_le_bytes(self.buf[a..a + 8].try_into().expect("8 bytes"));
+            f(&r, ahead, *line)?;
         }
-        Ok(end - start)
-    }
-
-    /// Decode up to [`RUN_RECORDS`] records from `pos`, stopping at the end of the chunk or at the
-    /// first malformed one (left at `pos`), into `decoded`.
-    fn decode_run(&mut self) {
-        let end = self.end.min(self.pos + RUN_RECORDS * RECORD_BYTES);
-        let mut n = 0;
-        let records = self.buf[self.pos..end].chunks_exact(RECORD_BYTES);
-        for (b, out) in records.zip(self.decoded.iter_mut()) {
-            match decode_valid(b.try_into().expect("one record")) {
-                Some(r) => *out = r,
-                None => break,
-            }
-            n += 1;
-        }
-        self.len = n as u32;
-        self.next = 0;
-        self.pos += n * RECORD_BYTES;
+        Ok((self.pos - start) / RECORD_BYTES)
     }
 
     #[inline]
@@ -249,10 +215,9 @@ impl BinaryReader {
                 Ok(false) => return Step::Eof,
                 Err(e) => return Step::Fatal(e),
             }
-        }
-        self.decode_run();
-        if let Some(r) = self.pop(line) {
-            return Step::Req(r);
+            if let Some(r) = self.pop(line) {
+                return Step::Req(r);
+            }
         }
         // The record at `pos` is malformed.
         let b = &self.buf[self.pos..self.pos + RECORD_BYTES];

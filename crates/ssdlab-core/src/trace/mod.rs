@@ -585,10 +585,7 @@ impl TraceReader {
     /// in file order with their lines; stops at `f`'s first error. Returns how many (0 when
     /// nothing is decoded ahead: [`Iterator::next`] then reads on and decodes the next run).
     #[inline(always)]
-    pub fn drain_run(
-        &mut self,
-        f: impl FnMut(&Request, &Request, u64) -> Result<()>,
-    ) -> Result<usize> {
+    pub fn drain_run(&mut self, f: impl FnMut(&Request, u64, u64) -> Result<()>) -> Result<usize> {
         match (&mut self.src, self.device, &self.reorder) {
             (Source::Binary(b), None, None) => b.drain_run(&mut self.line, f),
             _ => Ok(0),
