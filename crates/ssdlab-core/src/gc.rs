@@ -34,15 +34,22 @@ impl VictimPolicy {
     }
 }
 
+#[derive(Clone, Copy)]
+struct Links {
+    prev: u32,
+    next: u32,
+    sealed: bool,
+}
+
 pub struct VictimSelector {
     policy: VictimPolicy,
     pages_per_block: u32,
     // Doubly linked lists over block indexes: bucket lists (greedy) or one seal-order list.
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// Each block's list links and whether it is sealed, side by side: an invalidation
+    /// touches all three, in one cache line.
+    links: Vec<Links>,
     head: Vec<u32>,
     tail: Vec<u32>,
-    sealed: Vec<bool>,
     seal_time: Vec<u64>,
     lowest: usize,
 }
@@ -56,11 +63,16 @@ impl VictimSelector {
         VictimSelector {
             policy,
             pages_per_block,
-            prev: vec![NIL; blocks],
-            next: vec![NIL; blocks],
+            links: vec![
+                Links {
+                    prev: NIL,
+                    next: NIL,
+                    sealed: false,
+                };
+                blocks
+            ],
             head: vec![NIL; lists],
             tail: vec![NIL; lists],
-            sealed: vec![false; blocks],
             seal_time: vec![0; blocks],
             lowest: 0,
         }
@@ -75,12 +87,12 @@ impl VictimSelector {
 
     fn push_tail(&mut self, list: usize, b: u32) {
         let t = self.tail[list];
-        self.prev[b as usize] = t;
-        self.next[b as usize] = NIL;
+        self.links[b as usize].prev = t;
+        self.links[b as usize].next = NIL;
         if t == NIL {
             self.head[list] = b;
         } else {
-            self.next[t as usize] = b;
+            self.links[t as usize].next = b;
         }
         self.tail[list] = b;
         if list < self.lowest {
@@ -89,33 +101,39 @@ impl VictimSelector {
     }
 
     fn unlink(&mut self, list: usize, b: u32) {
-        let (p, n) = (self.prev[b as usize], self.next[b as usize]);
+        let (p, n) = (self.links[b as usize].prev, self.links[b as usize].next);
         if p == NIL {
             self.head[list] = n;
         } else {
-            self.next[p as usize] = n;
+            self.links[p as usize].next = n;
         }
         if n == NIL {
             self.tail[list] = p;
         } else {
-            self.prev[n as usize] = p;
+            self.links[n as usize].prev = p;
         }
-        self.prev[b as usize] = NIL;
-        self.next[b as usize] = NIL;
+        self.links[b as usize].prev = NIL;
+        self.links[b as usize].next = NIL;
     }
 
     /// Block `b` is full and closed, holding `valid` valid pages, at logical time `now`.
     pub fn on_seal(&mut self, b: u32, valid: u32, now: u64) {
-        self.sealed[b as usize] = true;
+        self.links[b as usize].sealed = true;
         self.seal_time[b as usize] = now;
         let l = self.list_of(valid);
         self.push_tail(l, b);
     }
 
     /// One page of block `b` was invalidated; `valid` is its new valid count.
+    /// Block `b` will soon lose a valid page: start loading its entry.
+    #[inline]
+    pub fn prefetch(&self, b: u32) {
+        crate::units::prefetch(&self.links, b as usize);
+    }
+
     #[inline]
     pub fn on_invalidate(&mut self, b: u32, valid: u32) {
-        if self.policy == VictimPolicy::Greedy && self.sealed[b as usize] {
+        if self.policy == VictimPolicy::Greedy && self.links[b as usize].sealed {
             self.unlink(valid as usize + 1, b);
             self.push_tail(valid as usize, b);
         }
@@ -154,7 +172,7 @@ impl VictimSelector {
                         best_score = score;
                         best = cur;
                     }
-                    cur = self.next[cur as usize];
+                    cur = self.links[cur as usize].next;
                 }
                 if best == NIL {
                     return None;
@@ -164,7 +182,7 @@ impl VictimSelector {
         };
         let l = self.list_of(valid_of(b));
         self.unlink(l, b);
-        self.sealed[b as usize] = false;
+        self.links[b as usize].sealed = false;
         Some(b)
     }
 }

@@ -33,6 +33,12 @@ impl GroupStats {
     }
 
     /// One flush of `pages` pages of logical block `lbn`.
+    /// Block `lbn` will be flushed soon: start loading its last-flush index.
+    #[inline]
+    pub fn prefetch(&self, lbn: u64) {
+        crate::units::prefetch(&self.last_flush, lbn as usize);
+    }
+
     #[inline]
     pub fn record(&mut self, lbn: u64, pages: usize) {
         self.flushes += 1;

@@ -185,7 +185,7 @@ impl LruBuffer {
     /// up, the L2P entry of the page [`L2P_AHEAD`] up (its node fetched evictions ago), and the
     /// P2L entry that the L2P entry of the page [`P2L_AHEAD`] up points to.
     #[inline(always)]
-    fn prefetch_victims(&self, t1: u32, view: &dyn crate::ftl::FtlView) {
+    fn prefetch_victims(&self, t1: u32, sink: &dyn FlushSink) {
         let mut t = t1;
         for depth in 1..NODE_AHEAD {
             if t == NIL {
@@ -193,11 +193,11 @@ impl LruBuffer {
             }
             let n = &self.nodes[t as usize];
             if depth == P2L_AHEAD {
-                view.prefetch(n.lpn, true);
+                sink.prefetch(n.lpn, true);
                 // Its table slot too (the eviction removes it).
                 crate::units::prefetch(&self.table, hash(n.lpn, self.shift));
             } else if depth == L2P_AHEAD {
-                view.prefetch(n.lpn, false);
+                sink.prefetch(n.lpn, false);
             }
             t = n.prev;
         }
@@ -216,7 +216,7 @@ impl LruBuffer {
         } else {
             self.head = NIL;
         }
-        self.prefetch_victims(n.prev, sink.view());
+        self.prefetch_victims(n.prev, sink);
         self.len -= 1;
         let (pos, found) = self.probe(n.lpn);
         debug_assert!(found && self.table[pos].node == i);

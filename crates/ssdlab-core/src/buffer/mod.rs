@@ -49,6 +49,12 @@ pub struct FlushUnit<'a> {
 pub trait FlushSink {
     fn flush(&mut self, unit: &FlushUnit) -> Result<()>;
     fn view(&self) -> &dyn FtlView;
+    /// Page `lpn` will be flushed soon: start loading what its flush touches below the buffer
+    /// (see [`FtlView::prefetch`] for `deep`). The default passes the hint to the FTL.
+    #[inline]
+    fn prefetch(&self, lpn: Lpn, deep: bool) {
+        self.view().prefetch(lpn, deep)
+    }
 }
 
 /// Construction parameters every buffer receives.

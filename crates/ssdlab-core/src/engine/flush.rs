@@ -8,13 +8,14 @@ use crate::error::Result;
 use crate::ftl::{Ftl, FtlView, Shape, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, Nand};
-use crate::units::{Geometry, SectorMask};
+use crate::units::{Divisor, Geometry, SectorMask};
 
 /// The buffer's way down: FTL + NAND + flush accounting.
 pub(super) struct Backend {
     pub(super) ftl: Box<dyn Ftl>,
     pub(super) nand: Nand,
     ppb: u64,
+    block_of: Divisor,
     full: SectorMask,
     /// `buffer.padding_fill = "all"`: padded flushes program every page of the block.
     pad_fill: bool,
@@ -30,6 +31,7 @@ impl Backend {
             ftl,
             nand: Nand::new(geo.physical_blocks),
             ppb: geo.pages_per_block,
+            block_of: Divisor::new(geo.pages_per_block),
             full: geo.full_mask(),
             pad_fill,
             scratch: Vec::with_capacity(geo.pages_per_block as usize),
@@ -122,5 +124,13 @@ impl FlushSink for Backend {
 
     fn view(&self) -> &dyn FtlView {
         &*self.ftl
+    }
+
+    #[inline]
+    fn prefetch(&self, lpn: u64, deep: bool) {
+        if !deep {
+            self.groups.prefetch(self.block_of.quot(lpn));
+        }
+        self.ftl.prefetch(lpn, deep);
     }
 }

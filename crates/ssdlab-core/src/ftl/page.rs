@@ -395,8 +395,8 @@ impl FtlView for PageFtl {
         }
     }
     /// The L2P entry (the one random load of a host page program that the caches rarely hold)
-    /// and, with `deep`, the P2L entry and block valid count of the page's current copy
-    /// (invalidated by the program).
+    /// and, with `deep`, the P2L entry, block valid count and GC list entry of the page's current
+    /// copy (invalidated by the program).
     #[inline]
     fn prefetch(&self, lpn: Lpn, deep: bool) {
         if deep {
@@ -404,6 +404,7 @@ impl FtlView for PageFtl {
                 crate::units::prefetch(&self.p2l, old as usize);
                 let block = self.block_of.quot(old as u64) as usize;
                 crate::units::prefetch(&self.valid, block);
+                self.selector.prefetch(block as u32);
             }
         } else {
             crate::units::prefetch(&self.l2p, lpn as usize);
