@@ -70,7 +70,7 @@ fn hash(lpn: Lpn, shift: u32) -> usize {
 
 impl LruBuffer {
     pub fn new(capacity_pages: u64, pages_per_block: u64) -> Self {
-        // Load ≤ 1/4 at capacity (the table grows past 2^24 slots only as pages arrive).
+        // Load ≤ 1/2 at capacity (the table grows past 2^24 slots only as pages arrive).
         let slots = (capacity_pages.saturating_add(1).saturating_mul(2))
             .clamp(16, 1 << 24)
             .next_power_of_two();
