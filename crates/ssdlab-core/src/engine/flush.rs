@@ -5,14 +5,54 @@
 use crate::buffer::accounting::GroupStats;
 use crate::buffer::{FlushSink, FlushUnit};
 use crate::error::Result;
+use crate::ftl::page::PageFtl;
 use crate::ftl::{Ftl, FtlView, Shape, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, Nand};
 use crate::units::{Divisor, Geometry, SectorMask};
+use std::any::Any;
+
+/// The FTL below the buffer. The page FTL, the common case, is held as itself: the one-page
+/// flushes of page-level buffers and the prefetch hints reach it without dynamic dispatch (and
+/// inline), everything else goes through the trait object.
+pub(super) enum FtlBox {
+    Page(Box<PageFtl>),
+    Other(Box<dyn Ftl>),
+}
+
+impl FtlBox {
+    fn new(ftl: Box<dyn Ftl>) -> FtlBox {
+        if (&*ftl as &dyn Any).is::<PageFtl>() {
+            let any: Box<dyn Any> = ftl;
+            FtlBox::Page(any.downcast().expect("checked"))
+        } else {
+            FtlBox::Other(ftl)
+        }
+    }
+}
+
+impl std::ops::Deref for FtlBox {
+    type Target = dyn Ftl;
+    fn deref(&self) -> &(dyn Ftl + 'static) {
+        match self {
+            FtlBox::Page(p) => &**p,
+            FtlBox::Other(f) => &**f,
+        }
+    }
+}
+
+impl std::ops::DerefMut for FtlBox {
+    fn deref_mut(&mut self) -> &mut (dyn Ftl + 'static) {
+        match self {
+            FtlBox::Page(p) => &mut **p,
+            FtlBox::Other(f) => &mut **f,
+        }
+    }
+}
 
 /// The buffer's way down: FTL + NAND + flush accounting.
 pub(super) struct Backend {
-    pub(super) ftl: Box<dyn Ftl>,
+    pub(super) ftl: FtlBox,
     pub(super) nand: Nand,
     ppb: u64,
     block_of: Divisor,
@@ -28,7 +68,7 @@ pub(super) struct Backend {
 impl Backend {
     pub(super) fn new(ftl: Box<dyn Ftl>, geo: &Geometry, pad_fill: bool) -> Result<Backend> {
         Ok(Backend {
-            ftl,
+            ftl: FtlBox::new(ftl),
             nand: Nand::new(geo.physical_blocks),
             ppb: geo.pages_per_block,
             block_of: Divisor::new(geo.pages_per_block),
@@ -60,9 +100,10 @@ impl FlushSink for Backend {
                 version: p.version,
                 cause: Cause::Host,
             }];
-            return self
-                .ftl
-                .write_pages(unit.lbn, &page, unit.hint, &mut self.nand);
+            return match &mut self.ftl {
+                FtlBox::Page(f) => f.write_pages(unit.lbn, &page, unit.hint, &mut self.nand),
+                FtlBox::Other(f) => f.write_pages(unit.lbn, &page, unit.hint, &mut self.nand),
+            };
         }
         self.scratch.clear();
         let mut pages = unit.pages.iter().peekable();
@@ -131,6 +172,9 @@ impl FlushSink for Backend {
         if !deep {
             self.groups.prefetch(self.block_of.quot(lpn));
         }
-        self.ftl.prefetch(lpn, deep);
+        match &self.ftl {
+            FtlBox::Page(f) => f.prefetch(lpn, deep),
+            FtlBox::Other(f) => f.prefetch(lpn, deep),
+        }
     }
 }

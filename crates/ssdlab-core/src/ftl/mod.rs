@@ -49,7 +49,7 @@ pub enum Shape {
     Block { fill: bool },
 }
 
-pub trait Ftl: FtlView {
+pub trait Ftl: FtlView + std::any::Any {
     /// Program the pages of one flush unit (ascending offsets of logical block `lbn`).
     /// `hint` is the stream hint carried with the data (placement across write frontiers).
     fn write_unit(

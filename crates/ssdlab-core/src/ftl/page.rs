@@ -447,6 +447,7 @@ impl PageFtl {
 }
 
 impl Ftl for PageFtl {
+    #[inline]
     fn write_pages(
         &mut self,
         lbn: Lbn,
