@@ -179,7 +179,7 @@ pub fn decimal_unit_note(text: &str) -> Option<String> {
 }
 
 /// Hint that `slice[i]` will be used soon: start loading its cache line without waiting for it
-/// (nothing at all when `i` is out of bounds or on other architectures).
+/// (nothing on other architectures).
 #[inline(always)]
 pub fn prefetch<T>(slice: &[T], i: usize) {
     // Out of range (e.g. a NONE index) prefetches the first element instead: no branch to

@@ -298,8 +298,6 @@ pub(super) struct Replayed {
     pub(super) series: Series,
 }
 
-/// Precondition `sim`, replay `src` (reopened for every further pass), flush the buffer and check
-/// integrity. `scan` (the sizing pre-pass, if any) gives a trace's length for progress.
 /// The replay loop's state between requests.
 struct Loop<'a> {
     done: u64,
@@ -379,6 +377,8 @@ impl Loop<'_> {
     }
 }
 
+/// Precondition `sim`, replay `src` (reopened for every further pass), flush the buffer and check
+/// integrity. `scan` (the sizing pre-pass, if any) gives a trace's length for progress.
 pub(super) fn replay(
     sim: &mut Sim,
     mut src: Source,

@@ -186,11 +186,9 @@ impl BinaryReader {
         mut f: impl FnMut(&Request, u64, u64) -> Result<()>,
     ) -> Result<usize> {
         let start = self.pos;
-        let Some(last) = self.end.checked_sub(RECORD_BYTES) else {
-            return Ok(0);
-        };
-        while self.pos <= last {
-            let Some(r) = self.pop(line) else { break };
+        // Only read once `pop` has found a record, so the chunk holds at least one.
+        let last = self.end.saturating_sub(RECORD_BYTES);
+        while let Some(r) = self.pop(line) {
             let a = (self.pos + (LOOKAHEAD - 1) * RECORD_BYTES).min(last) + 8;
             let ahead = u64::from_le_bytes(self.buf[a..a + 8].try_into().expect("8 bytes"));
             f(&r, ahead, *line)?;
