@@ -186,7 +186,6 @@ impl BastFtl {
             .remove(&lbn)
             .expect("merging an LBN without log blocks");
         let ppb = self.s.ppb;
-        let first = lbn * ppb as u64;
         let mut written = 0u64;
         for &b in &ch.blocks {
             written += self.s.written[b as usize] as u64;
@@ -197,12 +196,8 @@ impl BastFtl {
         let (&last, rest) = ch.blocks.split_last().unwrap();
         match kind {
             Merge::Switch | Merge::Partial => {
-                for o in self.s.written[last as usize]..ppb {
-                    let lpn = first + o as u64;
-                    if self.s.is_mapped(lpn) {
-                        self.s.copy(lpn, last * ppb + o, nand);
-                    }
-                }
+                self.s
+                    .copy_tail(lbn, last, self.s.written[last as usize], nand);
                 self.data[lbn as usize] = last;
                 for &b in rest {
                     self.s.erase(b, nand);

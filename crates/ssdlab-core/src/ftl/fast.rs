@@ -153,13 +153,7 @@ impl FastFtl {
             Merge::Partial
         };
         self.stats.reclaim(w);
-        let first = lbn * ppb as u64;
-        for o in w..ppb {
-            let lpn = first + o as u64;
-            if self.s.is_mapped(lpn) {
-                self.s.copy(lpn, b * ppb + o, nand);
-            }
-        }
+        self.s.copy_tail(lbn, b, w, nand);
         let d = self.data[lbn as usize];
         self.data[lbn as usize] = b;
         let mut erases = 0;

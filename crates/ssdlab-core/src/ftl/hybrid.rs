@@ -141,18 +141,46 @@ impl Store {
         }
     }
 
-    /// Merge copy: read the newest copy of `lpn` and program it at `dst`.
+    /// Merge copy of `lpn` from its newest copy `src` to the free page `dst`, mapping only: the
+    /// caller adds the NAND read and program and `dst`'s block counts (once per merge, not per
+    /// page).
+    #[inline(always)]
+    fn relocate(&mut self, lpn: usize, src: u32, dst: u32) {
+        debug_assert!(self.page_free(dst), "PPN {dst} is not free");
+        self.invalidate(src);
+        self.l2p[lpn] = dst;
+        self.p2l[dst as usize] = lpn as u32;
+        if self.check {
+            self.oob[dst as usize] = self.oob[src as usize];
+        }
+    }
+
+    /// Count `n` merge copies (read + program) into block `b`.
     #[inline]
-    pub fn copy(&mut self, lpn: Lpn, dst: u32, nand: &mut Nand) {
-        let src = self.l2p[lpn as usize];
-        debug_assert!(src != NONE);
-        nand.read(Cause::Merge);
-        let version = if self.check {
-            self.oob[src as usize]
-        } else {
-            0
-        };
-        self.program(lpn, dst, version, Cause::Merge, nand);
+    fn copied(&mut self, b: u32, n: u32, nand: &mut Nand) {
+        self.valid[b as usize] += n;
+        self.written[b as usize] += n;
+        nand.counters.reads[Cause::Merge as usize] += n as u64;
+        nand.counters.programs[Cause::Merge as usize] += n as u64;
+    }
+
+    /// Merge copies into block `b`: the newest copy of every mapped page of `lbn` at offsets
+    /// `from..ppb` is read and programmed at its own offset of `b` (free there). Returns the
+    /// number of copies.
+    pub fn copy_tail(&mut self, lbn: Lbn, b: u32, from: u32, nand: &mut Nand) -> u32 {
+        let ppb = self.ppb as usize;
+        let first = lbn as usize * ppb;
+        let base = b * self.ppb;
+        let mut n = 0;
+        for o in from as usize..ppb {
+            let src = self.l2p[first + o];
+            if src != NONE {
+                self.relocate(first + o, src, base + o as u32);
+                n += 1;
+            }
+        }
+        self.copied(b, n, nand);
+        n
     }
 
     /// Erase a block that holds no valid page and return it to the pool.
@@ -190,29 +218,28 @@ impl Store {
         nand: &mut Nand,
     ) -> Result<u32> {
         let nb = self.alloc()?;
-        let first = lbn * self.ppb as u64;
         if unit.is_empty() && !fill {
             // A full merge: the newest copy of every mapped page, in offset order.
-            for o in 0..self.ppb {
-                let lpn = first + o as u64;
-                if self.l2p[lpn as usize] != NONE {
-                    self.copy(lpn, nb * self.ppb + o, nand);
-                }
-            }
+            self.copy_tail(lbn, nb, 0, nand);
             return Ok(nb);
         }
+        let first = lbn * self.ppb as u64;
         let mut it = unit.iter().peekable();
+        let mut copies = 0;
         for o in 0..self.ppb {
             let lpn = first + o as u64;
             let dst = nb * self.ppb + o;
+            let src = self.l2p[lpn as usize];
             if let Some(p) = it.next_if(|p| p.offset == o) {
                 self.program_unit(lpn, dst, p, nand);
-            } else if self.l2p[lpn as usize] != NONE {
-                self.copy(lpn, dst, nand);
+            } else if src != NONE {
+                self.relocate(lpn as usize, src, dst);
+                copies += 1;
             } else if fill {
                 self.program_filler(dst, nand);
             }
         }
+        self.copied(nb, copies, nand);
         Ok(nb)
     }
 
