@@ -130,7 +130,7 @@ impl WriteBuffer for BplruBuffer {
         } else {
             self.links.move_to_front(&mut self.lru, g);
         }
-        let offset = (lpn % self.store.ppb) as u32;
+        let offset = self.store.offset_of(lpn);
         let seq = &mut self.seq_next[g as usize];
         *seq = if *seq == offset { offset + 1 } else { BROKEN };
         let completed_seq = *seq as u64 == self.store.ppb;
@@ -166,7 +166,7 @@ impl WriteBuffer for BplruBuffer {
         if !self.store.has_page(lpn) {
             return;
         }
-        let g = self.store.group_of(lpn / self.store.ppb).expect("group");
+        let g = self.store.group_of(self.store.lbn_of(lpn)).expect("group");
         if self.is_full(g) {
             self.flinks.remove(&mut self.full, g);
         }

@@ -102,7 +102,7 @@ impl WriteBuffer for FabBuffer {
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        let Some(g) = self.store.group_of(lpn / self.store.ppb) else {
+        let Some(g) = self.store.group_of(self.store.lbn_of(lpn)) else {
             return;
         };
         if !self.store.has_page(lpn) {

@@ -6,7 +6,7 @@ use super::list::{Slab, NIL};
 use super::{sort_pages, FlushSink, FlushUnit, PageWrite};
 use crate::error::Result;
 use crate::padding::Padding;
-use crate::units::{Lbn, Lpn, SectorMask};
+use crate::units::{Divisor, Lbn, Lpn, SectorMask};
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, Copy)]
@@ -44,6 +44,7 @@ pub struct Written {
 
 pub struct GroupStore {
     pub ppb: u64,
+    block: Divisor,
     pages: FxHashMap<Lpn, u32>,
     page_slab: Slab<Page>,
     groups: FxHashMap<Lbn, u32>,
@@ -56,6 +57,7 @@ impl GroupStore {
     pub fn new(ppb: u64) -> Self {
         GroupStore {
             ppb,
+            block: Divisor::new(ppb),
             pages: FxHashMap::default(),
             page_slab: Slab::default(),
             groups: FxHashMap::default(),
@@ -63,6 +65,17 @@ impl GroupStore {
             held: 0,
             scratch: Vec::new(),
         }
+    }
+
+    /// The LBN of `lpn` (a shift, not a division, for the usual block sizes).
+    #[inline]
+    pub fn lbn_of(&self, lpn: Lpn) -> Lbn {
+        self.block.quot(lpn)
+    }
+    /// The offset of `lpn` in its block.
+    #[inline]
+    pub fn offset_of(&self, lpn: Lpn) -> u32 {
+        self.block.modulo(lpn) as u32
     }
 
     /// Pages buffered.
@@ -86,7 +99,7 @@ impl GroupStore {
 
     /// Buffer sectors `mask` of `lpn` (no eviction here: the policy makes room first).
     pub fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32) -> Written {
-        let lbn = lpn / self.ppb;
+        let lbn = self.lbn_of(lpn);
         if let Some(&pi) = self.pages.get(&lpn) {
             let p = self.page_slab.get_mut(pi);
             let before = p.mask;
@@ -156,7 +169,7 @@ impl GroupStore {
             self.page_slab.release(cur);
             self.pages.remove(&p.lpn);
             self.scratch.push(PageWrite {
-                offset: (p.lpn % self.ppb) as u32,
+                offset: self.offset_of(p.lpn),
                 mask: p.mask,
                 version: p.version,
             });
@@ -180,7 +193,7 @@ impl GroupStore {
     /// already forgotten here; the policy unlinks it). None if the page was not buffered.
     pub fn trim(&mut self, lpn: Lpn) -> Option<(u32, bool)> {
         let pi = self.pages.remove(&lpn)?;
-        let lbn = lpn / self.ppb;
+        let lbn = self.lbn_of(lpn);
         let g = self.groups[&lbn];
         let page = *self.page_slab.get(pi);
         let group = *self.group_slab.get(g);

@@ -314,7 +314,7 @@ impl WriteBuffer for HitStatBuffer {
         if !self.store.has_page(lpn) {
             while self.store.held() >= self.capacity && self.evict(sink)? {}
         }
-        if let Some(g) = self.store.group_of(lpn / self.store.ppb) {
+        if let Some(g) = self.store.group_of(self.store.lbn_of(lpn)) {
             let last = self.req[g as usize];
             if last != self.now {
                 self.log_hit(self.now - last);
@@ -351,7 +351,7 @@ impl WriteBuffer for HitStatBuffer {
         if !self.store.has_page(lpn) {
             return;
         }
-        let g = self.store.group_of(lpn / self.store.ppb).expect("group");
+        let g = self.store.group_of(self.store.lbn_of(lpn)).expect("group");
         let c = self.class[g as usize] as usize;
         self.links.remove(&mut self.lists[c], g);
         let (_, empty) = self.store.trim(lpn).expect("page is buffered");

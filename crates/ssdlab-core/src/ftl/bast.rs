@@ -50,17 +50,19 @@ use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, NONE};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
-use crate::units::{Geometry, Lbn, Lpn};
+use crate::units::{prefetch, Geometry, Lbn, Lpn};
 
 struct Chain {
     blocks: Vec<u32>,
     last_write: u64,
 }
 
-/// LBN → its log chain: a slot per LBN, and a bitmap of the LBNs that have one for walks in LBN
-/// order (the victim's round robin). An ordered map cost about a sixth of a BAST run.
+/// LBN → its log chain: a slot per LBN, the chain lengths packed apart (what the victim's walk
+/// reads), and a bitmap of the LBNs that have one for walks in LBN order. An ordered map cost
+/// about a sixth of a BAST run.
 struct Chains {
     slot: Vec<Option<Chain>>,
+    lens: Vec<u32>,
     present: Vec<u64>,
     len: usize,
 }
@@ -69,6 +71,7 @@ impl Chains {
     fn new(lbns: u64) -> Self {
         Chains {
             slot: (0..lbns).map(|_| None).collect(),
+            lens: vec![0; lbns as usize],
             present: vec![0; lbns.div_ceil(64) as usize],
             len: 0,
         }
@@ -88,8 +91,9 @@ impl Chains {
         self.slot[*lbn as usize].as_mut()
     }
 
-    /// The chain of `lbn`, created empty (last written at `tick`) if it has none.
-    fn entry(&mut self, lbn: Lbn, tick: u64) -> &mut Chain {
+    /// Append log block `b` to the chain of `lbn`, created (last written at `tick`) if it has
+    /// none.
+    fn push(&mut self, lbn: Lbn, tick: u64, b: u32) {
         let s = &mut self.slot[lbn as usize];
         if s.is_none() {
             self.present[lbn as usize / 64] |= 1 << (lbn % 64);
@@ -99,11 +103,15 @@ impl Chains {
             blocks: Vec::new(),
             last_write: tick,
         })
+        .blocks
+        .push(b);
+        self.lens[lbn as usize] += 1;
     }
 
     fn remove(&mut self, lbn: &Lbn) -> Option<Chain> {
         let ch = self.slot[*lbn as usize].take()?;
         self.present[*lbn as usize / 64] &= !(1 << (lbn % 64));
+        self.lens[*lbn as usize] = 0;
         self.len -= 1;
         Some(ch)
     }
@@ -127,13 +135,21 @@ impl Chains {
         })
     }
 
-    /// Every (LBN, chain), in LBN order from `cursor`, wrapping around.
-    fn from(&self, cursor: Lbn) -> impl Iterator<Item = (Lbn, &Chain)> + '_ {
+    /// LBNs with a chain in LBN order from `cursor`, wrapping around.
+    fn lbns_from(&self, cursor: Lbn) -> impl Iterator<Item = Lbn> + '_ {
         let n = self.slot.len() as u64;
         let cursor = cursor.min(n);
-        self.lbns(cursor, n)
-            .chain(self.lbns(0, cursor))
-            .map(|l| (l, self.slot[l as usize].as_ref().expect("bitmap and slots agree")))
+        self.lbns(cursor, n).chain(self.lbns(0, cursor))
+    }
+
+    /// Every (LBN, chain), in LBN order from `cursor`, wrapping around.
+    fn from(&self, cursor: Lbn) -> impl Iterator<Item = (Lbn, &Chain)> + '_ {
+        self.lbns_from(cursor).map(|l| (l, &self[&l]))
+    }
+
+    /// Log blocks in the chain of `lbn` (0: none).
+    fn len_of(&self, lbn: Lbn) -> usize {
+        self.lens[lbn as usize] as usize
     }
 }
 
@@ -365,9 +381,13 @@ impl BastFtl {
                 .0;
         }
         let mut best: Option<(Lbn, usize)> = None;
-        for (l, c) in self.chains.from(self.cursor).take(self.lookahead) {
-            if best.is_none_or(|(_, len)| c.blocks.len() > len) {
-                best = Some((l, c.blocks.len()));
+        for l in self.chains.lbns_from(self.cursor).take(self.lookahead) {
+            let len = self.chains.len_of(l);
+            if best.is_none_or(|(_, longest)| len > longest) {
+                best = Some((l, len));
+                if len >= self.chain_limit {
+                    break; // no chain is longer: the first met of this length wins
+                }
             }
         }
         let v = best.expect("log blocks in use").0;
@@ -412,7 +432,7 @@ impl BastFtl {
             }
             let nb = self.s.alloc()?;
             self.in_use += 1;
-            self.chains.entry(lbn, self.tick).blocks.push(nb);
+            self.chains.push(lbn, self.tick, nb);
         }
     }
 }
@@ -440,6 +460,13 @@ impl Ftl for BastFtl {
     ) -> Result<()> {
         if let Shape::Block { fill } = shape {
             return self.write_block(lbn, pages, fill, nand);
+        }
+        // Whether each page's offset is free in the data block: start those loads at once.
+        let d = self.data[lbn as usize];
+        if d != NONE {
+            for p in pages {
+                prefetch(&self.s.p2l, (d * self.s.ppb + p.offset) as usize);
+            }
         }
         for p in pages {
             self.write_page(lbn, p, nand)?;
@@ -794,7 +821,7 @@ mod tests {
             if rng.below(3) == 0 {
                 assert_eq!(t.remove(&l).is_some(), model.remove(&l).is_some());
             } else {
-                t.entry(l, step).blocks.push(step as u32);
+                t.push(l, step, step as u32);
                 model.entry(l).or_insert_with(Vec::new).push(step as u32);
             }
             assert_eq!(t.len(), model.len());
@@ -803,7 +830,7 @@ mod tests {
             let got: Vec<_> = t.from(cursor).collect();
             assert_eq!(got.len(), want.len());
             for ((gl, gc), (wl, wc)) in got.iter().zip(&want) {
-                assert_eq!((gl, &gc.blocks), (*wl, *wc));
+                assert_eq!((gl, &gc.blocks, t.len_of(*gl)), (*wl, *wc, wc.len()));
             }
         }
     }
