@@ -44,6 +44,8 @@ const CHUNK_RECORDS: usize = 1 << 16;
 /// How many records ahead the replay is shown ([`BinaryReader::drain_run`]): far enough for a
 /// prefetch of the buffer's index to arrive from the L3 cache.
 pub(crate) const LOOKAHEAD: usize = 8;
+/// How far ahead of the replay the chunk is requested from memory.
+const BUF_AHEAD_BYTES: usize = 1024;
 
 fn encode(r: &Request, len: u32, out: &mut [u8; RECORD_BYTES]) {
     out[0..8].copy_from_slice(&r.time_us.to_le_bytes());
@@ -191,6 +193,8 @@ impl BinaryReader {
         while let Some(r) = self.pop(line) {
             let a = (self.pos + (LOOKAHEAD - 1) * RECORD_BYTES).min(last) + 8;
             let ahead = u64::from_le_bytes(self.buf[a..a + 8].try_into().expect("8 bytes"));
+            // The chunk has left the cache by the time the replay reaches most of it.
+            crate::units::prefetch(&self.buf, self.pos + BUF_AHEAD_BYTES);
             f(&r, ahead, *line)?;
         }
         Ok((self.pos - start) / RECORD_BYTES)
