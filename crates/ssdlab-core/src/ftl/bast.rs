@@ -298,10 +298,13 @@ impl BastFtl {
         let d = self.data[lbn as usize];
         let mut erases = 0;
         let (&last, rest) = ch.blocks.split_last().unwrap();
+        // The LBN's pages are only in its data block and its chain, which are all erased here
+        // (but for the last log block of a switch or partial merge, which becomes the data
+        // block and is no source of the copies): the copies need not mark them dead.
         match kind {
             Merge::Switch | Merge::Partial => {
                 self.s
-                    .copy_tail(lbn, last, self.s.written[last as usize], nand);
+                    .move_tail(lbn, last, self.s.written[last as usize], nand);
                 self.data[lbn as usize] = last;
                 for &b in rest {
                     self.s.erase(b, nand);
@@ -309,16 +312,17 @@ impl BastFtl {
                 }
             }
             Merge::Full => {
-                let nb = self.s.rewrite(lbn, &[], false, nand)?;
+                let nb = self.s.alloc()?;
+                self.s.move_tail(lbn, nb, 0, nand);
                 self.data[lbn as usize] = nb;
                 for &b in &ch.blocks {
-                    self.s.erase(b, nand);
+                    self.s.erase_dying(b, nand);
                     erases += 1;
                 }
             }
         }
         if d != NONE {
-            self.s.erase(d, nand);
+            self.s.erase_dying(d, nand);
             erases += 1;
         }
         self.in_use -= ch.blocks.len() as u64;

@@ -207,6 +207,45 @@ impl Store {
         n
     }
 
+    /// Merge copies, as [`Store::copy_tail`], when every source lies in a block that the caller
+    /// erases with [`Store::erase_dying`] right after (BAST: an LBN's pages are only ever in its
+    /// data block and its own log chain). The old copies are then not marked dead one by one:
+    /// only the new mapping is written, offset by offset with no dependence between offsets (so
+    /// the loop is vectorised and touches no random memory).
+    pub fn move_tail(&mut self, lbn: Lbn, b: u32, from: u32, nand: &mut Nand) -> u32 {
+        let ppb = self.ppb as usize;
+        let (lo, hi) = (lbn as usize * ppb + from as usize, (lbn as usize + 1) * ppb);
+        let base = (b * self.ppb + from) as usize;
+        if self.check {
+            for (i, &src) in self.l2p[lo..hi].iter().enumerate() {
+                if src != NONE {
+                    self.oob[base + i] = self.oob[src as usize];
+                }
+            }
+        }
+        let l2p = &mut self.l2p[lo..hi];
+        let p2l = &mut self.p2l[base..base + (hi - lo)];
+        let (mut lpn, mut dst) = (lo as u32, base as u32);
+        let mut n = 0;
+        for (l, p) in l2p.iter_mut().zip(p2l) {
+            let mapped = *l != NONE;
+            *l = if mapped { dst } else { NONE };
+            *p = if mapped { lpn } else { NONE };
+            n += mapped as u32;
+            lpn += 1;
+            dst += 1;
+        }
+        self.copied(b, n, nand);
+        n
+    }
+
+    /// Erase a block whose pages' newest copies have all moved away with [`Store::move_tail`]
+    /// (its valid count is stale).
+    pub fn erase_dying(&mut self, b: u32, nand: &mut Nand) {
+        self.valid[b as usize] = 0;
+        self.erase(b, nand);
+    }
+
     /// Erase a block that holds no valid page and return it to the pool.
     pub fn erase(&mut self, b: u32, nand: &mut Nand) {
         debug_assert_eq!(
