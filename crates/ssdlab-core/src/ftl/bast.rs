@@ -65,6 +65,8 @@ struct Chains {
     lens: Vec<u32>,
     present: Vec<u64>,
     len: usize,
+    /// Block lists of removed chains, reused (a chain is made and merged millions of times).
+    spare: Vec<Vec<u32>>,
 }
 
 impl Chains {
@@ -74,6 +76,7 @@ impl Chains {
             lens: vec![0; lbns as usize],
             present: vec![0; lbns.div_ceil(64) as usize],
             len: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -100,7 +103,7 @@ impl Chains {
             self.len += 1;
         }
         s.get_or_insert_with(|| Chain {
-            blocks: Vec::new(),
+            blocks: self.spare.pop().unwrap_or_default(),
             last_write: tick,
         })
         .blocks
@@ -114,6 +117,12 @@ impl Chains {
         self.lens[*lbn as usize] = 0;
         self.len -= 1;
         Some(ch)
+    }
+
+    /// Keep the block list of a removed chain for a later one.
+    fn recycle(&mut self, mut ch: Chain) {
+        ch.blocks.clear();
+        self.spare.push(ch.blocks);
     }
 
     /// LBNs with a chain in `lo..hi`, in order.
@@ -331,6 +340,7 @@ impl BastFtl {
             let lb = ch.blocks.len() as f64;
             self.stats.event(1.0, lb, written as f64, lb * ppb as f64);
         }
+        self.chains.recycle(ch);
         self.s.check_lbn(lbn)
     }
 
@@ -371,6 +381,9 @@ impl BastFtl {
                 self.stats.event(1.0, lb, w, lb * n);
             }
             (ModelStats::Seed, None) => {}
+        }
+        if let Some(ch) = chain {
+            self.chains.recycle(ch);
         }
         self.s.check_lbn(lbn)
     }
