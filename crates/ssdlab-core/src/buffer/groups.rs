@@ -47,7 +47,9 @@ pub struct GroupStore {
     block: Divisor,
     pages: FxHashMap<Lpn, u32>,
     page_slab: Slab<Page>,
-    groups: FxHashMap<Lbn, u32>,
+    /// LBN → slab slot of its group (NIL: none), grown as LBNs arrive: 4 bytes per logical
+    /// block, and one load instead of a hash lookup.
+    groups: Vec<u32>,
     group_slab: Slab<Group>,
     held: u64,
     scratch: Vec<PageWrite>,
@@ -60,7 +62,7 @@ impl GroupStore {
             block: Divisor::new(ppb),
             pages: FxHashMap::default(),
             page_slab: Slab::default(),
-            groups: FxHashMap::default(),
+            groups: Vec::new(),
             group_slab: Slab::default(),
             held: 0,
             scratch: Vec::new(),
@@ -86,7 +88,7 @@ impl GroupStore {
         self.pages.contains_key(&lpn)
     }
     pub fn group_of(&self, lbn: Lbn) -> Option<u32> {
-        self.groups.get(&lbn).copied()
+        self.groups.get(lbn as usize).copied().filter(|&g| g != NIL)
     }
     pub fn group(&self, g: u32) -> &Group {
         self.group_slab.get(g)
@@ -106,7 +108,7 @@ impl GroupStore {
             p.mask |= mask;
             p.version = version;
             let added = (p.mask & !before).count_ones();
-            let g = self.groups[&lbn];
+            let g = self.groups[lbn as usize];
             let gm = self.group_slab.get_mut(g);
             gm.hint = hint;
             gm.sectors += added;
@@ -116,8 +118,8 @@ impl GroupStore {
                 new_group: false,
             };
         }
-        let (g, new_group) = match self.groups.get(&lbn) {
-            Some(&g) => (g, false),
+        let (g, new_group) = match self.group_of(lbn) {
+            Some(g) => (g, false),
             None => {
                 let g = self.group_slab.insert(Group {
                     lbn,
@@ -126,7 +128,10 @@ impl GroupStore {
                     sectors: 0,
                     hint,
                 });
-                self.groups.insert(lbn, g);
+                if self.groups.len() <= lbn as usize {
+                    self.groups.resize(lbn as usize + 1, NIL);
+                }
+                self.groups[lbn as usize] = g;
                 (g, true)
             }
         };
@@ -161,7 +166,7 @@ impl GroupStore {
     ) -> Result<()> {
         let group = *self.group_slab.get(g);
         self.group_slab.release(g);
-        self.groups.remove(&group.lbn);
+        self.groups[group.lbn as usize] = NIL;
         self.scratch.clear();
         let mut cur = group.first;
         while cur != NIL {
@@ -194,7 +199,7 @@ impl GroupStore {
     pub fn trim(&mut self, lpn: Lpn) -> Option<(u32, bool)> {
         let pi = self.pages.remove(&lpn)?;
         let lbn = self.lbn_of(lpn);
-        let g = self.groups[&lbn];
+        let g = self.groups[lbn as usize];
         let page = *self.page_slab.get(pi);
         let group = *self.group_slab.get(g);
         if group.first == pi {
@@ -214,7 +219,7 @@ impl GroupStore {
         let empty = gm.n_pages == 0;
         if empty {
             self.group_slab.release(g);
-            self.groups.remove(&lbn);
+            self.groups[lbn as usize] = NIL;
         }
         Some((g, empty))
     }
