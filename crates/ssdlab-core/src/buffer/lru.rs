@@ -61,6 +61,10 @@ pub struct LruBuffer {
     table: Vec<Slot>,
     /// 64 − log2(table length): the hash is the top bits of a multiplicative hash.
     shift: u32,
+    /// The next victims as last seen: `ahead[d]` is the node `d` places up from the tail. Only
+    /// prefetch hints are drawn from it, so it may go stale (a hit moves a node away); it is
+    /// walked again from the tail when it no longer starts where the list does.
+    ahead: [u32; NODE_AHEAD],
 }
 
 #[inline(always)]
@@ -80,6 +84,7 @@ impl LruBuffer {
             ppb: Divisor::new(pages_per_block),
             nodes: Vec::with_capacity(cap),
             free: Vec::new(),
+            ahead: [NIL; NODE_AHEAD],
             head: NIL,
             tail: NIL,
             len: 0,
@@ -181,28 +186,44 @@ impl LruBuffer {
 
     /// Start loading what the next victims will touch, in stages some evictions apart: the
     /// victims are cold (last written a buffer's worth of pages ago), and each stage needs what
-    /// an earlier one fetched. Walking up from the new tail `t1`: the node [`NODE_AHEAD`] pages
-    /// up, the L2P entry of the page [`L2P_AHEAD`] up (its node fetched evictions ago), and the
-    /// P2L entry that the L2P entry of the page [`P2L_AHEAD`] up points to.
+    /// an earlier one fetched. With `t1` the new tail: the node [`NODE_AHEAD`] − 1 places up,
+    /// the L2P entry of the page [`L2P_AHEAD`] − 1 up (its node fetched evictions ago), and the
+    /// P2L entry that the L2P entry of the page [`P2L_AHEAD`] − 1 up points to. The window of
+    /// next victims moves up one node per eviction (one dependent load, of a node fetched the
+    /// eviction before) rather than being walked from the tail each time.
     #[inline(always)]
-    fn prefetch_victims(&self, t1: u32, sink: &dyn FlushSink) {
-        let mut t = t1;
-        for depth in 1..NODE_AHEAD {
-            if t == NIL {
-                return;
+    fn prefetch_victims(&mut self, t1: u32, sink: &dyn FlushSink) {
+        if self.ahead[1] == t1 {
+            self.ahead.copy_within(1.., 0);
+            let last = self.ahead[NODE_AHEAD - 2];
+            self.ahead[NODE_AHEAD - 1] = if last == NIL {
+                NIL
+            } else {
+                self.nodes[last as usize].prev
+            };
+        } else {
+            let mut t = t1;
+            for a in &mut self.ahead {
+                *a = t;
+                if t != NIL {
+                    t = self.nodes[t as usize].prev;
+                }
             }
-            let n = &self.nodes[t as usize];
-            if depth == P2L_AHEAD {
-                sink.prefetch(n.lpn, true);
-                // Its table slot too (the eviction removes it).
-                crate::units::prefetch(&self.table, hash(n.lpn, self.shift));
-            } else if depth == L2P_AHEAD {
-                sink.prefetch(n.lpn, false);
-            }
-            t = n.prev;
         }
-        if t != NIL {
-            crate::units::prefetch(&self.nodes, t as usize);
+        let deep = self.ahead[P2L_AHEAD - 1];
+        if deep != NIL {
+            let lpn = self.nodes[deep as usize].lpn;
+            sink.prefetch(lpn, true);
+            // Its table slot too (the eviction removes it).
+            crate::units::prefetch(&self.table, hash(lpn, self.shift));
+        }
+        let l2p = self.ahead[L2P_AHEAD - 1];
+        if l2p != NIL {
+            sink.prefetch(self.nodes[l2p as usize].lpn, false);
+        }
+        let far = self.ahead[NODE_AHEAD - 1];
+        if far != NIL {
+            crate::units::prefetch(&self.nodes, far as usize);
         }
     }
 
