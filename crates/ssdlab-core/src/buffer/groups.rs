@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::padding::Padding;
 use crate::units::{Divisor, Lbn, Lpn, SectorMask};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 #[derive(Clone, Copy)]
 struct Page {
@@ -102,25 +103,29 @@ impl GroupStore {
     /// Buffer sectors `mask` of `lpn` (no eviction here: the policy makes room first).
     pub fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32) -> Written {
         let lbn = self.lbn_of(lpn);
-        if let Some(&pi) = self.pages.get(&lpn) {
-            let p = self.page_slab.get_mut(pi);
-            let before = p.mask;
-            p.mask |= mask;
-            p.version = version;
-            let added = (p.mask & !before).count_ones();
-            let g = self.groups[lbn as usize];
-            let gm = self.group_slab.get_mut(g);
-            gm.hint = hint;
-            gm.sectors += added;
-            return Written {
-                group: g,
-                before,
-                new_group: false,
-            };
-        }
-        let (g, new_group) = match self.group_of(lbn) {
-            Some(g) => (g, false),
-            None => {
+        // One hash probe, whether the page is buffered or not.
+        let slot = match self.pages.entry(lpn) {
+            Entry::Occupied(e) => {
+                let p = self.page_slab.get_mut(*e.get());
+                let before = p.mask;
+                p.mask |= mask;
+                p.version = version;
+                let added = (p.mask & !before).count_ones();
+                let g = self.groups[lbn as usize];
+                let gm = self.group_slab.get_mut(g);
+                gm.hint = hint;
+                gm.sectors += added;
+                return Written {
+                    group: g,
+                    before,
+                    new_group: false,
+                };
+            }
+            Entry::Vacant(v) => v,
+        };
+        let (g, new_group) = match self.groups.get(lbn as usize) {
+            Some(&g) if g != NIL => (g, false),
+            _ => {
                 let g = self.group_slab.insert(Group {
                     lbn,
                     first: NIL,
@@ -147,7 +152,7 @@ impl GroupStore {
         gm.n_pages += 1;
         gm.sectors += mask.count_ones();
         gm.hint = hint;
-        self.pages.insert(lpn, pi);
+        slot.insert(pi);
         self.held += 1;
         Written {
             group: g,

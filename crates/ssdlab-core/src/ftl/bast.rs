@@ -157,8 +157,51 @@ impl Chains {
     }
 
     /// Log blocks in the chain of `lbn` (0: none).
+    #[cfg(test)]
     fn len_of(&self, lbn: Lbn) -> usize {
         self.lens[lbn as usize] as usize
+    }
+
+    /// Among the first `lookahead` chains in LBN order from `cursor` (wrapping around), the
+    /// longest; the first met wins ties, so the walk stops at a chain of `limit` blocks, which
+    /// none exceeds. The same walk as [`Chains::lbns_from`], written out over the bitmap's words
+    /// (run once per log block claimed).
+    fn longest_from(&self, cursor: Lbn, lookahead: usize, limit: usize) -> Option<Lbn> {
+        let words = self.present.len();
+        let cursor = if cursor as usize >= self.slot.len() {
+            0
+        } else {
+            cursor as usize
+        };
+        let (start, low) = (cursor / 64, cursor % 64);
+        let mut best: Option<(usize, usize)> = None;
+        let mut seen = 0;
+        for k in 0..=words {
+            let w = (start + k) % words;
+            let mut bits = self.present[w];
+            if k == 0 {
+                bits &= !0 << low;
+            }
+            if k == words {
+                bits &= (1 << low) - 1;
+            }
+            while bits != 0 {
+                let l = w * 64 + bits.trailing_zeros() as usize;
+                let len = self.lens[l] as usize;
+                if best.is_none_or(|(_, longest)| len > longest) {
+                    best = Some((l, len));
+                    if len >= limit {
+                        return Some(l as Lbn);
+                    }
+                }
+                seen += 1;
+                if seen == lookahead {
+                    return best.map(|(l, _)| l as Lbn);
+                }
+                bits &= bits - 1;
+            }
+        }
+        best.map(|(l, _)| l as Lbn)
     }
 }
 
@@ -397,17 +440,10 @@ impl BastFtl {
                 .expect("log blocks in use")
                 .0;
         }
-        let mut best: Option<(Lbn, usize)> = None;
-        for l in self.chains.lbns_from(self.cursor).take(self.lookahead) {
-            let len = self.chains.len_of(l);
-            if best.is_none_or(|(_, longest)| len > longest) {
-                best = Some((l, len));
-                if len >= self.chain_limit {
-                    break; // no chain is longer: the first met of this length wins
-                }
-            }
-        }
-        let v = best.expect("log blocks in use").0;
+        let v = self
+            .chains
+            .longest_from(self.cursor, self.lookahead, self.chain_limit)
+            .expect("log blocks in use");
         self.cursor = v + 1;
         v
     }
@@ -846,6 +882,18 @@ mod tests {
             let want: Vec<_> = model.range(cursor..).chain(model.range(..cursor)).collect();
             let got: Vec<_> = t.from(cursor).collect();
             assert_eq!(got.len(), want.len());
+            for (look, limit) in [(1, 9), (3, 9), (50, 9), (3, 2), (50, 3)] {
+                let mut best: Option<(Lbn, usize)> = None;
+                for (&l, c) in want.iter().take(look) {
+                    if best.is_none_or(|(_, n)| c.len() > n) {
+                        best = Some((l, c.len()));
+                        if c.len() >= limit {
+                            break;
+                        }
+                    }
+                }
+                assert_eq!(t.longest_from(cursor, look, limit), best.map(|b| b.0));
+            }
             for ((gl, gc), (wl, wc)) in got.iter().zip(&want) {
                 assert_eq!((gl, &gc.blocks, t.len_of(*gl)), (*wl, *wc, wc.len()));
             }
