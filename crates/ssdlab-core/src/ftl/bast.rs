@@ -514,10 +514,13 @@ impl Ftl for BastFtl {
         if let Shape::Block { fill } = shape {
             return self.write_block(lbn, pages, fill, nand);
         }
-        // Whether each page's offset is free in the data block: start those loads at once.
+        // Whether each page's offset is free in the data block, and where its old copy is:
+        // start those loads at once.
         let d = self.data[lbn as usize];
-        if d != NONE {
-            for p in pages {
+        let first = (lbn * self.s.ppb as u64) as usize;
+        for p in pages {
+            prefetch(&self.s.l2p, first + p.offset as usize);
+            if d != NONE {
                 prefetch(&self.s.p2l, (d * self.s.ppb + p.offset) as usize);
             }
         }

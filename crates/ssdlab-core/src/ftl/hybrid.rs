@@ -216,6 +216,10 @@ impl Store {
         let ppb = self.ppb as usize;
         let (lo, hi) = (lbn as usize * ppb + from as usize, (lbn as usize + 1) * ppb);
         let base = (b * self.ppb + from) as usize;
+        for o in (0..hi - lo).step_by(16) {
+            prefetch(&self.l2p, lo + o);
+            prefetch(&self.p2l, base + o);
+        }
         if self.check {
             for (i, &src) in self.l2p[lo..hi].iter().enumerate() {
                 if src != NONE {
