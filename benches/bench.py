@@ -179,7 +179,8 @@ def build_example(name: str = "simulate") -> Path:
 
 def latency() -> dict:
     """ns per dependent random load at working sets of 1, 4, 16 and 64 MiB."""
-    p = subprocess.run([str(build_example("latency")), "1", "4", "16", "64"], capture_output=True, text=True, check=True)
+    exe = build_example("latency")
+    p = subprocess.run([str(exe), "1", "4", "16", "64"], capture_output=True, text=True, check=True)
     return json.loads(p.stdout)
 
 
