@@ -197,6 +197,22 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
     let _ = (slice, i);
 }
 
+/// As [`prefetch`], for data used once soon: kept out of the outer caches where the processor
+/// allows, so that it does not evict what stays hot there.
+#[inline(always)]
+pub fn prefetch_once<T>(slice: &[T], i: usize) {
+    let i = if i < slice.len() { i } else { 0 };
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `prefetch`.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_NTA }>(
+            slice.as_ptr().wrapping_add(i) as *const i8,
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, i);
+}
+
 /// The page accesses (LPN, sector mask) of a byte range, for pages of `1 << shift` sectors.
 /// Sectors partially covered count as written (traces in bytes may be unaligned).
 #[derive(Clone, Copy, Debug)]

@@ -309,7 +309,7 @@ impl PageFtl {
                 let src = base + off;
                 // The L2P entries GC rewrites are random: start loading them a few pages ahead.
                 if let Some(&ahead) = self.p2l.get((src + GC_AHEAD) as usize) {
-                    crate::units::prefetch(&self.l2p, ahead as usize);
+                    crate::units::prefetch_once(&self.l2p, ahead as usize);
                 }
                 let lpn = self.p2l[src as usize];
                 if lpn == NONE {
@@ -401,13 +401,13 @@ impl FtlView for PageFtl {
     fn prefetch(&self, lpn: Lpn, deep: bool) {
         if deep {
             if let Some(&old) = self.l2p.get(lpn as usize) {
-                crate::units::prefetch(&self.p2l, old as usize);
+                crate::units::prefetch_once(&self.p2l, old as usize);
                 let block = self.block_of.quot(old as u64) as usize;
                 crate::units::prefetch(&self.valid, block);
                 self.selector.prefetch(block as u32);
             }
         } else {
-            crate::units::prefetch(&self.l2p, lpn as usize);
+            crate::units::prefetch_once(&self.l2p, lpn as usize);
         }
     }
 }
