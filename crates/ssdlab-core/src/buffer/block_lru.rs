@@ -24,7 +24,7 @@ impl BlockLruBuffer {
     pub fn new(p: BufferParams) -> Self {
         BlockLruBuffer {
             capacity: p.capacity_pages,
-            store: GroupStore::new(p.pages_per_block),
+            store: GroupStore::new(p.capacity_pages, p.pages_per_block),
             links: Links::default(),
             lru: List::default(),
             padding: p.padding,
@@ -39,6 +39,12 @@ impl BlockLruBuffer {
 }
 
 impl WriteBuffer for BlockLruBuffer {
+    /// The page index slot and group entry of `lpn`.
+    #[inline]
+    fn prefetch(&mut self, lpn: Lpn) {
+        self.store.prefetch(lpn);
+    }
+
     fn write(
         &mut self,
         lpn: Lpn,
@@ -52,7 +58,7 @@ impl WriteBuffer for BlockLruBuffer {
                 self.evict_lru(sink)?;
             }
         }
-        let w = self.store.write(lpn, mask, version, hint);
+        let w = self.store.write(lpn, mask, version, hint)?;
         if w.new_group {
             self.links.push_front(&mut self.lru, w.group);
         } else {

@@ -75,7 +75,7 @@ impl BplruBuffer {
     pub fn new(p: BufferParams, comp: Compensation) -> Self {
         BplruBuffer {
             capacity: p.capacity_pages,
-            store: GroupStore::new(p.pages_per_block),
+            store: GroupStore::new(p.capacity_pages, p.pages_per_block),
             links: Links::default(),
             lru: List::default(),
             flinks: Links::default(),
@@ -108,6 +108,12 @@ impl BplruBuffer {
 }
 
 impl WriteBuffer for BplruBuffer {
+    /// The page index slot and group entry of `lpn`.
+    #[inline]
+    fn prefetch(&mut self, lpn: Lpn) {
+        self.store.prefetch(lpn);
+    }
+
     fn write(
         &mut self,
         lpn: Lpn,
@@ -119,7 +125,7 @@ impl WriteBuffer for BplruBuffer {
         if !self.store.has_page(lpn) {
             while self.store.held() >= self.capacity && self.evict(sink)? {}
         }
-        let w = self.store.write(lpn, mask, version, hint);
+        let w = self.store.write(lpn, mask, version, hint)?;
         let g = w.group;
         if self.seq_next.len() <= g as usize {
             self.seq_next.resize(g as usize + 1, 0);

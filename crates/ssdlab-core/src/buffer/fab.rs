@@ -36,7 +36,7 @@ impl FabBuffer {
     pub fn new(p: BufferParams) -> Self {
         FabBuffer {
             capacity: p.capacity_pages,
-            store: GroupStore::new(p.pages_per_block),
+            store: GroupStore::new(p.capacity_pages, p.pages_per_block),
             links: Links::default(),
             buckets: vec![List::default(); p.pages_per_block as usize + 1],
             stamp: Vec::new(),
@@ -65,6 +65,12 @@ impl FabBuffer {
 }
 
 impl WriteBuffer for FabBuffer {
+    /// The page index slot and group entry of `lpn`.
+    #[inline]
+    fn prefetch(&mut self, lpn: Lpn) {
+        self.store.prefetch(lpn);
+    }
+
     fn write(
         &mut self,
         lpn: Lpn,
@@ -76,7 +82,7 @@ impl WriteBuffer for FabBuffer {
         if !self.store.has_page(lpn) {
             while self.store.held() >= self.capacity && self.evict(sink)? {}
         }
-        let w = self.store.write(lpn, mask, version, hint);
+        let w = self.store.write(lpn, mask, version, hint)?;
         let g = w.group;
         let n = self.store.group(g).n_pages as usize;
         if !w.new_group {

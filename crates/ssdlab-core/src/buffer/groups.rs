@@ -2,13 +2,12 @@
 //! and per-group page chains in slabs. Ordering (recency lists, weight classes) stays with each
 //! policy, keyed by the group's slab slot.
 
+use super::index::{checked_key, key, LpnIndex};
 use super::list::{Slab, NIL};
 use super::{sort_pages, FlushSink, FlushUnit, PageWrite};
 use crate::error::Result;
 use crate::padding::Padding;
 use crate::units::{Divisor, Lbn, Lpn, SectorMask};
-use rustc_hash::FxHashMap;
-use std::collections::hash_map::Entry;
 
 #[derive(Clone, Copy)]
 struct Page {
@@ -46,7 +45,8 @@ pub struct Written {
 pub struct GroupStore {
     pub ppb: u64,
     block: Divisor,
-    pages: FxHashMap<Lpn, u32>,
+    /// LPN → page slab slot.
+    pages: LpnIndex,
     page_slab: Slab<Page>,
     /// LBN → slab slot of its group (NIL: none), grown as LBNs arrive: 4 bytes per logical
     /// block, and one load instead of a hash lookup.
@@ -57,11 +57,12 @@ pub struct GroupStore {
 }
 
 impl GroupStore {
-    pub fn new(ppb: u64) -> Self {
+    /// A store for a buffer of `capacity_pages` pages of blocks of `ppb` pages.
+    pub fn new(capacity_pages: u64, ppb: u64) -> Self {
         GroupStore {
             ppb,
             block: Divisor::new(ppb),
-            pages: FxHashMap::default(),
+            pages: LpnIndex::new(capacity_pages),
             page_slab: Slab::default(),
             groups: Vec::new(),
             group_slab: Slab::default(),
@@ -81,12 +82,19 @@ impl GroupStore {
         self.block.modulo(lpn) as u32
     }
 
+    /// Page `lpn` will be written soon: start loading its index slot and its group's entry.
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn) {
+        self.pages.prefetch(lpn);
+        crate::units::prefetch(&self.groups, self.lbn_of(lpn) as usize);
+    }
+
     /// Pages buffered.
     pub fn held(&self) -> u64 {
         self.held
     }
     pub fn has_page(&self, lpn: Lpn) -> bool {
-        self.pages.contains_key(&lpn)
+        key(lpn).is_some_and(|k| self.pages.get(k).is_some())
     }
     pub fn group_of(&self, lbn: Lbn) -> Option<u32> {
         self.groups.get(lbn as usize).copied().filter(|&g| g != NIL)
@@ -95,34 +103,39 @@ impl GroupStore {
         self.group_slab.get(g)
     }
     pub fn mask_of(&self, lpn: Lpn) -> SectorMask {
-        self.pages
-            .get(&lpn)
-            .map_or(0, |&i| self.page_slab.get(i).mask)
+        key(lpn)
+            .and_then(|k| self.pages.get(k))
+            .map_or(0, |i| self.page_slab.get(i).mask)
     }
 
     /// Buffer sectors `mask` of `lpn` (no eviction here: the policy makes room first).
-    pub fn write(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32) -> Written {
+    pub fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+    ) -> Result<Written> {
         let lbn = self.lbn_of(lpn);
-        // One hash probe, whether the page is buffered or not.
-        let slot = match self.pages.entry(lpn) {
-            Entry::Occupied(e) => {
-                let p = self.page_slab.get_mut(*e.get());
-                let before = p.mask;
-                p.mask |= mask;
-                p.version = version;
-                let added = (p.mask & !before).count_ones();
-                let g = self.groups[lbn as usize];
-                let gm = self.group_slab.get_mut(g);
-                gm.hint = hint;
-                gm.sectors += added;
-                return Written {
-                    group: g,
-                    before,
-                    new_group: false,
-                };
-            }
-            Entry::Vacant(v) => v,
-        };
+        let k = checked_key(lpn)?;
+        // One index probe, whether the page is buffered or not.
+        let (slot, found) = self.pages.find(k);
+        if found {
+            let p = self.page_slab.get_mut(self.pages.value(slot));
+            let before = p.mask;
+            p.mask |= mask;
+            p.version = version;
+            let added = (p.mask & !before).count_ones();
+            let g = self.groups[lbn as usize];
+            let gm = self.group_slab.get_mut(g);
+            gm.hint = hint;
+            gm.sectors += added;
+            return Ok(Written {
+                group: g,
+                before,
+                new_group: false,
+            });
+        }
         let (g, new_group) = match self.groups.get(lbn as usize) {
             Some(&g) if g != NIL => (g, false),
             _ => {
@@ -152,13 +165,13 @@ impl GroupStore {
         gm.n_pages += 1;
         gm.sectors += mask.count_ones();
         gm.hint = hint;
-        slot.insert(pi);
+        self.pages.insert_at(slot, k, pi);
         self.held += 1;
-        Written {
+        Ok(Written {
             group: g,
             before: 0,
             new_group,
-        }
+        })
     }
 
     /// Flush group `g` whole (ascending offsets, padded if `padding` says so) and forget it.
@@ -177,7 +190,8 @@ impl GroupStore {
         while cur != NIL {
             let p = *self.page_slab.get(cur);
             self.page_slab.release(cur);
-            self.pages.remove(&p.lpn);
+            // Checked by `checked_key` when the page was buffered.
+            self.pages.remove(p.lpn as u32);
             self.scratch.push(PageWrite {
                 offset: self.offset_of(p.lpn),
                 mask: p.mask,
@@ -202,7 +216,7 @@ impl GroupStore {
     /// Drop `lpn`. Returns its group's slot and whether the group is now empty (then it is
     /// already forgotten here; the policy unlinks it). None if the page was not buffered.
     pub fn trim(&mut self, lpn: Lpn) -> Option<(u32, bool)> {
-        let pi = self.pages.remove(&lpn)?;
+        let pi = self.pages.remove(key(lpn)?)?;
         let lbn = self.lbn_of(lpn);
         let g = self.groups[lbn as usize];
         let page = *self.page_slab.get(pi);
@@ -317,5 +331,31 @@ pub(crate) mod testutil {
         fn view(&self) -> &dyn FtlView {
             &self.view
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page index takes LPNs below 2^32 − 1: a larger one is an error naming it, and none
+    /// aliases a small LPN with the same low 32 bits.
+    #[test]
+    fn lpns_beyond_the_index_range() {
+        // Large blocks: the group table is indexed by LBN (the engine bounds LBNs by the device).
+        let mut s = GroupStore::new(8, 1 << 16);
+        let top = u32::MAX as u64 - 1;
+        assert_eq!(s.write(top, 1, 1, 0).unwrap().before, 0);
+        assert_eq!(s.write(5, 2, 2, 0).unwrap().before, 0);
+        assert_eq!(s.write(5, 4, 3, 0).unwrap().before, 2);
+        let err = s.write(top + 1, 1, 4, 0).err().expect("beyond the index");
+        assert!(
+            err.to_string().contains(&format!("LPN {}", top + 1)),
+            "{err}"
+        );
+        let alias = (1u64 << 32) + 5;
+        assert!(s.write(alias, 1, 5, 0).is_err());
+        assert!(!s.has_page(alias) && s.mask_of(alias) == 0 && s.trim(alias).is_none());
+        assert_eq!((s.held(), s.mask_of(5), s.mask_of(top)), (2, 6, 1));
     }
 }

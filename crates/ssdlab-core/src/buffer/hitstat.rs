@@ -160,7 +160,7 @@ impl HitStatBuffer {
         let n_lists = bounds.len() + 1;
         HitStatBuffer {
             capacity: bp.capacity_pages,
-            store: GroupStore::new(bp.pages_per_block),
+            store: GroupStore::new(bp.capacity_pages, bp.pages_per_block),
             sectors_per_block: spb,
             bounds,
             links: Links::default(),
@@ -295,6 +295,12 @@ impl HitStatBuffer {
 }
 
 impl WriteBuffer for HitStatBuffer {
+    /// The page index slot and group entry of `lpn`.
+    #[inline]
+    fn prefetch(&mut self, lpn: Lpn) {
+        self.store.prefetch(lpn);
+    }
+
     fn begin_request(&mut self) {
         // A period = write requests (k−1)·period+1 … k·period; adapt before the next one.
         if self.p.period > 0 && self.now > 0 && self.now.is_multiple_of(self.p.period) {
@@ -322,7 +328,7 @@ impl WriteBuffer for HitStatBuffer {
             let c = self.class[g as usize] as usize;
             self.links.remove(&mut self.lists[c], g);
         }
-        let w = self.store.write(lpn, mask, version, hint);
+        let w = self.store.write(lpn, mask, version, hint)?;
         let g = w.group;
         if w.new_group {
             self.misses += 1;

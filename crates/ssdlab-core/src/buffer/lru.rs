@@ -3,15 +3,14 @@
 //! Read hits do not change the order.
 //!
 //! Layout (the hot path of page-level runs): every buffered page is one 32-byte node (LPN, mask,
-//! version, hint and its u32 LRU links) in a `Vec`, found through an open-addressing table of
-//! 8-byte (LPN, node index) slots (linear probing, load ≤ 1/2, backward-shift deletion). The table
-//! holds the keys, so a miss, the victim's removal and the shifts behind it never touch a node:
-//! the chain of dependent cache accesses per page stays short. The whole structure of a 64 MiB
-//! buffer (16 Ki pages) is ~0.75 MiB and stays in the L2 cache. Keys are u32: LPNs must be below
-//! 2^32 − 1, as every FTL's own tables require (a larger one is an error, not a silent alias).
+//! version, hint and its u32 LRU links) in a `Vec`, found through the page index
+//! ([`super::index`]), which holds the keys: a miss, the victim's removal and the shifts behind
+//! it never touch a node, so the chain of dependent cache accesses per page stays short. The
+//! whole structure of a 64 MiB buffer (16 Ki pages) is ~0.75 MiB and stays in the L2 cache.
 
+use super::index::{checked_key, key, LpnIndex};
 use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::units::{Divisor, Lpn, SectorMask};
 
 const NIL: u32 = u32::MAX;
@@ -19,27 +18,6 @@ const NIL: u32 = u32::MAX;
 const P2L_AHEAD: usize = 2;
 const L2P_AHEAD: usize = 4;
 const NODE_AHEAD: usize = 6;
-
-/// One table slot: a buffered page's LPN and its node, or [`Slot::EMPTY`].
-#[derive(Clone, Copy)]
-struct Slot {
-    lpn: u32,
-    node: u32,
-}
-
-impl Slot {
-    /// No key is u32::MAX ([`key`]), so an empty slot never matches a lookup.
-    const EMPTY: Slot = Slot {
-        lpn: u32::MAX,
-        node: NIL,
-    };
-}
-
-/// The table key of `lpn` (None beyond the table's range).
-#[inline(always)]
-fn key(lpn: Lpn) -> Option<u32> {
-    u32::try_from(lpn).ok().filter(|&k| k != u32::MAX)
-}
 
 #[derive(Clone, Copy)]
 struct Node {
@@ -63,27 +41,16 @@ pub struct LruBuffer {
     head: u32,
     tail: u32,
     len: u32,
-    /// The buffered LPNs and their nodes, by hash; its length is a power of two.
-    table: Vec<Slot>,
-    /// 64 − log2(table length): the hash is the top bits of a multiplicative hash.
-    shift: u32,
+    /// The buffered LPNs and their nodes.
+    index: LpnIndex,
     /// The next victims as last seen: `ahead[d]` is the node `d` places up from the tail. Only
     /// prefetch hints are drawn from it, so it may go stale (a hit moves a node away); it is
     /// walked again from the tail when it no longer starts where the list does.
     ahead: [u32; NODE_AHEAD],
 }
 
-#[inline(always)]
-fn hash(lpn: Lpn, shift: u32) -> usize {
-    (lpn.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
-}
-
 impl LruBuffer {
     pub fn new(capacity_pages: u64, pages_per_block: u64) -> Self {
-        // Load ≤ 1/2 at capacity (the table grows past 2^24 slots only as pages arrive).
-        let slots = (capacity_pages.saturating_add(1).saturating_mul(2))
-            .clamp(16, 1 << 24)
-            .next_power_of_two();
         let cap = capacity_pages.saturating_add(1).min(1 << 22) as usize;
         LruBuffer {
             capacity: capacity_pages,
@@ -94,74 +61,7 @@ impl LruBuffer {
             head: NIL,
             tail: NIL,
             len: 0,
-            table: vec![Slot::EMPTY; slots as usize],
-            shift: 64 - slots.trailing_zeros(),
-        }
-    }
-
-    #[inline(always)]
-    fn table_mask(&self) -> usize {
-        self.table.len() - 1
-    }
-
-    /// Table position holding key `lpn`, or the empty position where it would go.
-    #[inline(always)]
-    fn probe(&self, lpn: u32) -> (usize, bool) {
-        let m = self.table_mask();
-        let mut pos = hash(lpn as Lpn, self.shift);
-        loop {
-            let e = self.table[pos];
-            if e.lpn == lpn {
-                return (pos, true);
-            }
-            if e.node == NIL {
-                return (pos, false);
-            }
-            pos = (pos + 1) & m;
-        }
-    }
-
-    /// Double the table (keeps the load at most 1/2 for any capacity).
-    #[cold]
-    fn grow(&mut self) {
-        let slots = self.table.len() * 2;
-        self.table = vec![Slot::EMPTY; slots];
-        self.shift -= 1;
-        let m = slots - 1;
-        let mut i = self.head;
-        while i != NIL {
-            let lpn = self.nodes[i as usize].lpn;
-            let mut pos = hash(lpn, self.shift);
-            while self.table[pos].node != NIL {
-                pos = (pos + 1) & m;
-            }
-            // Checked by `key` when the page was buffered.
-            self.table[pos] = Slot {
-                lpn: lpn as u32,
-                node: i,
-            };
-            i = self.nodes[i as usize].next;
-        }
-    }
-
-    /// Remove the table entry at `pos` (backward-shift deletion: no tombstones).
-    #[inline]
-    fn table_remove(&mut self, mut pos: usize) {
-        let m = self.table_mask();
-        let mut j = pos;
-        loop {
-            j = (j + 1) & m;
-            let e = self.table[j];
-            if e.node == NIL {
-                self.table[pos] = Slot::EMPTY;
-                return;
-            }
-            let home = hash(e.lpn as Lpn, self.shift);
-            // The entry at j may move back to pos unless its home lies cyclically in (pos, j].
-            if (j.wrapping_sub(home) & m) >= (j.wrapping_sub(pos) & m) {
-                self.table[pos] = e;
-                pos = j;
-            }
+            index: LpnIndex::new(capacity_pages),
         }
     }
 
@@ -224,8 +124,8 @@ impl LruBuffer {
         if deep != NIL {
             let lpn = self.nodes[deep as usize].lpn;
             sink.prefetch(lpn, true);
-            // Its table slot too (the eviction removes it).
-            crate::units::prefetch(&self.table, hash(lpn, self.shift));
+            // Its index slot too (the eviction removes it).
+            self.index.prefetch(lpn);
         }
         let l2p = self.ahead[L2P_AHEAD - 1];
         if l2p != NIL {
@@ -249,9 +149,10 @@ impl LruBuffer {
         }
         self.prefetch_victims(n.prev, sink);
         self.len -= 1;
-        let (pos, found) = self.probe(n.lpn as u32);
-        debug_assert!(found && self.table[pos].node == i);
-        self.table_remove(pos);
+        // Checked by `key` when the page was buffered.
+        let (pos, found) = self.index.find(n.lpn as u32);
+        debug_assert!(found && self.index.value(pos) == i);
+        self.index.remove_at(pos);
         self.free.push(i);
         let page = [PageWrite {
             offset: self.ppb.modulo(n.lpn) as u32,
@@ -268,10 +169,10 @@ impl LruBuffer {
 }
 
 impl WriteBuffer for LruBuffer {
-    /// The table slot where the lookup of `lpn` starts.
+    /// The index slot where the lookup of `lpn` starts.
     #[inline]
     fn prefetch(&mut self, lpn: Lpn) {
-        crate::units::prefetch(&self.table, hash(lpn, self.shift));
+        self.index.prefetch(lpn);
     }
 
     #[inline]
@@ -283,14 +184,10 @@ impl WriteBuffer for LruBuffer {
         hint: u32,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        let k = key(lpn).ok_or_else(|| {
-            SimError::Invalid(format!(
-                "LPN {lpn} is beyond the lru buffer's index (LPNs below 2^32 − 1)"
-            ))
-        })?;
-        let (mut pos, found) = self.probe(k);
+        let k = checked_key(lpn)?;
+        let (pos, found) = self.index.find(k);
         if found {
-            let i = self.table[pos].node;
+            let i = self.index.value(pos);
             let n = &mut self.nodes[i as usize];
             let before = n.mask;
             n.mask |= mask;
@@ -304,10 +201,6 @@ impl WriteBuffer for LruBuffer {
         }
         // The victim (the LRU tail, never the page just inserted at the head) is flushed after
         // the insertion, which is equivalent to evicting first: it does not depend on the page.
-        if (self.len as usize + 1) * 2 > self.table.len() {
-            self.grow();
-            pos = self.probe(k).0;
-        }
         let node = Node {
             lpn,
             mask,
@@ -326,7 +219,7 @@ impl WriteBuffer for LruBuffer {
                 (self.nodes.len() - 1) as u32
             }
         };
-        self.table[pos] = Slot { lpn: k, node: i };
+        self.index.insert_at(pos, k, i);
         self.push_front(i);
         self.len += 1;
         if self.len as u64 > self.capacity {
@@ -342,22 +235,17 @@ impl WriteBuffer for LruBuffer {
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
         let Some(k) = key(lpn) else { return Ok(0) };
-        let (pos, found) = self.probe(k);
-        Ok(if found {
-            self.nodes[self.table[pos].node as usize].mask
-        } else {
-            0
+        Ok(match self.index.get(k) {
+            Some(i) => self.nodes[i as usize].mask,
+            None => 0,
         })
     }
 
     fn trim(&mut self, lpn: Lpn) {
         let Some(k) = key(lpn) else { return };
-        let (pos, found) = self.probe(k);
-        if found {
-            let i = self.table[pos].node;
+        if let Some(i) = self.index.remove(k) {
             self.unlink(i);
             self.len -= 1;
-            self.table_remove(pos);
             self.free.push(i);
         }
     }
@@ -429,8 +317,7 @@ mod tests {
         let mut rng = crate::rng::Rng::new(5);
         for cap in [1u64, 3, 40] {
             let mut b = LruBuffer::new(cap, 4);
-            b.table = vec![Slot::EMPTY; 4];
-            b.shift = 62;
+            b.index = LpnIndex::with_slots(4);
             let mut model: Vec<(u64, SectorMask, u32)> = vec![];
             let mut sink = Sink(vec![]);
             let mut want = vec![];
