@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(s.write(top, 1, 1, 0).unwrap().before, 0);
         assert_eq!(s.write(5, 2, 2, 0).unwrap().before, 0);
         assert_eq!(s.write(5, 4, 3, 0).unwrap().before, 2);
-        let err = s.write(top + 1, 1, 4, 0).err().expect("beyond the index");
+        let err = s.write(top + 1, 1, 4, 0).expect_err("beyond the index");
         assert!(
             err.to_string().contains(&format!("LPN {}", top + 1)),
             "{err}"
