@@ -124,13 +124,13 @@ impl VictimSelector {
         self.push_tail(l, b);
     }
 
-    /// One page of block `b` was invalidated; `valid` is its new valid count.
     /// Block `b` will soon lose a valid page: start loading its entry.
     #[inline]
     pub fn prefetch(&self, b: u32) {
         crate::units::prefetch(&self.links, b as usize);
     }
 
+    /// One page of block `b` was invalidated; `valid` is its new valid count.
     #[inline]
     pub fn on_invalidate(&mut self, b: u32, valid: u32) {
         if self.policy == VictimPolicy::Greedy && self.links[b as usize].sealed {

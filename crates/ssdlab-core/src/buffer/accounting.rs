@@ -32,13 +32,13 @@ impl GroupStats {
         })
     }
 
-    /// One flush of `pages` pages of logical block `lbn`.
     /// Block `lbn` will be flushed soon: start loading its last-flush index.
     #[inline]
     pub fn prefetch(&self, lbn: u64) {
         crate::units::prefetch(&self.last_flush, lbn as usize);
     }
 
+    /// One flush of `pages` pages of logical block `lbn`.
     #[inline]
     pub fn record(&mut self, lbn: u64, pages: usize) {
         self.flushes += 1;

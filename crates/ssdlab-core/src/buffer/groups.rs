@@ -136,9 +136,9 @@ impl GroupStore {
                 new_group: false,
             });
         }
-        let (g, new_group) = match self.groups.get(lbn as usize) {
-            Some(&g) if g != NIL => (g, false),
-            _ => {
+        let (g, new_group) = match self.group_of(lbn) {
+            Some(g) => (g, false),
+            None => {
                 let g = self.group_slab.insert(Group {
                     lbn,
                     first: NIL,

@@ -64,7 +64,6 @@ struct Chains {
     slot: Vec<Option<Chain>>,
     lens: Vec<u32>,
     present: Vec<u64>,
-    len: usize,
     /// Block lists of removed chains, reused (a chain is made and merged millions of times).
     spare: Vec<Vec<u32>>,
 }
@@ -75,14 +74,13 @@ impl Chains {
             slot: (0..lbns).map(|_| None).collect(),
             lens: vec![0; lbns as usize],
             present: vec![0; lbns.div_ceil(64) as usize],
-            len: 0,
             spare: Vec::new(),
         }
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.len
+        self.lbns_from(0).count()
     }
 
     #[cfg(test)]
@@ -100,7 +98,6 @@ impl Chains {
         let s = &mut self.slot[lbn as usize];
         if s.is_none() {
             self.present[lbn as usize / 64] |= 1 << (lbn % 64);
-            self.len += 1;
         }
         s.get_or_insert_with(|| Chain {
             blocks: self.spare.pop().unwrap_or_default(),
@@ -115,7 +112,6 @@ impl Chains {
         let ch = self.slot[*lbn as usize].take()?;
         self.present[*lbn as usize / 64] &= !(1 << (lbn % 64));
         self.lens[*lbn as usize] = 0;
-        self.len -= 1;
         Some(ch)
     }
 
@@ -125,30 +121,22 @@ impl Chains {
         self.spare.push(ch.blocks);
     }
 
-    /// LBNs with a chain in `lo..hi`, in order.
-    fn lbns(&self, lo: u64, hi: u64) -> impl Iterator<Item = Lbn> + '_ {
-        let (lo, hi) = (lo.min(hi) as usize, hi as usize);
-        (lo / 64..hi.div_ceil(64)).flat_map(move |w| {
-            let mut word = self.present[w];
-            if w == lo / 64 {
-                word &= !0 << (lo % 64);
-            }
-            if w == hi / 64 {
-                word &= (1 << (hi % 64)) - 1;
-            }
-            std::iter::from_fn(move || {
-                let b = word.trailing_zeros();
-                word &= word.wrapping_sub(1);
-                (b < 64).then_some((w * 64) as Lbn + b as Lbn)
-            })
-        })
-    }
-
     /// LBNs with a chain in LBN order from `cursor`, wrapping around.
-    fn lbns_from(&self, cursor: Lbn) -> impl Iterator<Item = Lbn> + '_ {
-        let n = self.slot.len() as u64;
-        let cursor = cursor.min(n);
-        self.lbns(cursor, n).chain(self.lbns(0, cursor))
+    fn lbns_from(&self, cursor: Lbn) -> Walk<'_> {
+        // A cursor past the last LBN (after a victim at the end) starts the walk at 0.
+        let cursor = if cursor as usize >= self.slot.len() {
+            0
+        } else {
+            cursor as usize
+        };
+        let (start, low) = (cursor / 64, cursor % 64);
+        Walk {
+            present: &self.present,
+            low,
+            k: 0,
+            w: start,
+            bits: self.present.get(start).map_or(0, |&b| b & (!0 << low)),
+        }
     }
 
     /// Every (LBN, chain), in LBN order from `cursor`, wrapping around.
@@ -164,44 +152,52 @@ impl Chains {
 
     /// Among the first `lookahead` chains in LBN order from `cursor` (wrapping around), the
     /// longest; the first met wins ties, so the walk stops at a chain of `limit` blocks, which
-    /// none exceeds. The same walk as [`Chains::lbns_from`], written out over the bitmap's words
-    /// (run once per log block claimed).
+    /// none exceeds.
     fn longest_from(&self, cursor: Lbn, lookahead: usize, limit: usize) -> Option<Lbn> {
-        let words = self.present.len();
-        let cursor = if cursor as usize >= self.slot.len() {
-            0
-        } else {
-            cursor as usize
-        };
-        let (start, low) = (cursor / 64, cursor % 64);
-        let mut best: Option<(usize, usize)> = None;
-        let mut seen = 0;
-        for k in 0..=words {
-            let w = (start + k) % words;
-            let mut bits = self.present[w];
-            if k == 0 {
-                bits &= !0 << low;
-            }
-            if k == words {
-                bits &= (1 << low) - 1;
-            }
-            while bits != 0 {
-                let l = w * 64 + bits.trailing_zeros() as usize;
-                let len = self.lens[l] as usize;
-                if best.is_none_or(|(_, longest)| len > longest) {
-                    best = Some((l, len));
-                    if len >= limit {
-                        return Some(l as Lbn);
-                    }
+        let mut best: Option<(Lbn, usize)> = None;
+        for l in self.lbns_from(cursor).take(lookahead) {
+            let len = self.lens[l as usize] as usize;
+            if best.is_none_or(|(_, longest)| len > longest) {
+                best = Some((l, len));
+                if len >= limit {
+                    break;
                 }
-                seen += 1;
-                if seen == lookahead {
-                    return best.map(|(l, _)| l as Lbn);
-                }
-                bits &= bits - 1;
             }
         }
-        best.map(|(l, _)| l as Lbn)
+        best.map(|(l, _)| l)
+    }
+}
+
+/// The set bits of a bitmap from bit `64·w + low` on (`w` the first word), wrapping around once:
+/// the words from `w` on, then word `w`'s bits below `low`.
+struct Walk<'a> {
+    present: &'a [u64],
+    low: usize,
+    /// Words visited after the first (the last visit, `k` = words, is word `start` again).
+    k: usize,
+    w: usize,
+    bits: u64,
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Lbn;
+    #[inline]
+    fn next(&mut self) -> Option<Lbn> {
+        let words = self.present.len();
+        while self.bits == 0 {
+            if self.k >= words {
+                return None;
+            }
+            self.k += 1;
+            self.w = if self.w + 1 == words { 0 } else { self.w + 1 };
+            self.bits = self.present[self.w];
+            if self.k == words {
+                self.bits &= (1 << self.low) - 1;
+            }
+        }
+        let l = self.w * 64 + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(l as Lbn)
     }
 }
 

@@ -164,6 +164,18 @@ impl Store {
         nand.counters.programs[Cause::Merge as usize] += n as u64;
     }
 
+    /// Start loading the L2P entries `lpn..lpn + n` and the P2L entries `ppn..ppn + n` of a merge,
+    /// a cache line each, all at once: one iteration per page is too long for the core to run
+    /// far enough ahead on its own.
+    #[inline]
+    fn prefetch_merge(&self, lpn: usize, ppn: usize, n: usize) {
+        const PER_LINE: usize = 64 / std::mem::size_of::<u32>();
+        for o in (0..n).step_by(PER_LINE) {
+            prefetch(&self.l2p, lpn + o);
+            prefetch(&self.p2l, ppn + o);
+        }
+    }
+
     /// Merge copies into block `b`: the newest copy of every mapped page of `lbn` at offsets
     /// `from..ppb` is read and programmed at its own offset of `b` (free there). Returns the
     /// number of copies.
@@ -171,12 +183,9 @@ impl Store {
         let ppb = self.ppb as usize;
         let first = lbn as usize * ppb;
         let base = b * self.ppb;
-        // Start every cache line's load at once: one iteration per page is too long for the
-        // core to run far enough ahead on its own.
-        for o in (from as usize..ppb).step_by(16) {
-            prefetch(&self.l2p, first + o);
-            prefetch(&self.p2l, base as usize + o);
-        }
+        let n_offsets = ppb - from as usize;
+        self.prefetch_merge(first + from as usize, (base + from) as usize, n_offsets);
+        // ... and the old copies' P2L entries.
         for o in from as usize..ppb {
             prefetch(&self.p2l, self.l2p[first + o] as usize);
         }
@@ -216,10 +225,7 @@ impl Store {
         let ppb = self.ppb as usize;
         let (lo, hi) = (lbn as usize * ppb + from as usize, (lbn as usize + 1) * ppb);
         let base = (b * self.ppb + from) as usize;
-        for o in (0..hi - lo).step_by(16) {
-            prefetch(&self.l2p, lo + o);
-            prefetch(&self.p2l, base + o);
-        }
+        self.prefetch_merge(lo, base, hi - lo);
         if self.check {
             for (i, &src) in self.l2p[lo..hi].iter().enumerate() {
                 if src != NONE {

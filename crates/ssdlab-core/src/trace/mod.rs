@@ -581,9 +581,10 @@ impl Iterator for TraceReader {
 }
 
 impl TraceReader {
-    /// Requests already decoded ahead (binary traces without a device filter), handed to `f`
-    /// in file order with their lines; stops at `f`'s first error. Returns how many (0 when
-    /// nothing is decoded ahead: [`Iterator::next`] then reads on and decodes the next run).
+    /// The well-formed records already loaded (binary traces without a device filter), decoded
+    /// in place and handed to `f` in file order, each with the byte offset of a request a few
+    /// places on (a prefetch hint) and its line; stops at `f`'s first error. Returns how many (0
+    /// when none is loaded: [`Iterator::next`] then reads on).
     #[inline(always)]
     pub fn drain_run(&mut self, f: impl FnMut(&Request, u64, u64) -> Result<()>) -> Result<usize> {
         match (&mut self.src, self.device, &self.reorder) {
