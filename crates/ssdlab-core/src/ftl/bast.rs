@@ -55,6 +55,9 @@ use crate::units::{prefetch, Geometry, Lbn, Lpn};
 struct Chain {
     blocks: Vec<u32>,
     last_write: u64,
+    /// The last block holds offsets 0..w−1 in order, all valid (w its programmed pages): kept
+    /// as pages are logged and trimmed, so that classifying a merge need not read its P2L.
+    in_order: bool,
 }
 
 /// LBN → its log chain: a slot per LBN, the chain lengths packed apart (what the victim's walk
@@ -99,12 +102,13 @@ impl Chains {
         if s.is_none() {
             self.present[lbn as usize / 64] |= 1 << (lbn % 64);
         }
-        s.get_or_insert_with(|| Chain {
+        let ch = s.get_or_insert_with(|| Chain {
             blocks: self.spare.pop().unwrap_or_default(),
             last_write: tick,
-        })
-        .blocks
-        .push(b);
+            in_order: true,
+        });
+        ch.blocks.push(b);
+        ch.in_order = true;
         self.lens[lbn as usize] += 1;
     }
 
@@ -319,11 +323,12 @@ impl BastFtl {
             return Merge::Full;
         }
         let ppb = self.s.ppb;
-        let first = lbn * ppb as u64;
         let w = self.s.written[last as usize];
-        let in_order =
-            (0..w).all(|i| self.s.p2l[(last * ppb + i) as usize] as u64 == first + i as u64);
-        match (in_order, w == ppb) {
+        debug_assert_eq!(ch.in_order, {
+            let first = lbn * ppb as u64;
+            (0..w).all(|i| self.s.p2l[(last * ppb + i) as usize] as u64 == first + i as u64)
+        });
+        match (ch.in_order, w == ppb) {
             (true, true) => Merge::Switch,
             (true, false) => Merge::Partial,
             _ => Merge::Full,
@@ -462,6 +467,7 @@ impl BastFtl {
                 let w = self.s.written[last as usize];
                 if w < ppb {
                     ch.last_write = self.tick;
+                    ch.in_order &= p.offset == w;
                     self.tick += 1;
                     self.s.program_unit(lpn, last * ppb + w, p, nand);
                     if w + 1 == ppb && (self.single || self.classify(lbn) == Merge::Switch) {
@@ -527,6 +533,15 @@ impl Ftl for BastFtl {
     }
 
     fn trim(&mut self, lpn: Lpn) {
+        let old = self.s.l2p.get(lpn as usize).copied().unwrap_or(NONE);
+        if old != NONE {
+            let lbn = lpn / self.s.ppb as u64;
+            if let Some(ch) = self.chains.get_mut(&lbn) {
+                if old / self.s.ppb == *ch.blocks.last().unwrap() {
+                    ch.in_order = false;
+                }
+            }
+        }
         self.s.trim(lpn);
     }
 
