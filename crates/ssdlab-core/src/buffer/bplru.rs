@@ -90,12 +90,13 @@ impl BplruBuffer {
         self.store.group(g).n_pages as u64 == self.store.ppb
     }
 
+    /// The group evicted next: the least recently used full group, else the least recently used.
+    fn victim(&self) -> Option<u32> {
+        [self.full.tail, self.lru.tail].into_iter().find(|&g| g != NIL)
+    }
+
     fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        let g = if self.full.tail != NIL {
-            self.full.tail
-        } else if self.lru.tail != NIL {
-            self.lru.tail
-        } else {
+        let Some(g) = self.victim() else {
             return Ok(false);
         };
         if self.is_full(g) {
@@ -103,6 +104,10 @@ impl BplruBuffer {
         }
         self.links.remove(&mut self.lru, g);
         self.store.flush_group(g, &mut *self.padding, sink)?;
+        // Likely the next victim (unless written before then): start loading its mapping.
+        if let Some(next) = self.victim() {
+            sink.prefetch_unit(self.store.group(next).lbn);
+        }
         Ok(true)
     }
 }

@@ -56,6 +56,11 @@ pub trait FlushSink {
     fn prefetch(&self, lpn: Lpn, deep: bool) {
         self.view().prefetch(lpn, deep)
     }
+    /// A unit of `lbn` is likely the next flushed (see [`FtlView::prefetch_unit`]).
+    #[inline]
+    fn prefetch_unit(&self, lbn: Lbn) {
+        self.view().prefetch_unit(lbn)
+    }
 }
 
 /// Construction parameters every buffer receives.

@@ -9,7 +9,7 @@ use crate::ftl::page::PageFtl;
 use crate::ftl::{Ftl, FtlView, Shape, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, Nand};
-use crate::units::{Divisor, Geometry, SectorMask};
+use crate::units::{Divisor, Geometry, Lbn, SectorMask};
 use std::any::Any;
 
 /// The FTL below the buffer. The page FTL, the common case, is held as itself: the one-page
@@ -176,5 +176,11 @@ impl FlushSink for Backend {
             FtlBox::Page(f) => f.prefetch(lpn, deep),
             FtlBox::Other(f) => f.prefetch(lpn, deep),
         }
+    }
+
+    #[inline]
+    fn prefetch_unit(&self, lbn: Lbn) {
+        self.groups.prefetch(lbn);
+        self.view().prefetch_unit(lbn);
     }
 }

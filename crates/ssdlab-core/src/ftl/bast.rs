@@ -502,6 +502,18 @@ impl FtlView for BastFtl {
             _ => self.stats.stat(name, self.log_limit),
         }
     }
+    /// The LBN's L2P entries, its data block's P2L entries (whether each offset is free there)
+    /// and its chain.
+    #[inline]
+    fn prefetch_unit(&self, lbn: Lbn) {
+        let Some(&d) = self.data.get(lbn as usize) else {
+            return;
+        };
+        let ppb = self.s.ppb as usize;
+        let ppn = if d == NONE { 0 } else { d as usize * ppb };
+        self.s.prefetch_merge(lbn as usize * ppb, ppn, ppb);
+        prefetch(&self.chains.slot, lbn as usize);
+    }
 }
 
 impl Ftl for BastFtl {

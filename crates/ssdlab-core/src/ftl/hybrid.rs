@@ -168,7 +168,7 @@ impl Store {
     /// a cache line each, all at once: one iteration per page is too long for the core to run
     /// far enough ahead on its own.
     #[inline]
-    fn prefetch_merge(&self, lpn: usize, ppn: usize, n: usize) {
+    pub fn prefetch_merge(&self, lpn: usize, ppn: usize, n: usize) {
         const PER_LINE: usize = 64 / std::mem::size_of::<u32>();
         for o in (0..n).step_by(PER_LINE) {
             prefetch(&self.l2p, lpn + o);

@@ -34,6 +34,10 @@ pub trait FtlView {
     /// mapping is likely loaded) what the mapping points to. Changes nothing; the default does
     /// nothing.
     fn prefetch(&self, _lpn: Lpn, _deep: bool) {}
+    /// A unit of logical block `lbn` is likely the next one flushed (a block-grouped buffer's
+    /// next victim): an FTL may start loading the block's mapping. Changes nothing; the default
+    /// does nothing.
+    fn prefetch_unit(&self, _lbn: Lbn) {}
 }
 
 /// How a flush unit relates to its logical block.
