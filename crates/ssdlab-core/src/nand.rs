@@ -1,5 +1,5 @@
-//! NAND array accounting (counts mode): every page read, page program and block erase goes
-//! through here, tagged with its cause. WAF and every "by cause" breakdown derive from these
+//! NAND array accounting: every page read, page program and block erase goes through here,
+//! tagged with its cause and address. WAF and every "by cause" breakdown derive from these
 //! counters and nowhere else.
 
 use crate::config::NandConfig;
@@ -68,11 +68,33 @@ impl NandCounters {
     }
 }
 
-/// Per-block wear and the cause-tagged operation counters.
+/// What a NAND operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum OpKind {
+    Read = 0,
+    Program = 1,
+    Erase = 2,
+}
+
+/// One NAND operation with its address, as the timed engine schedules it: `addr` is the PPN of a
+/// read or program and the block number of an erase (the FTL's numbering; the timed engine maps
+/// it to a channel and die, `crate::timed::layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NandOp {
+    pub kind: OpKind,
+    pub cause: Cause,
+    pub addr: u32,
+}
+
+/// Per-block wear, the cause-tagged operation counters and, in timed mode, the log of operations
+/// since the engine last took them.
 #[derive(Clone, Debug)]
 pub struct Nand {
     pub counters: NandCounters,
     pub erase_counts: Vec<u32>,
+    logging: bool,
+    log: Vec<NandOp>,
 }
 
 impl Nand {
@@ -80,20 +102,57 @@ impl Nand {
         Nand {
             counters: NandCounters::default(),
             erase_counts: vec![0; physical_blocks as usize],
+            logging: false,
+            log: Vec::new(),
         }
     }
     #[inline]
-    pub fn read(&mut self, cause: Cause) {
+    pub fn read(&mut self, cause: Cause, ppn: u32) {
         self.counters.reads[cause as usize] += 1;
+        self.record(OpKind::Read, cause, ppn);
     }
     #[inline]
-    pub fn program(&mut self, cause: Cause) {
+    pub fn program(&mut self, cause: Cause, ppn: u32) {
         self.counters.programs[cause as usize] += 1;
+        self.record(OpKind::Program, cause, ppn);
     }
     #[inline]
     pub fn erase(&mut self, pbn: u32) {
         self.counters.erases += 1;
         self.erase_counts[pbn as usize] += 1;
+        self.record(OpKind::Erase, Cause::Host, pbn);
+    }
+
+    /// Keep a log of every operation with its address (timed mode); off, nothing is kept.
+    pub fn set_logging(&mut self, on: bool) {
+        self.logging = on;
+        self.log.clear();
+    }
+    /// Whether operations are logged: callers that count operations in bulk
+    /// ([`Nand::log_copy`]) only walk their addresses then.
+    #[inline]
+    pub fn logging(&self) -> bool {
+        self.logging
+    }
+    /// Log a copy (a read of `src`, then a program of `dst`) whose counts the caller adds in bulk.
+    #[inline]
+    pub fn log_copy(&mut self, cause: Cause, src: u32, dst: u32) {
+        self.record(OpKind::Read, cause, src);
+        self.record(OpKind::Program, cause, dst);
+    }
+    /// The operations logged since the last [`Nand::clear_log`], in issue order.
+    pub fn log(&self) -> &[NandOp] {
+        &self.log
+    }
+    pub fn clear_log(&mut self) {
+        self.log.clear();
+    }
+
+    #[inline(always)]
+    fn record(&mut self, kind: OpKind, cause: Cause, addr: u32) {
+        if self.logging {
+            self.log.push(NandOp { kind, cause, addr });
+        }
     }
 }
 

@@ -561,6 +561,10 @@ impl Ftl for BastFtl {
         self.s.version_of(lpn)
     }
 
+    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+        self.s.ppn_of(lpn)
+    }
+
     fn check_integrity(&self, latest: &[u32]) -> Result<()> {
         self.s.check_all(latest)?;
         let mut logs = 0u64;

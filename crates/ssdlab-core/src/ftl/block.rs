@@ -98,6 +98,10 @@ impl Ftl for BlockFtl {
         self.s.version_of(lpn)
     }
 
+    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+        self.s.ppn_of(lpn)
+    }
+
     fn check_integrity(&self, latest: &[u32]) -> Result<()> {
         self.s.check_all(latest)?;
         // Every valid page sits at its own offset of its LBN's data block.

@@ -342,6 +342,10 @@ impl Ftl for FastFtl {
         self.s.version_of(lpn)
     }
 
+    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+        self.s.ppn_of(lpn)
+    }
+
     fn check_integrity(&self, latest: &[u32]) -> Result<()> {
         self.s.check_all(latest)?;
         if self.rw.len() > self.rw_limit {

@@ -130,7 +130,7 @@ impl Store {
         if self.check {
             self.oob[ppn as usize] = version;
         }
-        nand.program(cause);
+        nand.program(cause, ppn);
     }
 
     /// Host/pad page of a flush unit: also remembers its version as the latest.
@@ -152,6 +152,19 @@ impl Store {
         self.p2l[dst as usize] = lpn as u32;
         if self.check {
             self.oob[dst as usize] = self.oob[src as usize];
+        }
+    }
+
+    /// Timed mode: log the merge copies of the mapped pages among LPNs `lpn..lpn + n` to PPNs
+    /// `ppn..ppn + n` (before the caller moves them; their counts come in bulk, [`Store::copied`]).
+    fn log_copies(&self, lpn: usize, ppn: u32, n: usize, nand: &mut Nand) {
+        if !nand.logging() {
+            return;
+        }
+        for (i, &src) in self.l2p[lpn..lpn + n].iter().enumerate() {
+            if src != NONE {
+                nand.log_copy(Cause::Merge, src, ppn + i as u32);
+            }
         }
     }
 
@@ -185,6 +198,7 @@ impl Store {
         let base = b * self.ppb;
         let n_offsets = ppb - from as usize;
         self.prefetch_merge(first + from as usize, (base + from) as usize, n_offsets);
+        self.log_copies(first + from as usize, base + from, n_offsets, nand);
         // ... and the old copies' P2L entries.
         for o in from as usize..ppb {
             prefetch(&self.p2l, self.l2p[first + o] as usize);
@@ -226,6 +240,7 @@ impl Store {
         let (lo, hi) = (lbn as usize * ppb + from as usize, (lbn as usize + 1) * ppb);
         let base = (b * self.ppb + from) as usize;
         self.prefetch_merge(lo, base, hi - lo);
+        self.log_copies(lo, base as u32, hi - lo, nand);
         if self.check {
             for (i, &src) in self.l2p[lo..hi].iter().enumerate() {
                 if src != NONE {
@@ -275,7 +290,7 @@ impl Store {
         debug_assert!(self.page_free(ppn), "PPN {ppn} is not free");
         self.p2l[ppn as usize] = DEAD;
         self.written[self.block_of.quot(ppn as u64) as usize] += 1;
-        nand.program(Cause::Pad);
+        nand.program(Cause::Pad, ppn);
     }
 
     /// A new block receives, at their own offsets, the page `unit` brings (its own cause) or else
@@ -307,6 +322,7 @@ impl Store {
                 self.program_unit(lpn, dst, p, nand);
             } else if src != NONE {
                 self.relocate(lpn as usize, src, dst);
+                nand.log_copy(Cause::Merge, src, dst);
                 copies += 1;
             } else if fill {
                 self.program_filler(dst, nand);
@@ -344,6 +360,10 @@ impl Store {
         if self.check {
             self.expected[lpn as usize] = 0;
         }
+    }
+
+    pub fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+        self.l2p.get(lpn as usize).copied().filter(|&p| p != NONE)
     }
 
     pub fn is_mapped(&self, lpn: Lpn) -> bool {

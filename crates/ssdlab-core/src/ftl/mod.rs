@@ -74,13 +74,15 @@ pub trait Ftl: FtlView + std::any::Any {
     ) -> Result<()> {
         self.write_unit(lbn, pages, Shape::Pages, hint, nand)
     }
+    /// The PPN holding `lpn`'s newest copy (None: unmapped).
+    fn ppn_of(&self, lpn: Lpn) -> Option<u32>;
     /// Read one page with the given cause; returns false (and costs nothing) if it is unmapped.
     fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
-        let mapped = self.is_mapped(lpn);
-        if mapped {
-            nand.read(cause);
+        let ppn = self.ppn_of(lpn);
+        if let Some(ppn) = ppn {
+            nand.read(cause, ppn);
         }
-        mapped
+        ppn.is_some()
     }
     /// Discard one page.
     fn trim(&mut self, lpn: Lpn);

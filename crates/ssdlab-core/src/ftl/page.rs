@@ -266,7 +266,7 @@ impl PageFtl {
         if self.check {
             self.oob_version[ppn as usize] = version;
         }
-        nand.program(cause);
+        nand.program(cause, ppn);
         Ok(())
     }
 
@@ -315,7 +315,7 @@ impl PageFtl {
                 if lpn == NONE {
                     continue;
                 }
-                nand.read(Cause::Gc);
+                nand.read(Cause::Gc, src);
                 let version = if self.check {
                     self.oob_version[src as usize]
                 } else {
@@ -473,8 +473,8 @@ impl Ftl for PageFtl {
         if let Shape::Block { fill: true } = shape {
             for _ in pages.len()..self.ppb as usize {
                 self.now += 1;
-                self.next_ppn(slot, nand)?;
-                nand.program(Cause::Pad);
+                let ppn = self.next_ppn(slot, nand)?;
+                nand.program(Cause::Pad, ppn);
             }
         }
         Ok(())
@@ -489,6 +489,10 @@ impl Ftl for PageFtl {
         if self.check {
             self.expected[lpn as usize] = 0;
         }
+    }
+
+    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+        self.l2p.get(lpn as usize).copied().filter(|&p| p != NONE)
     }
 
     fn version_of(&self, lpn: Lpn) -> u32 {
