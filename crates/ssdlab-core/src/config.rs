@@ -23,6 +23,10 @@ pub struct Config {
     /// Padding policies' parameter tables, `[padding.<name>]` (chosen by `buffer.padding`).
     #[serde(skip_serializing_if = "Tables::is_empty")]
     pub padding: Tables,
+    /// Timed mode's schedulers' parameter tables, `[scheduler.<name>]` (chosen by
+    /// `device.scheduler`).
+    #[serde(skip_serializing_if = "Tables::is_empty")]
+    pub scheduler: Tables,
     /// Warnings found while parsing (sizes with decimal units); `simulate` reports them.
     #[serde(skip)]
     pub warnings: Vec<String>,
@@ -64,6 +68,10 @@ pub struct WorkloadConfig {
     pub streams: u32,
     /// Synthetic: seed; None = run.seed.
     pub seed: Option<u64>,
+    /// Synthetic: arrival times (timed mode, open loop): fixed (every 1/iops s) | poisson.
+    pub arrival: String,
+    /// Synthetic: mean arrival rate in requests per second.
+    pub iops: f64,
     /// Generators' parameter tables by name (`[workload.desktop]`).
     #[serde(flatten)]
     pub tables: Tables,
@@ -87,6 +95,8 @@ impl Default for WorkloadConfig {
             zipf_theta: 0.9,
             streams: 1,
             seed: None,
+            arrival: "fixed".into(),
+            iops: 10_000.0,
             tables: Tables::new(),
         }
     }
@@ -146,6 +156,19 @@ pub struct DeviceConfig {
     pub logical_bytes: Capacity,
     /// Over-provisioning ρ = physical / logical − 1.
     pub op: f64,
+    /// Timed mode: channels (each a bus shared by its chips).
+    pub channels: u32,
+    /// Timed mode: chips on each channel.
+    pub chips_per_channel: u32,
+    /// Timed mode: dies per chip (each executes one array operation at a time).
+    pub dies_per_chip: u32,
+    /// Timed mode: planes per die (blocks are spread over them; no multi-plane operations).
+    pub planes_per_die: u32,
+    /// Timed mode: how a block's consecutive pages stripe over the dies: channel-first (next
+    /// page on the next channel) | die-first (next page on the next die of the same channel).
+    pub stripe: String,
+    /// Timed mode: the scheduler between the host queue and the dies (registry; `[scheduler.<name>]`).
+    pub scheduler: String,
 }
 
 impl Default for DeviceConfig {
@@ -155,7 +178,20 @@ impl Default for DeviceConfig {
             pages_per_block: 128,
             logical_bytes: Capacity::Auto,
             op: 0.07,
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            stripe: "channel-first".into(),
+            scheduler: "fifo".into(),
         }
+    }
+}
+
+impl DeviceConfig {
+    /// Dies in the device.
+    pub fn dies(&self) -> u64 {
+        self.channels as u64 * self.chips_per_channel as u64 * self.dies_per_chip as u64
     }
 }
 
@@ -166,8 +202,19 @@ pub struct NandConfig {
     pub read_us: f64,
     pub program_us: f64,
     pub erase_us: f64,
-    /// Bus transfer per page, added to every page read and program.
+    /// Bus transfer per page, added to every page read and program (see `channel_mb_s`).
     pub transfer_us: f64,
+    /// Channel bandwidth in MB/s (10^6 bytes): a page's transfer takes page_bytes / channel_mb_s
+    /// µs; 0 = `transfer_us` per page. Set one of the two.
+    pub channel_mb_s: f64,
+    /// Timed mode: channel time of each operation's command and address cycles.
+    pub command_us: f64,
+    /// Timed mode: time to move one page between the host and the buffer's DRAM (a buffered
+    /// write, a read hit).
+    pub dram_us: f64,
+    /// Timed mode: array times (read, program, erase) are fixed | exponential (with the
+    /// configured mean; for checks against queueing theory).
+    pub service: String,
 }
 
 impl Default for NandConfig {
@@ -177,6 +224,21 @@ impl Default for NandConfig {
             program_us: 800.0,
             erase_us: 1500.0,
             transfer_us: 0.0,
+            channel_mb_s: 0.0,
+            command_us: 0.0,
+            dram_us: 1.0,
+            service: "fixed".into(),
+        }
+    }
+}
+
+impl NandConfig {
+    /// Bus transfer time of one page of `page_bytes` in µs.
+    pub fn page_transfer_us(&self, page_bytes: u64) -> f64 {
+        if self.channel_mb_s > 0.0 {
+            page_bytes as f64 / self.channel_mb_s
+        } else {
+            self.transfer_us
         }
     }
 }
@@ -263,6 +325,14 @@ pub struct RunConfig {
     /// Record a time-series row every this many requests (warm-up included) and at the end;
     /// 0 = off.
     pub sample_every: u64,
+    /// counts (NAND operations and their summed cost, no clock) | timed (a discrete-event model
+    /// of channels, dies and the host queue: latencies and throughput).
+    pub mode: String,
+    /// Timed mode: requests outstanding in a closed loop (arrival times ignored); 0 = open loop,
+    /// requests arrive at the trace's (or the generator's) times.
+    pub queue_depth: u32,
+    /// Timed mode, open loop: factor on arrival times (0.5 = twice as fast).
+    pub time_scale: f64,
 }
 
 impl Default for RunConfig {
@@ -275,6 +345,9 @@ impl Default for RunConfig {
             check_integrity: false,
             reader_thread: true,
             sample_every: 0,
+            mode: "counts".into(),
+            queue_depth: 32,
+            time_scale: 1.0,
         }
     }
 }
@@ -425,7 +498,11 @@ impl Config {
         check::<WorkloadConfig>("workload", &self.workload.tables)?;
         check::<FtlConfig>("ftl", &self.ftl.tables)?;
         check::<BufferConfig>("buffer", &self.buffer.tables)?;
-        for (section, tables) in [("gc", &self.gc), ("padding", &self.padding)] {
+        for (section, tables) in [
+            ("gc", &self.gc),
+            ("padding", &self.padding),
+            ("scheduler", &self.scheduler),
+        ] {
             if let Some((k, _)) = tables.iter().find(|(_, v)| !v.is_object()) {
                 return Err(SimError::config(
                     format!("{section}.{k}"),
@@ -535,16 +612,77 @@ impl Config {
                 format!("{} must be > 0 (ρ = physical/logical − 1)", d.op),
             ));
         }
+        for (k, v) in [
+            ("device.channels", d.channels),
+            ("device.chips_per_channel", d.chips_per_channel),
+            ("device.dies_per_chip", d.dies_per_chip),
+            ("device.planes_per_die", d.planes_per_die),
+        ] {
+            if v == 0 {
+                return Err(SimError::config(k, "must be ≥ 1"));
+            }
+        }
+        if d.dies() > 65536 {
+            return Err(SimError::config(
+                "device.channels",
+                format!("{} dies in all (channels × chips × dies); at most 65536", d.dies()),
+            ));
+        }
+        if !matches!(d.stripe.as_str(), "channel-first" | "die-first") {
+            return Err(SimError::config(
+                "device.stripe",
+                format!("unknown value `{}`; valid: channel-first, die-first", d.stripe),
+            ));
+        }
         let n = &self.nand;
         for (k, v) in [
             ("nand.read_us", n.read_us),
             ("nand.program_us", n.program_us),
             ("nand.erase_us", n.erase_us),
             ("nand.transfer_us", n.transfer_us),
+            ("nand.channel_mb_s", n.channel_mb_s),
+            ("nand.command_us", n.command_us),
+            ("nand.dram_us", n.dram_us),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
                 return Err(SimError::config(k, format!("{v} must be ≥ 0")));
             }
+        }
+        if n.channel_mb_s > 0.0 && n.transfer_us > 0.0 {
+            return Err(SimError::config(
+                "nand.channel_mb_s",
+                "set either nand.channel_mb_s or nand.transfer_us (the page transfer time), not both",
+            ));
+        }
+        if !matches!(n.service.as_str(), "fixed" | "exponential") {
+            return Err(SimError::config(
+                "nand.service",
+                format!("unknown value `{}`; valid: fixed, exponential", n.service),
+            ));
+        }
+        if !matches!(w.arrival.as_str(), "fixed" | "poisson") {
+            return Err(SimError::config(
+                "workload.arrival",
+                format!("unknown value `{}`; valid: fixed, poisson", w.arrival),
+            ));
+        }
+        if !(w.iops > 0.0 && w.iops.is_finite()) {
+            return Err(SimError::config(
+                "workload.iops",
+                format!("{} must be > 0", w.iops),
+            ));
+        }
+        if !matches!(self.run.mode.as_str(), "counts" | "timed") {
+            return Err(SimError::config(
+                "run.mode",
+                format!("unknown value `{}`; valid: counts, timed", self.run.mode),
+            ));
+        }
+        if !(self.run.time_scale > 0.0 && self.run.time_scale.is_finite()) {
+            return Err(SimError::config(
+                "run.time_scale",
+                format!("{} must be > 0", self.run.time_scale),
+            ));
         }
         if let Some(f) = self.buffer.fraction {
             if !(0.0..=1.0).contains(&f) {

@@ -18,6 +18,7 @@ pub mod registry;
 pub mod request;
 pub mod rng;
 pub mod synth;
+pub mod timed;
 pub mod trace;
 pub mod units;
 

@@ -70,6 +70,7 @@ pub struct Measured<'a> {
     pub ftl_counters: Vec<(&'static str, u64)>,
     pub ftl_gauges: Vec<(&'static str, f64)>,
     pub timing: &'a NandConfig,
+    pub page_bytes: u64,
 }
 
 pub fn finish(m: Measured) -> BTreeMap<String, f64> {
@@ -120,7 +121,7 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     put("nand.erases", n.erases as f64);
     put("waf", ratio(n.programs_total(), h.write_pages));
     put("ftl.waf", ratio(n.programs_total(), h.ftl_pages));
-    let elapsed = elapsed_us(n, m.timing);
+    let elapsed = elapsed_us(n, m.timing, m.page_bytes);
     put("time.elapsed_us", elapsed);
     put(
         "throughput.write_mib_s",

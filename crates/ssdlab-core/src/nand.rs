@@ -158,8 +158,9 @@ impl Nand {
 
 /// Elapsed NAND time in µs as the seeds compute it: every page read and program (each with its bus
 /// transfer) plus every erase, summed serially (counts mode has no parallelism).
-pub fn elapsed_us(c: &NandCounters, t: &NandConfig) -> f64 {
-    c.reads_total() as f64 * (t.read_us + t.transfer_us)
-        + c.programs_total() as f64 * (t.program_us + t.transfer_us)
+pub fn elapsed_us(c: &NandCounters, t: &NandConfig, page_bytes: u64) -> f64 {
+    let transfer = t.page_transfer_us(page_bytes);
+    c.reads_total() as f64 * (t.read_us + transfer)
+        + c.programs_total() as f64 * (t.program_us + transfer)
         + c.erases as f64 * t.erase_us
 }

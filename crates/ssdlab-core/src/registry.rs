@@ -12,11 +12,12 @@ use crate::gc::VictimPolicy;
 use crate::padding::{self, Padding};
 use crate::params::{self, spec, ParamInfo, ParamSpec, Tables, NONE};
 use crate::synth::{DesktopParams, FioParams};
+use crate::timed::scheduler::{self, Scheduler};
 use crate::units::Geometry;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Component {
-    /// workload | ftl | gc | buffer | padding
+    /// workload | ftl | gc | buffer | padding | scheduler
     pub category: &'static str,
     pub name: &'static str,
     pub summary: &'static str,
@@ -41,6 +42,7 @@ impl Component {
 pub type BufferCtor = fn(&Config, BufferParams) -> Result<Box<dyn WriteBuffer>>;
 pub type FtlCtor = fn(&Config, &Geometry) -> Result<Box<dyn Ftl>>;
 pub type PaddingCtor = fn(&Config) -> Result<Box<dyn Padding>>;
+pub type SchedulerCtor = fn(&Config) -> Result<Box<dyn Scheduler>>;
 
 pub struct Entry<C> {
     pub info: Component,
@@ -358,6 +360,18 @@ pub static PADDINGS: &[Entry<PaddingCtor>] = &[
     },
 ];
 
+/// Timed mode's schedulers between the host queue and the dies (`device.scheduler`).
+pub static SCHEDULERS: &[Entry<SchedulerCtor>] = &[Entry {
+    info: c(
+        "scheduler",
+        "fifo",
+        "Timed mode: every die and channel serves operations in the order they become ready (the earliest free interval that fits).",
+        NONE,
+        &["nand.read_us", "nand.program_us", "nand.erase_us", "nand.command_us"],
+    ),
+    build: |_| Ok(Box::new(scheduler::Fifo)),
+}];
+
 const SYNTH_KEYS: &[&str] = &[
     "workload.requests",
     "workload.request_bytes",
@@ -389,6 +403,7 @@ pub fn components() -> Vec<Component> {
     v.extend(GC_POLICIES.iter().copied());
     v.extend(BUFFERS.iter().map(|e| e.info));
     v.extend(PADDINGS.iter().map(|e| e.info));
+    v.extend(SCHEDULERS.iter().map(|e| e.info));
     v
 }
 
@@ -543,14 +558,19 @@ pub fn build_padding(cfg: &Config) -> Result<Box<dyn Padding>> {
     (find(PADDINGS, "padding", "buffer.padding", resolved_padding(cfg))?.build)(cfg)
 }
 
+pub fn build_scheduler(cfg: &Config) -> Result<Box<dyn Scheduler>> {
+    (find(SCHEDULERS, "scheduler", "device.scheduler", &cfg.device.scheduler)?.build)(cfg)
+}
+
 /// Each category's component tables and which component is selected there.
-fn selections(cfg: &Config) -> [(&'static str, &Tables, String); 5] {
+fn selections(cfg: &Config) -> [(&'static str, &Tables, String); 6] {
     [
         ("workload", &cfg.workload.tables, cfg.workload.kind.clone()),
         ("ftl", &cfg.ftl.tables, cfg.ftl.kind.clone()),
         ("gc", &cfg.gc, cfg.ftl.gc.clone()),
         ("buffer", &cfg.buffer.tables, cfg.buffer.kind.clone()),
         ("padding", &cfg.padding, resolved_padding(cfg).to_string()),
+        ("scheduler", &cfg.scheduler, cfg.device.scheduler.clone()),
     ]
 }
 
@@ -560,6 +580,7 @@ fn selector(category: &str) -> &'static str {
         "ftl" => "ftl.kind",
         "gc" => "ftl.gc",
         "buffer" => "buffer.kind",
+        "scheduler" => "device.scheduler",
         _ => "buffer.padding",
     }
 }
@@ -578,6 +599,7 @@ pub fn validate(cfg: &Config) -> Result<()> {
     check_name("ftl", "ftl.kind", &cfg.ftl.kind)?;
     check_name("gc", "ftl.gc", &cfg.ftl.gc)?;
     check_name("buffer", "buffer.kind", &cfg.buffer.kind)?;
+    check_name("scheduler", "device.scheduler", &cfg.device.scheduler)?;
     if cfg.buffer.padding != "auto" {
         check_name("padding", "buffer.padding", &cfg.buffer.padding)?;
     }
@@ -666,6 +688,7 @@ pub fn fill_params(cfg: &mut Config) -> Result<()> {
             "ftl" => &mut cfg.ftl.tables,
             "gc" => &mut cfg.gc,
             "buffer" => &mut cfg.buffer.tables,
+            "scheduler" => &mut cfg.scheduler,
             _ => &mut cfg.padding,
         };
         tables.insert(name, v);

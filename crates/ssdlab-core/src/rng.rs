@@ -35,6 +35,12 @@ impl Rng {
         result
     }
 
+    /// Exponentially distributed with the given mean (inversion; 1 − U keeps the log finite).
+    #[inline]
+    pub fn exp(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.f64()).ln()
+    }
+
     /// Uniform in [0, 1).
     #[inline]
     pub fn f64(&mut self) -> f64 {

@@ -40,6 +40,12 @@ pub struct Synth {
     /// Per-stream next offset (sequential, desktop bursts).
     stream_pos: Vec<u64>,
     desktop: Option<Desktop>,
+    /// Arrival times: mean gap in µs, Poisson (exponential gaps from `arrival_rng`, a stream of
+    /// its own so that the requests do not depend on it) or fixed.
+    gap_us: f64,
+    poisson: bool,
+    arrival_rng: Rng,
+    time_us: f64,
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -210,6 +216,10 @@ impl Synth {
                 Pattern::Desktop => Some(Desktop::new(w, &desktop, slots)?),
                 _ => None,
             },
+            gap_us: 1e6 / w.iops,
+            poisson: w.arrival == "poisson",
+            arrival_rng: Rng::new(seed ^ 0xA551_7A1E_5EED_0001),
+            time_us: 0.0,
         })
     }
 
@@ -521,7 +531,12 @@ impl Iterator for Synth {
         if self.emitted >= self.requests {
             return None;
         }
-        let time_us = self.emitted as f64 * 100.0;
+        let time_us = if self.poisson {
+            self.time_us += self.arrival_rng.exp(self.gap_us);
+            self.time_us
+        } else {
+            self.emitted as f64 * self.gap_us
+        };
         self.emitted += 1;
         let op = if self.read_fraction > 0.0 && self.rng.f64() < self.read_fraction {
             Op::Read

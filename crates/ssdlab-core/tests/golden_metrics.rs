@@ -131,3 +131,35 @@ fn results_are_unchanged() {
         }
     }
 }
+
+/// Timing must not change what is written: the same runs in timed mode (closed loop, several
+/// dies and channels) give every counts-mode metric, histogram and series column exactly.
+#[test]
+fn timed_mode_counts_equal_counts_mode() {
+    let timed = "[device]\nchannels = 2\nchips_per_channel = 2\ndies_per_chip = 2\n";
+    for (name, cfg) in runs() {
+        let counts = outcome(&cfg);
+        let mut c = Config::from_toml_str(&cfg).unwrap();
+        let t = Config::from_toml_str(timed).unwrap();
+        c.run.mode = "timed".into();
+        c.run.queue_depth = 8;
+        (c.device.channels, c.device.chips_per_channel, c.device.dies_per_chip) =
+            (t.device.channels, t.device.chips_per_channel, t.device.dies_per_chip);
+        let r = simulate(&c, &mut NoProgress).unwrap();
+        for (k, want) in counts["metrics"].as_object().unwrap() {
+            assert_eq!(&num(r.metrics[k]), want, "{name}: metric {k}");
+        }
+        let hist = serde_json::to_value(&r.histograms).unwrap();
+        for (k, want) in counts["histograms"].as_object().unwrap() {
+            assert_eq!(&hist[k], want, "{name}: histogram {k}");
+        }
+        for (k, want) in counts["series"].as_object().unwrap() {
+            let got: Vec<_> = r.series[k].iter().map(|x| num(*x)).collect();
+            assert_eq!(&serde_json::json!(got), want, "{name}: series {k}");
+        }
+        // Every request completed, and timed.
+        let done: u64 = r.histograms["latency.all_ns"].iter().map(|&(_, n)| n).sum();
+        assert_eq!(done as f64, r.metrics["run.measured_requests"], "{name}");
+        assert!(r.metrics["time.simulated_us"] > 0.0, "{name}");
+    }
+}

@@ -43,6 +43,7 @@ impl Sim {
             ftl_counters,
             ftl_gauges: self.be.ftl.gauges(),
             timing,
+            page_bytes: self.geo.page_bytes,
         });
         for (k, v) in self.buffer.gauges(&*self.be.ftl) {
             m.insert(k.to_string(), v);
@@ -66,6 +67,7 @@ pub(super) fn assemble(
         skipped,
         base,
         series,
+        clock,
     } = run;
     let timing = &resolved.nand;
     let mut m = sim.metrics_since(&base, timing);
@@ -81,7 +83,13 @@ pub(super) fn assemble(
     // Flushed-group statistics belong to the buffer layer; the flush path fed them.
     let groups = &sim.be.groups;
     m.extend(groups.metrics());
-    let histograms = groups.histograms();
+    let mut histograms = groups.histograms();
+    let mut warnings = warnings;
+    if let Some(c) = &clock {
+        m.extend(c.metrics());
+        histograms.extend(c.histograms());
+        warnings.extend(c.warnings());
+    }
     RunResult {
         config: resolved,
         metrics: m,

@@ -20,6 +20,7 @@ mod flush;
 mod replay;
 mod resolve;
 mod source;
+mod timed;
 
 pub use replay::SERIES_METRICS;
 

@@ -15,6 +15,7 @@ use crate::ftl::{Shape, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, NandCounters};
 use crate::request::{Op, Request};
+use crate::timed::Clock;
 use crate::units::{Geometry, Lpn, PageSpan, SectorMask};
 use std::collections::BTreeMap;
 
@@ -148,6 +149,7 @@ impl Sim {
         measured: bool,
         base: &Snapshot,
         timing: &NandConfig,
+        clock: Option<&mut Clock>,
     ) -> Result<()> {
         let m = self.metrics_since(base, timing);
         let ftl: Vec<&'static str> = (self.be.ftl.counters().into_iter().map(|(k, _)| k))
@@ -166,6 +168,9 @@ impl Sim {
             if keep {
                 row.push((k, v));
             }
+        }
+        if let Some(c) = clock {
+            row.extend(c.sample());
         }
         series.push(row)
     }
@@ -224,7 +229,7 @@ impl Sim {
     /// One host request: its pages (LPN + sector mask) through the address map to the buffer
     /// (writes), the buffer or the FTL (reads), or both (trims).
     #[inline(always)]
-    fn request(&mut self, req: &Request, at: At) -> Result<()> {
+    pub(super) fn request(&mut self, req: &Request, at: At) -> Result<()> {
         // Pages are a power of two of sectors (device.page_bytes is checked).
         let shift = self.geo.sectors_per_page().trailing_zeros();
         let span = PageSpan::new(req.offset_bytes, req.len_bytes, shift);
@@ -296,6 +301,8 @@ pub(super) struct Replayed {
     /// The counters at the end of the warm-up (at the start without one).
     pub(super) base: Snapshot,
     pub(super) series: Series,
+    /// Timed mode: the clock, with the latencies of the measured window.
+    pub(super) clock: Option<Clock>,
 }
 
 /// The replay loop's state between requests.
@@ -310,6 +317,8 @@ struct Loop<'a> {
     base: Snapshot,
     total: u64,
     timing: &'a NandConfig,
+    /// Timed mode's clock (None: counts mode).
+    clock: Option<Clock>,
 }
 
 /// One request (with a prefetch hint for one a few places ahead), then whatever is due after it
@@ -328,7 +337,10 @@ fn one(
         // under other maps the hint is merely useless).
         sim.buffer.prefetch(a >> sim.page_shift);
     }
-    sim.request(req, at)?;
+    match lp.clock.as_mut() {
+        Some(c) => sim.timed_request(c, req, at, lp.done >= lp.warmup)?,
+        None => sim.request(req, at)?,
+    }
     lp.done += 1;
     if lp.done == lp.next_event {
         lp.event(sim, progress)?;
@@ -362,6 +374,7 @@ impl Loop<'_> {
                 self.done > self.warmup,
                 &self.base,
                 self.timing,
+                self.clock.as_mut(),
             )?;
             self.next_sample += self.every;
         }
@@ -391,6 +404,13 @@ pub(super) fn replay(
     if resolved.run.precondition == "fill" {
         sim.precondition_fill()?;
     }
+    // Timed mode starts on an idle device after the precondition.
+    let clock = if resolved.run.mode == "timed" {
+        sim.be.nand.set_logging(true);
+        Some(Clock::new(resolved)?)
+    } else {
+        None
+    };
     let per_pass = match (&src, scan) {
         (Source::Synth(s), _) => s.len(),
         (_, Some(s)) => s.requests,
@@ -418,12 +438,16 @@ pub(super) fn replay(
         base: sim.snapshot(),
         total,
         timing: &resolved.nand,
+        clock,
     };
     lp.next_event = lp.next_event();
     let mut skipped = 0u64;
     for pass in 0..resolved.run.repeat {
         if pass > 0 {
             src = open_source(resolved)?;
+            if let Some(c) = lp.clock.as_mut() {
+                c.new_pass();
+            }
         }
         loop {
             // Requests decoded ahead come as a run (binary traces): no per-request dispatch.
@@ -454,6 +478,7 @@ pub(super) fn replay(
         base,
         mut series,
         timing,
+        mut clock,
         ..
     } = lp;
     if warmup >= done {
@@ -464,6 +489,8 @@ pub(super) fn replay(
             ),
         ));
     }
+    // The final flush is not a host request: it is counted, not timed.
+    sim.be.nand.set_logging(false);
     sim.buffer.flush_all(&mut sim.be)?;
     progress.update(done, total);
     if check {
@@ -474,7 +501,7 @@ pub(super) fn replay(
         if series.columns.get("requests").and_then(|c| c.last()) == Some(&(done as f64)) {
             series.pop();
         }
-        sim.sample(&mut series, done, true, &base, timing)?;
+        sim.sample(&mut series, done, true, &base, timing, clock.as_mut())?;
     }
     Ok(Replayed {
         done,
@@ -482,5 +509,6 @@ pub(super) fn replay(
         skipped,
         base,
         series,
+        clock,
     })
 }

@@ -1,0 +1,385 @@
+//! Timed mode (`run.mode = "timed"`): a clock over the counts engine.
+//!
+//! The functional simulation is the counts engine's, request by request in issue order, so every
+//! count is what counts mode gives. Each request's NAND operations (logged with their addresses
+//! by [`crate::nand::Nand`]) are then placed in time on the dies and channels
+//! ([`layout`], [`scheduler`]):
+//! - the host queue issues a request when a slot of the closed loop frees (`run.queue_depth`
+//!   outstanding requests) or at its arrival time (open loop, `run.queue_depth = 0`);
+//! - within a request, reads and host programs are ready at its issue; a copy's program (GC,
+//!   merge, padding, read-modify-write) waits for the read before it; an erase waits for every
+//!   operation before it in the request, and everything after it waits for the erase (the
+//!   foreground GC that frees the block comes first);
+//! - a write completes when its pages are in the buffer's DRAM (`nand.dram_us` per page) and every
+//!   operation it caused (flushes, GC, merges) has completed; a read when every page is served, from
+//!   DRAM (a buffer hit) or from flash; a trim at its issue.
+//!
+//! Operations of different requests meet only on the timelines: a die or channel serves them in
+//! the order they become ready (the `fifo` scheduler).
+
+pub mod latency;
+pub mod layout;
+pub mod scheduler;
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::nand::{NandOp, OpKind};
+use crate::request::Op;
+use crate::rng::Rng;
+use latency::Latencies;
+use layout::Layout;
+use scheduler::{Placed, Resources, Scheduler};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// A time in µs, ordered (times are finite and ≥ 0).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+struct At(f64);
+impl Eq for At {}
+impl Ord for At {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// Array service times: the configured means, fixed or drawn exponentially.
+struct Service {
+    read_us: f64,
+    program_us: f64,
+    erase_us: f64,
+    exponential: bool,
+    rng: Rng,
+}
+
+impl Service {
+    #[inline]
+    fn draw(&mut self, kind: OpKind) -> f64 {
+        let mean = match kind {
+            OpKind::Read => self.read_us,
+            OpKind::Program => self.program_us,
+            OpKind::Erase => self.erase_us,
+        };
+        if self.exponential {
+            self.rng.exp(mean)
+        } else {
+            mean
+        }
+    }
+}
+
+/// The host queue: when each request is issued, and how many are outstanding.
+struct HostQueue {
+    /// Closed loop: this many outstanding; 0 = open loop.
+    depth: usize,
+    time_scale: f64,
+    /// Completion times of the requests in flight.
+    in_flight: BinaryHeap<Reverse<At>>,
+    last_issue: f64,
+    /// Open loop: the first arrival of the pass, and where the pass starts on the clock.
+    pass_t0: Option<f64>,
+    pass_offset: f64,
+    max_in_flight: usize,
+    /// Open loop: arrivals earlier than the one before (issued at that one's time instead).
+    reordered: u64,
+}
+
+impl HostQueue {
+    #[inline]
+    fn issue(&mut self, arrival_us: f64) -> f64 {
+        let t = if self.depth > 0 {
+            if self.in_flight.len() < self.depth {
+                self.last_issue
+            } else {
+                let Reverse(At(t)) = self.in_flight.pop().expect("a full closed loop");
+                t.max(self.last_issue)
+            }
+        } else {
+            let t0 = *self.pass_t0.get_or_insert(arrival_us);
+            let mut t = self.pass_offset + (arrival_us - t0) * self.time_scale;
+            if t < self.last_issue {
+                self.reordered += 1;
+                t = self.last_issue;
+            }
+            while self.in_flight.peek().is_some_and(|Reverse(At(c))| *c <= t) {
+                self.in_flight.pop();
+            }
+            t
+        };
+        self.last_issue = t;
+        t
+    }
+
+    #[inline]
+    fn complete(&mut self, at_us: f64) {
+        self.in_flight.push(Reverse(At(at_us)));
+        self.max_in_flight = self.max_in_flight.max(self.in_flight.len());
+    }
+}
+
+/// What one host request did, for its completion time.
+#[derive(Clone, Copy, Debug)]
+pub struct Served {
+    pub op: Op,
+    /// Pages moved between host and DRAM: written pages, read pages hit in the buffer.
+    pub dram_pages: u64,
+    pub bytes: u64,
+}
+
+/// The clock: host queue, dies and channels, and the latencies of the measured window.
+pub struct Clock {
+    layout: Layout,
+    res: Resources,
+    sched: Box<dyn Scheduler>,
+    service: Service,
+    transfer_us: f64,
+    command_us: f64,
+    dram_us: f64,
+    host: HostQueue,
+    read: Latencies,
+    write: Latencies,
+    all: Latencies,
+    /// Latencies since the last time-series row.
+    interval: Latencies,
+    interval_start_us: f64,
+    /// The measured window: its first issue, its last completion, busy time at its start.
+    start_us: Option<f64>,
+    end_us: f64,
+    busy_at_start: (Vec<f64>, Vec<f64>),
+    bytes: u64,
+    requests: u64,
+}
+
+impl Clock {
+    pub fn new(cfg: &Config) -> Result<Clock> {
+        let layout = Layout::new(&cfg.device, cfg.device.pages_per_block);
+        let n = &cfg.nand;
+        let res = Resources::new(layout.dies(), layout.channels());
+        Ok(Clock {
+            res,
+            sched: crate::registry::build_scheduler(cfg)?,
+            service: Service {
+                read_us: n.read_us,
+                program_us: n.program_us,
+                erase_us: n.erase_us,
+                exponential: n.service == "exponential",
+                rng: Rng::new(cfg.run.seed ^ 0x5E4_71CE_0F_7A11),
+            },
+            transfer_us: n.page_transfer_us(cfg.device.page_bytes.0),
+            command_us: n.command_us,
+            dram_us: n.dram_us,
+            host: HostQueue {
+                depth: cfg.run.queue_depth as usize,
+                time_scale: cfg.run.time_scale,
+                in_flight: BinaryHeap::new(),
+                last_issue: 0.0,
+                pass_t0: None,
+                pass_offset: 0.0,
+                max_in_flight: 0,
+                reordered: 0,
+            },
+            read: Latencies::default(),
+            write: Latencies::default(),
+            all: Latencies::default(),
+            interval: Latencies::default(),
+            interval_start_us: 0.0,
+            start_us: None,
+            end_us: 0.0,
+            busy_at_start: (Vec::new(), Vec::new()),
+            bytes: 0,
+            requests: 0,
+            layout,
+        })
+    }
+
+    /// When the next request (arriving at `arrival_us` by its trace or generator) is issued.
+    #[inline]
+    pub fn issue(&mut self, arrival_us: f64) -> f64 {
+        let t = self.host.issue(arrival_us);
+        self.res.forget_before(t);
+        t
+    }
+
+    /// A new pass over the workload (`run.repeat`): open-loop arrivals continue from now.
+    pub fn new_pass(&mut self) {
+        self.host.pass_t0 = None;
+        self.host.pass_offset = self.host.last_issue;
+    }
+
+    /// Place `ops` (one request's, in issue order) from `t`; returns when the last completes.
+    #[inline]
+    pub fn run_ops(&mut self, t: f64, ops: &[NandOp]) -> f64 {
+        let (mut barrier, mut last_read, mut end) = (t, t, t);
+        for op in ops {
+            let ready = match op.kind {
+                OpKind::Read => barrier,
+                OpKind::Program => barrier.max(last_read),
+                OpKind::Erase => end,
+            };
+            let done = if op.kind == OpKind::Erase {
+                // An FTL block is a stripe over every die: erase its block on each.
+                let mut done = ready;
+                for die in 0..self.layout.dies() as u32 {
+                    done = done.max(self.serve(op.kind, die, ready));
+                }
+                barrier = barrier.max(done);
+                done
+            } else {
+                let d = self.serve(op.kind, self.layout.die_of(op.addr), ready);
+                if op.kind == OpKind::Read {
+                    last_read = d;
+                }
+                d
+            };
+            end = end.max(done);
+        }
+        end
+    }
+
+    #[inline]
+    fn serve(&mut self, kind: OpKind, die: u32, ready: f64) -> f64 {
+        let op = Placed {
+            kind,
+            die,
+            channel: self.layout.channel_of(die),
+            array_us: self.service.draw(kind),
+            transfer_us: if kind == OpKind::Erase {
+                0.0
+            } else {
+                self.transfer_us
+            },
+            command_us: self.command_us,
+        };
+        self.sched.serve(&op, ready, &mut self.res)
+    }
+
+    /// A request issued at `t` whose operations completed by `ops_end` (see the module's rules);
+    /// recorded if `measured`. Returns its completion time.
+    #[inline]
+    pub fn finish(&mut self, s: Served, t: f64, ops_end: f64, measured: bool) -> f64 {
+        let done = match s.op {
+            Op::Trim => t,
+            _ => t + s.dram_pages as f64 * self.dram_us,
+        }
+        .max(ops_end);
+        self.host.complete(done);
+        if measured {
+            if self.start_us.is_none() {
+                self.start_us = Some(t);
+                self.busy_at_start = self.busy();
+            }
+            let lat = done - t;
+            match s.op {
+                Op::Read => self.read.record(lat),
+                Op::Write => self.write.record(lat),
+                Op::Trim => {}
+            }
+            self.all.record(lat);
+            self.interval.record(lat);
+            self.end_us = self.end_us.max(done);
+            self.bytes += s.bytes;
+            self.requests += 1;
+        }
+        done
+    }
+
+    fn busy(&self) -> (Vec<f64>, Vec<f64>) {
+        (
+            self.res.dies.iter().map(|t| t.busy_us).collect(),
+            self.res.channels.iter().map(|t| t.busy_us).collect(),
+        )
+    }
+
+    /// The simulated length of the measured window (first issue to last completion).
+    pub fn simulated_us(&self) -> f64 {
+        self.start_us.map_or(0.0, |s| self.end_us - s)
+    }
+
+    /// Columns of a time-series row: the clock, and throughput and latencies since the last row.
+    pub fn sample(&mut self) -> Vec<(String, f64)> {
+        let now = self.host.last_issue;
+        let span_s = (now - self.interval_start_us) / 1e6;
+        let n = self.interval.count();
+        let mut row = vec![
+            ("time_us".to_string(), now),
+            (
+                "interval.iops".to_string(),
+                if span_s > 0.0 { n as f64 / span_s } else { f64::NAN },
+            ),
+        ];
+        row.extend(self.interval.metrics("interval.latency"));
+        self.interval.reset();
+        self.interval_start_us = now;
+        row
+    }
+
+    /// The end-of-run metrics (docs/metrics.md, "Timed mode").
+    pub fn metrics(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        for (name, l) in [("read", &self.read), ("write", &self.write), ("all", &self.all)] {
+            m.extend(l.metrics(&format!("latency.{name}")));
+        }
+        let span = self.simulated_us();
+        let per_s = |x: f64| if span > 0.0 { x / (span / 1e6) } else { f64::NAN };
+        m.insert("time.simulated_us".into(), span);
+        m.insert("throughput.iops".into(), per_s(self.requests as f64));
+        m.insert(
+            "throughput.mib_s".into(),
+            per_s(self.bytes as f64 / (1024.0 * 1024.0)),
+        );
+        let (dies, chans) = self.busy();
+        let (d0, c0) = &self.busy_at_start;
+        for (name, now, base) in [("die", dies, d0), ("channel", chans, c0)] {
+            let util: Vec<f64> = now
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let b = b - base.get(i).copied().unwrap_or(0.0);
+                    if span > 0.0 {
+                        b / span
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect();
+            let mean = util.iter().sum::<f64>() / util.len() as f64;
+            let max = util.iter().copied().fold(f64::NAN, f64::max);
+            m.insert(format!("util.{name}.mean"), mean);
+            m.insert(format!("util.{name}.max"), max);
+        }
+        // Little's law: the time-average number of requests in the device.
+        m.insert(
+            "queue.mean_outstanding".into(),
+            if span > 0.0 {
+                self.all.sum_us() / span
+            } else {
+                f64::NAN
+            },
+        );
+        m.insert(
+            "queue.max_outstanding".into(),
+            self.host.max_in_flight as f64,
+        );
+        m
+    }
+
+    /// The latency distributions (ns) for `Result.histograms`.
+    pub fn histograms(&self) -> BTreeMap<String, Vec<(u64, u64)>> {
+        [("read", &self.read), ("write", &self.write), ("all", &self.all)]
+            .into_iter()
+            .filter(|(_, l)| l.count() > 0)
+            .map(|(name, l)| (format!("latency.{name}_ns"), l.distribution_ns()))
+            .collect()
+    }
+
+    /// Notes for the result's warnings.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.host.reordered > 0 {
+            w.push(format!(
+                "{} requests arrived before the one listed before them; they were issued at that one's time",
+                self.host.reordered
+            ));
+        }
+        w
+    }
+}
