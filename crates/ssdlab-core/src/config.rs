@@ -625,13 +625,19 @@ impl Config {
         if d.dies() > 65536 {
             return Err(SimError::config(
                 "device.channels",
-                format!("{} dies in all (channels × chips × dies); at most 65536", d.dies()),
+                format!(
+                    "{} dies in all (channels × chips × dies); at most 65536",
+                    d.dies()
+                ),
             ));
         }
         if !matches!(d.stripe.as_str(), "channel-first" | "die-first") {
             return Err(SimError::config(
                 "device.stripe",
-                format!("unknown value `{}`; valid: channel-first, die-first", d.stripe),
+                format!(
+                    "unknown value `{}`; valid: channel-first, die-first",
+                    d.stripe
+                ),
             ));
         }
         let n = &self.nand;

@@ -559,7 +559,13 @@ pub fn build_padding(cfg: &Config) -> Result<Box<dyn Padding>> {
 }
 
 pub fn build_scheduler(cfg: &Config) -> Result<Box<dyn Scheduler>> {
-    (find(SCHEDULERS, "scheduler", "device.scheduler", &cfg.device.scheduler)?.build)(cfg)
+    (find(
+        SCHEDULERS,
+        "scheduler",
+        "device.scheduler",
+        &cfg.device.scheduler,
+    )?
+    .build)(cfg)
 }
 
 /// Each category's component tables and which component is selected there.

@@ -143,8 +143,15 @@ fn timed_mode_counts_equal_counts_mode() {
         let t = Config::from_toml_str(timed).unwrap();
         c.run.mode = "timed".into();
         c.run.queue_depth = 8;
-        (c.device.channels, c.device.chips_per_channel, c.device.dies_per_chip) =
-            (t.device.channels, t.device.chips_per_channel, t.device.dies_per_chip);
+        (
+            c.device.channels,
+            c.device.chips_per_channel,
+            c.device.dies_per_chip,
+        ) = (
+            t.device.channels,
+            t.device.chips_per_channel,
+            t.device.dies_per_chip,
+        );
         let r = simulate(&c, &mut NoProgress).unwrap();
         for (k, want) in counts["metrics"].as_object().unwrap() {
             assert_eq!(&num(r.metrics[k]), want, "{name}: metric {k}");

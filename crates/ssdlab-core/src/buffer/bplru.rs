@@ -92,7 +92,9 @@ impl BplruBuffer {
 
     /// The group evicted next: the least recently used full group, else the least recently used.
     fn victim(&self) -> Option<u32> {
-        [self.full.tail, self.lru.tail].into_iter().find(|&g| g != NIL)
+        [self.full.tail, self.lru.tail]
+            .into_iter()
+            .find(|&g| g != NIL)
     }
 
     fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {

@@ -99,7 +99,11 @@ mod tests {
         let exact = |p: f64| (p / 100.0 * 100_000.0).ceil() * 0.37;
         for (_, p) in PERCENTILES {
             let got = l.percentile_us(*p);
-            assert!((got / exact(*p) - 1.0).abs() < 1e-3, "p{p}: {got} vs {}", exact(*p));
+            assert!(
+                (got / exact(*p) - 1.0).abs() < 1e-3,
+                "p{p}: {got} vs {}",
+                exact(*p)
+            );
         }
         let m: std::collections::BTreeMap<_, _> = l.metrics("x").into_iter().collect();
         assert!((m["x.mean_us"] - 50_000.5 * 0.37).abs() < 1e-6);

@@ -303,7 +303,11 @@ impl Clock {
             ("time_us".to_string(), now),
             (
                 "interval.iops".to_string(),
-                if span_s > 0.0 { n as f64 / span_s } else { f64::NAN },
+                if span_s > 0.0 {
+                    n as f64 / span_s
+                } else {
+                    f64::NAN
+                },
             ),
         ];
         row.extend(self.interval.metrics("interval.latency"));
@@ -315,11 +319,21 @@ impl Clock {
     /// The end-of-run metrics (docs/metrics.md, "Timed mode").
     pub fn metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
-        for (name, l) in [("read", &self.read), ("write", &self.write), ("all", &self.all)] {
+        for (name, l) in [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("all", &self.all),
+        ] {
             m.extend(l.metrics(&format!("latency.{name}")));
         }
         let span = self.simulated_us();
-        let per_s = |x: f64| if span > 0.0 { x / (span / 1e6) } else { f64::NAN };
+        let per_s = |x: f64| {
+            if span > 0.0 {
+                x / (span / 1e6)
+            } else {
+                f64::NAN
+            }
+        };
         m.insert("time.simulated_us".into(), span);
         m.insert("throughput.iops".into(), per_s(self.requests as f64));
         m.insert(
@@ -364,11 +378,15 @@ impl Clock {
 
     /// The latency distributions (ns) for `Result.histograms`.
     pub fn histograms(&self) -> BTreeMap<String, Vec<(u64, u64)>> {
-        [("read", &self.read), ("write", &self.write), ("all", &self.all)]
-            .into_iter()
-            .filter(|(_, l)| l.count() > 0)
-            .map(|(name, l)| (format!("latency.{name}_ns"), l.distribution_ns()))
-            .collect()
+        [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("all", &self.all),
+        ]
+        .into_iter()
+        .filter(|(_, l)| l.count() > 0)
+        .map(|(name, l)| (format!("latency.{name}_ns"), l.distribution_ns()))
+        .collect()
     }
 
     /// Notes for the result's warnings.

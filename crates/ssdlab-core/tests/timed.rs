@@ -1,0 +1,195 @@
+//! Timed mode against exact results: fixed-latency reads, M/M/1 and M/D/1 queues, the closed
+//! network of N requests on D dies, the saturation bounds of dies and channels; determinism, and a
+//! real trace replayed with GC. Statistical checks use batch means from the time series
+//! (`run.sample_every`): the run's mean must lie within four standard errors of the exact value,
+//! and the standard error must itself be small, so that the check cannot pass by being vague.
+
+use ssdlab_core::engine::NoProgress;
+use ssdlab_core::{simulate, Config, RunResult};
+use std::path::{Path, PathBuf};
+
+/// A preconditioned device read at random (every read reaches flash: no buffer): `channels` ×
+/// `ways` dies, array read time `read_us`; `workload` and `nand` add keys to those sections.
+fn reads(
+    channels: u32,
+    ways: u32,
+    read_us: f64,
+    workload: &str,
+    queue_depth: u32,
+    sample_every: u64,
+    nand: &str,
+) -> RunResult {
+    let text = format!(
+        "[workload]\nkind = \"uniform\"\nfootprint_bytes = \"64MiB\"\nread_fraction = 1.0\n{workload}\
+         [device]\nlogical_bytes = \"64MiB\"\npages_per_block = 128\nchannels = {channels}\n\
+         chips_per_channel = {ways}\n[nand]\nread_us = {read_us}\n{nand}\n[buffer]\nkind = \"none\"\n\
+         [run]\nmode = \"timed\"\nprecondition = \"fill\"\nqueue_depth = {queue_depth}\n\
+         sample_every = {sample_every}\n"
+    );
+    simulate(&Config::from_toml_str(&text).unwrap(), &mut NoProgress).unwrap()
+}
+
+/// Mean and standard error of a series column's batch means (the last row, taken after the
+/// final flush, is not a batch).
+fn batch_mean(r: &RunResult, column: &str) -> (f64, f64) {
+    let col = &r.series[column];
+    let b: Vec<f64> = col[..col.len() - 1].to_vec();
+    let n = b.len() as f64;
+    let mean = b.iter().sum::<f64>() / n;
+    let var = b.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, (var / n).sqrt())
+}
+
+fn within(what: &str, got: (f64, f64), exact: f64, max_rel_se: f64) {
+    let (mean, se) = got;
+    assert!(
+        se / exact < max_rel_se,
+        "{what}: standard error {se:.4} is too large for a check ({exact})"
+    );
+    assert!(
+        (mean - exact).abs() < 4.0 * se,
+        "{what}: {mean:.4} vs exact {exact:.4} (standard error {se:.4})"
+    );
+}
+
+#[test]
+fn qd1_read_latency_is_command_plus_read_plus_transfer() {
+    // 8 KiB / 400 MB/s = 20.48 µs on the bus.
+    let text = "[workload]\nkind = \"uniform\"\nrequests = 5000\nfootprint_bytes = \"32MiB\"\n\
+                read_fraction = 1.0\nrequest_bytes = \"8KiB\"\n[device]\nlogical_bytes = \"32MiB\"\n\
+                page_bytes = \"8KiB\"\nop = 0.25\nchannels = 2\nchips_per_channel = 4\n[nand]\nread_us = 47\n\
+                command_us = 3\nchannel_mb_s = 400\n[buffer]\nkind = \"none\"\n\
+                [run]\nmode = \"timed\"\nqueue_depth = 1\nprecondition = \"fill\"\n";
+    let r = simulate(&Config::from_toml_str(text).unwrap(), &mut NoProgress).unwrap();
+    let exact = 3.0 + 47.0 + 8192.0 / 400.0;
+    let m = &r.metrics;
+    assert_eq!(m["host.read_requests"], 5000.0);
+    assert!(
+        (m["latency.read.mean_us"] - exact).abs() < 1e-9,
+        "{}",
+        m["latency.read.mean_us"]
+    );
+    assert!((m["latency.read.max_us"] - exact).abs() < 1e-9);
+    for p in ["p50", "p99", "p9999"] {
+        let v = m[&format!("latency.read.{p}_us")];
+        assert!((v / exact - 1.0).abs() < 1e-3, "{p}: {v}");
+    }
+    // One request at a time: the device is busy exactly the run's length.
+    assert!((m["throughput.iops"] - 1e6 / exact).abs() < 1e-6 * 1e6 / exact);
+    assert!((m["queue.mean_outstanding"] - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn mm1_and_md1_mean_response_time() {
+    let s = 100.0;
+    for (rho, requests) in [(0.3, 100_000u64), (0.6, 200_000), (0.9, 1_000_000)] {
+        for service in ["exponential", "fixed"] {
+            let workload = format!(
+                "requests = {requests}\narrival = \"poisson\"\niops = {}\nseed = 11\n",
+                rho / s * 1e6
+            );
+            let nand = format!("service = \"{service}\"");
+            let r = reads(1, 1, s, &workload, 0, requests / 50, &nand);
+            let exact = if service == "exponential" {
+                s / (1.0 - rho) // M/M/1
+            } else {
+                s + rho * s / (2.0 * (1.0 - rho)) // M/D/1, Pollaczek–Khinchine
+            };
+            let what = format!("{service} service, ρ = {rho}");
+            within(
+                &what,
+                batch_mean(&r, "interval.latency.mean_us"),
+                exact,
+                0.03,
+            );
+            assert!(
+                (r.metrics["util.die.mean"] - rho).abs() < 0.03,
+                "{what}: utilisation"
+            );
+        }
+    }
+}
+
+#[test]
+fn closed_network_throughput() {
+    let s = 50.0;
+    for (channels, ways) in [(4u32, 1u32), (8, 4)] {
+        let d = (channels * ways) as f64;
+        for n in [1u32, 4, 32, 128] {
+            let workload = "requests = 200000\nseed = 3\n";
+            let r = reads(
+                channels,
+                ways,
+                s,
+                workload,
+                n,
+                4000,
+                "service = \"exponential\"",
+            );
+            let n = n as f64;
+            // Exact for N requests routed at random among D exponential FIFO servers.
+            let exact = d * n / ((n + d - 1.0) * s) * 1e6;
+            within(
+                &format!("D = {d}, N = {n}"),
+                batch_mean(&r, "interval.iops"),
+                exact,
+                0.02,
+            );
+        }
+    }
+}
+
+#[test]
+fn saturation_bounds() {
+    // Die-bound: 32 dies / 50 µs = 640 K reads/s; 8 channels / 5.12 µs = 1.56 M/s.
+    // Channel-bound: 32 dies / 10 µs = 3.2 M/s; 8 channels / 20 µs = 400 K/s.
+    for (read_us, mb_s, bound) in [(50.0, 800.0, 640_000.0), (10.0, 204.8, 400_000.0)] {
+        let mut last = 0.0;
+        for qd in [1u32, 8, 64, 1024] {
+            let nand = format!("channel_mb_s = {mb_s}");
+            let r = reads(8, 4, read_us, "requests = 100000\n", qd, 0, &nand);
+            let iops = r.metrics["throughput.iops"];
+            assert!(iops <= bound * (1.0 + 1e-9), "QD {qd}: {iops} > {bound}");
+            assert!(iops >= last, "QD {qd}: {iops} fell below {last}");
+            last = iops;
+        }
+        assert!(last >= 0.95 * bound, "QD 1024 reaches {last} of {bound}");
+    }
+}
+
+fn traces_dir() -> PathBuf {
+    match std::env::var_os("SSDLAB_TRACES") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"),
+    }
+}
+
+/// A real, write-heavy trace replayed twice, folded onto a 512 MiB device (it writes 1 GiB: GC), open loop at 20× its speed: integrity checked, every request read completed
+/// and timed, and the same result twice.
+#[test]
+fn trace_with_gc_determinism_and_nothing_dropped() {
+    let path = traces_dir().join("blkreplay_1and1/linux-mysql.load.gz");
+    let text = format!(
+        "[workload]\nkind = \"trace\"\npath = \"{}\"\naddress_map = \"fold\"\n\
+         [device]\nlogical_bytes = \"512MiB\"\nop = 0.1\nchannels = 4\nchips_per_channel = 2\n[buffer]\nkind = \"lru\"\nbytes = \"4MiB\"\n\
+         [run]\nmode = \"timed\"\nqueue_depth = 0\ntime_scale = 0.05\ncheck_integrity = true\n\
+         repeat = 2\n",
+        path.display()
+    );
+    let c = Config::from_toml_str(&text).unwrap();
+    let a = simulate(&c, &mut NoProgress).unwrap();
+    let m = &a.metrics;
+    assert_eq!(m["run.requests"], 2.0 * 80_794.0);
+    let timed: u64 = a.histograms["latency.all_ns"].iter().map(|&(_, n)| n).sum();
+    assert_eq!(timed, 2 * 80_794);
+    assert_eq!(
+        m["host.read_requests"] + m["host.write_requests"],
+        2.0 * 80_794.0
+    );
+    assert!(m["gc.victims"] > 100.0, "GC ran: {}", m["gc.victims"]);
+    assert!(m["latency.write.p99_us"] >= m["latency.write.p50_us"]);
+    assert!(m["latency.all.max_us"] >= m["latency.all.p9999_us"] * 0.999);
+    let b = simulate(&c, &mut NoProgress).unwrap();
+    assert_eq!(format!("{:?}", a.metrics), format!("{:?}", b.metrics));
+    assert_eq!(a.histograms, b.histograms);
+}
