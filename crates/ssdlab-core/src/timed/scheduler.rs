@@ -20,42 +20,58 @@ pub struct Placed {
     pub command_us: f64,
 }
 
-/// Busy intervals of one die or channel from the host's present on (earlier ones are dropped).
+/// Busy intervals of one die or channel from the host's present on.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
-    /// Disjoint, in time order.
+    /// Disjoint and not adjoining, in time order; those before `head` ended in the past.
     busy: Vec<(f64, f64)>,
+    head: usize,
     /// Total busy time ever reserved.
     pub busy_us: f64,
 }
 
 impl Timeline {
     /// Reserve `dur` µs at the earliest start ≥ `ready` that fits between reservations; returns
-    /// the end. Nothing is reserved for `dur` = 0.
+    /// the end. Nothing is reserved for `dur` = 0. `now` (≤ `ready`): no later call has an
+    /// earlier ready time, so intervals that ended by then are history.
     #[inline]
-    pub fn reserve(&mut self, ready: f64, dur: f64) -> f64 {
+    pub fn reserve(&mut self, now: f64, ready: f64, dur: f64) -> f64 {
         if dur <= 0.0 {
             return ready;
         }
         self.busy_us += dur;
         match self.busy.last_mut() {
-            None => self.busy.push((ready, ready + dur)),
-            Some(last) if ready >= last.1 => {
-                if ready == last.1 {
-                    last.1 += dur;
-                } else {
-                    self.busy.push((ready, ready + dur));
-                }
+            Some(last) if ready < last.1 => {
+                self.prune(now);
+                return self.fit(ready, dur);
             }
-            Some(_) => return self.fit(ready, dur),
+            Some(last) if ready == last.1 => last.1 += dur,
+            _ => {
+                self.prune(now);
+                self.busy.push((ready, ready + dur));
+            }
         }
         ready + dur
     }
 
-    /// Reserve in the first gap that fits, before the last reservation's end.
+    /// Drop the intervals that ended by `now` (amortised: moved out in bulk).
+    #[inline]
+    fn prune(&mut self, now: f64) {
+        while self.head < self.busy.len() && self.busy[self.head].1 <= now {
+            self.head += 1;
+        }
+        if self.head >= 32 && 2 * self.head >= self.busy.len() {
+            self.busy.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    /// Reserve in the first gap that fits, before the last reservation's end, merging with the
+    /// neighbours it touches.
     fn fit(&mut self, ready: f64, dur: f64) -> f64 {
+        let live = &self.busy[self.head..];
+        let mut i = self.head + live.partition_point(|&(_, e)| e <= ready);
         let mut start = ready;
-        let mut i = self.busy.partition_point(|&(_, e)| e <= ready);
         while i < self.busy.len() {
             let (s, e) = self.busy[i];
             if start + dur <= s {
@@ -64,24 +80,34 @@ impl Timeline {
             start = start.max(e);
             i += 1;
         }
-        self.busy.insert(i, (start, start + dur));
-        start + dur
+        let end = start + dur;
+        let joins_prev = i > self.head && self.busy[i - 1].1 == start;
+        let joins_next = i < self.busy.len() && self.busy[i].0 == end;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
+        }
+        end
     }
 
-    /// Forget intervals that ended by `now` (no operation will be ready before it).
-    pub fn forget_before(&mut self, now: f64) {
-        let k = self.busy.partition_point(|&(_, e)| e <= now);
-        if k > 0 {
-            self.busy.drain(..k);
-        }
+    #[cfg(test)]
+    fn intervals(&self) -> &[(f64, f64)] {
+        &self.busy[self.head..]
     }
 }
 
-/// Every die's and channel's timeline.
+/// Every die's and channel's timeline, and the present (the last request's issue time: no
+/// operation is ready before it).
 #[derive(Clone, Debug)]
 pub struct Resources {
     pub dies: Vec<Timeline>,
     pub channels: Vec<Timeline>,
+    pub now: f64,
 }
 
 impl Resources {
@@ -89,14 +115,20 @@ impl Resources {
         Resources {
             dies: vec![Timeline::default(); dies],
             channels: vec![Timeline::default(); channels],
+            now: 0.0,
         }
     }
 
-    /// The host issued a request at `now`: intervals that ended before it are history.
-    pub fn forget_before(&mut self, now: f64) {
-        for t in self.dies.iter_mut().chain(&mut self.channels) {
-            t.forget_before(now);
-        }
+    /// Reserve `dur` on die `die` from `ready` (see [`Timeline::reserve`]).
+    #[inline]
+    pub fn die(&mut self, die: u32, ready: f64, dur: f64) -> f64 {
+        self.dies[die as usize].reserve(self.now, ready, dur)
+    }
+
+    /// Reserve `dur` on channel `ch` from `ready`.
+    #[inline]
+    pub fn channel(&mut self, ch: u32, ready: f64, dur: f64) -> f64 {
+        self.channels[ch as usize].reserve(self.now, ready, dur)
     }
 }
 
@@ -114,20 +146,20 @@ pub struct Fifo;
 impl Scheduler for Fifo {
     #[inline]
     fn serve(&mut self, op: &Placed, ready: f64, res: &mut Resources) -> f64 {
-        let (die, ch) = (op.die as usize, op.channel as usize);
+        let (die, ch) = (op.die, op.channel);
         match op.kind {
             OpKind::Read => {
-                let c = res.channels[ch].reserve(ready, op.command_us);
-                let a = res.dies[die].reserve(c, op.array_us);
-                res.channels[ch].reserve(a, op.transfer_us)
+                let c = res.channel(ch, ready, op.command_us);
+                let a = res.die(die, c, op.array_us);
+                res.channel(ch, a, op.transfer_us)
             }
             OpKind::Program => {
-                let c = res.channels[ch].reserve(ready, op.command_us + op.transfer_us);
-                res.dies[die].reserve(c, op.array_us)
+                let c = res.channel(ch, ready, op.command_us + op.transfer_us);
+                res.die(die, c, op.array_us)
             }
             OpKind::Erase => {
-                let c = res.channels[ch].reserve(ready, op.command_us);
-                res.dies[die].reserve(c, op.array_us)
+                let c = res.channel(ch, ready, op.command_us);
+                res.die(die, c, op.array_us)
             }
         }
     }
@@ -140,16 +172,19 @@ mod tests {
     #[test]
     fn earliest_gap_that_fits() {
         let mut t = Timeline::default();
-        assert_eq!(t.reserve(10.0, 5.0), 15.0);
-        assert_eq!(t.reserve(15.0, 5.0), 20.0); // adjoining: one interval
-        assert_eq!(t.busy, [(10.0, 20.0)]);
-        assert_eq!(t.reserve(0.0, 4.0), 4.0); // fits before
-        assert_eq!(t.reserve(3.0, 8.0), 28.0); // 4..10 too short: after the last
-        assert_eq!(t.reserve(4.0, 6.0), 10.0); // exactly the gap
+        assert_eq!(t.reserve(0.0, 10.0, 5.0), 15.0);
+        assert_eq!(t.reserve(0.0, 15.0, 5.0), 20.0); // adjoining: one interval
+        assert_eq!(t.intervals(), [(10.0, 20.0)]);
+        assert_eq!(t.reserve(0.0, 0.0, 4.0), 4.0); // fits before
+        assert_eq!(t.reserve(0.0, 3.0, 8.0), 28.0); // 4..10 too short: after the last
+        assert_eq!(t.intervals(), [(0.0, 4.0), (10.0, 28.0)]);
+        assert_eq!(t.reserve(0.0, 4.0, 6.0), 10.0); // exactly the gap: all one interval
+        assert_eq!(t.intervals(), [(0.0, 28.0)]);
         assert_eq!(t.busy_us, 28.0);
-        t.forget_before(12.0);
-        assert_eq!(t.busy, [(10.0, 20.0), (20.0, 28.0)]);
-        assert_eq!(t.reserve(5.0, 0.0), 5.0);
+        assert_eq!(t.reserve(0.0, 40.0, 2.0), 42.0);
+        assert_eq!(t.reserve(30.0, 30.0, 3.0), 33.0); // the past is forgotten
+        assert_eq!(t.intervals(), [(30.0, 33.0), (40.0, 42.0)]);
+        assert_eq!(t.reserve(30.0, 5.0, 0.0), 5.0);
     }
 
     #[test]
