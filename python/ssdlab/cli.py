@@ -31,6 +31,20 @@ KEY_METRICS = [
     "throughput.write_mib_s",
 ]
 
+# What `ssdlab run` adds for a timed run (`run.mode = "timed"`).
+TIMED_METRICS = [
+    "throughput.iops",
+    "throughput.mib_s",
+    "latency.read.mean_us",
+    "latency.read.p99_us",
+    "latency.read.p9999_us",
+    "latency.write.mean_us",
+    "latency.write.p99_us",
+    "latency.write.p9999_us",
+    "util.die.mean",
+    "time.simulated_us",
+]
+
 
 class ProgressBar:
     """A one-line progress bar on stderr, shown only on a terminal and only for runs > 1 s."""
@@ -137,7 +151,7 @@ def cmd_run(args) -> int:
         if args.json == "-":  # standard output holds the JSON alone
             return 0
     print(describe.run_summary(res.config))
-    names = list(res.metrics) if args.all else [m for m in KEY_METRICS if m in res.metrics]
+    names = list(res.metrics) if args.all else [m for m in KEY_METRICS + TIMED_METRICS if m in res.metrics]
     print_table([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
     return 0
 
@@ -503,9 +517,12 @@ def cmd_plot(args) -> int:
         fig = F.heatmap(df, x=args.x, y=args.by, value=args.y, mean_over=mean_over)
     elif args.kind == "series":
         fig = F.series(df, args.y, x=args.x, logx=args.logx)
+    elif args.y not in df.columns and "histograms" in df.columns:
+        # A stored distribution (timed mode's latency.read_ns …): one CDF per cell.
+        fig = F.distribution_cdf(df, args.y, tail=args.tail, logx=args.logx)
     else:
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
-    name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
+    name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "") + ("-tail" if args.tail else "")
     stem = Path(args.out) if args.out else d / "figures" / name
     for path in F.save(fig, stem, formats=args.format.split(","), close=True):
         print(f"wrote {path}")
@@ -538,7 +555,8 @@ def _add_report_parsers(sub) -> None:
         "--y",
         required=True,
         metavar="METRIC",
-        help="metric to plot (heatmap: the cell value; series: a time-series column, one line per cell)",
+        help="metric to plot (heatmap: the cell value; series: a time-series column, one line per cell; "
+        "cdf: a metric over cells, or a stored distribution such as latency.read_ns, one CDF per cell)",
     )
     p.add_argument(
         "--by", metavar="KEY", help="one line/bar/CDF per value of KEY (heatmap: the rows; normalized: required)"
@@ -552,6 +570,11 @@ def _add_report_parsers(sub) -> None:
         help="average over KEY (repeatable); otherwise each other varying key makes panels, or is an error",
     )
     p.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    p.add_argument(
+        "--tail",
+        action="store_true",
+        help="cdf of a distribution (--y latency.read_ns): the upper tail, 0.9 to 0.9999, on a logit axis",
+    )
     p.add_argument("--out", metavar="STEM", help="output path without extension (default: DIR/figures/KIND-Y-vs-X)")
     p.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf (default png,svg)")
     p.set_defaults(func=cmd_plot)

@@ -37,6 +37,12 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "throughput.program_erase_write_mib_s": ("program/erase write throughput", "MiB/s", 1.0),
     "wear.erase_count.max": ("most erases of a block", "", 1.0),
     "wear.erase_count.mean": ("mean erases per block", "", 1.0),
+    "throughput.iops": ("throughput", "IOPS", 1.0),
+    "throughput.mib_s": ("throughput", "MiB/s", 1.0),
+    "time.simulated_us": ("simulated time", "s", 1e6),
+    "util.die.mean": ("mean die utilisation", "", 1.0),
+    "util.channel.mean": ("mean channel utilisation", "", 1.0),
+    "queue.mean_outstanding": ("mean requests in the device", "", 1.0),
 }
 
 # Configuration keys shown as parameters on an axis.
@@ -68,11 +74,20 @@ _SUFFIXES = [
 ]
 
 
+_PERCENTILES = {"p50": "median", "p90": "p90", "p99": "p99", "p999": "p99.9", "p9999": "p99.99"}
+
+
 def metric_unit(name: str) -> tuple[str, str, float]:
-    """(words, unit, divisor) for a metric: listed names from METRICS, otherwise the name with the
-    unit its suffix carries (`foo_us` -> ("foo", "s", 1e6))."""
+    """(words, unit, divisor) for a metric: listed names from METRICS, timed mode's latencies in
+    µs (`latency.read.p99_us` -> ("read latency p99", "µs", 1)), otherwise the name with the unit
+    its suffix carries (`foo_us` -> ("foo", "s", 1e6))."""
     if name in METRICS:
         return METRICS[name]
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] in ("latency", "interval") and parts[2].endswith("_us"):
+        stat = parts[2][:-3]
+        op = "" if parts[1] in ("all", "latency") else parts[1] + " "
+        return f"{op}latency {_PERCENTILES.get(stat, stat)}", "µs", 1.0
     for suffix, unit, div in _SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)], unit, float(div)
@@ -134,6 +149,9 @@ def device_parts(cfg: dict) -> list[str]:
         parts.append(f"{int(d['pages_per_block'])} pages/block")
     if _number(d.get("op")):
         parts.append(f"OP {float(d['op']):g}")
+    dies = [d.get(k) for k in ("channels", "chips_per_channel", "dies_per_chip")]
+    if all(_number(x) for x in dies) and dies[1] * dies[2] * dies[0] > 1:
+        parts.append(f"{int(dies[0])} channels × {int(dies[1] * dies[2])} dies")
     return parts
 
 

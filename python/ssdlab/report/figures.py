@@ -784,6 +784,66 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
         return _finish(fig, ax)
 
 
+def histogram_of(v, name: str):
+    """A cell's distribution `name` from its `histograms` (dict or JSON) as (values, counts)
+    arrays, or None when the cell has none."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, str):
+        import json
+
+        v = json.loads(v)
+    pairs = v.get(name) if isinstance(v, Mapping) else None
+    if not pairs:
+        return None
+    arr = np.asarray(pairs, dtype=float)
+    return arr[:, 0], arr[:, 1]
+
+
+def distribution_cdf(df, name: str, tail: bool = False, logx: bool = False, ax=None, legend: bool = True):
+    """CDFs of a stored distribution (`Result.histograms`, e.g. timed mode's `latency.read_ns`,
+    drawn in µs), one step line per ok cell, labelled by the study axes that vary. `tail`: the
+    upper tail on a logit axis from 0.9 to 0.9999, where p99 and p99.99 are read. Cells without the
+    distribution are left out; none at all is a ValueError. Returns the Figure."""
+    with style():
+        ok = ok_rows(df, ["histograms"])
+        hists = [histogram_of(v, name) for v in ok["histograms"]]
+        keep = [i for i, h in enumerate(hists) if h is not None]
+        if not keep:
+            raise ValueError(f"no cell has the distribution `{name}` (timed mode: run.mode = \"timed\")")
+        ok = ok.iloc[keep]
+        hists = [hists[i] for i in keep]
+        labels = series_labels(ok)
+        extra = _legend_width(labels, None) if (legend and len(hists) > 1) else 0.0
+        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
+        to_us = 1e-3 if name.endswith("_ns") else 1.0
+        for i, ((values, counts), text) in enumerate(zip(hists, labels, strict=True)):
+            ys = np.cumsum(counts) / counts.sum()
+            ax.plot(
+                values * to_us,
+                ys,
+                drawstyle="steps-post",
+                color=PALETTE[i % len(PALETTE)],
+                linestyle=["-", "--", ":", "-."][(i // len(PALETTE)) % 4],
+                label=text,
+                zorder=3,
+            )
+        if logx:
+            ax.set_xscale("log")
+        what = name.removesuffix("_ns").removesuffix("_us").replace("latency.", "")
+        ax.set_xlabel(f"{what} latency (µs)" if name.startswith("latency.") else name)
+        if tail:
+            ax.set_yscale("logit")
+            ax.set_ylim(0.9, 0.9999)
+            ax.set_ylabel("fraction ≤ x (CDF, tail from 0.9)")
+        else:
+            ax.set_ylim(0, 1.02)
+            ax.set_ylabel("fraction ≤ x (CDF)")
+        if legend and len(hists) > 1:
+            _legend(ax)
+        return _finish(fig, ax)
+
+
 def heatmap(
     df,
     x: str,
