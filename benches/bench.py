@@ -396,13 +396,14 @@ def main() -> int:
         print(f"  {'last-level (L2-sized) misses':<60}{c['ll_misses_per_page']:>14,.2f}")
     t = results["timed"]
     print(f"\n{'requests/s, end to end (best / median of 3)':<62}{'best':>14}{'median':>14}")
-    print(f"{'timed, QD 32, 8 x 4 dies, 70/30 random, after a fill (>= 1 M)':<62}{t['per_s_best']:>14,.0f}{t['per_s_median']:>14,.0f}")
-    print(f"{'  the same run in counts mode':<62}{t['counts']['per_s_best']:>14,.0f}{t['counts']['per_s_median']:>14,.0f}")
+    for label, d in (
+        ("timed, QD 32, 8 x 4 dies, 70/30 random, after a fill (>= 1 M)", t),
+        ("  the same run in counts mode", t["counts"]),
+    ):
+        print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
     sim = t["simulated"]
-    print(
-        f"  simulated: {sim['throughput.iops']:,.0f} IOPS, latency p50 / p99 / p99.99 "
-        f"{sim['latency.all.p50_us']:,.0f} / {sim['latency.all.p99_us']:,.0f} / {sim['latency.all.p9999_us']:,.0f} µs, WAF {sim['waf']:.2f}"
-    )
+    pct = " / ".join(f"{sim[f'latency.all.{p}_us']:,.0f}" for p in ("p50", "p99", "p9999"))
+    print(f"  simulated: {sim['throughput.iops']:,.0f} IOPS, latency p50 / p99 / p99.99 {pct} µs, WAF {sim['waf']:.2f}")
     print(f"\n{'1 TiB device: peak RSS (MiB)':<62}{rss['peak_rss_kib'] / 1024:>14,.0f}")
     print(f"{'1 TiB device: bytes per physical page (whole process)':<62}{rss['ftl_bytes_per_physical_page']:>14.2f}")
     print("\nrandom-access latency, ns per dependent load (pointer chase), by working set")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import ssdlab
 from ssdlab import cli
 from ssdlab.report import figures as F

@@ -522,7 +522,8 @@ def cmd_plot(args) -> int:
         fig = F.distribution_cdf(df, args.y, tail=args.tail, logx=args.logx)
     else:
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
-    name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "") + ("-tail" if args.tail else "")
+    name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
+    name += "-tail" if args.tail else ""
     stem = Path(args.out) if args.out else d / "figures" / name
     for path in F.save(fig, stem, formats=args.format.split(","), close=True):
         print(f"wrote {path}")

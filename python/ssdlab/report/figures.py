@@ -810,7 +810,7 @@ def distribution_cdf(df, name: str, tail: bool = False, logx: bool = False, ax=N
         hists = [histogram_of(v, name) for v in ok["histograms"]]
         keep = [i for i, h in enumerate(hists) if h is not None]
         if not keep:
-            raise ValueError(f"no cell has the distribution `{name}` (timed mode: run.mode = \"timed\")")
+            raise ValueError(f'no cell has the distribution `{name}` (timed mode: run.mode = "timed")')
         ok = ok.iloc[keep]
         hists = [hists[i] for i in keep]
         labels = series_labels(ok)
