@@ -211,3 +211,41 @@ def test_reproduce_with_failed_cells_writes_the_report_and_exits_1(tiny, tmp_pat
         studies.reproduce("tiny", out=out, traces=traces, progress=False)
     assert e.value.summary.failed == 1 and e.value.report == out / "report.html"
     assert studies.reproduce("tiny", out=out, traces=traces, progress=False, allow_failures=True).exists()
+
+
+def test_timed_basics_quick_matches_queueing_theory(tmp_path):
+    from ssdlab.analytic import closed_network_iops, md1_response, mm1_response
+
+    out = tmp_path / "timed"
+    report = studies.reproduce("timed-basics", quick=True, out=out, progress=False)
+    text = report.read_text()
+    assert "Single queue: simulated against exact mean response time" in text
+    assert "Closed loop: simulated against exact throughput" in text
+    df = ssdlab.load_results(out)
+    assert len(df) == 37 and (df["status"] == "ok").all()
+    # One die, Poisson arrivals: M/M/1 and M/D/1 (200 K requests: a few % near saturation).
+    single = df[df["run.queue_depth"] == 0]
+    for _, r in single.iterrows():
+        rho = r["workload.iops"] * 50e-6
+        exact = (mm1_response if r["nand.service"] == "exponential" else md1_response)(50.0, rho)
+        assert r["latency.read.mean_us"] == pytest.approx(exact, rel=0.02 if rho <= 0.5 else 0.06), (
+            rho,
+            r["nand.service"],
+        )
+        assert r["util.die.mean"] == pytest.approx(rho, rel=0.02)
+    # Closed loop of N on D dies (the run's start and drain included).
+    closed = df[(df["nand.service"] == "exponential") & (df["run.queue_depth"] > 0)]
+    assert len(closed) == 8
+    for _, r in closed.iterrows():
+        d = int(r["device.channels"] * r["device.chips_per_channel"])
+        exact = closed_network_iops(d, int(r["run.queue_depth"]), 50.0)
+        assert r["throughput.iops"] == pytest.approx(exact, rel=0.02)
+    # QD 1 random reads on the default device: read + 4 KiB over 800 MB/s, exactly.
+    qd1 = df[
+        df["axes"].str.contains("read_fraction") & (df["workload.read_fraction"] == 1.0) & (df["run.queue_depth"] == 1)
+    ]
+    assert qd1["latency.read.max_us"].iloc[0] == pytest.approx(50 + 4096 / 800, rel=1e-9)
+    # GC lengthens the read tail.
+    gc = df[df["axes"].str.contains("device.op")].set_index("device.op")
+    assert gc.loc[1.0, "gc.victims"] == 0 and gc.loc[0.07, "gc.victims"] > 0
+    assert gc.loc[0.07, "latency.read.p99_us"] > 5 * gc.loc[1.0, "latency.read.p99_us"]

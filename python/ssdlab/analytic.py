@@ -28,3 +28,32 @@ def greedy_waf(rho: float) -> float:
         raise ValueError(f"over-provisioning ρ must be > 0, not {rho}")
     a = 1 + rho
     return a / (a + lambert_w0(-a * math.exp(-a)))
+
+
+def _check_load(rho: float) -> None:
+    if not 0 <= rho < 1:
+        raise ValueError(f"utilisation ρ must be in [0, 1), not {rho}")
+
+
+def mm1_response(service_us: float, rho: float) -> float:
+    """Mean response time of an M/M/1 queue (Poisson arrivals, exponential service of mean S,
+    FIFO): S / (1 − ρ)."""
+    _check_load(rho)
+    return service_us / (1 - rho)
+
+
+def md1_response(service_us: float, rho: float) -> float:
+    """Mean response time of an M/D/1 queue (deterministic service S), by Pollaczek–Khinchine:
+    S + ρS / (2(1 − ρ))."""
+    _check_load(rho)
+    return service_us + rho * service_us / (2 * (1 - rho))
+
+
+def closed_network_iops(servers: int, customers: int, service_us: float) -> float:
+    """Throughput (per second) of N customers circulating with no think time among D identical
+    FIFO servers with exponential service of mean S, each visit to a server chosen uniformly at
+    random: D·N / ((N + D − 1)·S). Every one of the C(N+D−1, D−1) placements is equally likely, and
+    a server is busy in N/(N+D−1) of them."""
+    if servers < 1 or customers < 1:
+        raise ValueError("servers and customers must be ≥ 1")
+    return servers * customers / ((customers + servers - 1) * service_us) * 1e6
