@@ -257,6 +257,10 @@ pub struct FtlConfig {
     /// Hybrid FTLs: which merges feed the padding model's R_DB / R_LB / U_LB: seed (full merges,
     /// and switch merges that reclaim log blocks early; seed 000 §3.5) | all-merges.
     pub model_stats: String,
+    /// Timed mode, page FTL: collect garbage in the background while the device is idle.
+    pub background_gc: bool,
+    /// Idle time (µs, no request in the device) before background GC starts.
+    pub background_gc_idle_us: f64,
     /// FTLs' parameter tables by name.
     #[serde(flatten)]
     pub tables: Tables,
@@ -269,6 +273,8 @@ impl Default for FtlConfig {
             gc: "greedy".into(),
             log_blocks: 0,
             model_stats: "seed".into(),
+            background_gc: false,
+            background_gc_idle_us: 1000.0,
             tables: Tables::new(),
         }
     }
@@ -682,6 +688,30 @@ impl Config {
             return Err(SimError::config(
                 "run.mode",
                 format!("unknown value `{}`; valid: counts, timed", self.run.mode),
+            ));
+        }
+        if self.ftl.background_gc {
+            if self.run.mode != "timed" {
+                return Err(SimError::config(
+                    "ftl.background_gc",
+                    "background GC needs idle time: set run.mode = \"timed\"",
+                ));
+            }
+            if self.ftl.kind != "page" {
+                return Err(SimError::config(
+                    "ftl.background_gc",
+                    format!(
+                        "background GC is implemented for the page FTL, not ftl.kind = \"{}\"",
+                        self.ftl.kind
+                    ),
+                ));
+            }
+        }
+        let idle = self.ftl.background_gc_idle_us;
+        if !(idle >= 0.0 && idle.is_finite()) {
+            return Err(SimError::config(
+                "ftl.background_gc_idle_us",
+                format!("{idle} must be ≥ 0"),
             ));
         }
         if !(self.run.time_scale > 0.0 && self.run.time_scale.is_finite()) {

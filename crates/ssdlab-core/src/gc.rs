@@ -141,7 +141,16 @@ impl VictimSelector {
 
     /// Pick and remove the victim. `valid_of` gives a block's valid count.
     pub fn take_victim(&mut self, now: u64, valid_of: impl Fn(u32) -> u32) -> Option<u32> {
-        let b = match self.policy {
+        let b = self.peek_victim(now, &valid_of)?;
+        let l = self.list_of(valid_of(b));
+        self.unlink(l, b);
+        self.links[b as usize].sealed = false;
+        Some(b)
+    }
+
+    /// The block [`VictimSelector::take_victim`] would take, left in place.
+    pub fn peek_victim(&mut self, now: u64, valid_of: impl Fn(u32) -> u32) -> Option<u32> {
+        Some(match self.policy {
             VictimPolicy::Greedy => {
                 while self.lowest < self.head.len() && self.head[self.lowest] == NIL {
                     self.lowest += 1;
@@ -179,11 +188,7 @@ impl VictimSelector {
                 }
                 best
             }
-        };
-        let l = self.list_of(valid_of(b));
-        self.unlink(l, b);
-        self.links[b as usize].sealed = false;
-        Some(b)
+        })
     }
 }
 

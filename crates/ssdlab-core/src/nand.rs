@@ -79,7 +79,7 @@ pub enum OpKind {
 
 /// One NAND operation with its address, as the timed engine schedules it: `addr` is the PPN of a
 /// read or program and the block number of an erase (the FTL's numbering; the timed engine maps
-/// it to a channel and die, `crate::timed::layout`).
+/// it to a channel and die).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NandOp {
     pub kind: OpKind,

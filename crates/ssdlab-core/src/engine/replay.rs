@@ -407,7 +407,10 @@ pub(super) fn replay(
     // Timed mode starts on an idle device after the precondition.
     let clock = if resolved.run.mode == "timed" {
         sim.be.nand.set_logging(true);
-        Some(Clock::new(resolved)?)
+        Some(Clock::new(
+            resolved,
+            crate::registry::build_scheduler(resolved)?,
+        ))
     } else {
         None
     };

@@ -19,6 +19,14 @@ impl Sim {
         measured: bool,
     ) -> Result<()> {
         let t = clock.issue(req.time_us);
+        // The device was idle before this request: background GC (`ftl.background_gc`) ran,
+        // a victim at a time, until it had nothing to do or the request arrived.
+        if let Some(mut at_us) = clock.idle_window(t) {
+            while at_us < t && self.be.ftl.background_gc(&mut self.be.nand)? {
+                at_us = clock.background(at_us, self.be.nand.log());
+                self.be.nand.clear_log();
+            }
+        }
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
         self.request(req, at)?;
         let ops_end = clock.run_ops(t, self.be.nand.log());

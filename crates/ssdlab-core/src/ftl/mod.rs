@@ -76,6 +76,11 @@ pub trait Ftl: FtlView + std::any::Any {
     }
     /// The PPN holding `lpn`'s newest copy (None: unmapped).
     fn ppn_of(&self, lpn: Lpn) -> Option<u32>;
+    /// Timed mode, `ftl.background_gc`, device idle: do one step of background garbage collection
+    /// if the FTL wants one; returns whether it did. The default never does.
+    fn background_gc(&mut self, _nand: &mut Nand) -> Result<bool> {
+        Ok(false)
+    }
     /// Read one page with the given cause; returns false (and costs nothing) if it is unmapped.
     fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
         let ppn = self.ppn_of(lpn);

@@ -303,6 +303,45 @@ impl PageFtl {
             } else {
                 stalled = 0;
             }
+            self.reclaim(victim, nand)?;
+        }
+        if self.check {
+            self.check_structure()?;
+            self.check_versions(&self.expected)?;
+        }
+        Ok(())
+    }
+
+    /// Background GC (timed mode, while the device is idle): reclaim the next victim if the free
+    /// pool is below twice the foreground threshold and that victim holds an invalid page.
+    /// Returns whether it did.
+    fn background_step(&mut self, nand: &mut Nand) -> Result<bool> {
+        if self.free.len() as u64 >= 2 * self.gc_threshold {
+            return Ok(false);
+        }
+        let valid = &self.valid;
+        let Some(victim) = self.selector.peek_victim(self.now, |b| valid[b as usize]) else {
+            return Ok(false);
+        };
+        if self.valid[victim as usize] == self.ppb {
+            return Ok(false);
+        }
+        let valid = &self.valid;
+        self.selector.take_victim(self.now, |b| valid[b as usize]);
+        self.in_gc = true;
+        let r = self.reclaim(victim, nand);
+        self.in_gc = false;
+        r?;
+        if self.check {
+            self.check_structure()?;
+            self.check_versions(&self.expected)?;
+        }
+        Ok(true)
+    }
+
+    /// Move the valid pages of `victim` (taken from the selector) to the GC frontier and erase it.
+    fn reclaim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
+        {
             let slot = if self.separate_gc { usize::MAX } else { 0 };
             let base = victim * self.ppb;
             for off in 0..self.ppb {
@@ -329,10 +368,6 @@ impl PageFtl {
             nand.erase(victim);
             self.free.push_back(victim);
             self.gc_victims += 1;
-        }
-        if self.check {
-            self.check_structure()?;
-            self.check_versions(&self.expected)?;
         }
         Ok(())
     }
@@ -493,6 +528,10 @@ impl Ftl for PageFtl {
 
     fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
         self.l2p.get(lpn as usize).copied().filter(|&p| p != NONE)
+    }
+
+    fn background_gc(&mut self, nand: &mut Nand) -> Result<bool> {
+        self.background_step(nand)
     }
 
     fn version_of(&self, lpn: Lpn) -> u32 {

@@ -22,7 +22,6 @@ pub mod layout;
 pub mod scheduler;
 
 use crate::config::Config;
-use crate::error::Result;
 use crate::nand::{NandOp, OpKind};
 use crate::request::Op;
 use crate::rng::Rng;
@@ -147,16 +146,22 @@ pub struct Clock {
     busy_at_start: (Vec<f64>, Vec<f64>),
     bytes: u64,
     requests: u64,
+    /// When the last operation placed so far completes (requests and background GC).
+    busy_until: f64,
+    /// `ftl.background_gc`: idle time before it starts (None: off).
+    background_idle_us: Option<f64>,
+    background_steps: u64,
 }
 
 impl Clock {
-    pub fn new(cfg: &Config) -> Result<Clock> {
+    /// The clock of `cfg`'s device and host queue, operations placed by `sched`.
+    pub fn new(cfg: &Config, sched: Box<dyn Scheduler>) -> Clock {
         let layout = Layout::new(&cfg.device, cfg.device.pages_per_block);
         let n = &cfg.nand;
         let res = Resources::new(layout.dies(), layout.channels());
-        Ok(Clock {
+        Clock {
             res,
-            sched: crate::registry::build_scheduler(cfg)?,
+            sched,
             service: Service {
                 read_us: n.read_us,
                 program_us: n.program_us,
@@ -187,8 +192,14 @@ impl Clock {
             busy_at_start: (Vec::new(), Vec::new()),
             bytes: 0,
             requests: 0,
+            busy_until: 0.0,
+            background_idle_us: cfg
+                .ftl
+                .background_gc
+                .then_some(cfg.ftl.background_gc_idle_us),
+            background_steps: 0,
             layout,
-        })
+        }
     }
 
     /// When the next request (arriving at `arrival_us` by its trace or generator) is issued.
@@ -197,6 +208,22 @@ impl Clock {
         let t = self.host.issue(arrival_us);
         self.res.now = t;
         t
+    }
+
+    /// Background GC may start at the returned time, before `t` (the request just issued): the
+    /// device has been idle (no request in it, nothing running) for the idle threshold.
+    pub fn idle_window(&self, t: f64) -> Option<f64> {
+        let idle = self.background_idle_us?;
+        let start = self.busy_until + idle;
+        (self.host.in_flight.is_empty() && start < t).then_some(start)
+    }
+
+    /// Place one background-GC step's `ops` from `start`; returns when they complete.
+    pub fn background(&mut self, start: f64, ops: &[NandOp]) -> f64 {
+        self.background_steps += 1;
+        let end = self.run_ops(start, ops);
+        self.busy_until = self.busy_until.max(end);
+        end
     }
 
     /// A new pass over the workload (`run.repeat`): open-loop arrivals continue from now.
@@ -262,6 +289,7 @@ impl Clock {
         }
         .max(ops_end);
         self.host.complete(done);
+        self.busy_until = self.busy_until.max(done);
         if measured {
             if self.start_us.is_none() {
                 self.start_us = Some(t);
@@ -373,6 +401,9 @@ impl Clock {
             "queue.max_outstanding".into(),
             self.host.max_in_flight as f64,
         );
+        if self.background_idle_us.is_some() {
+            m.insert("gc.background_victims".into(), self.background_steps as f64);
+        }
         m
     }
 
