@@ -182,7 +182,7 @@ def test_unknown_component_lists_valid():
 
 
 def test_unknown_key_lists_valid():
-    with pytest.raises(SsdlabError, match=r"ftl.victim`: unknown key; valid: gc, kind, log_blocks, model_stats"):
+    with pytest.raises(SsdlabError, match=r"ftl.victim`: unknown key; valid: background_gc, background_gc_idle_us, gc, kind, log_blocks, model_stats"):
         ssdlab.simulate({"ftl": {"victim": "greedy"}})
 
 
