@@ -32,12 +32,17 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 /// A time in µs, ordered (times are finite and ≥ 0).
-#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct At(f64);
 impl Eq for At {}
 impl Ord for At {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&o.0)
+    }
+}
+impl PartialOrd for At {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
     }
 }
 
@@ -167,7 +172,7 @@ impl Clock {
                 program_us: n.program_us,
                 erase_us: n.erase_us,
                 exponential: n.service == "exponential",
-                rng: Rng::new(cfg.run.seed ^ 0x5E4_71CE_0F_7A11),
+                rng: Rng::new(cfg.run.seed ^ 0x0005_E471_CE0F_7A11),
             },
             transfer_us: n.page_transfer_us(cfg.device.page_bytes.0),
             command_us: n.command_us,
