@@ -226,3 +226,37 @@ fn background_gc_runs_while_idle() {
     let e = simulate(&c, &mut NoProgress).unwrap_err().to_string();
     assert!(e.contains("ftl.background_gc") && e.contains("bast"), "{e}");
 }
+
+/// Timing never changes what is written: for every FTL × every write buffer (the registry's
+/// lists), a timed run (closed loop, 2 × 2 dies) reports exactly the counts-mode metrics.
+#[test]
+fn every_ftl_and_buffer_counts_the_same_in_timed_mode() {
+    use ssdlab_core::registry::names;
+    for ftl in names("ftl") {
+        for buffer in names("buffer") {
+            let text = format!(
+                "[workload]\nkind = \"zipf\"\nrequests = 6000\nfootprint_bytes = \"12MiB\"\n\
+                 request_bytes = \"8KiB\"\nread_fraction = 0.2\nseed = 5\n\
+                 [device]\nlogical_bytes = \"16MiB\"\npages_per_block = 32\nop = 0.15\n\
+                 [ftl]\nkind = \"{ftl}\"\n[buffer]\nkind = \"{buffer}\"\nbytes = \"512KiB\"\n\
+                 [run]\nprecondition = \"fill\"\ncheck_integrity = true\n"
+            );
+            let mut c = Config::from_toml_str(&text).unwrap();
+            let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
+            c.run.mode = "timed".into();
+            c.run.queue_depth = 4;
+            (c.device.channels, c.device.chips_per_channel) = (2, 2);
+            let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
+            for (k, v) in &counts {
+                let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
+                assert!(
+                    same,
+                    "{ftl} × {buffer}: {k} = {v} in counts mode, {} timed",
+                    timed[k]
+                );
+            }
+            assert_eq!(timed["run.measured_requests"], 6000.0);
+            assert!(timed["latency.all.mean_us"] > 0.0, "{ftl} × {buffer}");
+        }
+    }
+}
