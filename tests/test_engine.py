@@ -182,7 +182,8 @@ def test_unknown_component_lists_valid():
 
 
 def test_unknown_key_lists_valid():
-    with pytest.raises(SsdlabError, match=r"ftl.victim`: unknown key; valid: background_gc, background_gc_idle_us, gc, kind, log_blocks, model_stats"):
+    valid = "background_gc, background_gc_idle_us, gc, kind, log_blocks, model_stats"
+    with pytest.raises(SsdlabError, match=rf"ftl.victim`: unknown key; valid: {valid}"):
         ssdlab.simulate({"ftl": {"victim": "greedy"}})
 
 

@@ -768,10 +768,9 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
             ax.plot(
                 f[x].to_numpy(dtype=float) / scale(x),
                 f[y].to_numpy(dtype=float) / scale(y),
-                color=PALETTE[i % len(PALETTE)],
-                linestyle=["-", "--", ":", "-."][(i // len(PALETTE)) % 4],
                 label=name,
                 zorder=3,
+                **_cell_style(i),
             )
         if logx:
             ax.set_xscale("log")
@@ -782,6 +781,11 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
         if own and subtitle(ok):
             fig.suptitle(subtitle(ok), fontsize=7, color="#555555")
         return _finish(fig, ax)
+
+
+def _cell_style(i: int) -> dict:
+    """Colour and dash of the i-th cell's line (colours first, then dashes)."""
+    return {"color": PALETTE[i % len(PALETTE)], "linestyle": ["-", "--", ":", "-."][(i // len(PALETTE)) % 4]}
 
 
 def histogram_of(v, name: str):
@@ -819,15 +823,7 @@ def distribution_cdf(df, name: str, tail: bool = False, logx: bool = False, ax=N
         to_us = 1e-3 if name.endswith("_ns") else 1.0
         for i, ((values, counts), text) in enumerate(zip(hists, labels, strict=True)):
             ys = np.cumsum(counts) / counts.sum()
-            ax.plot(
-                values * to_us,
-                ys,
-                drawstyle="steps-post",
-                color=PALETTE[i % len(PALETTE)],
-                linestyle=["-", "--", ":", "-."][(i // len(PALETTE)) % 4],
-                label=text,
-                zorder=3,
-            )
+            ax.plot(values * to_us, ys, drawstyle="steps-post", label=text, zorder=3, **_cell_style(i))
         if logx:
             ax.set_xscale("log")
         what = name.removesuffix("_ns").removesuffix("_us").replace("latency.", "")
