@@ -142,10 +142,15 @@ impl VictimSelector {
     /// Pick and remove the victim. `valid_of` gives a block's valid count.
     pub fn take_victim(&mut self, now: u64, valid_of: impl Fn(u32) -> u32) -> Option<u32> {
         let b = self.peek_victim(now, &valid_of)?;
-        let l = self.list_of(valid_of(b));
+        self.remove(b, valid_of(b));
+        Some(b)
+    }
+
+    /// Remove sealed block `b`, holding `valid` valid pages (the victim just peeked).
+    pub fn remove(&mut self, b: u32, valid: u32) {
+        let l = self.list_of(valid);
         self.unlink(l, b);
         self.links[b as usize].sealed = false;
-        Some(b)
     }
 
     /// The block [`VictimSelector::take_victim`] would take, left in place.

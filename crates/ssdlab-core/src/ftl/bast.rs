@@ -545,8 +545,7 @@ impl Ftl for BastFtl {
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        let old = self.s.l2p.get(lpn as usize).copied().unwrap_or(NONE);
-        if old != NONE {
+        if let Some(old) = self.s.ppn_of(lpn) {
             let lbn = lpn / self.s.ppb as u64;
             if let Some(ch) = self.chains.get_mut(&lbn) {
                 if old / self.s.ppb == *ch.blocks.last().unwrap() {

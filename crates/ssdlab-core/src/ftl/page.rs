@@ -305,6 +305,11 @@ impl PageFtl {
             }
             self.reclaim(victim, nand)?;
         }
+        self.check_after_gc()
+    }
+
+    /// Integrity mode: the structure and every version, after GC moved pages.
+    fn check_after_gc(&self) -> Result<()> {
         if self.check {
             self.check_structure()?;
             self.check_versions(&self.expected)?;
@@ -326,49 +331,43 @@ impl PageFtl {
         if self.valid[victim as usize] == self.ppb {
             return Ok(false);
         }
-        let valid = &self.valid;
-        self.selector.take_victim(self.now, |b| valid[b as usize]);
+        self.selector.remove(victim, self.valid[victim as usize]);
         self.in_gc = true;
         let r = self.reclaim(victim, nand);
         self.in_gc = false;
         r?;
-        if self.check {
-            self.check_structure()?;
-            self.check_versions(&self.expected)?;
-        }
+        self.check_after_gc()?;
         Ok(true)
     }
 
     /// Move the valid pages of `victim` (taken from the selector) to the GC frontier and erase it.
     fn reclaim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
-        {
-            let slot = if self.separate_gc { usize::MAX } else { 0 };
-            let base = victim * self.ppb;
-            for off in 0..self.ppb {
-                let src = base + off;
-                // The L2P entries GC rewrites are random: start loading them a few pages ahead.
-                if let Some(&ahead) = self.p2l.get((src + GC_AHEAD) as usize) {
-                    crate::units::prefetch_once(&self.l2p, ahead as usize);
-                }
-                let lpn = self.p2l[src as usize];
-                if lpn == NONE {
-                    continue;
-                }
-                nand.read(Cause::Gc, src);
-                let version = if self.check {
-                    self.oob_version[src as usize]
-                } else {
-                    0
-                };
-                self.program(lpn as u64, version, Cause::Gc, slot, src, nand)?;
-                self.gc_moved += 1;
+        let slot = if self.separate_gc { usize::MAX } else { 0 };
+        let base = victim * self.ppb;
+        for off in 0..self.ppb {
+            let src = base + off;
+            // The L2P entries GC rewrites are random: start loading them a few pages ahead.
+            if let Some(&ahead) = self.p2l.get((src + GC_AHEAD) as usize) {
+                crate::units::prefetch_once(&self.l2p, ahead as usize);
             }
-            debug_assert_eq!(self.valid[victim as usize], 0);
-            self.write_ptr[victim as usize] = 0;
-            nand.erase(victim);
-            self.free.push_back(victim);
-            self.gc_victims += 1;
+            let lpn = self.p2l[src as usize];
+            if lpn == NONE {
+                continue;
+            }
+            nand.read(Cause::Gc, src);
+            let version = if self.check {
+                self.oob_version[src as usize]
+            } else {
+                0
+            };
+            self.program(lpn as u64, version, Cause::Gc, slot, src, nand)?;
+            self.gc_moved += 1;
         }
+        debug_assert_eq!(self.valid[victim as usize], 0);
+        self.write_ptr[victim as usize] = 0;
+        nand.erase(victim);
+        self.free.push_back(victim);
+        self.gc_victims += 1;
         Ok(())
     }
 

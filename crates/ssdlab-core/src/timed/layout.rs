@@ -31,7 +31,7 @@ impl Layout {
             d.channels as u64,
             d.chips_per_channel as u64 * d.dies_per_chip as u64,
         );
-        let dies = c * w;
+        let dies = d.dies();
         let die_of_position = |k: u64| -> u32 {
             let (ch, way) = if d.stripe == "die-first" {
                 (k / w, k % w)
