@@ -1,5 +1,6 @@
 """Hand-computed small cases, integrity checking, determinism, warm-up and repeat semantics."""
 
+import numpy as np
 import pytest
 import ssdlab
 from ssdlab import SsdlabError
@@ -130,6 +131,21 @@ def test_warmup_excluded_and_repeat(tmp_path):
     assert m["host.write_pages"] == 14
     assert m["run.measured_requests"] == 14
     assert m["nand.programs.host"] == 14
+
+
+def test_repeat_equals_concatenated_trace(tmp_path):
+    # Later passes replay the first from memory; they must count exactly as the trace read again.
+    rng = np.random.default_rng(7)
+    recs = [("W" if rng.random() < 0.6 else "R", int(rng.integers(0, 60)) * 8, int(rng.integers(1, 4)) * 8) for _ in range(400)]
+    dev = {"pages_per_block": 4, "logical_bytes": 64 * 4096, "op": 0.5}
+    common = {"device": dev, "buffer": {"kind": "lru", "bytes": 6 * 4096}}
+    three = run_trace(tmp_path, recs, **common, run={"repeat": 3})
+    (tmp_path / "once").mkdir()
+    once = run_trace(tmp_path / "once", recs * 3, **common)
+    assert three["run.requests"] == once["run.requests"] == 1200
+    assert three["gc.victims"] > 0
+    counts = [k for k in once if k.split(".")[0] in ("host", "nand", "buffer", "gc", "ftl", "wear")]
+    assert {k: three[k] for k in counts} == {k: once[k] for k in counts}
 
 
 def test_precondition_fill_not_measured(tmp_path):

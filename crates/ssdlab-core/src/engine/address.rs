@@ -13,7 +13,14 @@ pub(super) enum AddressMap {
     /// Modulo the device's logical pages.
     Fold,
     /// Logical blocks renumbered densely in order of first touch (host LBN → device LBN).
-    Compact(FxHashMap<u64, u64>),
+    Compact(Compact),
+}
+
+/// The compact map: host LBN → device LBN, with the last pair looked up (a request's pages
+/// mostly share their block).
+pub(super) struct Compact {
+    dense: FxHashMap<u64, u64>,
+    last: Option<(u64, u64)>,
 }
 
 impl AddressMap {
@@ -21,7 +28,10 @@ impl AddressMap {
     pub(super) fn new(name: &str) -> AddressMap {
         match name {
             "fold" => AddressMap::Fold,
-            "compact" => AddressMap::Compact(FxHashMap::default()),
+            "compact" => AddressMap::Compact(Compact {
+                dense: FxHashMap::default(),
+                last: None,
+            }),
             _ => AddressMap::None,
         }
     }
@@ -54,10 +64,18 @@ impl AddressMap {
                 geo.logical_bytes()
             ))),
             AddressMap::Fold => Ok(lpn % lp),
-            AddressMap::Compact(m) => {
+            AddressMap::Compact(c) => {
                 let ppb = geo.pages_per_block;
-                let next = m.len() as u64;
-                let dense = *m.entry(lpn / ppb).or_insert(next);
+                let lbn = lpn / ppb;
+                let dense = match c.last {
+                    Some((host, dense)) if host == lbn => dense,
+                    _ => {
+                        let next = c.dense.len() as u64;
+                        let dense = *c.dense.entry(lbn).or_insert(next);
+                        c.last = Some((lbn, dense));
+                        dense
+                    }
+                };
                 let out = dense * ppb + lpn % ppb;
                 if out >= lp {
                     return Err(SimError::Capacity(format!(

@@ -34,6 +34,7 @@
 
 mod alibaba;
 mod binary;
+pub(crate) use binary::LOOKAHEAD;
 mod blkparse;
 mod blkreplay;
 mod cloudphysics;
