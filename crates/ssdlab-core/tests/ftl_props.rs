@@ -229,6 +229,51 @@ proptest! {
         run(&mut f, &mut n, &g, streams, &steps)?;
     }
 
+    /// The page FTL's bulk precondition leaves the state whole-block writes of every logical
+    /// block would: same mapping, counters and wear, then and after the same writes with GC.
+    #[test]
+    fn page_ftl_bulk_fill_equals_block_writes(
+        ppb in ppb(),
+        lbns in 1u64..8,
+        policy in prop_oneof![
+            Just(VictimPolicy::Greedy),
+            Just(VictimPolicy::CostBenefit),
+            Just(VictimPolicy::Fifo)
+        ],
+        streams in 1u32..3,
+        separate_gc in any::<bool>(),
+        extra in 0u64..3,
+        writes in prop::collection::vec((any::<u64>(), any::<u32>(), any::<u32>()), 0..200),
+    ) {
+        let frontiers = streams as u64 + separate_gc as u64;
+        let g = geo(ppb, lbns, lbns + 2 * frontiers + 3 + extra);
+        let build = || (PageFtl::new(&g, policy, 0, streams, separate_gc, false).unwrap(), Nand::new(g.physical_blocks));
+        let (mut bulk, mut bn) = build();
+        prop_assert!(bulk.fill_bulk(&mut bn).unwrap());
+        let (mut each, mut en) = build();
+        let p = g.pages_per_block as u32;
+        for lbn in 0..lbns {
+            let unit: Vec<UnitPage> = (0..p).map(|offset| UnitPage { offset, version: 0, cause: Cause::Host }).collect();
+            each.write_unit(lbn, &unit, Shape::Block { fill: false }, 0, &mut en).unwrap();
+        }
+        let same = |a: &PageFtl, an: &Nand, b: &PageFtl, bn: &Nand| {
+            (0..g.logical_pages).all(|l| a.ppn_of(l) == b.ppn_of(l))
+                && a.counters() == b.counters()
+                && an.counters == bn.counters
+                && an.erase_counts == bn.erase_counts
+        };
+        prop_assert!(same(&bulk, &bn, &each, &en), "after the fill");
+        for (i, &(lbn, offset, hint)) in writes.iter().enumerate() {
+            let page = [UnitPage { offset: offset % p, version: 0, cause: Cause::Host }];
+            bulk.write_pages(lbn % lbns, &page, hint, &mut bn).unwrap();
+            each.write_pages(lbn % lbns, &page, hint, &mut en).unwrap();
+            prop_assert!(same(&bulk, &bn, &each, &en), "after write {i}");
+        }
+        bulk.check_integrity(&[]).unwrap();
+        // Not on a device that has been written.
+        prop_assert!(!bulk.fill_bulk(&mut bn).unwrap());
+    }
+
     #[test]
     fn block_ftl_keeps_latest_versions(
         ppb in ppb(),

@@ -204,6 +204,9 @@ impl Sim {
     }
 
     fn precondition_fill(&mut self) -> Result<()> {
+        if self.be.ftl.fill_bulk(&mut self.be.nand)? {
+            return Ok(());
+        }
         let ppb = self.geo.pages_per_block;
         let mut unit = Vec::with_capacity(ppb as usize);
         for lbn in 0..self.geo.logical_blocks() {

@@ -76,6 +76,13 @@ pub trait Ftl: FtlView + std::any::Any {
     }
     /// The PPN holding `lpn`'s newest copy (None: unmapped).
     fn ppn_of(&self, lpn: Lpn) -> Option<u32>;
+    /// `run.precondition = "fill"` in bulk, when the FTL can: every logical block once, in
+    /// order, as whole-block host writes (`write_unit` with `Shape::Block { fill: false }` and
+    /// hint 0), leaving exactly the state and counts those writes would. Returns false when it
+    /// does nothing; the engine then writes the blocks one by one.
+    fn fill_bulk(&mut self, _nand: &mut Nand) -> Result<bool> {
+        Ok(false)
+    }
     /// Timed mode, `ftl.background_gc`, device idle: do one step of background garbage collection
     /// if the FTL wants one; returns whether it did. The default never does.
     fn background_gc(&mut self, _nand: &mut Nand) -> Result<bool> {

@@ -514,6 +514,35 @@ impl Ftl for PageFtl {
         Ok(())
     }
 
+    /// On a fresh device (nothing programmed yet, no versions kept, no log) each logical block
+    /// lands in a block of its own: the first page opens it as `next_ppn` would (sealing the
+    /// last, collecting if the pool is low), the rest are mapped in one sweep.
+    fn fill_bulk(&mut self, nand: &mut Nand) -> Result<bool> {
+        let ppb = self.ppb as u64;
+        if self.now != 0 || self.check || nand.logging() || !self.logical_pages.is_multiple_of(ppb)
+        {
+            return Ok(false);
+        }
+        for lbn in 0..self.logical_pages / ppb {
+            self.now += 1;
+            let first = self.next_ppn(self.slot_of(0), nand)?;
+            debug_assert!(first.is_multiple_of(self.ppb), "a fill unit starts a block");
+            let b = first / self.ppb;
+            self.write_ptr[b as usize] = self.ppb;
+            self.valid[b as usize] = self.ppb;
+            self.now += ppb - 1;
+            let lpn0 = (lbn * ppb) as usize;
+            let l2p = &mut self.l2p[lpn0..lpn0 + ppb as usize];
+            let p2l = &mut self.p2l[first as usize..(first + self.ppb) as usize];
+            for (off, (l, p)) in l2p.iter_mut().zip(p2l.iter_mut()).enumerate() {
+                *l = first + off as u32;
+                *p = (lpn0 + off) as u32;
+            }
+            nand.counters.programs[Cause::Host as usize] += ppb;
+        }
+        Ok(true)
+    }
+
     fn trim(&mut self, lpn: Lpn) {
         let old = self.l2p[lpn as usize];
         if old != NONE {
