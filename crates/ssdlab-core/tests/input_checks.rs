@@ -168,15 +168,18 @@ fn binary_trace_errors_name_the_record_line() {
         Ok((r, line))
     });
     ssdlab_core::trace::write_binary(reqs, "t", &out).unwrap();
-    let e = error(&format!(
-        "[workload]\nkind = \"trace\"\npath = \"{}\"\n[device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\nop = 0.5\n\
-         [run]\nreader_thread = false\n",
-        out.display()
-    ));
-    assert!(
-        e.starts_with("capacity: request at line 5000 (offset 4294967296 B, 4096 B)"),
-        "{e}"
-    );
+    // Read as it goes, and replayed from the memory of the sizing pre-pass (buffer.fraction).
+    for buffer in ["", "[buffer]\nfraction = 0.5\n"] {
+        let e = error(&format!(
+            "[workload]\nkind = \"trace\"\npath = \"{}\"\n[device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\nop = 0.5\n\
+             [run]\nreader_thread = false\n{buffer}",
+            out.display()
+        ));
+        assert!(
+            e.starts_with("capacity: request at line 5000 (offset 4294967296 B, 4096 B)"),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -95,7 +95,10 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     )?;
     // The data flow: workload source → address mapping → write buffer → flush path → FTL →
     // NAND counters.
-    let src = source::open_source(&resolved)?;
+    let src = match scan.as_ref().and_then(|s| s.parsed.as_ref()) {
+        Some(p) => source::Source::Kept(source::Kept::new(p)),
+        None => source::open_source(&resolved)?,
+    };
     if let Some(name) = src.format_name() {
         resolved.workload.format = Some(name.to_string());
     }

@@ -6,7 +6,7 @@
 use super::address::AddressMap;
 use super::flush::Backend;
 use super::resolve::no_requests;
-use super::source::{open_source, At, Scan, Source};
+use super::source::{open_source, At, Keeper, Kept, Scan, Source};
 use super::Progress;
 use crate::buffer::WriteBuffer;
 use crate::config::{Config, NandConfig};
@@ -16,7 +16,6 @@ use crate::metrics::HostCounters;
 use crate::nand::{Cause, NandCounters};
 use crate::request::{Op, Request};
 use crate::timed::Clock;
-use crate::trace::LOOKAHEAD;
 use crate::units::{Geometry, Lpn, PageSpan, SectorMask};
 use std::collections::BTreeMap;
 
@@ -40,23 +39,6 @@ pub const SERIES_METRICS: &[&str] = &[
 
 /// Most time-series rows a run may record (a bound on memory; `run.sample_every` names it).
 const MAX_SAMPLES: u64 = 1_000_000;
-
-/// With `run.repeat`, the first pass of a trace is kept in memory (request and line) for the
-/// others, so they skip parsing, unless it is larger than this.
-const KEEP_MAX_BYTES: usize = 256 << 20;
-const KEEP_MAX_REQUESTS: usize = KEEP_MAX_BYTES / std::mem::size_of::<(Request, u64)>();
-
-/// Keep `req` (from `line`) for the next passes, or give up keeping once the pass is too long.
-#[inline(always)]
-fn keep(kept: &mut Option<Vec<(Request, u64)>>, req: &Request, line: u64) {
-    if let Some(v) = kept {
-        if v.len() < KEEP_MAX_REQUESTS {
-            v.push((*req, line));
-        } else {
-            *kept = None;
-        }
-    }
-}
 
 /// The time series being recorded: one value per row in every column.
 #[derive(Default)]
@@ -466,26 +448,28 @@ pub(super) fn replay(
     };
     lp.next_event = lp.next_event();
     let mut skipped = 0u64;
-    let mut kept = (resolved.run.repeat > 1 && !matches!(src, Source::Synth(_)))
-        .then(Vec::<(Request, u64)>::new);
+    // Later passes replay the first from memory when it is kept (the pre-pass may have kept it).
+    let mut parsed = match &src {
+        Source::Kept(k) => Some(k.parsed().clone()),
+        _ => None,
+    };
+    let mut keeper = Keeper::new(
+        resolved.run.repeat > 1 && matches!(src, Source::Trace(_) | Source::Pipelined(_)),
+    );
     for pass in 0..resolved.run.repeat {
         if pass > 0 {
             if let Some(c) = lp.clock.as_mut() {
                 c.new_pass();
             }
-            if let Some(reqs) = &kept {
-                for (i, (req, line)) in reqs.iter().enumerate() {
-                    let ahead = reqs.get(i + LOOKAHEAD).map(|r| r.0.offset_bytes);
-                    one(sim, &mut lp, req, ahead, At::Line(*line), progress)?;
-                }
-                continue;
-            }
-            src = open_source(resolved)?;
+            src = match &parsed {
+                Some(p) => Source::Kept(Kept::new(p)),
+                None => open_source(resolved)?,
+            };
         }
         loop {
             // Requests decoded ahead come as a run (binary traces): no per-request dispatch.
             let drained = src.drain_run(|req, ahead, line| {
-                keep(&mut kept, req, line);
+                keeper.keep(req, line);
                 one(sim, &mut lp, req, Some(ahead), At::Line(line), progress)
             })?;
             if drained > 0 {
@@ -494,9 +478,12 @@ pub(super) fn replay(
             let Some(req) = src.next() else { break };
             let (req, at) = (req?, src.at());
             if let At::Line(line) = at {
-                keep(&mut kept, &req, line);
+                keeper.keep(&req, line);
             }
             one(sim, &mut lp, &req, None, at, progress)?;
+        }
+        if pass == 0 && parsed.is_none() {
+            parsed = std::mem::replace(&mut keeper, Keeper::new(false)).finish(&src);
         }
         if pass == 0 {
             let (n, first) = src.skipped();

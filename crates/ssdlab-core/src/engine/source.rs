@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::error::{Result, SimError};
 use crate::request::{Op, Request};
 use crate::synth::Synth;
-use crate::trace::{self, Format, TraceOptions, TraceReader};
+use crate::trace::{self, Format, TraceOptions, TraceReader, LOOKAHEAD};
 use rustc_hash::FxHashSet;
 use std::path::Path;
 
@@ -14,7 +14,96 @@ pub(super) enum Source {
     Trace(TraceReader),
     /// A trace parsed on a second thread (`run.reader_thread`), handed over in batches.
     Pipelined(Pipelined),
+    /// A trace already parsed (by the sizing pre-pass or an earlier pass), replayed from memory.
+    Kept(Kept),
     Synth(Box<Synth>),
+}
+
+/// With `run.repeat`, or after the sizing pre-pass, a trace's requests (with their lines) are
+/// kept in memory so the next pass skips parsing, unless they take more than this.
+const KEEP_MAX_BYTES: usize = 256 << 20;
+const KEEP_MAX_REQUESTS: usize = KEEP_MAX_BYTES / std::mem::size_of::<(Request, u64)>();
+
+/// A parsed trace: its requests with their lines, and what parsing it reported.
+pub(super) struct Parsed {
+    reqs: Vec<(Request, u64)>,
+    lines: u64,
+    format: Option<&'static str>,
+    skipped: u64,
+    first_skipped: Option<String>,
+}
+
+/// Collects a pass's requests into a [`Parsed`] trace, giving up once there are too many.
+pub(super) struct Keeper(Option<Vec<(Request, u64)>>);
+
+impl Keeper {
+    pub(super) fn new(on: bool) -> Keeper {
+        Keeper(on.then(Vec::new))
+    }
+    #[inline(always)]
+    pub(super) fn keep(&mut self, req: &Request, line: u64) {
+        if let Some(v) = &mut self.0 {
+            if v.len() < KEEP_MAX_REQUESTS {
+                v.push((*req, line));
+            } else {
+                self.0 = None;
+            }
+        }
+    }
+    /// The whole pass, once `src` has ended (None if it was too long or not kept).
+    pub(super) fn finish(self, src: &Source) -> Option<std::rc::Rc<Parsed>> {
+        let (skipped, first_skipped) = src.skipped();
+        self.0.map(|reqs| {
+            std::rc::Rc::new(Parsed {
+                reqs,
+                lines: src.lines(),
+                format: src.format_name(),
+                skipped,
+                first_skipped,
+            })
+        })
+    }
+}
+
+/// A replay of a [`Parsed`] trace.
+pub(super) struct Kept {
+    parsed: std::rc::Rc<Parsed>,
+    pos: usize,
+}
+
+impl Kept {
+    pub(super) fn new(parsed: &std::rc::Rc<Parsed>) -> Kept {
+        Kept {
+            parsed: parsed.clone(),
+            pos: 0,
+        }
+    }
+    /// Every request left, with the offset of the one [`LOOKAHEAD`] places on (a prefetch
+    /// hint) and its line, as [`TraceReader::drain_run`] hands them.
+    #[inline(always)]
+    fn drain_run(&mut self, mut f: impl FnMut(&Request, u64, u64) -> Result<()>) -> Result<usize> {
+        let reqs = &self.parsed.reqs;
+        let start = self.pos;
+        while let Some((req, line)) = reqs.get(self.pos) {
+            self.pos += 1;
+            let ahead = reqs
+                .get(self.pos + LOOKAHEAD - 1)
+                .unwrap_or(&reqs[reqs.len() - 1]);
+            f(req, ahead.0.offset_bytes, *line)?;
+        }
+        Ok(self.pos - start)
+    }
+    /// As [`TraceReader::line`]: the last request's line (all lines read, once none is left).
+    fn line(&self) -> u64 {
+        match (self.pos, self.parsed.reqs.is_empty()) {
+            (_, true) => self.parsed.lines,
+            (0, false) => 0,
+            (p, false) => self.parsed.reqs[p - 1].1,
+        }
+    }
+    pub(super) fn parsed(&self) -> &std::rc::Rc<Parsed> {
+        &self.parsed
+    }
 }
 
 impl Source {
@@ -23,6 +112,10 @@ impl Source {
         match self {
             Source::Trace(r) => r.next(),
             Source::Pipelined(p) => p.next(),
+            Source::Kept(k) => k.parsed.reqs.get(k.pos).map(|&(r, _)| {
+                k.pos += 1;
+                Ok(r)
+            }),
             Source::Synth(s) => s.next(),
         }
     }
@@ -34,6 +127,7 @@ impl Source {
     ) -> Result<usize> {
         match self {
             Source::Trace(r) => r.drain_run(f),
+            Source::Kept(k) => k.drain_run(f),
             _ => Ok(0),
         }
     }
@@ -49,6 +143,7 @@ impl Source {
         match self {
             Source::Trace(r) => r.line(),
             Source::Pipelined(p) => p.line,
+            Source::Kept(k) => k.line(),
             Source::Synth(_) => 0,
         }
     }
@@ -57,6 +152,7 @@ impl Source {
         match self {
             Source::Trace(t) => (t.skipped(), t.first_skipped()),
             Source::Pipelined(p) => (p.skipped, p.first_skipped.clone()),
+            Source::Kept(k) => (k.parsed.skipped, k.parsed.first_skipped.clone()),
             Source::Synth(_) => (0, None),
         }
     }
@@ -64,6 +160,7 @@ impl Source {
         match self {
             Source::Trace(t) => Some(t.format().name()),
             Source::Pipelined(p) => Some(p.format.name()),
+            Source::Kept(k) => k.parsed.format,
             Source::Synth(_) => None,
         }
     }
@@ -236,6 +333,8 @@ pub(super) struct Scan {
     /// Trace lines read and the format they were read as.
     pub(super) lines: u64,
     pub(super) format: Option<&'static str>,
+    /// The requests themselves, for the first pass of the replay (None: too many).
+    pub(super) parsed: Option<std::rc::Rc<Parsed>>,
 }
 
 pub(super) fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan> {
@@ -243,8 +342,10 @@ pub(super) fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan
     let mut s = Scan::default();
     let mut lbns = FxHashSet::default();
     let mut pages = FxHashSet::default();
+    let mut keeper = Keeper::new(true);
     while let Some(r) = src.next() {
         let r = r?;
+        keeper.keep(&r, src.lines());
         s.requests += 1;
         s.max_end_bytes = s.max_end_bytes.max(r.end_bytes());
         if r.len_bytes == 0 {
@@ -263,5 +364,6 @@ pub(super) fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan
     s.footprint_pages = pages.len() as u64;
     s.lines = src.lines();
     s.format = src.format_name();
+    s.parsed = keeper.finish(&src);
     Ok(s)
 }
