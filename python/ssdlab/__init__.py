@@ -11,7 +11,7 @@ from ._core import SsdlabError, __version__
 from .api import Config, Result, components, simulate
 from .store import load_results
 from .sweep import expand_study, run_sweep
-from .traces import trace_convert, trace_detect, trace_formats, trace_info
+from .traces import trace_convert, trace_detect, trace_formats, trace_info, trace_profile
 
 __all__ = [
     "Config",
@@ -27,4 +27,5 @@ __all__ = [
     "trace_detect",
     "trace_formats",
     "trace_info",
+    "trace_profile",
 ]

@@ -1,4 +1,4 @@
-"""The `ssdlab` command line: run, compare, config show, trace info|convert|generate, policies, sweep,
+"""The `ssdlab` command line: run, compare, config show, trace info|profile|convert|generate, policies, sweep,
 results, plot, report, reproduce.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
@@ -255,6 +255,49 @@ def cmd_trace_info(args) -> int:
     print_table(
         [[k, _fmt(info[k]) if not isinstance(info[k], str) else info[k]] for k in order if k in info],
         ["field", "value"],
+    )
+    return 0
+
+
+def cmd_trace_profile(args) -> int:
+    prof = traces.trace_profile(
+        args.file,
+        page_bytes=args.page_bytes,
+        seq_window=args.seq_window,
+        frequent_writes=args.frequent_writes,
+        short_distance_pages=args.short_distance_pages,
+        window_requests=args.window_requests,
+        **_trace_kwargs(args),
+    )
+    if args.json:
+        write_json("-", prof)
+        return 0
+    w = max(prof["write_requests"], 1)
+    rows = [
+        ["format", prof["format"]],
+        ["requests", _fmt(prof["requests"])],
+        ["write requests", _fmt(prof["write_requests"])],
+        [f"sequential writes (±{args.seq_window} rule)", f"{100 * prof['seq_write_fraction']:.1f}%"],
+        ["first writes", f"{100 * prof['first_write_fraction']:.1f}%"],
+        ["  sequential first writes", _fmt(prof["seq_first_writes"])],
+        ["  random first writes", _fmt(prof["random_first_writes"])],
+        ["  sequential updates", _fmt(prof["seq_updates"])],
+        ["  random updates", _fmt(prof["random_updates"])],
+        ["mean sequential write", f"{prof['seq_write_mean_bytes'] / 1024:.1f} KiB"],
+        ["mean random write", f"{prof['random_write_mean_bytes'] / 1024:.1f} KiB"],
+        ["page writes per write request", f"{prof['page_writes'] / w:.2f}"],
+        ["written pages", _fmt(prof["written_pages"])],
+    ]
+    rows += [[f"sectors written {k} times", _fmt(v)] for k, v in prof["sector_write_counts"].items()]
+    pc = prof["page_classes"]
+    for c in ("fs", "fl", "is", "il"):
+        rows.append(
+            [f"class {c.upper()} pages", f"{100 * pc[c]['share']:.1f}% ({pc[c]['writes_mean']:.1f} writes each)"]
+        )
+    print_table(rows, ["field", "value"])
+    print(
+        f"(F = at least {pc['frequent_writes']} writes; S = mean re-use distance below "
+        f"{pc['short_distance_pages']} pages; --json for the distributions)"
     )
     return 0
 
@@ -695,6 +738,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--page-bytes", type=int, default=4096, help="page size for the footprint (default 4096)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_trace_info)
+    p = t.add_parser("profile", help="the statistics seeds 000 and 003 reason with (Table 4, page classes)")
+    _add_trace_args(p)
+    p.add_argument("--page-bytes", type=int, default=4096, help="page size (default 4096)")
+    p.add_argument("--seq-window", type=int, default=10, help="writes before/after for the sequential rule (10)")
+    p.add_argument("--frequent-writes", type=int, help="writes that make a page frequent (default: above the mean)")
+    p.add_argument("--short-distance-pages", type=int, default=8192, help="short re-use distance bound (8192)")
+    p.add_argument("--window-requests", type=int, default=0, help="writes per working-set window (0: 100 windows)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_trace_profile)
     p = t.add_parser("convert", help="write the compact binary cache of a trace")
     _add_trace_args(p)
     p.add_argument("out", help="output file (conventionally .ssdt)")

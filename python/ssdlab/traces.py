@@ -42,6 +42,44 @@ def trace_info(
     return json.loads(_core.trace_info(str(path), opts, page_bytes))
 
 
+def trace_profile(
+    path: PathLike,
+    format: str | None = None,
+    device: int | None = None,
+    skip_invalid: bool = False,
+    blkparse_action: str | None = None,
+    generic: dict | None = None,
+    page_bytes: int = 4096,
+    seq_window: int = 10,
+    frequent_writes: int | None = None,
+    short_distance_pages: int = 8192,
+    window_requests: int = 0,
+) -> dict:
+    """The statistics seeds 000 and 003 reason with, in one pass over the trace.
+
+    Seed 000 Table 4: write requests sequential or random by the ±`seq_window` rule (contiguous
+    with any of the `seq_window` writes before or after), first writes or updates (the start
+    sector written before), their counts and bytes (`seq_write_fraction`, `first_write_fraction`,
+    `seq_write_mean_bytes`, `random_write_mean_bytes`, `seq_first_writes`, …), and
+    `sector_write_counts`: 512-byte sectors up to the largest offset by write count ("0",
+    "1-100", "101-1000", "1001-10000", "10001-30000", ">30000"). Seed 003 Fig 1: `page_classes`
+    `fs`, `fl`, `is`, `il` (written pages frequently / infrequently updated, by
+    `frequent_writes` writes or more — default: more than the mean — × short / long mean re-use
+    distance, below `short_distance_pages` or not), each with `pages`, `share`, `writes_mean`.
+    `reuse_distance`: `[upper, count]` of re-write distances (distinct pages written between),
+    below powers of two. `working_set`: distinct pages written per `window_requests` writes
+    (default: 100 windows)."""
+    opts = _options(format, device, skip_invalid, blkparse_action, generic)
+    prof = {
+        "page_bytes": page_bytes,
+        "seq_window": seq_window,
+        "frequent_writes": frequent_writes,
+        "short_distance_pages": short_distance_pages,
+        "window_requests": window_requests,
+    }
+    return json.loads(_core.trace_profile(str(path), opts, json.dumps(prof)))
+
+
 def trace_convert(
     path: PathLike,
     out: PathLike,

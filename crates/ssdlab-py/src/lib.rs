@@ -132,6 +132,24 @@ fn trace_info(py: Python<'_>, path: &str, options_json: &str, page_bytes: u64) -
     serde_json::to_string(&info).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The statistics seeds 000 and 003 reason with (`ssdlab trace profile`), as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, options_json="{}", profile_json="{}"))]
+fn trace_profile(
+    py: Python<'_>,
+    path: &str,
+    options_json: &str,
+    profile_json: &str,
+) -> PyResult<String> {
+    let opts = trace_opts(options_json)?;
+    let popts: trace::ProfileOptions = serde_json::from_str(profile_json)
+        .map_err(|e| to_py(SimError::config("profile options", e.to_string())))?;
+    let p = py
+        .allow_threads(|| trace::profile(Path::new(path), &opts, &popts))
+        .map_err(to_py)?;
+    serde_json::to_string(&p).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Convert a trace into the compact binary cache; returns the number of records written.
 #[pyfunction]
 #[pyo3(signature = (path, out, options_json="{}"))]
@@ -190,6 +208,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_config_file, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_profile, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_generate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_detect, m)?)?;

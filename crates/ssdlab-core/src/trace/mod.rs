@@ -45,6 +45,7 @@ mod generic;
 mod info;
 mod mqsim;
 mod msr;
+mod profile;
 mod systor;
 mod tencent;
 mod umass;
@@ -62,6 +63,9 @@ pub use detect::detect;
 pub use generic::GenericSpec;
 pub use info::{info, TraceInfo};
 pub use msr::write_msr;
+pub use profile::{
+    profile, PageClass, PageClasses, Profile, ProfileOptions, SectorWriteCounts, Window,
+};
 
 use fields::{LineResult, Parsed};
 
