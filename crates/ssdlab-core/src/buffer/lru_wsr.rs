@@ -9,8 +9,13 @@
 //!
 //! Seed 003 describes LRU-WSR as keeping dirty pages judged hot by their re-use distance: the
 //! cold flag is that judgement, a dirty page not accessed during one trip from MRU to LRU being
-//! cold. With `cache_reads = false` reads neither insert nor reorder, and every page is dirty:
-//! a second-chance LRU of the written pages.
+//! cold.
+//!
+//! When every page is dirty (writes alone, or `cache_reads = false`) LRU-WSR is exactly LRU: the
+//! pages accessed since they were last given a second chance lie at the MRU side of every cold
+//! page, so the tail is cold (and the LRU page) whenever any page is cold, and when none is, the
+//! loop passes over the whole list, which leaves its order unchanged, and evicts the tail. It
+//! reorders writes only when clean pages stop the loop part-way.
 
 use super::pagecache::{CachePolicy, PageCache, Pages};
 use crate::error::Result;
@@ -20,7 +25,8 @@ crate::params! {
     pub struct Params {
         /// Cache reads: a read miss inserts the page clean (the whole page, evicting first when
         /// full) and a read of a buffered page is a hit (flag cleared, page to MRU); false: reads
-        /// are served from buffered sectors without changing the buffer.
+        /// are served from buffered sectors without changing the buffer (then every page is
+        /// dirty and LRU-WSR is LRU).
         cache_reads: bool = true,
     }
 }
@@ -202,6 +208,41 @@ mod tests {
         b.read(10, 0xff, &mut s).unwrap();
         assert_eq!((s.lpns(), b.clean_evictions()), (vec![7, 8], 1));
         assert_eq!(b.order(), vec![(10, false, 0xff)]);
+    }
+
+    /// On writes alone (with trims and reads that do not cache) LRU-WSR is LRU: the same hits
+    /// and the same flushes in the same order.
+    #[test]
+    fn writes_alone_are_lru() {
+        use super::super::lru::LruBuffer;
+        let mut rng = crate::rng::Rng::new(7);
+        for (cap, cache_reads) in [(1, true), (7, true), (7, false)] {
+            let mut b = wsr(cap, cache_reads);
+            let mut lru = LruBuffer::new(cap, 4);
+            let (mut s, mut t) = (Sink::default(), Sink::default());
+            for v in 1..5000u32 {
+                let lpn = rng.below(40);
+                let mask = 1 << rng.below(8);
+                match rng.below(10) {
+                    0 => {
+                        b.trim(lpn);
+                        lru.trim(lpn);
+                    }
+                    1 if !cache_reads => assert_eq!(
+                        b.read(lpn, mask, &mut s).unwrap(),
+                        lru.read(lpn, mask, &mut t).unwrap()
+                    ),
+                    _ => assert_eq!(
+                        b.write(lpn, mask, v, 0, &mut s).unwrap(),
+                        lru.write(lpn, mask, v, 0, &mut t).unwrap()
+                    ),
+                }
+            }
+            b.flush_all(&mut s).unwrap();
+            lru.flush_all(&mut t).unwrap();
+            assert!(s.0.len() > 1000);
+            assert_eq!(s.0, t.0);
+        }
     }
 
     /// Against the literal rules (a Vec scanned from the LRU end), with reads, partial writes
