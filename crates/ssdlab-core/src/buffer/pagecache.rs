@@ -22,6 +22,10 @@ use crate::ftl::FtlView;
 use crate::units::{Divisor, Lpn, SectorMask};
 
 pub const NIL: u32 = u32::MAX;
+/// Prefetch distances from the LRU end, in pages ([`PageCache::prefetch_victims`]).
+const P2L_AHEAD: usize = 2;
+const L2P_AHEAD: usize = 4;
+const NODE_AHEAD: usize = 6;
 
 /// One buffered page.
 #[derive(Clone, Copy, Debug)]
@@ -166,6 +170,10 @@ pub struct PageCache<P> {
     cache_reads: bool,
     /// Clean pages evicted to make room ("buffer.clean_evictions").
     clean_evictions: u64,
+    /// The pages nearest the LRU end as last seen (`ahead[d]`: `d` places up from the tail), for
+    /// prefetch hints only: it may go stale, and is walked again when it no longer starts at the
+    /// tail.
+    ahead: [u32; NODE_AHEAD],
 }
 
 impl<P: CachePolicy> PageCache<P> {
@@ -184,6 +192,48 @@ impl<P: CachePolicy> PageCache<P> {
             full: full_mask,
             cache_reads,
             clean_evictions: 0,
+            ahead: [NIL; NODE_AHEAD],
+        }
+    }
+
+    /// Start loading what the next evictions will touch, as `lru` does: the victims are mostly
+    /// at or near the LRU end (exactly there when every page is dirty), cold in the caches. In
+    /// stages some evictions apart, each needing what an earlier one fetched: the node
+    /// [`NODE_AHEAD`] − 1 places up from the tail, the L2P entry of the page [`L2P_AHEAD`] − 1
+    /// up, and what the L2P entry of the page [`P2L_AHEAD`] − 1 up points to.
+    #[inline(always)]
+    fn prefetch_victims(&mut self, sink: &dyn FlushSink) {
+        let t = self.pages.tail;
+        if t != NIL && self.ahead[1] == t {
+            self.ahead.copy_within(1.., 0);
+            let last = self.ahead[NODE_AHEAD - 2];
+            self.ahead[NODE_AHEAD - 1] = if last == NIL {
+                NIL
+            } else {
+                self.pages.get(last).prev
+            };
+        } else {
+            let mut i = t;
+            for a in &mut self.ahead {
+                *a = i;
+                if i != NIL {
+                    i = self.pages.get(i).prev;
+                }
+            }
+        }
+        let deep = self.ahead[P2L_AHEAD - 1];
+        if deep != NIL {
+            let lpn = self.pages.get(deep).lpn;
+            sink.prefetch(lpn as Lpn, true);
+            self.pages.index.prefetch(lpn as Lpn);
+        }
+        let l2p = self.ahead[L2P_AHEAD - 1];
+        if l2p != NIL {
+            sink.prefetch(self.pages.get(l2p).lpn as Lpn, false);
+        }
+        let far = self.ahead[NODE_AHEAD - 1];
+        if far != NIL {
+            crate::units::prefetch(&self.pages.nodes, far as usize);
         }
     }
 
@@ -217,6 +267,7 @@ impl<P: CachePolicy> PageCache<P> {
         let p = *self.pages.get(v);
         self.policy.unlink(&mut self.pages, v);
         self.pages.release(v);
+        self.prefetch_victims(sink);
         if !p.dirty {
             self.clean_evictions += for_room as u64;
             return Ok(());
