@@ -21,10 +21,9 @@ use crate::error::{Result, SimError};
 crate::params! {
     /// CFLRU's parameters (`[buffer.cflru]`).
     pub struct Params {
-        /// Cache reads: a read miss inserts the page clean (the whole page, evicting first when
-        /// full) and a read of a buffered page is a hit (page to MRU); false: reads are served
-        /// from buffered sectors without changing the buffer (then every page is dirty and CFLRU
-        /// is LRU).
+        /// true: a read miss inserts the page clean (whole, evicting first when full) and a read
+        /// of a buffered page is a hit (page to MRU); false: reads are served from buffered
+        /// sectors and change nothing (every page is then dirty and CFLRU is LRU).
         cache_reads: bool = true,
         /// The clean-first window as a fraction of the capacity: the last round(window ×
         /// capacity) pages of the LRU list, at least 1 (0 < window ≤ 1).
@@ -209,27 +208,27 @@ mod tests {
         got
     }
 
-    /// A hand-worked trace, capacity 4, window 0.5 (2 pages), 8-sector pages (list MRU → LRU,
-    /// window in braces; d dirty, c clean):
-    ///  1. W 1 v1                                                  [{1d}]
-    ///  2. R 2   miss: inserted clean                              [{2c 1d}]
-    ///  3. W 3 v2                                                  [3d {2c 1d}]
-    ///  4. R 4                                                     [4c 3d {2c 1d}]
-    ///  5. W 5 v3  full: clean 2 in the window → dropped (clean eviction 1)   [5d 4c {3d 1d}]
-    ///  6. W 6 v4  full, no clean page in the window: LRU page 1 → flushed (v1)
-    ///                                                             [6d 5d {4c 3d}]
-    ///  7. R 3     hit → MRU                                       [3d 6d {5d 4c}]
-    ///  8. W 7 v5  full: clean 4 → dropped (2)                      [7d 3d {6d 5d}]
-    ///  9. R 8     full: 5 → flushed (v3); 8 inserted clean         [8c 7d {3d 6d}]
-    /// 10. R 9     full: 6 → flushed (v4)                           [9c 8c {7d 3d}]
-    /// 11. W 10 v6 full: 3 → flushed (v2)                           [10d 9c {8c 7d}]
-    /// 12. W 11 v7 full: clean 8 → dropped (3), dirty 7 stays at the LRU end
-    ///                                                             [11d 10d {9c 7d}]
-    /// 13. W 9 0x01 v8  write hit on clean 9 (returns 0xff): dirty and whole, → MRU
-    ///                                                             [9d 11d {10d 7d}]
-    /// 14. trim 10                                                 [9d {11d 7d}]
-    /// 15. R 12    room: inserted clean                            [12c 9d {11d 7d}]
-    /// 16. flush_all: 7 (v5), 11 (v7), then clean 12 is dropped (not counted), 9 (v8, 0xff).
+    // A hand-worked trace, capacity 4, window 0.5 (2 pages), 8-sector pages (list MRU → LRU,
+    // window in braces; d dirty, c clean):
+    //  1. W 1 v1                                                  [{1d}]
+    //  2. R 2   miss: inserted clean                              [{2c 1d}]
+    //  3. W 3 v2                                                  [3d {2c 1d}]
+    //  4. R 4                                                     [4c 3d {2c 1d}]
+    //  5. W 5 v3  full: clean 2 in the window → dropped (clean eviction 1)   [5d 4c {3d 1d}]
+    //  6. W 6 v4  full, no clean page in the window: LRU page 1 → flushed (v1)
+    //                                                             [6d 5d {4c 3d}]
+    //  7. R 3     hit → MRU                                       [3d 6d {5d 4c}]
+    //  8. W 7 v5  full: clean 4 → dropped (2)                      [7d 3d {6d 5d}]
+    //  9. R 8     full: 5 → flushed (v3); 8 inserted clean         [8c 7d {3d 6d}]
+    // 10. R 9     full: 6 → flushed (v4)                           [9c 8c {7d 3d}]
+    // 11. W 10 v6 full: 3 → flushed (v2)                           [10d 9c {8c 7d}]
+    // 12. W 11 v7 full: clean 8 → dropped (3), dirty 7 stays at the LRU end
+    //                                                             [11d 10d {9c 7d}]
+    // 13. W 9 0x01 v8  write hit on clean 9 (returns 0xff): dirty and whole, → MRU
+    //                                                             [9d 11d {10d 7d}]
+    // 14. trim 10                                                 [9d {11d 7d}]
+    // 15. R 12    room: inserted clean                            [12c 9d {11d 7d}]
+    // 16. flush_all: 7 (v5), 11 (v7), then clean 12 is dropped (not counted), 9 (v8, 0xff).
     #[test]
     fn hand_worked_trace() {
         let mut b = cflru(4, 0.5, true);

@@ -23,10 +23,9 @@ use crate::error::Result;
 crate::params! {
     /// LRU-WSR's parameters (`[buffer.lru-wsr]`).
     pub struct Params {
-        /// Cache reads: a read miss inserts the page clean (the whole page, evicting first when
-        /// full) and a read of a buffered page is a hit (flag cleared, page to MRU); false: reads
-        /// are served from buffered sectors without changing the buffer (then every page is
-        /// dirty and LRU-WSR is LRU).
+        /// true: a read miss inserts the page clean (whole, evicting first when full) and a read
+        /// of a buffered page is a hit (flag cleared, page to MRU); false: reads are served from
+        /// buffered sectors and change nothing (every page is then dirty and LRU-WSR is LRU).
         cache_reads: bool = true,
     }
 }
@@ -95,25 +94,25 @@ mod tests {
         new(cap, 4, 0xff, &Params { cache_reads }).unwrap()
     }
 
-    /// A hand-worked trace, capacity 3 pages of 8 sectors (list MRU → LRU; d dirty, c clean,
-    /// * cold):
-    ///  1. R 10         miss: 10 inserted clean                      [10c]
-    ///  2. W 1 0x0f v1  miss                                         [1d 10c]
-    ///  3. W 2 v2       miss                                         [2d 1d 10c]
-    ///  4. R 1 0xf0     partial hit on dirty 1 (returns 0x0f): the flash read makes it whole
-    ///                  (0xff); hit → MRU                            [1d 2d 10c]
-    ///  5. W 3 v3       full: tail 10 clean → dropped (clean eviction 1)   [3 1 2]
-    ///  6. W 4 v4       full: 2, 1, 3 are dirty and not cold: each is marked cold and moved to
-    ///                  MRU ([3* 1* 2*]); tail 2 is now cold → flushed (v2)  [4 3* 1*]
-    ///  7. R 3          full hit (0xff): cold flag cleared, MRU      [3 4 1*]
-    ///  8. R 20         miss, full: tail 1 cold → flushed (v1, whole: 0xff)  [20c 3 4]
-    ///  9. W 20 0x01 v5 write hit on a clean page (returns 0xff): dirty, whole   [20 3 4]
-    /// 10. W 5 v6       full: 4, 3, 20 get second chances ([20* 3* 4*]); 4 → flushed (v4)
-    ///                                                               [5 20* 3*]
-    /// 11. trim 3                                                    [5 20*]
-    /// 12. R 6          miss, room: inserted clean                   [6c 5 20*]
-    /// 13. flush_all: 20 cold → flushed (v5); 5 → second chance [5* 6c]; 6 clean → dropped (the
-    ///     final flush does not count it); 5 → flushed (v6).
+    // A hand-worked trace, capacity 3 pages of 8 sectors (list MRU → LRU; d dirty, c clean,
+    // * cold):
+    //  1. R 10         miss: 10 inserted clean                      [10c]
+    //  2. W 1 0x0f v1  miss                                         [1d 10c]
+    //  3. W 2 v2       miss                                         [2d 1d 10c]
+    //  4. R 1 0xf0     partial hit on dirty 1 (returns 0x0f): the flash read makes it whole
+    //                  (0xff); hit → MRU                            [1d 2d 10c]
+    //  5. W 3 v3       full: tail 10 clean → dropped (clean eviction 1)   [3 1 2]
+    //  6. W 4 v4       full: 2, 1, 3 are dirty and not cold: each is marked cold and moved to
+    //                  MRU ([3* 1* 2*]); tail 2 is now cold → flushed (v2)  [4 3* 1*]
+    //  7. R 3          full hit (0xff): cold flag cleared, MRU      [3 4 1*]
+    //  8. R 20         miss, full: tail 1 cold → flushed (v1, whole: 0xff)  [20c 3 4]
+    //  9. W 20 0x01 v5 write hit on a clean page (returns 0xff): dirty, whole   [20 3 4]
+    // 10. W 5 v6       full: 4, 3, 20 get second chances ([20* 3* 4*]); 4 → flushed (v4)
+    //                                                               [5 20* 3*]
+    // 11. trim 3                                                    [5 20*]
+    // 12. R 6          miss, room: inserted clean                   [6c 5 20*]
+    // 13. flush_all: 20 cold → flushed (v5); 5 → second chance [5* 6c]; 6 clean → dropped (the
+    //     final flush does not count it); 5 → flushed (v6).
     #[test]
     fn hand_worked_trace() {
         let mut b = wsr(3, true);
@@ -160,11 +159,11 @@ mod tests {
         );
     }
 
-    /// The same trace with `cache_reads = false`: reads return buffered sectors and change
-    /// nothing, so only the writes order the list.
-    ///  6. W 4: 1, 2, 3 get second chances; 1 → flushed (v1, partial 0x0f: no read filled it)
-    ///  9. W 20 0x01 v5: a miss; tail 2 (cold) → flushed.  10. W 5: 3 (cold) → flushed.
-    /// 13. flush_all [5 20 4]: 4, 20, 5 get second chances, then leave in that order.
+    // The same trace with `cache_reads = false`: reads return buffered sectors and change
+    // nothing, so only the writes order the list.
+    //  6. W 4: 1, 2, 3 get second chances; 1 → flushed (v1, partial 0x0f: no read filled it)
+    //  9. W 20 0x01 v5: a miss; tail 2 (cold) → flushed.  10. W 5: 3 (cold) → flushed.
+    // 13. flush_all [5 20 4]: 4, 20, 5 get second chances, then leave in that order.
     #[test]
     fn reads_not_cached() {
         let mut b = wsr(3, false);
