@@ -27,6 +27,7 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "buffer.page_hit_ratio": ("page write hit ratio", "", 1.0),
     "buffer.sector_hit_ratio": ("sector write hit ratio", "", 1.0),
     "buffer.read_hit_ratio": ("read hit ratio", "", 1.0),
+    "buffer.clean_evictions": ("clean pages evicted", "", 1.0),
     "buffer.flushes": ("buffer flushes", "", 1.0),
     "buffer.flushed_groups": ("flushed groups", "", 1.0),
     "buffer.flushed_pages": ("flushed pages", "", 1.0),

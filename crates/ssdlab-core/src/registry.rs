@@ -147,7 +147,38 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
         ),
         build: |cfg, p| Ok(Box::new(buffer::hitstat::HitStatBuffer::new(p, hitstat_params(cfg, "hitstat-adj")?))),
     },
+    Entry {
+        info: c(
+            "buffer",
+            "cflru",
+            "CFLRU: one page-level LRU list of dirty pages and (with `cache_reads`) clean pages inserted on read misses; hits move to MRU; victim = the clean page nearest the LRU end among the last `window` × capacity pages (dropped, no write), else the LRU page (flushed alone).",
+            spec::<buffer::cflru::Params>(),
+            BUFFER_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::cflru::Params = params::of(&cfg.buffer.tables, "buffer", "cflru")?;
+            Ok(Box::new(buffer::cflru::new(p.capacity_pages, p.pages_per_block, full_mask(cfg), &q)?))
+        },
+    },
+    Entry {
+        info: c(
+            "buffer",
+            "lru-wsr",
+            "LRU-WSR: one page-level LRU list of dirty pages and (with `cache_reads`) clean pages inserted on read misses; a hit clears the page's cold flag and moves it to MRU; at the LRU end a clean page is dropped, a cold dirty page flushed alone, a dirty page not cold marked cold and moved to MRU (second chance).",
+            spec::<buffer::lru_wsr::Params>(),
+            BUFFER_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::lru_wsr::Params = params::of(&cfg.buffer.tables, "buffer", "lru-wsr")?;
+            Ok(Box::new(buffer::lru_wsr::new(p.capacity_pages, p.pages_per_block, full_mask(cfg), &q)?))
+        },
+    },
 ];
+
+/// Every sector of a page (clean pages are whole).
+fn full_mask(cfg: &Config) -> crate::units::SectorMask {
+    crate::units::full_mask(cfg.device.page_bytes.0 / crate::units::SECTOR_BYTES)
+}
 
 fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatParams> {
     let q: buffer::hitstat::Params = params::of(&cfg.buffer.tables, "buffer", name)?;
@@ -162,7 +193,7 @@ fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatPa
 }
 
 /// The padding policy `buffer.padding = "auto"` stands for, per buffer kind: none for
-/// none/lru/block-lru/fab, fixed (at `buffer.padding_threshold`, default 0.5) for bplru, model
+/// none/lru/block-lru/fab/cflru/lru-wsr, fixed (at `buffer.padding_threshold`, default 0.5) for bplru, model
 /// for hitstat and hitstat-adj.
 pub fn default_padding(buffer_kind: &str) -> &'static str {
     match buffer_kind {

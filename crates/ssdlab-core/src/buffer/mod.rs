@@ -8,6 +8,7 @@
 pub mod accounting;
 pub mod block_lru;
 pub mod bplru;
+pub mod cflru;
 pub mod fab;
 #[cfg(test)]
 pub mod fifo_example;
@@ -16,7 +17,9 @@ pub mod hitstat;
 mod index;
 pub mod list;
 pub mod lru;
+pub mod lru_wsr;
 pub mod none;
+pub mod pagecache;
 
 use crate::error::Result;
 use crate::ftl::FtlView;
@@ -88,9 +91,10 @@ pub trait WriteBuffer: Send {
         hint: u32,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask>;
-    /// A host read of sectors `mask` of `lpn`: returns the sectors present in the buffer. The
-    /// write buffers here leave their order unchanged; policies that cache clean pages (FAB,
-    /// CFLRU, LRU-WSR with `cache_reads`) may insert the page and evict through `sink`.
+    /// A host read of sectors `mask` of `lpn`: returns the sectors present in the buffer; unless
+    /// they cover `mask`, the engine then reads the page from flash. Write buffers leave their
+    /// order unchanged; policies that cache clean pages (`cflru`, `lru-wsr` with `cache_reads`)
+    /// count it as an access and insert a missing page, evicting through `sink` first.
     fn read(&mut self, lpn: Lpn, mask: SectorMask, sink: &mut dyn FlushSink) -> Result<SectorMask>;
     /// Drop any buffered data of `lpn` (trim).
     fn trim(&mut self, lpn: Lpn);

@@ -163,6 +163,7 @@ impl Sim {
             let keep = k.starts_with("nand.programs.")
                 || k.starts_with("padding.")
                 || k == "buffer.hitstat.levels"
+                || k == "buffer.clean_evictions"
                 || SERIES_METRICS.contains(&k.as_str())
                 || ftl.contains(&k.as_str());
             if keep {
