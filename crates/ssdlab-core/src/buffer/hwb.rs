@@ -349,9 +349,11 @@ pub struct HwbBuffer {
     moves: [u64; 5],
     now: u64,
     epoch: u64,
-    /// Σ of the buffered pages' writes in the current and in the previous period.
+    /// Σ of the buffered pages' writes in the current and in the previous period, and the
+    /// number of buffered pages (pages between regions during a write included).
     s_cur: u64,
     s_prev: u64,
+    n_buf: u64,
     alpha: f64,
     votes_f: u64,
     votes_r: u64,
@@ -390,6 +392,7 @@ impl HwbBuffer {
             epoch: 0,
             s_cur: 0,
             s_prev: 0,
+            n_buf: 0,
             alpha: p.alpha,
             votes_f: 0,
             votes_r: 0,
@@ -465,23 +468,25 @@ impl HwbBuffer {
         }
     }
 
-    /// Node `i` becomes buffered (+1) or stops being buffered (−1): its writes join or leave
-    /// the frequency sums.
+    /// Node `i` becomes buffered (`join`) or stops being buffered: its writes join or leave the
+    /// frequency sums.
     fn account(&mut self, i: u32, join: bool) {
         let (c, p) = self.nodes[i as usize].m.freq(self.epoch);
         if join {
             self.s_cur += c as u64;
             self.s_prev += p as u64;
+            self.n_buf += 1;
         } else {
             self.s_cur -= c as u64;
             self.s_prev -= p as u64;
+            self.n_buf -= 1;
         }
     }
 
-    /// The two terms of Eq 1 for node `i`: F_self/F_avg and D_avg/D_predict (0 when F_avg = 0
-    /// or before the first re-use).
+    /// The two terms of Eq 1 for metadata `m`: F_self/F_avg and D_avg/D_predict (0 when F_avg
+    /// = 0 or before the first re-use).
     pub fn terms_of(&self, m: &Meta) -> (f64, f64) {
-        let dirty = self.pages();
+        let dirty = self.n_buf;
         let sum = self.s_cur + self.s_prev;
         let f = if dirty > 0 && sum > 0 {
             m.f_self(self.epoch) as f64 * dirty as f64 / sum as f64
@@ -989,5 +994,911 @@ impl WriteBuffer for HwbBuffer {
             ("buffer.hwb.cold_size", self.size[COLD] as f64),
         ]);
         g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::groups::testutil::FakeSink;
+    use super::*;
+    use crate::padding::NoPadding;
+
+    fn settings() -> Settings {
+        Settings {
+            cold_eviction: ColdEviction::Passive,
+            alpha: 0.5,
+            alpha_step: 0.0,
+            period: 1000,
+            clock: Clock::Requests,
+            initial_beta: 0.0,
+            beta_error: BetaError::Prediction,
+            ed_distance: EdDistance::Predicted,
+            ghost_entries: 8,
+            resize_threshold: 1000,
+            promote_into_free: true,
+        }
+    }
+
+    /// A buffer of `cap` pages, 4 pages per block (LBN = LPN / 4).
+    fn hwb(cap: u64, p: Settings) -> HwbBuffer {
+        HwbBuffer::with_settings(
+            BufferParams {
+                capacity_pages: cap,
+                pages_per_block: 4,
+                padding: Box::new(NoPadding),
+            },
+            p,
+        )
+    }
+
+    /// One write request of whole 1-sector pages.
+    fn req(b: &mut HwbBuffer, s: &mut FakeSink, lpns: &[u64]) {
+        b.begin_request();
+        for &l in lpns {
+            b.write(l, 1, 1, 0, s).unwrap();
+        }
+    }
+
+    type State = (Vec<Lpn>, Vec<Lpn>, Vec<(Lbn, Vec<Lpn>)>, Vec<Lpn>);
+
+    /// hot, warm (head first), cold blocks (head first, their pages head first), ghost.
+    fn st(h: &[Lpn], w: &[Lpn], c: &[(Lbn, &[Lpn])], g: &[Lpn]) -> State {
+        (
+            h.to_vec(),
+            w.to_vec(),
+            c.iter().map(|(b, p)| (*b, p.to_vec())).collect(),
+            g.to_vec(),
+        )
+    }
+
+    fn flushed(s: &FakeSink) -> Vec<(Lbn, Vec<u32>)> {
+        s.flushed
+            .iter()
+            .map(|f| (f.lbn, f.offsets.clone()))
+            .collect()
+    }
+
+    fn t(b: &HwbBuffer, lpn: Lpn) -> f64 {
+        b.temperature(&b.meta(lpn))
+    }
+
+    fn close(got: f64, want: f64) {
+        assert!((got - want).abs() < 1e-6, "{got} != {want}");
+    }
+
+    #[test]
+    fn prediction_and_temperature() {
+        // λ and D_predict from metadata alone.
+        let m = |d_last_one, d_last, beta| Meta {
+            pt: 0,
+            n: 2,
+            d_sum: 0,
+            d_last_one,
+            d_last,
+            beta,
+            ep: 0,
+            f_cur: 1,
+            f_prev: 0,
+        };
+        assert_eq!(m(2, 4, 2.0).lambda(), 2.0); // cooling: λ = 4/2
+        assert_eq!(m(2, 4, 2.0).predict(), 18.0); // 2·2·4 + 2
+        assert_eq!(m(4, 4, 3.0).lambda(), 0.0); // not cooling: λ = 0, D_predict = β
+        assert_eq!(m(4, 4, 3.0).predict(), 3.0);
+        assert_eq!(m(4, 1, -17.0).raw_predict(), -17.0);
+        assert_eq!(m(4, 1, -17.0).predict(), 1.0); // below 1 counts as 1
+        assert_eq!(m(0, 5, 0.5).lambda(), 0.0); // one distance only: no trend
+
+        // Page X = LPN 0 written at requests 1, 3, 7, 8 (distances 2, 4, 1); Y = LPN 4 at 2.
+        for how in [BetaError::Prediction, BetaError::ScaledTerm] {
+            let mut b = hwb(
+                30,
+                Settings {
+                    beta_error: how,
+                    ..settings()
+                },
+            );
+            let mut s = FakeSink::default();
+            req(&mut b, &mut s, &[0]);
+            req(&mut b, &mut s, &[4]);
+            req(&mut b, &mut s, &[0]);
+            // d = 2; the first estimate was 2·0·0 + β0 = 0 → β = 2, λ = 0, D_predict = β = 2.
+            let x = b.meta(0);
+            assert_eq!(
+                (x.d_last_one, x.d_last, x.beta, x.predict()),
+                (0, 2, 2.0, 2.0)
+            );
+            for _ in 4..7 {
+                b.begin_request();
+            }
+            req(&mut b, &mut s, &[0]);
+            let x = b.meta(0);
+            // d = 4 > 2: λ = 2. Prediction: β = 4 − 2 (the last D_predict) = 2, D_predict =
+            // 2·2·4 + 2 = 18. Scaled term: β = 4 − 2·0·2 = 4, D_predict = 20. D_avg = 3.
+            // F_self(X) = 3, F_self(Y) = 1: F_avg = 2, so F_self/F_avg = 1.5 for X, 0.5 for Y.
+            // T(X) = 0.5·1.5 + 0.5·3/18 = 0.833333 (scaled term: 0.75 + 0.5·3/20 = 0.825);
+            // T(Y) = 0.5·0.5 + 0.5·0 (no re-use yet) = 0.25.
+            let (beta, pred, tx) = match how {
+                BetaError::Prediction => (2.0, 18.0, 0.75 + 0.5 * 3.0 / 18.0),
+                BetaError::ScaledTerm => (4.0, 20.0, 0.825),
+            };
+            assert_eq!(
+                (x.d_last_one, x.d_last, x.beta, x.predict()),
+                (2, 4, beta, pred)
+            );
+            assert_eq!((x.d_avg(), x.f_self(0)), (3.0, 3));
+            close(t(&b, 0), tx);
+            close(t(&b, 4), 0.25);
+            req(&mut b, &mut s, &[0]);
+            // d = 1 < 4: λ = 0. Prediction: β = 1 − 18 = −17; scaled term: β = 1 − 2·2·4 =
+            // −15. Either way D_predict = max(β, 1) = 1 and D_avg = 7/3; F_self = 4, F_avg =
+            // 5/2: T = 0.5·1.6 + 0.5·7/3 = 1.966667.
+            let x = b.meta(0);
+            let beta = if how == BetaError::Prediction {
+                -17.0
+            } else {
+                -15.0
+            };
+            assert_eq!((x.d_last, x.beta, x.predict()), (1, beta, 1.0));
+            close(t(&b, 0), 0.8 + 7.0 / 6.0);
+            assert_eq!(b.state(), st(&[0], &[], &[(1, &[4])], &[]), "{how:?}");
+        }
+    }
+
+    #[test]
+    fn frequency_over_two_periods() {
+        // period = 4 requests: requests 1–3 are period 0, 4–7 period 1, 8–11 period 2.
+        let mut b = hwb(
+            30,
+            Settings {
+                period: 4,
+                ..settings()
+            },
+        );
+        let mut s = FakeSink::default();
+        req(&mut b, &mut s, &[0]);
+        req(&mut b, &mut s, &[0]);
+        req(&mut b, &mut s, &[4]);
+        assert_eq!((b.s_cur, b.s_prev), (3, 0));
+        b.begin_request(); // request 4: period 1
+        assert_eq!((b.s_cur, b.s_prev), (0, 3));
+        req(&mut b, &mut s, &[0]);
+        // X: 1 write now + 2 in period 0 = 3; Y: 1 (period 0). F_avg = 4/2 = 2.
+        assert_eq!((b.meta(0).f_self(1), b.meta(4).f_self(1)), (3, 1));
+        close(b.terms_of(&b.meta(0)).0, 1.5);
+        close(b.terms_of(&b.meta(4)).0, 0.5);
+        for _ in 6..=8 {
+            b.begin_request(); // request 8: period 2
+        }
+        req(&mut b, &mut s, &[0]);
+        // X: 1 now + 1 in period 1; Y's write is two periods old. F_avg = 2/2 = 1.
+        assert_eq!((b.s_cur, b.s_prev), (1, 1));
+        close(b.terms_of(&b.meta(0)).0, 2.0);
+        close(b.terms_of(&b.meta(4)).0, 0.0);
+    }
+
+    /// Requests 1–15 on a 6-page buffer (hot 2, warm 2, cold 2), one page each; returns the
+    /// buffer in state S15 (asserted on the way: cases 1–4 into free regions).
+    fn s15(p: Settings) -> (HwbBuffer, FakeSink) {
+        let mut b = hwb(6, p);
+        let mut s = FakeSink::default();
+        let steps: [(u64, State); 15] = [
+            (0, st(&[], &[], &[(0, &[0])], &[])), // case 1: new block
+            (4, st(&[], &[], &[(1, &[4]), (0, &[0])], &[])),
+            // case 3: warm is empty, 0 moves up; its block goes.
+            (0, st(&[], &[0], &[(1, &[4])], &[])),
+            // case 1: joins block 1, which moves to the head.
+            (5, st(&[], &[0], &[(1, &[5, 4])], &[])),
+            // case 1, cold full: block 1 is flushed first.
+            (8, st(&[], &[0], &[(2, &[8])], &[4, 5])),
+            // case 2 (ghost hit), warm has a free slot: no comparison.
+            (4, st(&[], &[4, 0], &[(2, &[8])], &[5])),
+            (9, st(&[], &[4, 0], &[(2, &[9, 8])], &[5])),
+            // case 4, hot empty.
+            (0, st(&[0], &[4], &[(2, &[9, 8])], &[5])),
+            (5, st(&[0], &[5, 4], &[(2, &[9, 8])], &[])),
+            (12, st(&[0], &[5, 4], &[(3, &[12])], &[8, 9])),
+            (13, st(&[0], &[5, 4], &[(3, &[13, 12])], &[8, 9])),
+            // case 4, hot has a free slot.
+            (4, st(&[4, 0], &[5], &[(3, &[13, 12])], &[8, 9])),
+            (16, st(&[4, 0], &[5], &[(4, &[16])], &[12, 13, 8, 9])),
+            (8, st(&[4, 0], &[8, 5], &[(4, &[16])], &[12, 13, 9])),
+            (17, st(&[4, 0], &[8, 5], &[(4, &[17, 16])], &[12, 13, 9])),
+        ];
+        for (k, (lpn, want)) in steps.into_iter().enumerate() {
+            req(&mut b, &mut s, &[lpn]);
+            assert_eq!(b.state(), want, "request {}", k + 1);
+        }
+        assert_eq!(
+            flushed(&s),
+            vec![(1, vec![0, 1]), (2, vec![0, 1]), (3, vec![0, 1])]
+        );
+        s.flushed.clear();
+        // Metadata at S15 (now = 15; all in period 0, so F_self counts every write):
+        //   0: written 1, 3, 8: D 2, 5; β = 5 − 2 = 3; λ = 2.5; D_predict = 2·2.5·5 + 3 = 28;
+        //      D_avg 3.5; F 3.   4: written 2, 6, 12: D 4, 6; β = 6 − 4 = 2; λ = 1.5;
+        //      D_predict 20; D_avg 5; F 3.   5: written 4, 9: D 5, β 5, D_predict 5; F 2.
+        //   8: written 5, 14: D 9, D_predict 9; F 2.   16, 17: written once; F 1.
+        // F_avg = 12/6 = 2. T(0) = 0.5·1.5 + 0.5·3.5/28 = 0.8125; T(4) = 0.75 + 0.5·5/20 =
+        // 0.875; T(5) = T(8) = 0.5·1 + 0.5·1 = 1; T(16) = T(17) = 0.5·0.5 = 0.25.
+        for (lpn, want) in [
+            (0, 0.8125),
+            (4, 0.875),
+            (5, 1.0),
+            (8, 1.0),
+            (16, 0.25),
+            (17, 0.25),
+        ] {
+            close(t(&b, lpn), want);
+        }
+        assert_eq!(b.meta(0).predict(), 28.0);
+        (b, s)
+    }
+
+    #[test]
+    fn case5_hot_hit() {
+        let (mut b, mut s) = s15(settings());
+        req(&mut b, &mut s, &[0]);
+        assert_eq!(
+            b.state(),
+            st(&[0, 4], &[8, 5], &[(4, &[17, 16])], &[12, 13, 9])
+        );
+        // d = 8, β = 8 − 28 = −20, λ = 8/5: D_predict = 2·1.6·8 − 20 = 5.6; D_avg = 15/3 = 5;
+        // F = 4, F_avg = 13/6: T = 0.5·24/13 + 0.5·5/5.6 = 1.369505.
+        close(t(&b, 0), 0.5 * 24.0 / 13.0 + 0.5 * 5.0 / 5.6);
+        assert!(s.flushed.is_empty());
+    }
+
+    #[test]
+    fn case4_warm_hit_and_hot_eviction() {
+        // Warm hit on 5: d = 7, β = 7 − 5 = 2, λ = 7/5, D_predict = 2·1.4·7 + 2 = 21.6, D_avg
+        // 6; F 3, F_avg 13/6: T(5) = 0.5·18/13 + 0.5·6/21.6 = 0.831197 > T(hot tail 0) =
+        // 0.5·18/13 + 0.5·3.5/28 = 0.754808: 5 goes to the hot head and 0 is evicted from hot.
+        // Only the recency term ranked 5 above 0: a vote for it.
+        let (mut b, mut s) = s15(settings());
+        req(&mut b, &mut s, &[5]);
+        close(t(&b, 5), 0.5 * 18.0 / 13.0 + 0.5 * 6.0 / 21.6);
+        close(t(&b, 0), 0.5 * 18.0 / 13.0 + 0.5 * 0.125);
+        // 5 left warm, so warm has a free slot: 0 goes there without a comparison.
+        assert_eq!(
+            b.state(),
+            st(&[5, 4], &[0, 8], &[(4, &[17, 16])], &[12, 13, 9])
+        );
+        assert_eq!((b.votes_f, b.votes_r), (0, 1));
+        assert!(s.flushed.is_empty());
+
+        // promote_into_free = false: 0 is compared with the warm tail 8, T(8) = 0.5·12/13 +
+        // 0.5·1 = 0.961538 > 0.754808: 0 goes into its cold block; cold is full, so its tail
+        // block 4 is flushed first.
+        let (mut b, mut s) = s15(settings());
+        b.p.promote_into_free = false;
+        req(&mut b, &mut s, &[5]);
+        assert_eq!(
+            b.state(),
+            st(&[5, 4], &[8], &[(0, &[0])], &[16, 17, 12, 13, 9])
+        );
+        assert_eq!(flushed(&s), vec![(4, vec![0, 1])]);
+
+        // Warm hit on 5 at request 30: d = 21, β = 21 − 5 = 16, λ = 21/5, D_predict = 2·4.2·21
+        // + 16 = 192.4, D_avg 13: T(5) = 0.5·18/13 + 0.5·13/192.4 = 0.726092 < 0.754808: 5
+        // only moves to the warm head.
+        let (mut b, mut s) = s15(settings());
+        for _ in 16..30 {
+            b.begin_request();
+        }
+        req(&mut b, &mut s, &[5]);
+        close(t(&b, 5), 0.5 * 18.0 / 13.0 + 0.5 * 13.0 / 192.4);
+        assert_eq!(
+            b.state(),
+            st(&[4, 0], &[5, 8], &[(4, &[17, 16])], &[12, 13, 9])
+        );
+        assert_eq!((b.votes_f, b.votes_r), (0, 0));
+    }
+
+    #[test]
+    fn cases_3_and_2_cold_and_ghost_hits() {
+        let (mut b, mut s) = s15(settings());
+        // 16: d = 3, β = 3, D_predict 3, D_avg 3; F 2, F_avg 13/6: T = 0.5·12/13 + 0.5 =
+        // 0.961538 = T(warm tail 5) (F 2, D_avg/D_predict = 1): not higher, so case 3 keeps
+        // it in its block, which moves to the cold head (already there).
+        req(&mut b, &mut s, &[16]);
+        close(t(&b, 16), 0.5 * 12.0 / 13.0 + 0.5);
+        close(t(&b, 5), 0.5 * 12.0 / 13.0 + 0.5);
+        assert_eq!(
+            b.state(),
+            st(&[4, 0], &[8, 5], &[(4, &[17, 16])], &[12, 13, 9])
+        );
+        // 16 again: d = 1, β = 1 − 3 = −2, λ = 0: D_predict 1, D_avg 2; F 3, F_avg 14/6:
+        // T = 0.5·18/14 + 0.5·2 = 1.642857 > T(5) = 0.5·12/14 + 0.5 = 0.928571: 16 goes to
+        // warm, and the warm tail 5 into its (new) block at the cold head (eviction case 2).
+        req(&mut b, &mut s, &[16]);
+        close(t(&b, 16), 0.5 * 18.0 / 14.0 + 1.0);
+        close(t(&b, 5), 0.5 * 12.0 / 14.0 + 0.5);
+        assert_eq!(
+            b.state(),
+            st(&[4, 0], &[16, 8], &[(1, &[5]), (4, &[17])], &[12, 13, 9])
+        );
+        // 17: d = 3, D_predict 3; F 2, F_avg 15/6: T = 0.5·0.8 + 0.5 = 0.9 = T(8): its block
+        // moves to the cold head.
+        req(&mut b, &mut s, &[17]);
+        close(t(&b, 17), 0.9);
+        close(t(&b, 8), 0.9);
+        assert_eq!(
+            b.state(),
+            st(&[4, 0], &[16, 8], &[(4, &[17]), (1, &[5])], &[12, 13, 9])
+        );
+        assert!(s.flushed.is_empty());
+        // Ghost hit on 9: d = 12, D_predict 12; F 2, F_avg 15/6 (9 not yet buffered): T = 0.9
+        // = T(8): case 2 puts it into the cold region; cold is full: block 1 (5 alone) is
+        // flushed first (F_avg is 15/6 again afterwards).
+        req(&mut b, &mut s, &[9]);
+        close(t(&b, 9), 0.9);
+        assert_eq!(
+            b.state(),
+            st(&[4, 0], &[16, 8], &[(2, &[9]), (4, &[17])], &[5, 12, 13])
+        );
+        assert_eq!(flushed(&s), vec![(1, vec![1])]);
+        // Case 1: cold full, block 4 (17 alone) is flushed.
+        req(&mut b, &mut s, &[20]);
+        assert_eq!(
+            b.state(),
+            st(
+                &[4, 0],
+                &[16, 8],
+                &[(5, &[20]), (2, &[9])],
+                &[17, 5, 12, 13]
+            )
+        );
+        // Ghost hit on 17: d = 3 = D_last-one, β = 3 − 3 = 0, λ = 0: D_predict = 1, D_avg 3;
+        // F 3, F_avg 14/6: T = 0.5·18/14 + 0.5·3 = 2.142857 > T(8) = 0.5·12/14 + 0.5 =
+        // 0.928571: 17 goes to warm; 8 to cold, which flushes its tail (block 2, holding 9)
+        // first, so 8 starts block 2 again.
+        b.begin_request();
+        close(t(&b, 8), 0.5 * 12.0 / 14.0 + 0.5);
+        b.write(17, 1, 1, 0, &mut s).unwrap();
+        let m = b.meta(17);
+        assert_eq!(
+            (m.d_last_one, m.d_last, m.beta, m.predict()),
+            (3, 3, 0.0, 1.0)
+        );
+        assert_eq!((m.d_avg(), m.f_self(0)), (3.0, 3));
+        assert_eq!(
+            b.state(),
+            st(
+                &[4, 0],
+                &[17, 16],
+                &[(2, &[8]), (5, &[20])],
+                &[9, 5, 12, 13]
+            )
+        );
+        assert_eq!(flushed(&s), vec![(1, vec![1]), (4, vec![1]), (2, vec![1])]);
+    }
+
+    #[test]
+    fn hot_eviction_compares_with_the_warm_tail() {
+        // α = 1 (T = F_self/F_avg), every promotion compared with the tail.
+        let p = Settings {
+            alpha: 1.0,
+            promote_into_free: false,
+            ..settings()
+        };
+        let mut b = hwb(6, p);
+        let mut s = FakeSink::default();
+        // 0 three times: cold → warm → hot (empty regions take it). 4 twice: warm. 4 again:
+        // F 3 = F(0), not higher; 4 again: F 4 > 3, hot (a free slot, nothing evicted).
+        for lpn in [0, 0, 0, 4, 4, 4, 4] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(b.state(), st(&[4, 0], &[], &[], &[]));
+        // 8 twice: warm. 12 twice: F 2 = F(8), stays cold; 12 again: F 3 > 2, warm.
+        for lpn in [8, 8, 12, 12, 12] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(b.state(), st(&[4, 0], &[12, 8], &[], &[]));
+        let mut b2 = hwb(6, p);
+        let mut s2 = FakeSink::default();
+        for lpn in [0, 0, 0, 4, 4, 4, 4, 8, 8, 12, 12, 12] {
+            req(&mut b2, &mut s2, &[lpn]);
+        }
+        // 12 again: F 4, F_avg 13/4: T(12) = 1.230769 > T(0) = 0.923077: 12 goes hot and the
+        // hot tail 0 is compared with the warm tail 8, T = 2/3.25 = 0.615385: 0 is hotter and
+        // goes to the warm head.
+        req(&mut b, &mut s, &[12]);
+        close(t(&b, 12), 4.0 / 3.25);
+        close(t(&b, 0), 3.0 / 3.25);
+        close(t(&b, 8), 2.0 / 3.25);
+        assert_eq!(b.state(), st(&[12, 4], &[0, 8], &[], &[]));
+        // Instead 8 first (F 3 = F(0): stays warm), then 12 (F 4, F_avg 14/4): the hot tail 0
+        // (3/3.5) is not hotter than the warm tail 8 (3/3.5) and goes into its cold block.
+        req(&mut b2, &mut s2, &[8]);
+        assert_eq!(b2.state(), st(&[4, 0], &[8, 12], &[], &[]));
+        req(&mut b2, &mut s2, &[12]);
+        close(t(&b2, 0), 3.0 / 3.5);
+        close(t(&b2, 8), 3.0 / 3.5);
+        assert_eq!(b2.state(), st(&[12, 4], &[8], &[(0, &[0])], &[]));
+        assert!(s.flushed.is_empty() && s2.flushed.is_empty());
+    }
+
+    #[test]
+    fn regions_resize_at_threshold() {
+        // A = 1: a pair's second move resizes.
+        let p = Settings {
+            alpha: 1.0,
+            promote_into_free: false,
+            resize_threshold: 1,
+            ..settings()
+        };
+        let mut b = hwb(6, p);
+        let mut s = FakeSink::default();
+        let mut sizes = vec![];
+        for lpn in [0, 0, 0, 4, 4, 4, 4] {
+            req(&mut b, &mut s, &[lpn]);
+            sizes.push(b.sizes());
+        }
+        // Request 2: cold → warm (1); 3: warm → hot (1); 5: cold → warm (2 > 1): cold gives
+        // warm a page; 6: no move (tie); 7: warm → hot (2 > 1): warm gives hot a page.
+        assert_eq!(
+            sizes,
+            vec![
+                [2, 2, 2],
+                [2, 2, 2],
+                [2, 2, 2],
+                [2, 2, 2],
+                [2, 3, 1],
+                [2, 3, 1],
+                [3, 2, 1]
+            ]
+        );
+        // Cold is at one page: a further cold → warm excess resizes nothing.
+        for lpn in [8, 8, 12, 12, 12] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(b.sizes(), [3, 2, 1]);
+        assert_eq!(b.state(), st(&[4, 0], &[12, 8], &[], &[]));
+
+        // From S15 with A = 1 (cold → warm has 1 move there): 16 twice, the second promoted;
+        // the warm tail 5 fills cold's free slot, then cold → warm's second move shrinks cold
+        // to 1 page while it holds 2: its tail block (4, holding 17) is flushed at once.
+        let (mut b, mut s) = s15(settings());
+        b.p.resize_threshold = 1;
+        req(&mut b, &mut s, &[16]);
+        req(&mut b, &mut s, &[16]);
+        assert_eq!(b.sizes(), [2, 3, 1]);
+        assert_eq!(
+            b.state(),
+            st(&[4, 0], &[16, 8], &[(1, &[5])], &[17, 12, 13, 9])
+        );
+        assert_eq!(flushed(&s), vec![(4, vec![1])]);
+    }
+
+    #[test]
+    fn alpha_moves_towards_the_better_term() {
+        // Period 20: S15 is all in period 0. The warm hit on 5 (request 16) votes for the
+        // recency term; at request 20 α steps from 0.5 to 0.45.
+        let p = Settings {
+            period: 20,
+            alpha_step: 0.05,
+            ..settings()
+        };
+        let (mut b, mut s) = s15(p);
+        req(&mut b, &mut s, &[5]);
+        assert_eq!((b.votes_f, b.votes_r), (0, 1));
+        for _ in 17..20 {
+            b.begin_request();
+        }
+        assert_eq!(b.alpha(), 0.5);
+        b.begin_request();
+        close(b.alpha(), 0.45);
+        assert_eq!((b.votes_f, b.votes_r, b.s_cur, b.s_prev), (0, 0, 0, 13));
+    }
+
+    #[test]
+    fn active_eviction_fires_when_ed_is_below_ct() {
+        // 6 pages, every promotion compared. 0 ends hot, 4 warm; 8 is written at 6 and 7
+        // (d = 1, β = 1, D_predict = 1; T ties with the warm tail 4, so it stays cold). Block
+        // 2's ED = Pt + D_predict = 7 + 1 = 8; "four": 7 + 4·1 + 1 = 12.
+        for (ed, kind, fires) in [
+            (EdDistance::Predicted, ColdEviction::Active, Some(9)),
+            (EdDistance::Four, ColdEviction::Active, Some(13)),
+            (EdDistance::Predicted, ColdEviction::Passive, None),
+        ] {
+            let p = Settings {
+                cold_eviction: kind,
+                ed_distance: ed,
+                promote_into_free: false,
+                ..settings()
+            };
+            let mut b = hwb(6, p);
+            let mut s = FakeSink::default();
+            for lpn in [0, 0, 0, 4, 4, 8, 8] {
+                req(&mut b, &mut s, &[lpn]);
+            }
+            assert_eq!(b.state(), st(&[0], &[4], &[(2, &[8])], &[]));
+            let cold = b.cold.head;
+            close(
+                b.ed_of_block(cold),
+                if ed == EdDistance::Four { 12.0 } else { 8.0 },
+            );
+            // Hot hits on 0 at requests 8, 9, …: the check after each write flushes block 2
+            // once CT > ED.
+            let mut at = None;
+            for r in 8..=14 {
+                req(&mut b, &mut s, &[0]);
+                if at.is_none() && !s.flushed.is_empty() {
+                    at = Some(r);
+                }
+            }
+            assert_eq!(at, fires, "{ed:?} {kind:?}");
+            if fires.is_some() {
+                assert_eq!(flushed(&s), vec![(2, vec![0])]);
+            }
+        }
+        // A page never re-used: D_predict = max(β0, 1). β0 = 5: ED = 1 + 5 = 6 < CT from 7.
+        let mut b = hwb(
+            30,
+            Settings {
+                cold_eviction: ColdEviction::Active,
+                initial_beta: 5.0,
+                ..settings()
+            },
+        );
+        let mut s = FakeSink::default();
+        req(&mut b, &mut s, &[0]);
+        for r in 2..=7 {
+            req(&mut b, &mut s, &[4 * r]); // a block of its own, ED = r + 5
+            assert_eq!(
+                s.lbns(),
+                if r < 7 { vec![] } else { vec![0] },
+                "request {r}"
+            );
+        }
+    }
+
+    #[test]
+    fn clock_in_page_writes() {
+        // One request of 3 pages, then 0 again: d = 3 page writes (1 request in `requests`).
+        for (clock, d) in [(Clock::PageWrites, 3), (Clock::Requests, 1)] {
+            let mut b = hwb(
+                30,
+                Settings {
+                    clock,
+                    ..settings()
+                },
+            );
+            let mut s = FakeSink::default();
+            req(&mut b, &mut s, &[0, 1, 2]);
+            req(&mut b, &mut s, &[0]);
+            assert_eq!(b.meta(0).d_last, d, "{clock:?}");
+        }
+    }
+
+    #[test]
+    fn reads_trims_and_flush_all() {
+        let (mut b, mut s) = s15(settings());
+        // Reads: buffered sectors, never ghost entries, nothing moves.
+        assert_eq!(b.read(0, 1, &mut s).unwrap(), 1);
+        assert_eq!(b.read(12, 1, &mut s).unwrap(), 0);
+        assert_eq!(b.read(99, 1, &mut s).unwrap(), 0);
+        // A partial write hit ORs the sectors. It is a warm hit (case 4) in request 15: d = 6,
+        // β = 1, λ = 1.2, D_predict 15.4, D_avg 5.5, F 3: T = 0.5·18/13 + 0.5·5.5/15.4 = 0.870879
+        // > T(0) = 0.754808: 5 goes hot, 0 to warm's free slot.
+        assert_eq!(b.write(5, 2, 7, 0, &mut s).unwrap(), 1);
+        assert_eq!(b.read(5, 3, &mut s).unwrap(), 3);
+        close(t(&b, 5), 0.5 * 18.0 / 13.0 + 0.5 * 5.5 / 15.4);
+        assert_eq!(b.state().0, vec![5, 4]);
+        // Trim: the page leaves its region; its metadata stays in the ghost.
+        b.trim(17);
+        b.trim(0);
+        b.trim(12); // a ghost entry: nothing to drop
+        assert_eq!(b.pages(), 4);
+        assert!(b.state().3.starts_with(&[0, 17]));
+        // flush_all: warm (8), then hot (tail first: 4, 5) join their blocks at the cold head;
+        // then cold is flushed from the tail: blocks 4, 2, 1.
+        let (h, w, c, _) = b.state();
+        assert_eq!((h, w, c), (vec![5, 4], vec![8], vec![(4, vec![16])]));
+        s.flushed.clear();
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(
+            flushed(&s),
+            vec![(4, vec![0]), (2, vec![0]), (1, vec![0, 1])]
+        );
+        assert_eq!(b.pages(), 0);
+        assert_eq!((b.occ, b.n_buf, b.s_cur + b.s_prev), ([0; 3], 0, 0));
+    }
+
+    /// Every structural invariant: regions within their sizes (summing to the capacity), each
+    /// buffered page in exactly one place matching `model` (LPN → mask, version), blocks and
+    /// their representatives, the ghost's bound, the index, and the frequency sums.
+    fn check(b: &HwbBuffer, cap: u64, model: &std::collections::BTreeMap<Lpn, (SectorMask, u32)>) {
+        assert_eq!(b.size.iter().sum::<u64>(), cap);
+        for r in 0..3 {
+            assert!(
+                b.occ[r] <= b.size[r],
+                "region {r}: {:?} > {:?}",
+                b.occ,
+                b.size
+            );
+        }
+        let mut seen = std::collections::BTreeMap::new();
+        let (mut cur, mut prev) = (0u64, 0u64);
+        let mut visit = |i: u32, region: usize| {
+            let n = &b.nodes[i as usize];
+            assert_eq!(n.region as usize, region);
+            assert!(
+                seen.insert(n.lpn, (n.mask, n.version)).is_none(),
+                "{} twice",
+                n.lpn
+            );
+            let (c, p) = n.m.freq(b.epoch);
+            (cur, prev) = (cur + c as u64, prev + p as u64);
+            assert_eq!(b.index.get(n.lpn as u32), Some(i));
+        };
+        let mut count = [0u64; 3];
+        for (r, l) in [(HOT, b.hot), (WARM, b.warm)] {
+            let mut c = l.head;
+            while c != NIL {
+                visit(c, r);
+                count[r] += 1;
+                c = b.links.next(c);
+            }
+            assert_eq!(l.len as u64, count[r]);
+        }
+        let mut blk = b.cold.head;
+        while blk != NIL {
+            let k = &b.blocks[blk as usize];
+            assert_eq!(b.block_of[k.lbn as usize], blk);
+            assert!(k.pages.len > 0);
+            let (mut c, mut best) = (k.pages.head, 0);
+            while c != NIL {
+                visit(c, COLD);
+                assert_eq!(b.nodes[c as usize].lpn / 4, k.lbn);
+                best = best.max(b.nodes[c as usize].m.pt);
+                count[COLD] += 1;
+                c = b.links.next(c);
+            }
+            assert_eq!(b.nodes[k.rep as usize].m.pt, best, "block {}", k.lbn);
+            assert_eq!(b.ppb.quot(b.nodes[k.rep as usize].lpn), k.lbn);
+            blk = b.blinks.next(blk);
+        }
+        assert_eq!(count, b.occ);
+        assert_eq!(
+            b.block_of.iter().filter(|&&x| x != NIL).count() as u32,
+            b.cold.len
+        );
+        assert_eq!(&seen, model);
+        assert_eq!((cur, prev, seen.len() as u64), (b.s_cur, b.s_prev, b.n_buf));
+        let mut g = b.ghost.head;
+        while g != NIL {
+            let n = &b.nodes[g as usize];
+            assert_eq!((n.region, n.mask), (GHOST, 0));
+            assert!(!model.contains_key(&n.lpn));
+            assert_eq!(b.index.get(n.lpn as u32), Some(g));
+            g = b.links.next(g);
+        }
+        assert!(b.ghost.len as u64 <= b.p.ghost_entries);
+        assert_eq!(b.index.len() as u64, b.pages() + b.ghost.len as u64);
+    }
+
+    /// A sink checking each flush unit against the model: ascending offsets, each page's latest
+    /// sectors and version; flushed pages leave the model.
+    struct ModelSink<'a> {
+        view: crate::buffer::groups::testutil::FakeView,
+        model: &'a mut std::collections::BTreeMap<Lpn, (SectorMask, u32)>,
+        log: Vec<(Lbn, Vec<(u32, SectorMask, u32)>)>,
+    }
+    impl FlushSink for ModelSink<'_> {
+        fn flush(&mut self, u: &FlushUnit) -> Result<()> {
+            assert!(u.pages.windows(2).all(|w| w[0].offset < w[1].offset));
+            assert!(!u.padded);
+            for p in u.pages {
+                let lpn = u.lbn * 4 + p.offset as u64;
+                assert_eq!(
+                    self.model.remove(&lpn),
+                    Some((p.mask, p.version)),
+                    "LPN {lpn}"
+                );
+            }
+            self.log.push((
+                u.lbn,
+                u.pages
+                    .iter()
+                    .map(|p| (p.offset, p.mask, p.version))
+                    .collect(),
+            ));
+            Ok(())
+        }
+        fn view(&self) -> &dyn FtlView {
+            &self.view
+        }
+    }
+
+    /// Random writes (1–3 pages a request, partial sectors), reads, trims and flushes over 64
+    /// LPNs, for small capacities and every switch; the invariants after each step.
+    fn random_run(seed: u64, cap: u64, p: Settings) -> Vec<(Lbn, Vec<(u32, SectorMask, u32)>)> {
+        let mut rng = crate::rng::Rng::new(seed);
+        let mut b = hwb(cap, p);
+        let mut model = std::collections::BTreeMap::new();
+        let mut log = Vec::new();
+        let mut version = 0;
+        for step in 0..3000 {
+            let hot = rng.below(4) == 0;
+            let lpn = if hot { rng.below(6) } else { rng.below(64) };
+            let mut sink = ModelSink {
+                view: Default::default(),
+                model: &mut model,
+                log: Vec::new(),
+            };
+            match rng.below(20) {
+                0 => {
+                    b.trim(lpn);
+                    sink.model.remove(&lpn);
+                }
+                1 => {
+                    let want = sink.model.get(&lpn).map_or(0, |e| e.0);
+                    assert_eq!(b.read(lpn, 0xff, &mut sink).unwrap(), want);
+                }
+                2 if step % 7 == 0 => {
+                    b.flush_all(&mut sink).unwrap();
+                    assert!(sink.model.is_empty() && b.pages() == 0);
+                }
+                _ => {
+                    b.begin_request();
+                    for l in lpn..lpn + 1 + rng.below(3) {
+                        let mask = 1 + rng.below(255);
+                        version += 1;
+                        let e = sink.model.entry(l).or_insert((0, 0));
+                        let had = e.0;
+                        *e = (had | mask, version);
+                        assert_eq!(b.write(l, mask, version, 0, &mut sink).unwrap(), had);
+                    }
+                }
+            }
+            log.append(&mut sink.log);
+            check(&b, cap, &model);
+        }
+        let mut sink = ModelSink {
+            view: Default::default(),
+            model: &mut model,
+            log: Vec::new(),
+        };
+        b.flush_all(&mut sink).unwrap();
+        log.append(&mut sink.log);
+        assert!(model.is_empty());
+        assert_eq!((b.pages(), b.n_buf, b.s_cur + b.s_prev), (0, 0, 0));
+        check(&b, cap, &model);
+        log
+    }
+
+    #[test]
+    fn invariants_under_a_random_stream() {
+        let mut runs = 0;
+        for cap in [1, 2, 3, 7, 16, 40] {
+            for k in 0..8u64 {
+                let p = Settings {
+                    cold_eviction: if k & 1 == 0 {
+                        ColdEviction::Passive
+                    } else {
+                        ColdEviction::Active
+                    },
+                    promote_into_free: k & 2 == 0,
+                    clock: if k & 4 == 0 {
+                        Clock::Requests
+                    } else {
+                        Clock::PageWrites
+                    },
+                    beta_error: if k < 4 {
+                        BetaError::Prediction
+                    } else {
+                        BetaError::ScaledTerm
+                    },
+                    ed_distance: if k % 3 == 0 {
+                        EdDistance::Four
+                    } else {
+                        EdDistance::Predicted
+                    },
+                    alpha_step: 0.05 * (k % 3) as f64,
+                    period: 1 + k * 5,
+                    resize_threshold: k % 4,
+                    ghost_entries: [0, 1, cap, 3 * cap][k as usize % 4],
+                    initial_beta: k as f64 - 3.0,
+                    ..settings()
+                };
+                let seed = cap * 100 + k;
+                let a = random_run(seed, cap, p);
+                assert!(!a.is_empty());
+                // Deterministic: the same flushes in the same order.
+                assert_eq!(a, random_run(seed, cap, p), "cap {cap} k {k}");
+                runs += 1;
+            }
+        }
+        assert_eq!(runs, 48);
+    }
+
+    #[test]
+    fn tiny_buffers() {
+        // 1 and 2 pages: no hot or warm region; everything goes through cold.
+        for cap in [1, 2] {
+            let mut b = hwb(cap, settings());
+            assert_eq!(b.sizes(), [0, 0, cap]);
+            let mut s = FakeSink::default();
+            for lpn in [0, 0, 5, 0, 9, 9] {
+                req(&mut b, &mut s, &[lpn]);
+                assert!(b.pages() <= cap);
+            }
+            b.flush_all(&mut s).unwrap();
+            assert_eq!(b.pages(), 0);
+        }
+    }
+
+    #[test]
+    fn bad_parameters_name_the_field() {
+        let check = |p: Params| {
+            crate::params::Params::check(&p, "buffer.hwb")
+                .unwrap_err()
+                .to_string()
+        };
+        let d = Params::default;
+        let e = check(Params {
+            cold_eviction: "eager".into(),
+            ..d()
+        });
+        assert!(
+            e.contains("buffer.hwb.cold_eviction") && e.contains("passive, active"),
+            "{e}"
+        );
+        for (p, field) in [
+            (
+                Params {
+                    initial_alpha: 1.5,
+                    ..d()
+                },
+                "initial_alpha",
+            ),
+            (
+                Params {
+                    alpha_step: -0.1,
+                    ..d()
+                },
+                "alpha_step",
+            ),
+            (
+                Params {
+                    clock: "ns".into(),
+                    ..d()
+                },
+                "clock",
+            ),
+            (
+                Params {
+                    beta_error: "x".into(),
+                    ..d()
+                },
+                "beta_error",
+            ),
+            (
+                Params {
+                    ed_distance: "2".into(),
+                    ..d()
+                },
+                "ed_distance",
+            ),
+            (
+                Params {
+                    ghost_fraction: 100.0,
+                    ..d()
+                },
+                "ghost_fraction",
+            ),
+            (
+                Params {
+                    initial_beta: f64::NAN,
+                    ..d()
+                },
+                "initial_beta",
+            ),
+        ] {
+            let e = check(p);
+            assert!(e.contains(&format!("buffer.hwb.{field}")), "{e}");
+        }
+        assert!(crate::params::Params::check(&d(), "buffer.hwb").is_ok());
     }
 }
