@@ -1235,6 +1235,26 @@ mod tests {
     }
 
     #[test]
+    fn case1_flushes_the_cold_tail_before_inserting() {
+        // Cold full with blocks 1 (head) and 0 (tail). A new page of block 0: the seed writes
+        // the tail block back first, then inserts, so page 1 starts block 0 anew rather than
+        // joining it (which would have moved block 0 to the head and flushed block 1).
+        let mut b = hwb(6, settings());
+        let mut s = FakeSink::default();
+        for lpn in [0, 4, 1] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(b.state(), st(&[], &[], &[(0, &[1]), (1, &[4])], &[0]));
+        assert_eq!(flushed(&s), vec![(0, vec![0])]);
+        // Room in cold: a page joins its block, which moves to the head.
+        let mut b = hwb(9, settings());
+        for lpn in [0, 4, 1] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(b.state(), st(&[], &[], &[(0, &[1, 0]), (1, &[4])], &[]));
+    }
+
+    #[test]
     fn case5_hot_hit() {
         let (mut b, mut s) = s15(settings());
         req(&mut b, &mut s, &[0]);
