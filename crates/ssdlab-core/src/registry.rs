@@ -156,8 +156,8 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
              buffer) decides the five insertion cases: new pages and ghost hits go to cold (a ghost hit to warm if hotter than the \
              warm tail), cold hits to warm and warm hits to hot if hotter than that region's tail, hot hits to the hot head. A full \
              hot region demotes its tail to warm (if hotter than the warm tail) or to its cold block, a full warm region its tail to \
-             its cold block; a full cold region flushes its tail block whole in ascending offset (active: also once Pt + D_predict < \
-             now). Hot and warm pages leave only through the cold region. A region pair's promotions or demotions above \
+             its cold block; a full cold region flushes its tail block whole in ascending offset (active eviction: also while its ED = Pt + \
+             predicted distance < now). Hot and warm pages leave only through the cold region. A region pair's promotions or demotions above \
              resize_threshold move a page of size. Reads are not cached. Default padding: none.",
             spec::<buffer::hwb::Params>(),
             GROUP_KEYS,

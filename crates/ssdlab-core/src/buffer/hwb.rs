@@ -40,10 +40,11 @@ use crate::units::{Divisor, Lbn, Lpn, SectorMask};
 crate::params! {
     /// HWB's parameters (`[buffer.hwb]`).
     pub struct Params {
-        /// Cold-region eviction (Eq 3): passive (flush the cold tail block only when the cold
-        /// region is full) | active (also flush it, after any page write, while ED = Pt +
-        /// D_predict < CT, now). The seed does not say which one its evaluation used; passive
-        /// is the base policy that active adds to.
+        /// Cold-region eviction: passive (flush the cold tail block only when the cold region
+        /// is full) | active (also, after every page write, flush the cold tail block while its
+        /// ED (Eq 3, `ed_distance`) is below CT, the current time; a block's Pt, λ, D_last and
+        /// β are those of its most recently written page). The seed does not say which one its
+        /// evaluation used; passive is the base policy that active adds to.
         cold_eviction: String = "passive".into(),
         /// α at the start (the seed: 0.5 at boot), in [0, 1].
         initial_alpha: f64 = 0.5,
@@ -54,14 +55,16 @@ crate::params! {
         /// this step towards the term with more votes, within [0, 1]. 0 keeps α fixed.
         alpha_step: f64 = 0.05,
         /// The "last time period" of F_self and F_avg, in `clock` units (0 = the buffer's
-        /// capacity in pages, about the time a page stays buffered without hits). F_self = the
-        /// page's writes in the current and the previous period (a window of 1–2 periods,
-        /// including the write being handled); F_avg = the mean F_self of the buffered pages.
+        /// capacity in pages, about the time a page stays buffered without hits); α adapts at
+        /// its end. F_self = the page's writes in the current and the previous period (a window
+        /// of 1–2 periods, including the write being handled); F_avg = the mean F_self of the
+        /// buffered pages (0 makes the frequency term 0).
         period: u64 = 0,
         /// Unit of time for Pt, CT, the re-use distances and `period`: requests (host write
         /// requests, as Eq 3 counts Pt and CT) | page_writes. The seed defines the re-use
-        /// distance as distinct pages between two accesses but compares Pt + distance with a
-        /// count of write requests (Eq 3); a distance is now − Pt (at least 1).
+        /// distance as distinct pages between two accesses but adds it to Pt and compares with a
+        /// count of write requests (Eq 3), so here a distance is now − Pt (at least 1), not a
+        /// count of distinct pages.
         clock: String = "requests".into(),
         /// β of a page before its first re-use. With 0 the first re-use d makes β = d, so
         /// D_predict = D_last until a trend shows; a D_predict below 1 (λ = 0, β ≤ 0) counts as
@@ -78,8 +81,10 @@ crate::params! {
         /// Ghost-buffer entries per buffer page (the seed gives no size), in [0, 64]; 0 = no
         /// ghost, so every buffer miss is case 1.
         ghost_fraction: f64 = 1.0,
-        /// Threshold A (the seed gives no value): a region pair's promotion or demotion count
-        /// above it moves one page of size from the source region to the destination.
+        /// Threshold A (the seed gives no value): moves are counted per pair of regions
+        /// (promotions H: cold → warm, warm → hot; demotions L: hot → warm, hot → cold, warm →
+        /// cold); when a count exceeds A the source region gives one page of its size to the
+        /// destination (no region below one page) and the count restarts.
         resize_threshold: u64 = 32,
         /// A page that would move into the warm or hot region (cases 2–4, the hot region's
         /// eviction) does so without comparing temperatures when that region has a free slot
@@ -322,6 +327,10 @@ struct Block {
     pages: List,
     rep: u32,
 }
+
+/// Hot, warm, cold (LBN, pages) and ghost LPNs, as tests see them.
+#[cfg(test)]
+type State = (Vec<Lpn>, Vec<Lpn>, Vec<(Lbn, Vec<Lpn>)>, Vec<Lpn>);
 
 pub struct HwbBuffer {
     p: Settings,
@@ -574,7 +583,7 @@ impl HwbBuffer {
     }
 
     /// Put node `i` into its LBN's block in the cold region and move the block to the head.
-    fn to_cold(&mut self, i: u32) {
+    fn join_cold(&mut self, i: u32) {
         let lbn = self.ppb.quot(self.nodes[i as usize].lpn);
         let b = match self
             .block_of
@@ -621,7 +630,7 @@ impl HwbBuffer {
     }
 
     /// Take node `i` out of its cold block (the block goes when empty).
-    fn from_cold(&mut self, i: u32) {
+    fn leave_cold(&mut self, i: u32) {
         let lbn = self.ppb.quot(self.nodes[i as usize].lpn);
         let b = self.block_of[lbn as usize];
         let blk = &mut self.blocks[b as usize];
@@ -646,7 +655,7 @@ impl HwbBuffer {
     }
 
     /// Node `i` (in no list) keeps only its metadata, in the ghost buffer.
-    fn to_ghost(&mut self, i: u32) {
+    fn join_ghost(&mut self, i: u32) {
         let n = &mut self.nodes[i as usize];
         n.region = GHOST;
         n.mask = 0;
@@ -688,7 +697,7 @@ impl HwbBuffer {
                     self.moved(HOT, WARM);
                 } else {
                     self.make_room(COLD, sink)?;
-                    self.to_cold(b);
+                    self.join_cold(b);
                     self.moved(HOT, COLD);
                 }
             }
@@ -696,7 +705,7 @@ impl HwbBuffer {
                 let b = self.warm.tail;
                 self.pop_page(WARM, b);
                 self.make_room(COLD, sink)?;
-                self.to_cold(b);
+                self.join_cold(b);
                 self.moved(WARM, COLD);
             }
             _ => self.flush_block(self.cold.tail, sink)?,
@@ -723,7 +732,7 @@ impl HwbBuffer {
             });
             self.account(cur, false);
             // The block's list is dropped whole: joining the ghost relinks the node.
-            self.to_ghost(cur);
+            self.join_ghost(cur);
             cur = next;
         }
         self.occ[COLD] -= blk.pages.len as u64;
@@ -770,15 +779,7 @@ impl HwbBuffer {
         Ok(())
     }
 
-    fn new_node(&mut self, lpn: Lpn, mask: SectorMask, version: u32, hint: u32) -> u32 {
-        let node = Node {
-            lpn,
-            mask,
-            version,
-            hint,
-            region: GHOST,
-            m: self.fresh_meta(),
-        };
+    fn new_node(&mut self, node: Node) -> u32 {
         match self.free_nodes.pop() {
             Some(i) => {
                 self.nodes[i as usize] = node;
@@ -791,14 +792,11 @@ impl HwbBuffer {
         }
     }
 
-    /// Cases 1 and 2: a page not buffered, `ghost` its ghost node if any.
+    /// Cases 1 and 2: page `new` (key `k`) is not buffered; `ghost` is its ghost node if any.
     fn insert(
         &mut self,
         k: u32,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
+        new: Node,
         ghost: Option<u32>,
         sink: &mut dyn FlushSink,
     ) -> Result<()> {
@@ -808,7 +806,7 @@ impl HwbBuffer {
                 self.links.remove(&mut self.ghost, i);
                 self.access(i, false);
                 let n = &mut self.nodes[i as usize];
-                (n.mask, n.version, n.hint) = (mask, version, hint);
+                (n.mask, n.version, n.hint) = (new.mask, new.version, new.hint);
                 i
             }
             None => NIL,
@@ -821,7 +819,7 @@ impl HwbBuffer {
         }
         self.make_room(COLD, sink)?;
         let i = if i == NIL {
-            let i = self.new_node(lpn, mask, version, hint);
+            let i = self.new_node(new);
             // The flushes may have moved index entries: look the slot up again.
             let (pos, _) = self.index.find(k);
             self.index.insert_at(pos, k, i);
@@ -829,7 +827,7 @@ impl HwbBuffer {
         } else {
             i
         };
-        self.to_cold(i);
+        self.join_cold(i);
         self.account(i, true);
         Ok(())
     }
@@ -840,7 +838,7 @@ impl HwbBuffer {
         match self.nodes[i as usize].region as usize {
             COLD => {
                 if self.moves_up(i, WARM, true) {
-                    self.from_cold(i);
+                    self.leave_cold(i);
                     self.make_room(WARM, sink)?;
                     self.push_page(WARM, i);
                     self.moved(COLD, WARM);
@@ -868,7 +866,7 @@ impl HwbBuffer {
     /// Every node's place, for tests: hot and warm LPNs (head first), cold blocks (head first)
     /// with their LPNs (head first), ghost LPNs (newest first).
     #[cfg(test)]
-    fn state(&self) -> (Vec<Lpn>, Vec<Lpn>, Vec<(Lbn, Vec<Lpn>)>, Vec<Lpn>) {
+    fn state(&self) -> State {
         let walk = |l: &List| {
             let mut v = Vec::new();
             let mut c = l.head;
@@ -932,7 +930,15 @@ impl WriteBuffer for HwbBuffer {
                 before
             }
             ghost => {
-                self.insert(k, lpn, mask, version, hint, ghost, sink)?;
+                let new = Node {
+                    lpn,
+                    mask,
+                    version,
+                    hint,
+                    region: GHOST,
+                    m: self.fresh_meta(),
+                };
+                self.insert(k, new, ghost, sink)?;
                 0
             }
         };
@@ -960,11 +966,11 @@ impl WriteBuffer for HwbBuffer {
         match self.nodes[i as usize].region as usize {
             HOT => self.pop_page(HOT, i),
             WARM => self.pop_page(WARM, i),
-            COLD => self.from_cold(i),
+            COLD => self.leave_cold(i),
             _ => return,
         }
         self.account(i, false);
-        self.to_ghost(i);
+        self.join_ghost(i);
     }
 
     fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
@@ -972,7 +978,7 @@ impl WriteBuffer for HwbBuffer {
             while self.list(r).tail != NIL {
                 let i = self.list(r).tail;
                 self.pop_page(r, i);
-                self.to_cold(i);
+                self.join_cold(i);
             }
         }
         while self.cold.tail != NIL {
@@ -1038,8 +1044,6 @@ mod tests {
             b.write(l, 1, 1, 0, s).unwrap();
         }
     }
-
-    type State = (Vec<Lpn>, Vec<Lpn>, Vec<(Lbn, Vec<Lpn>)>, Vec<Lpn>);
 
     /// hot, warm (head first), cold blocks (head first, their pages head first), ghost.
     fn st(h: &[Lpn], w: &[Lpn], c: &[(Lbn, &[Lpn])], g: &[Lpn]) -> State {
@@ -1698,12 +1702,15 @@ mod tests {
         assert_eq!(b.index.len() as u64, b.pages() + b.ghost.len as u64);
     }
 
+    /// Flush units as (LBN, [(offset, mask, version)]).
+    type Log = Vec<(Lbn, Vec<(u32, SectorMask, u32)>)>;
+
     /// A sink checking each flush unit against the model: ascending offsets, each page's latest
     /// sectors and version; flushed pages leave the model.
     struct ModelSink<'a> {
         view: crate::buffer::groups::testutil::FakeView,
         model: &'a mut std::collections::BTreeMap<Lpn, (SectorMask, u32)>,
-        log: Vec<(Lbn, Vec<(u32, SectorMask, u32)>)>,
+        log: Log,
     }
     impl FlushSink for ModelSink<'_> {
         fn flush(&mut self, u: &FlushUnit) -> Result<()> {
@@ -1733,7 +1740,7 @@ mod tests {
 
     /// Random writes (1–3 pages a request, partial sectors), reads, trims and flushes over 64
     /// LPNs, for small capacities and every switch; the invariants after each step.
-    fn random_run(seed: u64, cap: u64, p: Settings) -> Vec<(Lbn, Vec<(u32, SectorMask, u32)>)> {
+    fn random_run(seed: u64, cap: u64, p: Settings) -> Log {
         let mut rng = crate::rng::Rng::new(seed);
         let mut b = hwb(cap, p);
         let mut model = std::collections::BTreeMap::new();
