@@ -668,6 +668,16 @@ impl HwbBuffer {
             let t = self.ghost.tail;
             self.links.remove(&mut self.ghost, t);
             self.forget(t);
+            // The next entries to go (FIFO): start loading the index slot of the new tail (its
+            // node was loaded one step ago) and the node of the one after it.
+            let t1 = self.ghost.tail;
+            if t1 != NIL {
+                self.index.prefetch(self.nodes[t1 as usize].lpn);
+                let t2 = self.links.prev(t1);
+                if t2 != NIL {
+                    crate::units::prefetch(&self.nodes, t2 as usize);
+                }
+            }
         }
     }
 
@@ -747,7 +757,40 @@ impl HwbBuffer {
             hint,
         });
         self.scratch = scratch;
+        self.prefetch_victims(sink);
         r
+    }
+
+    /// Start loading what the next cold victims' flushes touch, in stages a flush apart (the
+    /// tail moves up one block per flush): the FTL's deep entries for the new tail block's
+    /// pages (their L2P entries were loaded a flush ago), the L2P entries for the block above
+    /// it (its nodes were loaded a flush ago), and the first node of the block above that.
+    /// Changes nothing.
+    #[inline]
+    fn prefetch_victims(&self, sink: &dyn FlushSink) {
+        let t1 = self.cold.tail;
+        if t1 == NIL {
+            return;
+        }
+        let pages = |b: u32, deep: bool| {
+            let mut c = self.blocks[b as usize].pages.head;
+            while c != NIL {
+                sink.prefetch(self.nodes[c as usize].lpn, deep);
+                c = self.links.next(c);
+            }
+        };
+        sink.prefetch_unit(self.blocks[t1 as usize].lbn);
+        pages(t1, true);
+        let t2 = self.blinks.prev(t1);
+        if t2 == NIL {
+            return;
+        }
+        pages(t2, false);
+        let t3 = self.blinks.prev(t2);
+        if t3 != NIL {
+            let head = self.blocks[t3 as usize].pages.head;
+            crate::units::prefetch(&self.nodes, head as usize);
+        }
     }
 
     /// ED of Eq 3 for cold block `b`, from its most recently written page.
