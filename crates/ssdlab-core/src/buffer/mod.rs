@@ -14,6 +14,7 @@ pub mod fab;
 pub mod fifo_example;
 pub mod groups;
 pub mod hitstat;
+pub mod hwb;
 mod index;
 pub mod list;
 pub mod lru;
