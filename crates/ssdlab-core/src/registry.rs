@@ -122,6 +122,47 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             Ok(Box::new(buffer::bplru::BplruBuffer::new(p, comp)))
         },
     },
+    Entry {
+        info: c(
+            "buffer",
+            "clc",
+            "CLC (seed 002): clusters of an LBN's pages; writes move a cluster to an LRU list holding `hot_fraction` of the buffer, whose overflow goes to a cold list ordered by size; victim = the largest cold cluster (ties: least recently written), else the LRU cluster, flushed whole. Default padding: none.",
+            spec::<buffer::clc::Params>(),
+            GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::clc::Params = params::of(&cfg.buffer.tables, "buffer", "clc")?;
+            Ok(Box::new(buffer::clc::ClcBuffer::new(p, q.hot_fraction)))
+        },
+    },
+    Entry {
+        info: c(
+            "buffer",
+            "ref",
+            "REF (seed 002): page-level LRU; the victim is an LBN with pages in the window at the LRU end, preferring those in the recently-evicted block list (K = the FTL's log blocks), else the one with the most window pages; its window pages are flushed as one unit. Default padding: none.",
+            spec::<buffer::r#ref::Params>(),
+            GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::r#ref::Params = params::of(&cfg.buffer.tables, "buffer", "ref")?;
+            let rp = buffer::r#ref::RefParams::new(&q, p.capacity_pages, logical_blocks(cfg, p.pages_per_block))?;
+            Ok(Box::new(buffer::r#ref::RefBuffer::new(p, rp)))
+        },
+    },
+    Entry {
+        info: c(
+            "buffer",
+            "bpac",
+            "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. Default padding: none.",
+            spec::<buffer::bpac::Params>(),
+            GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::bpac::Params = params::of(&cfg.buffer.tables, "buffer", "bpac")?;
+            let bp = buffer::bpac::BpacParams::new(&q, p.capacity_pages, "buffer.bpac")?;
+            Ok(Box::new(buffer::bpac::BpacBuffer::new(p, bp)))
+        },
+    },
     #[cfg(test)] // The one-file proof (buffer/fifo_example.rs): a component is its file plus this entry.
     Entry {
         info: c("buffer", "fifo-example", "Page FIFO (tests only).", spec::<buffer::fifo_example::Params>(), BUFFER_KEYS),
@@ -148,6 +189,16 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
         build: |cfg, p| Ok(Box::new(buffer::hitstat::HitStatBuffer::new(p, hitstat_params(cfg, "hitstat-adj")?))),
     },
 ];
+
+/// Logical blocks of the (resolved) device.
+fn logical_blocks(cfg: &Config, pages_per_block: u64) -> u64 {
+    match cfg.device.logical_bytes {
+        crate::config::Capacity::Bytes(b) => {
+            b.div_ceil(cfg.device.page_bytes.0.max(1)).div_ceil(pages_per_block.max(1))
+        }
+        crate::config::Capacity::Auto => 0,
+    }
+}
 
 fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatParams> {
     let q: buffer::hitstat::Params = params::of(&cfg.buffer.tables, "buffer", name)?;

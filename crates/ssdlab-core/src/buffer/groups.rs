@@ -1,4 +1,4 @@
-//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat): a page index, a group index
+//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat, CLC, BPAC): a page index, a group index
 //! and per-group page chains in slabs. Ordering (recency lists, weight classes) stays with each
 //! policy, keyed by the group's slab slot.
 
@@ -40,6 +40,20 @@ pub struct Written {
     pub before: SectorMask,
     /// The group was created by this write.
     pub new_group: bool,
+    /// Slab slot of the page (stable while the page stays buffered; policies may keep
+    /// per-page data indexed by it).
+    pub page: u32,
+}
+
+/// A page [`GroupStore::take`] removed.
+#[derive(Clone, Copy, Debug)]
+pub struct Taken {
+    /// Slab slot its group had.
+    pub group: u32,
+    /// The group is now empty (and already forgotten here).
+    pub empty: bool,
+    pub mask: SectorMask,
+    pub version: u32,
 }
 
 pub struct GroupStore {
@@ -121,7 +135,8 @@ impl GroupStore {
         // One index probe, whether the page is buffered or not.
         let (slot, found) = self.pages.find(k);
         if found {
-            let p = self.page_slab.get_mut(self.pages.value(slot));
+            let page = self.pages.value(slot);
+            let p = self.page_slab.get_mut(page);
             let before = p.mask;
             p.mask |= mask;
             p.version = version;
@@ -134,6 +149,7 @@ impl GroupStore {
                 group: g,
                 before,
                 new_group: false,
+                page,
             });
         }
         let (g, new_group) = match self.group_of(lbn) {
@@ -171,6 +187,7 @@ impl GroupStore {
             group: g,
             before: 0,
             new_group,
+            page: pi,
         })
     }
 
@@ -213,9 +230,34 @@ impl GroupStore {
         r
     }
 
+    /// Set group `g`'s stream hint (a policy moving an older page into a group keeps the hint
+    /// of the group's most recent write).
+    pub fn set_hint(&mut self, g: u32, hint: u32) {
+        self.group_slab.get_mut(g).hint = hint;
+    }
+
+    /// The buffered pages of group `g` as (LPN, page slot), in no particular order.
+    pub fn pages_of(&self, g: u32) -> impl Iterator<Item = (Lpn, u32)> + '_ {
+        let mut cur = self.group_slab.get(g).first;
+        std::iter::from_fn(move || {
+            (cur != NIL).then(|| {
+                let i = cur;
+                let p = self.page_slab.get(i);
+                cur = p.next;
+                (p.lpn, i)
+            })
+        })
+    }
+
     /// Drop `lpn`. Returns its group's slot and whether the group is now empty (then it is
     /// already forgotten here; the policy unlinks it). None if the page was not buffered.
     pub fn trim(&mut self, lpn: Lpn) -> Option<(u32, bool)> {
+        self.take(lpn).map(|t| (t.group, t.empty))
+    }
+
+    /// Remove `lpn` from its group without flushing it (trim, or a policy moving the page
+    /// elsewhere): its data and what became of its group. None if the page was not buffered.
+    pub fn take(&mut self, lpn: Lpn) -> Option<Taken> {
         let pi = self.pages.remove(key(lpn)?)?;
         let lbn = self.lbn_of(lpn);
         let g = self.groups[lbn as usize];
@@ -240,7 +282,12 @@ impl GroupStore {
             self.group_slab.release(g);
             self.groups[lbn as usize] = NIL;
         }
-        Some((g, empty))
+        Some(Taken {
+            group: g,
+            empty,
+            mask: page.mask,
+            version: page.version,
+        })
     }
 }
 

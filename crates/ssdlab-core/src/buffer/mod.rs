@@ -7,7 +7,9 @@
 
 pub mod accounting;
 pub mod block_lru;
+pub mod bpac;
 pub mod bplru;
+pub mod clc;
 pub mod fab;
 #[cfg(test)]
 pub mod fifo_example;
@@ -17,6 +19,7 @@ mod index;
 pub mod list;
 pub mod lru;
 pub mod none;
+pub mod r#ref;
 
 use crate::error::Result;
 use crate::ftl::FtlView;
