@@ -497,9 +497,11 @@ impl WriteBuffer for BpacBuffer {
             let g = w.group;
             let last = self.pstamp[w.page as usize];
             let pird = self.now - (last & !DEMOTED);
+            // Decided on the thresholds so far; then this write's distances are observed.
+            let promote = pird as f64 <= self.t_pird;
             self.observe_pird(pird);
             self.observe_bird(self.now - self.gstamp[g as usize]);
-            if pird as f64 <= self.t_pird {
+            if promote {
                 let t = self.store.take(lpn).expect("page is buffered");
                 if t.empty {
                     self.links.remove(&mut self.buckets[1], g);
@@ -601,5 +603,261 @@ impl WriteBuffer for BpacBuffer {
             view,
         ));
         g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::groups::testutil::FakeSink;
+    use super::*;
+    use crate::padding::NoPadding;
+
+    /// 4 pages per block.
+    fn bpac(capacity: u64, p: Params) -> BpacBuffer {
+        let bp = BpacParams::new(&p, capacity, "buffer.bpac").unwrap();
+        BpacBuffer::new(
+            BufferParams {
+                capacity_pages: capacity,
+                pages_per_block: 4,
+                padding: Box::new(NoPadding),
+            },
+            bp,
+        )
+    }
+
+    fn fixed(pird: f64, bird: f64) -> Params {
+        Params {
+            pird_mode: "fixed".into(),
+            pird_threshold: pird,
+            bird_mode: "fixed".into(),
+            bird_threshold: bird,
+            ..Params::default()
+        }
+    }
+
+    fn write_all(b: &mut BpacBuffer, s: &mut FakeSink, lpns: &[u64]) -> u32 {
+        let mut hits = 0;
+        for &lpn in lpns {
+            hits += (b.write(lpn, 0xff, 1, 0, s).unwrap() != 0) as u32;
+        }
+        hits
+    }
+
+    fn flushed(s: &FakeSink) -> Vec<(u64, Vec<u32>)> {
+        s.flushed
+            .iter()
+            .map(|f| (f.lbn, f.offsets.clone()))
+            .collect()
+    }
+
+    /// Capacity 8, P_target ⌊0.25 × 8⌋ = 2, T_PIRD = 0.5 × 8 = 4 (fixed), T_BIRD = 800 (fixed:
+    /// no cluster is ever idle enough, victims are LRU clusters), ghost lists of 8 entries.
+    /// LBN 0 = A, 1 = B, …; tN = the write clock.
+    ///
+    /// t1 0 (A: 0)   t2 4 (B: 4)   t3 0: block hit, PIRD 2 ≤ 4 → promoted; page region [0]
+    /// t4 8 (C: 8)   t5 4: PIRD 3 → promoted, [4 0]   t6 12 (D: 12)
+    /// t7 8: PIRD 3 → promoted, [8 4 0]: 3 > 2 → the LRU page 0 is demoted into A (new cluster,
+    ///    MRU); page region [8 4]
+    /// t8 1 → A {0 1}   t9 13 → D {12 13}   t10 16 (E)   t11 20 (F): 8 pages, full
+    /// t12 24 (G): victim = LRU cluster A → (0, [0 1]); page 0 had been in the page region → the
+    ///    page ghost gets LPN 0, the block ghost LBN 0
+    /// t13 2: miss; LBN 0 in the block ghost → P_target 1; [8 4] > 1 → 4 demoted into B
+    /// t14 0: miss; LPN 0 in the page ghost → P_target 2; full → victim = LRU cluster D
+    ///    → (3, [0 1]); A {2 0}
+    /// flush_all: LRU clusters E F G B A, then (block region empty) the page region's 8 alone.
+    #[test]
+    fn promotion_demotion_and_ghosts() {
+        let mut b = bpac(8, fixed(0.5, 100.0));
+        let mut s = FakeSink::default();
+        assert_eq!(write_all(&mut b, &mut s, &[0, 4, 0, 8, 4, 12]), 2);
+        assert_eq!((b.state().0, b.moves()), (2, (2, 0)));
+        assert_eq!(write_all(&mut b, &mut s, &[8]), 1);
+        assert_eq!((b.state().0, b.moves()), (2, (3, 1)));
+        write_all(&mut b, &mut s, &[1, 13, 16, 20]);
+        assert!(s.flushed.is_empty());
+        assert_eq!(b.pages(), 8);
+        write_all(&mut b, &mut s, &[24]);
+        assert_eq!(flushed(&s), vec![(0, vec![0, 1])]);
+        write_all(&mut b, &mut s, &[2]);
+        assert_eq!((b.state().0, b.state().1, b.moves()), (1, 1, (3, 2)));
+        write_all(&mut b, &mut s, &[0]);
+        assert_eq!(flushed(&s)[1], (3, vec![0, 1]));
+        assert_eq!(b.state(), (1, 2, 4.0, 800.0));
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(
+            flushed(&s)[2..],
+            [
+                (4, vec![0]),
+                (5, vec![0]),
+                (6, vec![0]),
+                (1, vec![0]),
+                (0, vec![0, 2]),
+                (2, vec![0])
+            ]
+        );
+        assert_eq!((b.pages(), b.moves()), (0, (3, 3)));
+    }
+
+    /// The same writes with `page_overflow = "evict"`: the page region may exceed P_target until
+    /// room is needed; then its LRU page leaves with its LBN's cluster (no block-ghost entry).
+    ///
+    /// t7: [8 4 0] stays. t8 1 → A {1} (new). t12 24, full: 3 > 2 → 0 joins A and A {0 1} is
+    /// flushed (page ghost: 0). t13 2 → A {2}: no ghost hit. t14 0: page ghost → P_target 3;
+    /// full, [8 4] ≤ 3 → LRU cluster D → (3, [0 1]).
+    /// flush_all: clusters E F G A (LRU order), then the page region from its LRU end: 4, 8.
+    #[test]
+    fn evict_mode() {
+        let p = Params {
+            page_overflow: "evict".into(),
+            ..fixed(0.5, 100.0)
+        };
+        let mut b = bpac(8, p);
+        let mut s = FakeSink::default();
+        write_all(&mut b, &mut s, &[0, 4, 0, 8, 4, 12, 8, 1, 13, 16, 20]);
+        assert_eq!((b.state().0, b.moves()), (3, (3, 0)));
+        write_all(&mut b, &mut s, &[24, 2]);
+        assert_eq!(flushed(&s), vec![(0, vec![0, 1])]);
+        assert_eq!(b.state().1, 2);
+        write_all(&mut b, &mut s, &[0]);
+        assert_eq!(flushed(&s)[1], (3, vec![0, 1]));
+        assert_eq!(b.state().1, 3);
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(
+            flushed(&s)[2..],
+            [
+                (4, vec![0]),
+                (5, vec![0]),
+                (6, vec![0]),
+                (0, vec![0, 2]),
+                (1, vec![0]),
+                (2, vec![0])
+            ]
+        );
+    }
+
+    /// Capacity 6, T_PIRD = 0 (no promotion: BPAC is its block region alone), T_BIRD = 3.
+    ///
+    /// t1 4 (B)  t2-t4 0 1 2 (A, 3 pages)  t5 8 (C)  t6 12 (D): full.  t7 8, t8 12: hits.
+    /// t9 16: idle ages B 8, A 5, C 2, D 1; beyond 3: B (1 page) and A (3) → the largest, A,
+    ///    although B is the LRU cluster (`oldest` takes B).
+    /// t10 17, t11 18 → E {16 17 18}  t12 20: idle B 11, C 5, D 4, E 1 → B, C, D qualify, all
+    ///    of 1 page → the least recently written, B.   t13 24: C (6) over D (5).
+    /// t14 25: D (idle 6) → G {24 25}.  flush_all at t14: idle E 3, F 2, G 0: none beyond 3 →
+    ///    LRU order E, F, G (not the larger G before F).
+    #[test]
+    fn largest_idle_cluster_else_lru() {
+        let mut b = bpac(6, fixed(0.0, 0.5));
+        let mut s = FakeSink::default();
+        assert_eq!(write_all(&mut b, &mut s, &[4, 0, 1, 2, 8, 12, 8, 12]), 2);
+        write_all(&mut b, &mut s, &[16]);
+        assert_eq!(flushed(&s), vec![(0, vec![0, 1, 2])]);
+        write_all(&mut b, &mut s, &[17, 18, 20, 24, 25]);
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(
+            flushed(&s),
+            vec![
+                (0, vec![0, 1, 2]),
+                (1, vec![0]),
+                (2, vec![0]),
+                (3, vec![0]),
+                (4, vec![0, 1, 2]),
+                (5, vec![0]),
+                (6, vec![0, 1])
+            ]
+        );
+        assert_eq!(b.moves(), (0, 0));
+        let p = Params {
+            block_victim: "oldest".into(),
+            ..fixed(0.0, 0.5)
+        };
+        let mut b = bpac(6, p);
+        let mut s = FakeSink::default();
+        write_all(&mut b, &mut s, &[4, 0, 1, 2, 8, 12, 8, 12, 16]);
+        assert_eq!(flushed(&s), vec![(1, vec![0])]);
+    }
+
+    /// Capacity 16: T_PIRD starts at 8, T_BIRD at 16; `stat_window` = 3 observations of each.
+    ///
+    /// t1 0, t2 1 (A: BIRD 1), t3 4 (B)
+    /// t4 0: PIRD 3 ≤ 8 → promoted; BIRD 2           PIRDs [3]      BIRDs [1 2]
+    /// t5 0 (page region): PIRD 1                     [3 1]
+    /// t6 4: PIRD 3 ≤ 8 → promoted; BIRD 3            [3 1 3] → T_PIRD = median 3
+    ///                                                               [1 2 3] → T_BIRD = 2
+    /// t7 1: PIRD 5 > 3 → stays; BIRD 7 − 4 = 3       [5]            [3]
+    #[test]
+    fn thresholds_adapt() {
+        let p = Params {
+            stat_window: 3,
+            ..Params::default()
+        };
+        let mut b = bpac(16, p);
+        let mut s = FakeSink::default();
+        write_all(&mut b, &mut s, &[0, 1, 4, 0, 0]);
+        assert_eq!(b.state(), (1, 4, 8.0, 16.0));
+        write_all(&mut b, &mut s, &[4]);
+        assert_eq!(b.state(), (2, 4, 3.0, 2.0));
+        write_all(&mut b, &mut s, &[1]);
+        assert_eq!((b.state().0, b.moves()), (2, (2, 0)));
+        assert_eq!(
+            b.gauges(&s.view),
+            vec![
+                ("buffer.bpac.page_target", 4.0),
+                ("buffer.bpac.t_pird", 3.0),
+                ("buffer.bpac.t_bird", 2.0)
+            ]
+        );
+    }
+
+    /// Two entries: 1 2 3 → 1 is forgotten. 3 is removed on a hit. 2 inserted again becomes
+    /// the newest, so 4 takes 3's old slot and 5 then drops 2: 4 and 5 remain.
+    #[test]
+    fn ghost_is_a_bounded_fifo() {
+        let mut g = Ghost::new(2);
+        for k in [1, 2, 3] {
+            g.insert(k);
+        }
+        assert!(!g.remove(1) && g.remove(3) && !g.remove(3));
+        for k in [2, 4, 5] {
+            g.insert(k);
+        }
+        assert!(!g.remove(2) && g.remove(4) && g.remove(5));
+        let mut none = Ghost::new(0);
+        none.insert(7);
+        assert!(!none.remove(7));
+    }
+
+    #[test]
+    fn reads_and_trims() {
+        let mut b = bpac(8, fixed(0.5, 100.0));
+        let mut s = FakeSink::default();
+        write_all(&mut b, &mut s, &[0, 1, 0, 5, 6, 7]);
+        // Page 0 is in the page region, 1 and LBN 1's pages in the block region.
+        assert_eq!(b.read(0, 0xff, &mut s).unwrap(), 0xff);
+        assert_eq!(b.read(5, 0xff, &mut s).unwrap(), 0xff);
+        assert_eq!(b.read(2, 0xff, &mut s).unwrap(), 0);
+        b.trim(0);
+        b.trim(6);
+        b.trim(6);
+        assert_eq!((b.pages(), b.state().0), (3, 0));
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(flushed(&s), vec![(0, vec![1]), (1, vec![1, 3])]);
+    }
+
+    #[test]
+    fn bad_values_name_the_field() {
+        use crate::params::Params as _;
+        let bad = |p: Params| p.check("buffer.bpac").unwrap_err().to_string();
+        let d = Params::default();
+        for (p, field) in [
+            (Params { page_target_fraction: 1.5, ..d.clone() }, "page_target_fraction"),
+            (Params { pird_threshold: -1.0, ..d.clone() }, "pird_threshold"),
+            (Params { stat_window: 0, ..d.clone() }, "stat_window"),
+            (Params { pird_mode: "mean".into(), ..d.clone() }, "pird_mode"),
+            (Params { page_overflow: "drop".into(), ..d.clone() }, "page_overflow"),
+            (Params { block_victim: "lru".into(), ..d.clone() }, "block_victim"),
+        ] {
+            let e = bad(p);
+            assert!(e.contains(&format!("buffer.bpac.{field}")), "{e}");
+        }
     }
 }

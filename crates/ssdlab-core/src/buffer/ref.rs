@@ -683,3 +683,168 @@ impl WriteBuffer for RefBuffer {
         g
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::groups::testutil::FakeSink;
+    use super::super::BufferParams;
+    use super::*;
+    use crate::padding::NoPadding;
+
+    /// 4 pages per block, capacity `cap`, window ⌊window × cap⌋, K = `k` log blocks reported by
+    /// the FTL view.
+    fn setup(cap: u64, window: f64, scope: Scope, order: Order, k: f64) -> (RefBuffer, FakeSink) {
+        let b = RefBuffer::new(
+            BufferParams {
+                capacity_pages: cap,
+                pages_per_block: 4,
+                padding: Box::new(NoPadding),
+            },
+            RefParams {
+                window_pages: ((window * cap as f64) as u64).max(1),
+                scope,
+                rebl_blocks: 99,
+                order,
+            },
+        );
+        let mut s = FakeSink::default();
+        s.view.stats.push(("log_blocks", k));
+        (b, s)
+    }
+
+    fn write_all(b: &mut RefBuffer, s: &mut FakeSink, lpns: &[u64]) -> u32 {
+        let mut hits = 0;
+        for &lpn in lpns {
+            hits += (b.write(lpn, 0xff, 1, 0, s).unwrap() != 0) as u32;
+        }
+        hits
+    }
+
+    fn flushed(s: &FakeSink) -> Vec<(u64, Vec<u32>)> {
+        s.flushed
+            .iter()
+            .map(|f| (f.lbn, f.offsets.clone()))
+            .collect()
+    }
+
+    /// Capacity 8, window 4 pages, K = 2. LBN 0 = A, 1 = B, 2 = C, … (4 pages each).
+    ///
+    /// write        LRU list, LRU end first (window = first 4)    evicted (LBN, offsets)  REBL
+    /// 0 4 1 8 5 12 9 2   [0 4 1 8] 5 12 9 2: A 2, B 1, C 1
+    /// 16 (full)    most window pages: A → its window pages 0 1    (A, 0 1)           A
+    ///              [4 8 5 12] 9 2 16: B 2 (A's page 2 stays, above the window)
+    /// 20           [4 8 5 12] 9 2 16 20
+    /// 24 (full)    no REBL LBN in the window; B has 2 → 4 5       (B, 0 1)           A B
+    ///              [8 12 9 2] 16 20 24: C 2, D 1, A 1
+    /// 28           8 pages
+    /// 32 (full)    A is in the REBL with a window page: A before C (2 pages) → 2
+    ///                                                             (A, 2)             A B (fifo)
+    ///              [8 12 9 16] 20 24 28 32: C 2, D 1, E 1
+    /// 36 (full)    no REBL LBN in the window → C (8 9); C enters, K = 2: the oldest (A) drops
+    ///                                                             (C, 0 1)           B C
+    /// With rebl_order = lru, choosing A at 32 renews its place (B A), so B drops instead: A C.
+    #[test]
+    fn rebl_preference_and_fifo_drop() {
+        for (order, after) in [(Order::Fifo, vec![1, 2]), (Order::Lru, vec![0, 2])] {
+            let (mut b, mut s) = setup(8, 0.5, Scope::Window, order, 2.0);
+            assert_eq!(write_all(&mut b, &mut s, &[0, 4, 1, 8, 5, 12, 9, 2]), 0);
+            assert_eq!(b.window_len(), 4);
+            write_all(&mut b, &mut s, &[16]);
+            assert_eq!(flushed(&s), vec![(0, vec![0, 1])]);
+            assert_eq!((b.pages(), b.rebl()), (7, vec![0]));
+            write_all(&mut b, &mut s, &[20, 24]);
+            assert_eq!(flushed(&s)[1], (1, vec![0, 1]));
+            assert_eq!(b.rebl(), vec![0, 1]);
+            write_all(&mut b, &mut s, &[28, 32]);
+            assert_eq!(flushed(&s)[2], (0, vec![2]));
+            let expect = if order == Order::Fifo { [0, 1] } else { [1, 0] };
+            assert_eq!(b.rebl(), expect);
+            write_all(&mut b, &mut s, &[36]);
+            assert_eq!(flushed(&s)[3], (2, vec![0, 1]));
+            assert_eq!(b.rebl(), after, "{order:?}");
+            assert_eq!((b.pages(), s.flushed.len()), (7, 4));
+        }
+    }
+
+    /// `all_buffered`: the chosen LBN leaves whole, pages above the window included.
+    #[test]
+    fn all_buffered_scope() {
+        let (mut b, mut s) = setup(8, 0.5, Scope::AllBuffered, Order::Fifo, 2.0);
+        write_all(&mut b, &mut s, &[0, 4, 1, 8, 5, 12, 9, 2, 16]);
+        assert_eq!(flushed(&s), vec![(0, vec![0, 1, 2])]);
+        assert_eq!(b.pages(), 6);
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(b.pages(), 0);
+        // Window [4 8 5 12]: B (2 pages) with all its pages, then [8 12 9 16] → C (8 9), then
+        // D (12) and E (16) tie at one page: D's is least recently written.
+        assert_eq!(
+            flushed(&s)[1..],
+            [(1, vec![0, 1]), (2, vec![0, 1]), (3, vec![0]), (4, vec![0])]
+        );
+    }
+
+    /// Capacity 4, window 2. Writes 0 4 5 8: window [0 4] (A 1, B 1). A read of 4 changes
+    /// nothing; a write hit on 0 (in the window) moves it to MRU and the window takes 5: [4 5],
+    /// B 2. The miss 12 then evicts B's two pages (without the move, A and B would tie at one
+    /// page and A's page 0, the least recently written, would go alone). Left: 8 0 12; flush_all
+    /// takes [8 0] → C (page 8 older than 0), then [0 12] → A, then D.
+    #[test]
+    fn window_moves_on_hits_not_reads() {
+        let (mut b, mut s) = setup(4, 0.5, Scope::Window, Order::Fifo, 4.0);
+        assert_eq!(write_all(&mut b, &mut s, &[0, 4, 5, 8]), 0);
+        assert_eq!(b.read(4, 0xff, &mut s).unwrap(), 0xff);
+        assert_eq!(b.read(6, 0xff, &mut s).unwrap(), 0);
+        assert_eq!(write_all(&mut b, &mut s, &[0]), 1);
+        write_all(&mut b, &mut s, &[12]);
+        assert_eq!(flushed(&s), vec![(1, vec![0, 1])]);
+        b.flush_all(&mut s).unwrap();
+        assert_eq!(
+            flushed(&s),
+            vec![(1, vec![0, 1]), (2, vec![0]), (0, vec![0]), (3, vec![0])]
+        );
+        assert_eq!(b.rebl(), vec![1, 2, 0, 3]);
+    }
+
+    /// K comes from the FTL (`log_blocks`) when it has log blocks, else from `rebl_blocks`; the
+    /// gauge reports it. A trim inside the window lets the window extend.
+    #[test]
+    fn k_from_view_or_parameter_and_trim() {
+        let (mut b, mut s) = setup(4, 0.5, Scope::Window, Order::Fifo, 3.0);
+        write_all(&mut b, &mut s, &[0, 4, 8, 12]);
+        b.trim(0);
+        b.trim(0);
+        // Window [4 8]; the trim of 0 made room: no eviction on 16.
+        write_all(&mut b, &mut s, &[16]);
+        assert!(s.flushed.is_empty());
+        write_all(&mut b, &mut s, &[20]);
+        assert_eq!(flushed(&s), vec![(1, vec![0])]);
+        let view = s.view;
+        assert_eq!(b.gauges(&view), vec![("buffer.ref.rebl_capacity", 3.0)]);
+        let (mut b, mut s) = setup(4, 0.5, Scope::Window, Order::Fifo, 0.0);
+        s.view.stats.clear();
+        write_all(&mut b, &mut s, &[0, 4, 8, 12, 16]);
+        assert_eq!(b.gauges(&s.view), vec![("buffer.ref.rebl_capacity", 99.0)]);
+    }
+
+    #[test]
+    fn bad_values_name_the_field() {
+        use crate::params::Params as _;
+        let bad = |p: Params| p.check("buffer.ref").unwrap_err().to_string();
+        let d = Params::default();
+        let e = bad(Params {
+            window: -0.1,
+            ..d.clone()
+        });
+        assert!(e.contains("buffer.ref.window"), "{e}");
+        let e = bad(Params {
+            evict_scope: "block".into(),
+            ..d.clone()
+        });
+        assert!(e.contains("buffer.ref.evict_scope") && e.contains("all_buffered"), "{e}");
+        let e = bad(Params {
+            rebl_order: "lifo".into(),
+            ..d
+        });
+        assert!(e.contains("buffer.ref.rebl_order"), "{e}");
+    }
+}
