@@ -31,7 +31,7 @@
 //!
 //! Reads never insert and change nothing.
 
-use super::groups::{insert_ordered, GroupStore};
+use super::groups::{GroupStore, SizeLists};
 use super::index::{checked_key, key, LpnIndex};
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
@@ -172,15 +172,27 @@ impl Ghost {
         if self.ring.is_empty() {
             return;
         }
-        self.index.remove(k);
         let old = self.ring[self.pos];
-        if old != Self::EMPTY && self.index.get(old) == Some(self.pos as u32) {
-            self.index.remove(old);
+        if old != Self::EMPTY {
+            // Still remembered from this slot (not since removed or inserted again)?
+            let (at, found) = self.index.find(old);
+            if found && self.index.value(at) == self.pos as u32 {
+                self.index.remove_at(at);
+            }
         }
         self.ring[self.pos] = k;
+        let (at, found) = self.index.find(k);
+        if found {
+            self.index.remove_at(at);
+        }
         let (at, _) = self.index.find(k);
         self.index.insert_at(at, k, self.pos as u32);
         self.pos = (self.pos + 1) % self.ring.len();
+    }
+
+    #[inline]
+    fn prefetch(&self, k: u32) {
+        self.index.prefetch(k as u64);
     }
 
     /// Forget `k`; whether it was remembered.
@@ -214,9 +226,10 @@ pub struct BpacBuffer {
     pstamp: Vec<u64>,
     /// Last write per cluster slot.
     gstamp: Vec<u64>,
-    /// Clusters by size (buckets[n]: n pages), each most recently written first.
-    links: Links,
-    buckets: Vec<List>,
+    /// Pages flagged DEMOTED per cluster slot (flushes of clusters without any skip the scan).
+    gdemoted: Vec<u32>,
+    /// Clusters by size (n pages), each list most recently written first.
+    buckets: SizeLists,
     /// All clusters, most recently written first.
     lru_links: Links,
     lru: List,
@@ -250,8 +263,8 @@ impl BpacBuffer {
             store: GroupStore::new(cap, bp.pages_per_block),
             pstamp: Vec::new(),
             gstamp: Vec::new(),
-            links: Links::default(),
-            buckets: vec![List::default(); bp.pages_per_block as usize + 1],
+            gdemoted: Vec::new(),
+            buckets: SizeLists::new(bp.pages_per_block),
             lru_links: Links::default(),
             lru: List::default(),
             nodes: Vec::new(),
@@ -315,6 +328,7 @@ impl BpacBuffer {
         }
         if self.gstamp.len() <= group as usize {
             self.gstamp.resize(group as usize + 1, 0);
+            self.gdemoted.resize(group as usize + 1, 0);
         }
     }
 
@@ -322,14 +336,17 @@ impl BpacBuffer {
     /// previous size; None: new): it moves to the head of its size's list and of the LRU list.
     fn cluster_written(&mut self, g: u32, old: Option<u32>) {
         match old {
-            None => self.lru_links.push_front(&mut self.lru, g),
+            None => {
+                self.lru_links.push_front(&mut self.lru, g);
+                self.gdemoted[g as usize] = 0;
+            }
             Some(o) => {
-                self.links.remove(&mut self.buckets[o as usize], g);
+                self.buckets.remove(o, g);
                 self.lru_links.move_to_front(&mut self.lru, g);
             }
         }
         let n = self.store.group(g).n_pages;
-        self.links.push_front(&mut self.buckets[n as usize], g);
+        self.buckets.push_front(n, g);
         self.gstamp[g as usize] = self.now;
     }
 
@@ -403,6 +420,7 @@ impl BpacBuffer {
         self.pstamp[w.page as usize] = n.stamp | DEMOTED;
         let size = self.store.group(w.group).n_pages;
         self.cluster_written(w.group, (!w.new_group).then(|| size - 1));
+        self.gdemoted[w.group as usize] += 1;
         self.demotions += 1;
         Ok(w.group)
     }
@@ -419,9 +437,8 @@ impl BpacBuffer {
 
     fn block_victim(&self) -> u32 {
         if self.p.largest {
-            for l in self.buckets.iter().rev() {
-                let g = l.tail;
-                if g != NIL && (self.now - self.gstamp[g as usize]) as f64 > self.t_bird {
+            for g in self.buckets.tails_desc() {
+                if (self.now - self.gstamp[g as usize]) as f64 > self.t_bird {
                     return g;
                 }
             }
@@ -432,11 +449,13 @@ impl BpacBuffer {
     /// Flush cluster `g` whole; `by_block_rule`: it is a block-region victim (ghost of LBNs).
     fn flush_cluster(&mut self, g: u32, by_block_rule: bool, sink: &mut dyn FlushSink) -> Result<()> {
         let n = self.store.group(g).n_pages;
-        self.links.remove(&mut self.buckets[n as usize], g);
+        self.buckets.remove(n, g);
         self.lru_links.remove(&mut self.lru, g);
-        for (lpn, page) in self.store.pages_of(g) {
-            if self.pstamp[page as usize] & DEMOTED != 0 {
-                self.page_ghost.insert(lpn as u32);
+        if self.gdemoted[g as usize] > 0 {
+            for (lpn, page) in self.store.pages_of(g) {
+                if self.pstamp[page as usize] & DEMOTED != 0 {
+                    self.page_ghost.insert(lpn as u32);
+                }
             }
         }
         if by_block_rule {
@@ -465,6 +484,8 @@ impl WriteBuffer for BpacBuffer {
     fn prefetch(&mut self, lpn: Lpn) {
         self.pindex.prefetch(lpn);
         self.store.prefetch(lpn);
+        self.page_ghost.prefetch(lpn as u32);
+        self.block_ghost.prefetch(self.store.lbn_of(lpn) as u32);
     }
 
     fn write(
@@ -503,8 +524,11 @@ impl WriteBuffer for BpacBuffer {
             self.observe_bird(self.now - self.gstamp[g as usize]);
             if promote {
                 let t = self.store.take(lpn).expect("page is buffered");
+                if last & DEMOTED != 0 {
+                    self.gdemoted[g as usize] -= 1;
+                }
                 if t.empty {
-                    self.links.remove(&mut self.buckets[1], g);
+                    self.buckets.remove(1, g);
                     self.lru_links.remove(&mut self.lru, g);
                 } else {
                     let size = self.store.group(g).n_pages;
@@ -568,18 +592,20 @@ impl WriteBuffer for BpacBuffer {
             return;
         };
         let g = t.group;
+        if self.pstamp[t.page as usize] & DEMOTED != 0 {
+            self.gdemoted[g as usize] -= 1;
+        }
         if t.empty {
-            self.links.remove(&mut self.buckets[1], g);
+            self.buckets.remove(1, g);
             self.lru_links.remove(&mut self.lru, g);
             return;
         }
         // Recency is unchanged: the cluster moves to its place among the smaller ones.
-        let size = self.store.group(g).n_pages as usize;
-        self.links.remove(&mut self.buckets[size + 1], g);
+        let size = self.store.group(g).n_pages;
+        self.buckets.remove(size + 1, g);
         let gstamp = &self.gstamp;
-        insert_ordered(&mut self.links, &mut self.buckets[size], g, |i| {
-            gstamp[i as usize]
-        });
+        self.buckets
+            .insert_ordered(size, g, |i| gstamp[i as usize]);
     }
 
     fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {

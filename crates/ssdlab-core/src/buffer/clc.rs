@@ -18,7 +18,7 @@
 //! cluster already there turned cold), so it goes to the head of its size's list.
 //! Reads never insert and do not change recency.
 
-use super::groups::{insert_ordered, GroupStore};
+use super::groups::{insert_ordered, GroupStore, SizeLists};
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
@@ -53,12 +53,11 @@ pub struct ClcBuffer {
     /// Pages the hot list may hold.
     hot_cap: u64,
     store: GroupStore,
-    /// One set of links: a cluster is in exactly one list (hot, or the cold list of its size).
     links: Links,
     hot: List,
     hot_pages: u64,
-    /// cold[n] = cold clusters of n pages, most recently written first.
-    cold: Vec<List>,
+    /// Cold clusters by size, most recently written first.
+    cold: SizeLists,
     /// Per group slot: in the hot list.
     is_hot: Vec<bool>,
     /// Last write stamp per group slot (keeps cold order exact after a trim).
@@ -77,7 +76,7 @@ impl ClcBuffer {
             links: Links::default(),
             hot: List::default(),
             hot_pages: 0,
-            cold: vec![List::default(); p.pages_per_block as usize + 1],
+            cold: SizeLists::new(p.pages_per_block),
             is_hot: Vec::new(),
             stamp: Vec::new(),
             clock: 0,
@@ -94,10 +93,8 @@ impl ClcBuffer {
     /// else the hot list's LRU cluster.
     fn victim(&self) -> Option<u32> {
         self.cold
-            .iter()
-            .rev()
-            .find(|l| l.tail != NIL)
-            .map(|l| l.tail)
+            .tails_desc()
+            .next()
             .or((self.hot.tail != NIL).then_some(self.hot.tail))
     }
 
@@ -107,7 +104,7 @@ impl ClcBuffer {
             self.links.remove(&mut self.hot, g);
             self.hot_pages -= n as u64;
         } else {
-            self.links.remove(&mut self.cold[n as usize], g);
+            self.cold.remove(n, g);
         }
     }
 
@@ -131,7 +128,7 @@ impl ClcBuffer {
             self.links.remove(&mut self.hot, g);
             self.hot_pages -= n as u64;
             self.is_hot[g as usize] = false;
-            self.links.push_front(&mut self.cold[n as usize], g);
+            self.cold.push_front(n, g);
         }
     }
 }
@@ -169,7 +166,7 @@ impl WriteBuffer for ClcBuffer {
             self.links.move_to_front(&mut self.hot, g);
             self.hot_pages += added as u64;
         } else {
-            self.links.remove(&mut self.cold[(n - added) as usize], g);
+            self.cold.remove(n - added, g);
             self.links.push_front(&mut self.hot, g);
             self.hot_pages += n as u64;
         }
@@ -210,7 +207,7 @@ impl WriteBuffer for ClcBuffer {
             insert_ordered(&mut self.links, &mut self.hot, g, by_stamp);
             self.hot_pages += n as u64;
         } else {
-            insert_ordered(&mut self.links, &mut self.cold[n as usize], g, by_stamp);
+            self.cold.insert_ordered(n, g, by_stamp);
         }
     }
 

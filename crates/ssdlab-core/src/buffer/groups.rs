@@ -54,6 +54,8 @@ pub struct Taken {
     pub empty: bool,
     pub mask: SectorMask,
     pub version: u32,
+    /// The slot the page had.
+    pub page: u32,
 }
 
 pub struct GroupStore {
@@ -287,6 +289,63 @@ impl GroupStore {
             empty,
             mask: page.mask,
             version: page.version,
+            page: pi,
+        })
+    }
+}
+
+/// Groups in one recency list per size (`n` = 0 ..= max), with a bitmap of the non-empty sizes
+/// so that the largest non-empty size is found without scanning every list (CLC's cold list,
+/// BPAC's block region).
+pub struct SizeLists {
+    links: super::list::Links,
+    lists: Vec<super::list::List>,
+    used: Vec<u64>,
+}
+
+impl SizeLists {
+    pub fn new(max: u64) -> Self {
+        let n = max as usize + 1;
+        SizeLists {
+            links: super::list::Links::default(),
+            lists: vec![super::list::List::default(); n],
+            used: vec![0; n.div_ceil(64)],
+        }
+    }
+
+    /// Put `g` at the head (newest end) of list `n`.
+    #[inline]
+    pub fn push_front(&mut self, n: u32, g: u32) {
+        self.links.push_front(&mut self.lists[n as usize], g);
+        self.used[n as usize / 64] |= 1 << (n % 64);
+    }
+
+    #[inline]
+    pub fn remove(&mut self, n: u32, g: u32) {
+        let l = &mut self.lists[n as usize];
+        self.links.remove(l, g);
+        if l.len == 0 {
+            self.used[n as usize / 64] &= !(1 << (n % 64));
+        }
+    }
+
+    /// Insert `g` into list `n` at its place by descending `key` (see [`insert_ordered`]).
+    pub fn insert_ordered(&mut self, n: u32, g: u32, key: impl Fn(u32) -> u64) {
+        insert_ordered(&mut self.links, &mut self.lists[n as usize], g, key);
+        self.used[n as usize / 64] |= 1 << (n % 64);
+    }
+
+    /// The oldest group of each non-empty list, largest size first.
+    pub fn tails_desc(&self) -> impl Iterator<Item = u32> + '_ {
+        self.used.iter().enumerate().rev().flat_map(move |(w, &bits)| {
+            let mut bits = bits;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = 63 - bits.leading_zeros();
+                    bits &= !(1 << b);
+                    self.lists[w * 64 + b as usize].tail
+                })
+            })
         })
     }
 }
@@ -384,6 +443,23 @@ pub(crate) mod testutil {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The non-empty sizes are visited largest first across bitmap words; a list that
+    /// empties leaves the order.
+    #[test]
+    fn size_lists_largest_first() {
+        let mut l = SizeLists::new(130);
+        for (g, n) in [(0, 3), (1, 64), (2, 70), (3, 129), (4, 70)] {
+            l.push_front(n, g);
+        }
+        // Size 70 holds 4 (newest) then 2: its tail is 2.
+        assert_eq!(l.tails_desc().collect::<Vec<_>>(), vec![3, 2, 1, 0]);
+        l.remove(70, 2);
+        assert_eq!(l.tails_desc().collect::<Vec<_>>(), vec![3, 4, 1, 0]);
+        l.remove(70, 4);
+        l.remove(129, 3);
+        assert_eq!(l.tails_desc().collect::<Vec<_>>(), vec![1, 0]);
+    }
 
     /// The page index takes LPNs below 2^32 − 1: a larger one is an error naming it, and none
     /// aliases a small LPN with the same low 32 bits.

@@ -168,7 +168,9 @@ struct Block {
     wcount: u32,
     wold: u32,
     wyoung: u32,
-    /// Heap rebuild marker.
+    /// Stamp of `wold`.
+    wold_stamp: u64,
+    /// Rebuild marker.
     mark: u64,
 }
 
@@ -188,8 +190,11 @@ pub struct RefBuffer {
     /// Upper (most recently written) end of the window, and its length.
     wtop: u32,
     win_len: u64,
-    /// (pages in the window, least recently written window page first, LBN).
+    /// Candidates (pages in the window, least recently written window page first, LBN)...
     best: BinaryHeap<(u32, Reverse<u64>, Lbn)>,
+    /// ...except those with one window page offered in stamp order (the usual case: an LBN
+    /// whose first page joins the window from above), kept in a queue: (stamp, LBN).
+    singles: VecDeque<(u64, Lbn)>,
     /// REBL members with pages in the window: (pages in the window, REBL entry, LBN).
     in_rebl: BinaryHeap<(u32, u64, Lbn)>,
     /// K, fixed at the first eviction (from the FTL view).
@@ -223,6 +228,7 @@ impl RefBuffer {
             wtop: NIL,
             win_len: 0,
             best: BinaryHeap::new(),
+            singles: VecDeque::new(),
             in_rebl: BinaryHeap::new(),
             k: None,
             rebl: VecDeque::new(),
@@ -261,31 +267,40 @@ impl RefBuffer {
             .filter(|&b| b != NIL)
     }
 
-    /// Record the current window state of block `b` in the candidate heaps.
+    /// Record the current window state of block `b` as a candidate.
     fn touched(&mut self, b: u32) {
         let blk = *self.blocks.get(b);
         if blk.wcount == 0 {
             return;
         }
-        let oldest = self.nodes[blk.wold as usize].stamp;
-        self.best.push((blk.wcount, Reverse(oldest), blk.lbn));
-        let e = self.entry_of(blk.lbn);
-        if e != 0 {
-            self.in_rebl.push((blk.wcount, e, blk.lbn));
-        }
+        self.offer(blk.wcount, blk.wold_stamp, blk.lbn);
         let bound = 4 * self.win_len as usize + 256;
-        if self.best.len() > bound || self.in_rebl.len() > bound {
-            self.rebuild_heaps();
+        if self.best.len() > bound || self.in_rebl.len() > bound || self.singles.len() > bound {
+            self.rebuild_candidates();
         }
     }
 
-    /// Drop the stale heap entries: one entry per LBN in the window.
+    fn offer(&mut self, count: u32, oldest: u64, lbn: Lbn) {
+        if count == 1 && self.singles.back().is_none_or(|&(s, _)| s < oldest) {
+            self.singles.push_back((oldest, lbn));
+        } else {
+            self.best.push((count, Reverse(oldest), lbn));
+        }
+        let e = self.entry_of(lbn);
+        if e != 0 {
+            self.in_rebl.push((count, e, lbn));
+        }
+    }
+
+    /// Drop the stale candidates: one entry per LBN in the window, offered from the LRU end up
+    /// (so that single-page LBNs come in stamp order).
     #[cold]
-    fn rebuild_heaps(&mut self) {
+    fn rebuild_candidates(&mut self) {
         self.rebuilds += 1;
         self.best.clear();
         self.in_rebl.clear();
-        let mut cur = self.wtop;
+        self.singles.clear();
+        let mut cur = if self.wtop == NIL { NIL } else { self.tail };
         while cur != NIL {
             let lbn = self.ppb.quot(self.nodes[cur as usize].lpn);
             let b = self.block_of[lbn as usize];
@@ -294,15 +309,21 @@ impl RefBuffer {
             if blk.mark != self.rebuilds && blk.wcount > 0 {
                 blk.mark = self.rebuilds;
                 let blk = *blk;
-                let oldest = self.nodes[blk.wold as usize].stamp;
-                self.best.push((blk.wcount, Reverse(oldest), lbn));
-                let e = self.entry_of(lbn);
-                if e != 0 {
-                    self.in_rebl.push((blk.wcount, e, lbn));
-                }
+                self.offer(blk.wcount, blk.wold_stamp, lbn);
             }
-            cur = self.nodes[cur as usize].next;
+            if cur == self.wtop {
+                break;
+            }
+            cur = self.nodes[cur as usize].prev;
         }
+    }
+
+    /// Whether a candidate entry matches block `lbn`'s current window state.
+    fn current(&self, count: u32, oldest: u64, lbn: Lbn) -> Option<u32> {
+        self.slot_of(lbn).filter(|&b| {
+            let blk = self.blocks.get(b);
+            blk.wcount == count && blk.wold_stamp == oldest
+        })
     }
 
     fn block_slot(&self, i: u32) -> u32 {
@@ -317,12 +338,14 @@ impl RefBuffer {
         n.in_win = true;
         n.wprev = young;
         n.wnext = NIL;
+        let stamp = n.stamp;
         if young != NIL {
             self.nodes[young as usize].wnext = i;
         }
         let blk = self.blocks.get_mut(b);
         if young == NIL {
             blk.wold = i;
+            blk.wold_stamp = stamp;
         }
         blk.wyoung = i;
         blk.wcount += 1;
@@ -344,9 +367,15 @@ impl RefBuffer {
         if n.wnext != NIL {
             self.nodes[n.wnext as usize].wprev = n.wprev;
         }
+        let next_stamp = if n.wnext != NIL {
+            self.nodes[n.wnext as usize].stamp
+        } else {
+            0
+        };
         let blk = self.blocks.get_mut(b);
         if blk.wold == i {
             blk.wold = n.wnext;
+            blk.wold_stamp = next_stamp;
         }
         if blk.wyoung == i {
             blk.wyoung = n.wprev;
@@ -371,6 +400,11 @@ impl RefBuffer {
                 break;
             }
             self.join_window(c);
+            // The next page to join was written a buffer's worth of writes ago: load it now.
+            let up = self.nodes[c as usize].prev;
+            if up != NIL {
+                crate::units::prefetch(&self.nodes, up as usize);
+            }
         }
     }
 
@@ -475,18 +509,25 @@ impl RefBuffer {
             }
         }
         while let Some(&(c, Reverse(oldest), lbn)) = self.best.peek() {
-            match self.slot_of(lbn) {
-                Some(b)
-                    if self.blocks.get(b).wcount == c
-                        && self.nodes[self.blocks.get(b).wold as usize].stamp == oldest =>
-                {
-                    self.rebl_push(lbn, k);
-                    return Some((b, false));
-                }
-                _ => {
-                    self.best.pop();
-                }
+            if self.current(c, oldest, lbn).is_some() {
+                break;
             }
+            self.best.pop();
+        }
+        while let Some(&(oldest, lbn)) = self.singles.front() {
+            if self.current(1, oldest, lbn).is_some() {
+                break;
+            }
+            self.singles.pop_front();
+        }
+        let single = self.singles.front().map(|&(s, l)| (1, Reverse(s), l));
+        let pick = match (self.best.peek().copied(), single) {
+            (Some(h), Some(q)) => Some(h.max(q)),
+            (h, q) => h.or(q),
+        };
+        if let Some((_, _, lbn)) = pick {
+            self.rebl_push(lbn, k);
+            return self.slot_of(lbn).map(|b| (b, false));
         }
         None
     }
@@ -535,6 +576,19 @@ impl RefBuffer {
             hint,
         });
         self.scratch = scratch;
+        // The likely next victim (a single window page, the usual case): its FTL mapping and
+        // its index slot.
+        if let Some(&(_, lbn)) = self.singles.front() {
+            sink.prefetch_unit(lbn);
+            if let Some(b) = self.slot_of(lbn) {
+                let i = self.blocks.get(b).wold;
+                if i != NIL {
+                    let lpn = self.nodes[i as usize].lpn;
+                    self.index.prefetch(lpn);
+                    sink.prefetch(lpn, false);
+                }
+            }
+        }
         r.map(|_| true)
     }
 }
@@ -596,6 +650,7 @@ impl WriteBuffer for RefBuffer {
                     wcount: 0,
                     wold: NIL,
                     wyoung: NIL,
+                    wold_stamp: 0,
                     mark: 0,
                 });
                 if self.block_of.len() <= lbn as usize {
