@@ -193,9 +193,9 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
 /// Logical blocks of the (resolved) device.
 fn logical_blocks(cfg: &Config, pages_per_block: u64) -> u64 {
     match cfg.device.logical_bytes {
-        crate::config::Capacity::Bytes(b) => {
-            b.div_ceil(cfg.device.page_bytes.0.max(1)).div_ceil(pages_per_block.max(1))
-        }
+        crate::config::Capacity::Bytes(b) => b
+            .div_ceil(cfg.device.page_bytes.0.max(1))
+            .div_ceil(pages_per_block.max(1)),
         crate::config::Capacity::Auto => 0,
     }
 }
@@ -213,7 +213,7 @@ fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatPa
 }
 
 /// The padding policy `buffer.padding = "auto"` stands for, per buffer kind: none for
-/// none/lru/block-lru/fab, fixed (at `buffer.padding_threshold`, default 0.5) for bplru, model
+/// none/lru/block-lru/fab/clc/ref/bpac, fixed (at `buffer.padding_threshold`, default 0.5) for bplru, model
 /// for hitstat and hitstat-adj.
 pub fn default_padding(buffer_kind: &str) -> &'static str {
     match buffer_kind {

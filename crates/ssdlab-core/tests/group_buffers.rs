@@ -61,7 +61,11 @@ fn every_ftl_counts_and_timed() {
             let timed = run(&c).metrics;
             for (k, v) in &counts {
                 let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-                assert!(same, "{ftl} × {buffer}: {k} = {v} counted, {} timed", timed[k]);
+                assert!(
+                    same,
+                    "{ftl} × {buffer}: {k} = {v} counted, {} timed",
+                    timed[k]
+                );
             }
             assert!(timed["latency.all.mean_us"] > 0.0);
         }
@@ -90,7 +94,12 @@ fn reductions_to_existing_policies() {
         };
         let block_lru = run(&cfg("block-lru", ""));
         let clc_all_hot = run(&cfg("clc", "[buffer.clc]\nhot_fraction = 1.0\n"));
-        assert_same(&clc_all_hot, &block_lru, &[], &format!("{ftl}: clc(1) = block-lru"));
+        assert_same(
+            &clc_all_hot,
+            &block_lru,
+            &[],
+            &format!("{ftl}: clc(1) = block-lru"),
+        );
         let fab = run(&cfg("fab", ""));
         let clc_all_cold = run(&cfg("clc", "[buffer.clc]\nhot_fraction = 0.0\n"));
         assert_same(&clc_all_cold, &fab, &[], &format!("{ftl}: clc(0) = fab"));
@@ -106,7 +115,11 @@ fn reductions_to_existing_policies() {
         assert_same(
             &bpac_blocks,
             &block_lru,
-            &["buffer.bpac.page_target", "buffer.bpac.t_pird", "buffer.bpac.t_bird"],
+            &[
+                "buffer.bpac.page_target",
+                "buffer.bpac.t_pird",
+                "buffer.bpac.t_bird",
+            ],
             &format!("{ftl}: bpac without page region = block-lru"),
         );
         let lru = run(&cfg("lru", ""));
@@ -114,9 +127,7 @@ fn reductions_to_existing_policies() {
         for order in ["fifo", "lru"] {
             let one_page = run(&cfg(
                 "ref",
-                &format!(
-                    "[buffer.ref]\nwindow = 0.0\nrebl_blocks = 3\nrebl_order = \"{order}\"\n"
-                ),
+                &format!("[buffer.ref]\nwindow = 0.0\nrebl_blocks = 3\nrebl_order = \"{order}\"\n"),
             ));
             assert_same(
                 &one_page,

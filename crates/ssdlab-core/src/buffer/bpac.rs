@@ -47,10 +47,12 @@ crate::params! {
         /// ghost lists then adapt it by single pages; gauge `buffer.bpac.page_target`).
         page_target_fraction: f64 = 0.25,
         /// Ghost list of the page region: how many LPNs of flushed pages that had been in the
-        /// page region are remembered, as a fraction of the buffer's pages (≥ 0; 0 = none).
+        /// page region are remembered, as a fraction of the buffer's pages (≥ 0; 0 = none; at
+        /// most 16 Mi entries).
         page_ghost_fraction: f64 = 1.0,
         /// Ghost list of the block region: how many LBNs of clusters flushed by the
-        /// block-region rule are remembered, as a fraction of the buffer's pages (≥ 0; 0 = none).
+        /// block-region rule are remembered, as a fraction of the buffer's pages (≥ 0; 0 = none;
+        /// at most 16 Mi entries).
         block_ghost_fraction: f64 = 1.0,
         /// T_PIRD: median (the lower median of each `stat_window` PIRDs observed at write hits)
         /// | fixed (`pird_threshold` throughout).
@@ -89,8 +91,16 @@ impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
         let fractions = [
             ("page_target_fraction", self.page_target_fraction, 1.0),
-            ("page_ghost_fraction", self.page_ghost_fraction, f64::INFINITY),
-            ("block_ghost_fraction", self.block_ghost_fraction, f64::INFINITY),
+            (
+                "page_ghost_fraction",
+                self.page_ghost_fraction,
+                f64::INFINITY,
+            ),
+            (
+                "block_ghost_fraction",
+                self.block_ghost_fraction,
+                f64::INFINITY,
+            ),
             ("pird_threshold", self.pird_threshold, f64::INFINITY),
             ("bird_threshold", self.bird_threshold, f64::INFINITY),
         ];
@@ -141,13 +151,24 @@ impl BpacParams {
             bird_adaptive: choice(table, "bird_mode", &p.bird_mode, &["mean", "fixed"])? == "mean",
             t_bird: p.bird_threshold * cap,
             stat_window: p.stat_window,
-            demote: choice(table, "page_overflow", &p.page_overflow, &["demote", "evict"])?
-                == "demote",
-            largest: choice(table, "block_victim", &p.block_victim, &["largest", "oldest"])?
-                == "largest",
+            demote: choice(
+                table,
+                "page_overflow",
+                &p.page_overflow,
+                &["demote", "evict"],
+            )? == "demote",
+            largest: choice(
+                table,
+                "block_victim",
+                &p.block_victim,
+                &["largest", "oldest"],
+            )? == "largest",
         })
     }
 }
+
+/// Ghost list entries at most (16 Mi: 64 MiB of ring plus its index).
+const MAX_GHOST: u64 = 1 << 24;
 
 /// A FIFO set of remembered keys (LPNs or LBNs) with O(1) membership.
 struct Ghost {
@@ -160,7 +181,7 @@ impl Ghost {
     const EMPTY: u32 = u32::MAX;
 
     fn new(capacity: u64) -> Self {
-        let n = capacity.min(1 << 26) as usize;
+        let n = capacity.min(MAX_GHOST) as usize;
         Ghost {
             ring: vec![Self::EMPTY; n],
             pos: 0,
@@ -447,7 +468,12 @@ impl BpacBuffer {
     }
 
     /// Flush cluster `g` whole; `by_block_rule`: it is a block-region victim (ghost of LBNs).
-    fn flush_cluster(&mut self, g: u32, by_block_rule: bool, sink: &mut dyn FlushSink) -> Result<()> {
+    fn flush_cluster(
+        &mut self,
+        g: u32,
+        by_block_rule: bool,
+        sink: &mut dyn FlushSink,
+    ) -> Result<()> {
         let n = self.store.group(g).n_pages;
         self.buckets.remove(n, g);
         self.lru_links.remove(&mut self.lru, g);
@@ -604,8 +630,7 @@ impl WriteBuffer for BpacBuffer {
         let size = self.store.group(g).n_pages;
         self.buckets.remove(size + 1, g);
         let gstamp = &self.gstamp;
-        self.buckets
-            .insert_ordered(size, g, |i| gstamp[i as usize]);
+        self.buckets.insert_ordered(size, g, |i| gstamp[i as usize]);
     }
 
     fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
@@ -875,12 +900,48 @@ mod tests {
         let bad = |p: Params| p.check("buffer.bpac").unwrap_err().to_string();
         let d = Params::default();
         for (p, field) in [
-            (Params { page_target_fraction: 1.5, ..d.clone() }, "page_target_fraction"),
-            (Params { pird_threshold: -1.0, ..d.clone() }, "pird_threshold"),
-            (Params { stat_window: 0, ..d.clone() }, "stat_window"),
-            (Params { pird_mode: "mean".into(), ..d.clone() }, "pird_mode"),
-            (Params { page_overflow: "drop".into(), ..d.clone() }, "page_overflow"),
-            (Params { block_victim: "lru".into(), ..d.clone() }, "block_victim"),
+            (
+                Params {
+                    page_target_fraction: 1.5,
+                    ..d.clone()
+                },
+                "page_target_fraction",
+            ),
+            (
+                Params {
+                    pird_threshold: -1.0,
+                    ..d.clone()
+                },
+                "pird_threshold",
+            ),
+            (
+                Params {
+                    stat_window: 0,
+                    ..d.clone()
+                },
+                "stat_window",
+            ),
+            (
+                Params {
+                    pird_mode: "mean".into(),
+                    ..d.clone()
+                },
+                "pird_mode",
+            ),
+            (
+                Params {
+                    page_overflow: "drop".into(),
+                    ..d.clone()
+                },
+                "page_overflow",
+            ),
+            (
+                Params {
+                    block_victim: "lru".into(),
+                    ..d.clone()
+                },
+                "block_victim",
+            ),
         ] {
             let e = bad(p);
             assert!(e.contains(&format!("buffer.bpac.{field}")), "{e}");

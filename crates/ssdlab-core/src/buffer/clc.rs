@@ -349,6 +349,9 @@ mod tests {
             .check("buffer.clc")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("buffer.clc.hot_fraction") && e.contains("1.5"), "{e}");
+        assert!(
+            e.contains("buffer.clc.hot_fraction") && e.contains("1.5"),
+            "{e}"
+        );
     }
 }

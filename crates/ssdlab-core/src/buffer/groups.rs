@@ -337,16 +337,20 @@ impl SizeLists {
 
     /// The oldest group of each non-empty list, largest size first.
     pub fn tails_desc(&self) -> impl Iterator<Item = u32> + '_ {
-        self.used.iter().enumerate().rev().flat_map(move |(w, &bits)| {
-            let mut bits = bits;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let b = 63 - bits.leading_zeros();
-                    bits &= !(1 << b);
-                    self.lists[w * 64 + b as usize].tail
+        self.used
+            .iter()
+            .enumerate()
+            .rev()
+            .flat_map(move |(w, &bits)| {
+                let mut bits = bits;
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let b = 63 - bits.leading_zeros();
+                        bits &= !(1 << b);
+                        self.lists[w * 64 + b as usize].tail
+                    })
                 })
             })
-        })
     }
 }
 

@@ -532,6 +532,32 @@ impl RefBuffer {
         None
     }
 
+    /// The next victims are most likely the next single-page candidates, which joined the window
+    /// long ago: start loading, in stages some evictions apart, the block entry of the fourth,
+    /// the window page of the second, and the index slot and FTL mapping of the first.
+    fn prefetch_victims(&self, sink: &dyn FlushSink) {
+        if let Some(b) = self.singles.get(3).and_then(|&(_, l)| self.slot_of(l)) {
+            self.blocks.prefetch(b);
+        }
+        if let Some(b) = self.singles.get(1).and_then(|&(_, l)| self.slot_of(l)) {
+            let i = self.blocks.get(b).wold;
+            if i != NIL {
+                crate::units::prefetch(&self.nodes, i as usize);
+            }
+        }
+        if let Some(&(_, lbn)) = self.singles.front() {
+            sink.prefetch_unit(lbn);
+            if let Some(b) = self.slot_of(lbn) {
+                let i = self.blocks.get(b).wold;
+                if i != NIL {
+                    let lpn = self.nodes[i as usize].lpn;
+                    self.index.prefetch(lpn);
+                    sink.prefetch(lpn, false);
+                }
+            }
+        }
+    }
+
     fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
         let k = *self.k.get_or_insert_with(|| {
             sink.view()
@@ -565,9 +591,7 @@ impl RefBuffer {
         self.fill_window();
         sort_pages(&mut self.scratch);
         let n = self.scratch.len() as u64;
-        let padded = self
-            .padding
-            .pad(blk.lbn, n, self.ppb.get(), sink.view());
+        let padded = self.padding.pad(blk.lbn, n, self.ppb.get(), sink.view());
         let scratch = std::mem::take(&mut self.scratch);
         let r = sink.flush(&FlushUnit {
             lbn: blk.lbn,
@@ -576,19 +600,7 @@ impl RefBuffer {
             hint,
         });
         self.scratch = scratch;
-        // The likely next victim (a single window page, the usual case): its FTL mapping and
-        // its index slot.
-        if let Some(&(_, lbn)) = self.singles.front() {
-            sink.prefetch_unit(lbn);
-            if let Some(b) = self.slot_of(lbn) {
-                let i = self.blocks.get(b).wold;
-                if i != NIL {
-                    let lpn = self.nodes[i as usize].lpn;
-                    self.index.prefetch(lpn);
-                    sink.prefetch(lpn, false);
-                }
-            }
-        }
+        self.prefetch_victims(sink);
         r.map(|_| true)
     }
 }
@@ -726,9 +738,10 @@ impl WriteBuffer for RefBuffer {
     }
 
     fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
-        let k = self
-            .k
-            .unwrap_or_else(|| view.stat("log_blocks").map_or(self.p.rebl_blocks, |v| v as u64));
+        let k = self.k.unwrap_or_else(|| {
+            view.stat("log_blocks")
+                .map_or(self.p.rebl_blocks, |v| v as u64)
+        });
         let mut g = vec![("buffer.ref.rebl_capacity", k as f64)];
         g.extend(crate::padding::gauges(
             &mut *self.padding,
@@ -895,7 +908,10 @@ mod tests {
             evict_scope: "block".into(),
             ..d.clone()
         });
-        assert!(e.contains("buffer.ref.evict_scope") && e.contains("all_buffered"), "{e}");
+        assert!(
+            e.contains("buffer.ref.evict_scope") && e.contains("all_buffered"),
+            "{e}"
+        );
         let e = bad(Params {
             rebl_order: "lifo".into(),
             ..d

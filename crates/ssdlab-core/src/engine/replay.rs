@@ -163,6 +163,8 @@ impl Sim {
             let keep = k.starts_with("nand.programs.")
                 || k.starts_with("padding.")
                 || k == "buffer.hitstat.levels"
+                || k.starts_with("buffer.ref.")
+                || k.starts_with("buffer.bpac.")
                 || SERIES_METRICS.contains(&k.as_str())
                 || ftl.contains(&k.as_str());
             if keep {
