@@ -501,6 +501,13 @@ impl BpacBuffer {
         } else {
             return Ok(false);
         }
+        // The next victim's test reads the stamps of the oldest clusters of the largest sizes,
+        // written long ago: start loading them.
+        for g in self.buckets.tails_desc().take(4).chain([self.lru.tail]) {
+            if g != NIL {
+                crate::units::prefetch(&self.gstamp, g as usize);
+            }
+        }
         Ok(true)
     }
 }
