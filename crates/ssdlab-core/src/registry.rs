@@ -139,7 +139,7 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
         info: c(
             "buffer",
             "ref",
-            "REF (seed 002): page-level LRU; the victim is an LBN with pages in the window at the LRU end, preferring those in the recently-evicted block list (K = the FTL's log blocks), else the one with the most window pages; its window pages are flushed as one unit. Default padding: none.",
+            "REF (seed 002): page-level LRU; the victim is an LBN with pages in the window at the LRU end, preferring those in the recently-evicted block list (K = the FTL's log blocks), else the one with the most window pages (ties: the least recently written page); its window pages (or all its pages: `evict_scope`) are flushed as one unit. Default padding: none.",
             spec::<buffer::r#ref::Params>(),
             GROUP_KEYS,
         ),

@@ -1,8 +1,8 @@
 //! `bpac`: Block-Page Adaptive Cache (Wu, Eckart, He, MSST 2010; ALGORITHMS.md §1.9, with the
 //! flow seed 003 describes for its BPAC baseline: "when the page region is full, the dirty page
 //! with over PIRD is moved to the block region; if the block region is also full, the block with
-//! over BIRD is evicted"). Only the abstract of the paper was read; every rule below that it
-//! does not fix is a named parameter.
+//! over BIRD is evicted"). ALGORITHMS.md reconstructs the policy from the paper's abstract; every
+//! rule the sources leave open is a named parameter.
 //!
 //! * Clock: host page writes. PIRD(p) = clock distance between the last two writes of page p;
 //!   BIRD(b) = distance between the last two writes into LBN b's block-region cluster; a

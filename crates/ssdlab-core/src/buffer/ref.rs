@@ -20,9 +20,11 @@
 //!
 //! Structure: the window is kept as it moves (its upper end `wtop`; pages join it from above as
 //! pages leave it), and each LBN keeps its window pages in LRU order, so its count and its least
-//! recently written window page are at hand. Candidates sit in two max-heaps keyed (count,
-//! oldest page first) and (count, REBL entry) with lazy deletion: an entry is pushed at every
-//! change and is valid while it matches the LBN's current state.
+//! recently written window page are at hand. Candidates sit in max-heaps keyed (count, oldest
+//! page first) and (count, REBL entry) with lazy deletion: an entry is pushed at every change and
+//! is valid while it matches the LBN's current state. LBNs whose first window page joins from
+//! above come in stamp order, so those go to a queue instead of the first heap (the usual case
+//! on scattered writes: one page per LBN in the window).
 
 use super::index::{checked_key, key, LpnIndex};
 use super::list::Slab;
