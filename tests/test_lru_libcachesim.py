@@ -1,5 +1,7 @@
-"""The `lru` buffer's page hit ratio equals libcachesim's LRU fed the same page-write stream.
-The page stream is derived here, independently of ssdlab's trace readers."""
+"""The `lru` buffer's page hit ratio equals libcachesim's LRU fed the same page-write stream, and
+so does `ref` with a one-page victim window (it then evicts the LRU page alone, whatever its
+recently-evicted block list holds). The page stream is derived here, independently of ssdlab's
+trace readers."""
 
 import csv
 import gzip
@@ -89,3 +91,24 @@ def test_lru_hit_ratio_equals_libcachesim(traces, rel, parse, capacities):
         assert m["buffer.write_hit_pages"] == expected, f"capacity {cap}"
         assert m["buffer.page_hit_ratio"] == pytest.approx(expected / len(stream), abs=1e-12)
         assert expected > 0
+
+
+@pytest.mark.parametrize("rel,parse,capacities", CASES[:2], ids=[c[0].split("/")[0] for c in CASES[:2]])
+def test_ref_one_page_window_equals_libcachesim_lru(traces, rel, parse, capacities):
+    path = traces / rel
+    stream = parse(path)
+    for cap in capacities:
+        expected = libcachesim_hits(stream, cap)
+        for ftl in ("page", "bast"):
+            r = ssdlab.simulate(
+                {
+                    "workload": {"kind": "trace", "path": str(path), "address_map": "compact"},
+                    "buffer": {"kind": "ref", "bytes": cap * PAGE, "ref": {"window": 0.0}},
+                    "ftl": {"kind": ftl},
+                    "device": {"op": 0.25},
+                }
+            )
+            m = r.metrics
+            assert m["host.write_pages"] == len(stream)
+            assert m["buffer.write_hit_pages"] == expected, f"capacity {cap}, {ftl}"
+            assert m["buffer.ref.rebl_capacity"] >= 2

@@ -122,6 +122,47 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             Ok(Box::new(buffer::bplru::BplruBuffer::new(p, comp)))
         },
     },
+    Entry {
+        info: c(
+            "buffer",
+            "clc",
+            "CLC (seed 002): clusters of an LBN's pages; writes move a cluster to an LRU list holding `hot_fraction` of the buffer, whose overflow goes to a cold list ordered by size; victim = the largest cold cluster (ties: least recently written), else the LRU cluster, flushed whole. Default padding: none.",
+            spec::<buffer::clc::Params>(),
+            GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::clc::Params = params::of(&cfg.buffer.tables, "buffer", "clc")?;
+            Ok(Box::new(buffer::clc::ClcBuffer::new(p, q.hot_fraction)))
+        },
+    },
+    Entry {
+        info: c(
+            "buffer",
+            "ref",
+            "REF (seed 002): page-level LRU; the victim is an LBN with pages in the window at the LRU end, preferring those in the recently-evicted block list (K = the FTL's log blocks), else the one with the most window pages (ties: the least recently written page); its window pages (or all its pages: `evict_scope`) are flushed as one unit. Default padding: none.",
+            spec::<buffer::r#ref::Params>(),
+            GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::r#ref::Params = params::of(&cfg.buffer.tables, "buffer", "ref")?;
+            let rp = buffer::r#ref::RefParams::new(&q, p.capacity_pages, logical_blocks(cfg, p.pages_per_block))?;
+            Ok(Box::new(buffer::r#ref::RefBuffer::new(p, rp)))
+        },
+    },
+    Entry {
+        info: c(
+            "buffer",
+            "bpac",
+            "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. Default padding: none.",
+            spec::<buffer::bpac::Params>(),
+            GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::bpac::Params = params::of(&cfg.buffer.tables, "buffer", "bpac")?;
+            let bp = buffer::bpac::BpacParams::new(&q, p.capacity_pages, "buffer.bpac")?;
+            Ok(Box::new(buffer::bpac::BpacBuffer::new(p, bp)))
+        },
+    },
     #[cfg(test)] // The one-file proof (buffer/fifo_example.rs): a component is its file plus this entry.
     Entry {
         info: c("buffer", "fifo-example", "Page FIFO (tests only).", spec::<buffer::fifo_example::Params>(), BUFFER_KEYS),
@@ -200,6 +241,16 @@ fn full_mask(cfg: &Config) -> crate::units::SectorMask {
     crate::units::full_mask(cfg.device.page_bytes.0 / crate::units::SECTOR_BYTES)
 }
 
+/// Logical blocks of the (resolved) device.
+fn logical_blocks(cfg: &Config, pages_per_block: u64) -> u64 {
+    match cfg.device.logical_bytes {
+        crate::config::Capacity::Bytes(b) => b
+            .div_ceil(cfg.device.page_bytes.0.max(1))
+            .div_ceil(pages_per_block.max(1)),
+        crate::config::Capacity::Auto => 0,
+    }
+}
+
 fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatParams> {
     let q: buffer::hitstat::Params = params::of(&cfg.buffer.tables, "buffer", name)?;
     Ok(buffer::hitstat::HitStatParams {
@@ -213,7 +264,7 @@ fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatPa
 }
 
 /// The padding policy `buffer.padding = "auto"` stands for, per buffer kind: none for
-/// none/lru/block-lru/fab/cflru/lru-wsr, fixed (at `buffer.padding_threshold`, default 0.5) for bplru, model
+/// none/lru/block-lru/fab/cflru/lru-wsr/clc/ref/bpac/hwb, fixed (at `buffer.padding_threshold`, default 0.5) for bplru, model
 /// for hitstat and hitstat-adj.
 pub fn default_padding(buffer_kind: &str) -> &'static str {
     match buffer_kind {

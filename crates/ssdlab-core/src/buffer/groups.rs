@@ -1,4 +1,4 @@
-//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat): a page index, a group index
+//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat, CLC, BPAC): a page index, a group index
 //! and per-group page chains in slabs. Ordering (recency lists, weight classes) stays with each
 //! policy, keyed by the group's slab slot.
 
@@ -40,6 +40,22 @@ pub struct Written {
     pub before: SectorMask,
     /// The group was created by this write.
     pub new_group: bool,
+    /// Slab slot of the page (stable while the page stays buffered; policies may keep
+    /// per-page data indexed by it).
+    pub page: u32,
+}
+
+/// A page [`GroupStore::take`] removed.
+#[derive(Clone, Copy, Debug)]
+pub struct Taken {
+    /// Slab slot its group had.
+    pub group: u32,
+    /// The group is now empty (and already forgotten here).
+    pub empty: bool,
+    pub mask: SectorMask,
+    pub version: u32,
+    /// The slot the page had.
+    pub page: u32,
 }
 
 pub struct GroupStore {
@@ -121,7 +137,8 @@ impl GroupStore {
         // One index probe, whether the page is buffered or not.
         let (slot, found) = self.pages.find(k);
         if found {
-            let p = self.page_slab.get_mut(self.pages.value(slot));
+            let page = self.pages.value(slot);
+            let p = self.page_slab.get_mut(page);
             let before = p.mask;
             p.mask |= mask;
             p.version = version;
@@ -134,6 +151,7 @@ impl GroupStore {
                 group: g,
                 before,
                 new_group: false,
+                page,
             });
         }
         let (g, new_group) = match self.group_of(lbn) {
@@ -171,6 +189,7 @@ impl GroupStore {
             group: g,
             before: 0,
             new_group,
+            page: pi,
         })
     }
 
@@ -213,9 +232,34 @@ impl GroupStore {
         r
     }
 
+    /// Set group `g`'s stream hint (a policy moving an older page into a group keeps the hint
+    /// of the group's most recent write).
+    pub fn set_hint(&mut self, g: u32, hint: u32) {
+        self.group_slab.get_mut(g).hint = hint;
+    }
+
+    /// The buffered pages of group `g` as (LPN, page slot), in no particular order.
+    pub fn pages_of(&self, g: u32) -> impl Iterator<Item = (Lpn, u32)> + '_ {
+        let mut cur = self.group_slab.get(g).first;
+        std::iter::from_fn(move || {
+            (cur != NIL).then(|| {
+                let i = cur;
+                let p = self.page_slab.get(i);
+                cur = p.next;
+                (p.lpn, i)
+            })
+        })
+    }
+
     /// Drop `lpn`. Returns its group's slot and whether the group is now empty (then it is
     /// already forgotten here; the policy unlinks it). None if the page was not buffered.
     pub fn trim(&mut self, lpn: Lpn) -> Option<(u32, bool)> {
+        self.take(lpn).map(|t| (t.group, t.empty))
+    }
+
+    /// Remove `lpn` from its group without flushing it (trim, or a policy moving the page
+    /// elsewhere): its data and what became of its group. None if the page was not buffered.
+    pub fn take(&mut self, lpn: Lpn) -> Option<Taken> {
         let pi = self.pages.remove(key(lpn)?)?;
         let lbn = self.lbn_of(lpn);
         let g = self.groups[lbn as usize];
@@ -240,7 +284,73 @@ impl GroupStore {
             self.group_slab.release(g);
             self.groups[lbn as usize] = NIL;
         }
-        Some((g, empty))
+        Some(Taken {
+            group: g,
+            empty,
+            mask: page.mask,
+            version: page.version,
+            page: pi,
+        })
+    }
+}
+
+/// Groups in one recency list per size (`n` = 0 ..= max), with a bitmap of the non-empty sizes
+/// so that the largest non-empty size is found without scanning every list (CLC's cold list,
+/// BPAC's block region).
+pub struct SizeLists {
+    links: super::list::Links,
+    lists: Vec<super::list::List>,
+    used: Vec<u64>,
+}
+
+impl SizeLists {
+    pub fn new(max: u64) -> Self {
+        let n = max as usize + 1;
+        SizeLists {
+            links: super::list::Links::default(),
+            lists: vec![super::list::List::default(); n],
+            used: vec![0; n.div_ceil(64)],
+        }
+    }
+
+    /// Put `g` at the head (newest end) of list `n`.
+    #[inline]
+    pub fn push_front(&mut self, n: u32, g: u32) {
+        self.links.push_front(&mut self.lists[n as usize], g);
+        self.used[n as usize / 64] |= 1 << (n % 64);
+    }
+
+    #[inline]
+    pub fn remove(&mut self, n: u32, g: u32) {
+        let l = &mut self.lists[n as usize];
+        self.links.remove(l, g);
+        if l.len == 0 {
+            self.used[n as usize / 64] &= !(1 << (n % 64));
+        }
+    }
+
+    /// Insert `g` into list `n` at its place by descending `key` (see [`insert_ordered`]).
+    pub fn insert_ordered(&mut self, n: u32, g: u32, key: impl Fn(u32) -> u64) {
+        insert_ordered(&mut self.links, &mut self.lists[n as usize], g, key);
+        self.used[n as usize / 64] |= 1 << (n % 64);
+    }
+
+    /// The oldest group of each non-empty list, largest size first.
+    pub fn tails_desc(&self) -> impl Iterator<Item = u32> + '_ {
+        self.used
+            .iter()
+            .enumerate()
+            .rev()
+            .flat_map(move |(w, &bits)| {
+                let mut bits = bits;
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let b = 63 - bits.leading_zeros();
+                        bits &= !(1 << b);
+                        self.lists[w * 64 + b as usize].tail
+                    })
+                })
+            })
     }
 }
 
@@ -337,6 +447,23 @@ pub(crate) mod testutil {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The non-empty sizes are visited largest first across bitmap words; a list that
+    /// empties leaves the order.
+    #[test]
+    fn size_lists_largest_first() {
+        let mut l = SizeLists::new(130);
+        for (g, n) in [(0, 3), (1, 64), (2, 70), (3, 129), (4, 70)] {
+            l.push_front(n, g);
+        }
+        // Size 70 holds 4 (newest) then 2: its tail is 2.
+        assert_eq!(l.tails_desc().collect::<Vec<_>>(), vec![3, 2, 1, 0]);
+        l.remove(70, 2);
+        assert_eq!(l.tails_desc().collect::<Vec<_>>(), vec![3, 4, 1, 0]);
+        l.remove(70, 4);
+        l.remove(129, 3);
+        assert_eq!(l.tails_desc().collect::<Vec<_>>(), vec![1, 0]);
+    }
 
     /// The page index takes LPNs below 2^32 − 1: a larger one is an error naming it, and none
     /// aliases a small LPN with the same low 32 bits.

@@ -145,6 +145,11 @@ impl<T> Slab<T> {
     pub fn get(&self, i: u32) -> &T {
         &self.items[i as usize]
     }
+    /// Start loading slot `i`.
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        crate::units::prefetch(&self.items, i as usize);
+    }
     #[inline]
     pub fn get_mut(&mut self, i: u32) -> &mut T {
         &mut self.items[i as usize]

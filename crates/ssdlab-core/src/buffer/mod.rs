@@ -7,8 +7,10 @@
 
 pub mod accounting;
 pub mod block_lru;
+pub mod bpac;
 pub mod bplru;
 pub mod cflru;
+pub mod clc;
 pub mod fab;
 #[cfg(test)]
 pub mod fifo_example;
@@ -21,6 +23,7 @@ pub mod lru;
 pub mod lru_wsr;
 pub mod none;
 pub mod pagecache;
+pub mod r#ref;
 
 use crate::error::Result;
 use crate::ftl::FtlView;

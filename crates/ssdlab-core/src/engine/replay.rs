@@ -164,6 +164,8 @@ impl Sim {
                 || k.starts_with("padding.")
                 || k == "buffer.hitstat.levels"
                 || k == "buffer.clean_evictions"
+                || k.starts_with("buffer.ref.")
+                || k.starts_with("buffer.bpac.")
                 || SERIES_METRICS.contains(&k.as_str())
                 || ftl.contains(&k.as_str());
             if keep {
