@@ -14,6 +14,7 @@ use ssdlab_core::ftl::bast::BastFtl;
 use ssdlab_core::ftl::block::BlockFtl;
 use ssdlab_core::ftl::fast::FastFtl;
 use ssdlab_core::ftl::hybrid::ModelStats;
+use ssdlab_core::ftl::log_stats::Utilisation;
 use ssdlab_core::ftl::page::PageFtl;
 use ssdlab_core::ftl::{Ftl, Shape, UnitPage};
 use ssdlab_core::gc::VictimPolicy;
@@ -302,7 +303,7 @@ proptest! {
         let g = geo(ppb, lbns, lbns + logs + 1);
         let variant = if single { "single" } else { "chain" };
         let mut f =
-            BastFtl::new(&g, logs, variant, chain_limit, lookahead, model, true).unwrap();
+            BastFtl::new(&g, logs, variant, chain_limit, lookahead, model, Utilisation::Written, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         run(&mut f, &mut n, &g, 1, &steps)?;
         erases_agree(&f, &n)?;
@@ -317,7 +318,7 @@ proptest! {
         steps in steps(),
     ) {
         let g = geo(ppb, lbns, lbns + logs + 1);
-        let mut f = FastFtl::new(&g, logs, model, true).unwrap();
+        let mut f = FastFtl::new(&g, logs, model, Utilisation::Written, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         run(&mut f, &mut n, &g, 1, &steps)?;
         erases_agree(&f, &n)?;

@@ -47,6 +47,7 @@
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, NONE};
+use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
@@ -227,6 +228,9 @@ pub struct BastFtl {
     tick: u64,
     stats: Stats,
     model: ModelStats,
+    /// Seed 002's tally of every log block, by physical block.
+    refs: Vec<LogRef>,
+    log: LogStats,
 }
 
 /// Physical blocks needed beyond the logical ones.
@@ -276,6 +280,7 @@ impl BastFtl {
         chain_limit: u32,
         lookahead: u32,
         model: ModelStats,
+        utilisation: Utilisation,
         check: bool,
     ) -> Result<Self> {
         if log_blocks == 0 {
@@ -312,7 +317,18 @@ impl BastFtl {
             tick: 0,
             stats: Stats::default(),
             model,
+            refs: vec![LogRef::default(); geo.physical_blocks as usize],
+            log: LogStats::new(geo.pages_per_block as u32, utilisation),
         })
+    }
+
+    /// Seed 002: log block `b` is merged (before the merge moves its pages).
+    fn end_log_block(&mut self, b: u32) {
+        let used = match self.log.utilisation {
+            Utilisation::Written => self.s.written[b as usize],
+            Utilisation::Valid => self.s.valid[b as usize],
+        };
+        self.log.end(&mut self.refs[b as usize], used);
     }
 
     /// Which merge the chain of `lbn` allows.
@@ -347,6 +363,7 @@ impl BastFtl {
         for &b in &ch.blocks {
             written += self.s.written[b as usize] as u64;
             self.stats.reclaim(self.s.written[b as usize]);
+            self.end_log_block(b);
         }
         let d = self.data[lbn as usize];
         let mut erases = 0;
@@ -398,6 +415,9 @@ impl BastFtl {
         nand: &mut Nand,
     ) -> Result<()> {
         let chain = self.chains.remove(&lbn);
+        for &b in chain.iter().flat_map(|ch| &ch.blocks) {
+            self.end_log_block(b);
+        }
         let replaced = self.s.switch_in(&mut self.data, lbn, pages, fill, nand)?;
         if !replaced && chain.is_none() {
             return Ok(()); // the LBN's first data block: nothing replaced
@@ -449,6 +469,24 @@ impl BastFtl {
         v
     }
 
+    /// The pages of a `Shape::Pages` unit, one by one.
+    fn write_logged(&mut self, lbn: Lbn, pages: &[UnitPage], nand: &mut Nand) -> Result<()> {
+        // Whether each page's offset is free in the data block, and where its old copy is:
+        // start those loads at once.
+        let d = self.data[lbn as usize];
+        let first = (lbn * self.s.ppb as u64) as usize;
+        for p in pages {
+            prefetch(&self.s.l2p, first + p.offset as usize);
+            if d != NONE {
+                prefetch(&self.s.p2l, (d * self.s.ppb + p.offset) as usize);
+            }
+        }
+        for p in pages {
+            self.write_page(lbn, p, nand)?;
+        }
+        Ok(())
+    }
+
     fn write_page(&mut self, lbn: Lbn, p: &UnitPage, nand: &mut Nand) -> Result<()> {
         let ppb = self.s.ppb;
         let lpn = lbn * ppb as u64 + p.offset as u64;
@@ -470,6 +508,7 @@ impl BastFtl {
                     ch.in_order &= p.offset == w;
                     self.tick += 1;
                     self.s.program_unit(lpn, last * ppb + w, p, nand);
+                    self.log.log_page(&mut self.refs[last as usize], last);
                     if w + 1 == ppb && (self.single || self.classify(lbn) == Merge::Switch) {
                         self.merge(lbn, nand)?;
                     }
@@ -514,6 +553,14 @@ impl FtlView for BastFtl {
         self.s.prefetch_merge(lbn as usize * ppb, ppn, ppb);
         prefetch(&self.chains.slot, lbn as usize);
     }
+    fn log_state(&self, lbn: Lbn) -> Option<LogState> {
+        let ch = self.chains.slot.get(lbn as usize)?.as_ref()?;
+        let last = *ch.blocks.last()? as usize;
+        Some(LogState {
+            references: self.refs[last].references(),
+            pages: self.s.written[last],
+        })
+    }
 }
 
 impl Ftl for BastFtl {
@@ -525,23 +572,18 @@ impl Ftl for BastFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        if let Shape::Block { fill } = shape {
-            return self.write_block(lbn, pages, fill, nand);
-        }
-        // Whether each page's offset is free in the data block, and where its old copy is:
-        // start those loads at once.
-        let d = self.data[lbn as usize];
-        let first = (lbn * self.s.ppb as u64) as usize;
-        for p in pages {
-            prefetch(&self.s.l2p, first + p.offset as usize);
-            if d != NONE {
-                prefetch(&self.s.p2l, (d * self.s.ppb + p.offset) as usize);
-            }
-        }
-        for p in pages {
-            self.write_page(lbn, p, nand)?;
-        }
-        Ok(())
+        self.log.begin(
+            self.chains
+                .slot
+                .get(lbn as usize)
+                .is_some_and(|c| c.is_some()),
+        );
+        let r = match shape {
+            Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
+            Shape::Pages => self.write_logged(lbn, pages, nand),
+        };
+        self.log.finish(&mut self.refs);
+        r
     }
 
     fn trim(&mut self, lpn: Lpn) {
@@ -593,11 +635,21 @@ impl Ftl for BastFtl {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.stats.counters()
+        let mut c = self.stats.counters();
+        c.extend(self.log.counters());
+        c
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         self.stats.gauges(self.s.ppb, self.s.free.len())
+    }
+
+    fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
+        self.log.histograms()
+    }
+
+    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
+        LogStats::window_metrics(counters, self.s.ppb)
     }
 }
 
@@ -619,7 +671,17 @@ mod tests {
     ) -> (BastFtl, Nand) {
         let g = geo(4, 4, 4 + logs + 1);
         (
-            BastFtl::new(&g, logs, variant, limit, look, model, true).unwrap(),
+            BastFtl::new(
+                &g,
+                logs,
+                variant,
+                limit,
+                look,
+                model,
+                Utilisation::Written,
+                true,
+            )
+            .unwrap(),
             Nand::new(g.physical_blocks),
         )
     }
@@ -883,7 +945,17 @@ mod tests {
         {
             for v in ["chain", "single"] {
                 let g = geo(4, 5, 5 + logs + 1);
-                let mut f = BastFtl::new(&g, logs, v, limit, look, ModelStats::Seed, true).unwrap();
+                let mut f = BastFtl::new(
+                    &g,
+                    logs,
+                    v,
+                    limit,
+                    look,
+                    ModelStats::Seed,
+                    Utilisation::Written,
+                    true,
+                )
+                .unwrap();
                 let mut n = Nand::new(g.physical_blocks);
                 random_run(&mut f, &mut n, 4, 5, 3000, 100 + seed as u64);
             }
@@ -933,7 +1005,17 @@ mod tests {
     fn random_integrity_both_variants() {
         for (i, v) in ["chain", "single"].into_iter().enumerate() {
             let g = geo(8, 12, 12 + 3 + 1);
-            let mut f = BastFtl::new(&g, 3, v, 2, 3, ModelStats::AllMerges, true).unwrap();
+            let mut f = BastFtl::new(
+                &g,
+                3,
+                v,
+                2,
+                3,
+                ModelStats::AllMerges,
+                Utilisation::Valid,
+                true,
+            )
+            .unwrap();
             let mut n = Nand::new(g.physical_blocks);
             random_run(&mut f, &mut n, 8, 12, 5000, 11 + i as u64);
             let erases: u64 = f

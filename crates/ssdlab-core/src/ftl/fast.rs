@@ -46,6 +46,7 @@
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, DEAD, NONE};
+use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
@@ -71,6 +72,10 @@ pub struct FastFtl {
     last_unit: Vec<u64>,
     unit_id: u64,
     model: ModelStats,
+    /// Seed 002's tally of every LBN's log association (its pages in the SW and RW logs since
+    /// its last merge), by LBN.
+    assoc: Vec<LogRef>,
+    log: LogStats,
 }
 
 /// Physical blocks needed beyond the logical ones.
@@ -79,7 +84,13 @@ pub fn spare_blocks(log_blocks: u64) -> u64 {
 }
 
 impl FastFtl {
-    pub fn new(geo: &Geometry, log_blocks: u64, model: ModelStats, check: bool) -> Result<Self> {
+    pub fn new(
+        geo: &Geometry,
+        log_blocks: u64,
+        model: ModelStats,
+        utilisation: Utilisation,
+        check: bool,
+    ) -> Result<Self> {
         if log_blocks < 2 {
             return Err(SimError::config(
                 "ftl.log_blocks",
@@ -107,7 +118,33 @@ impl FastFtl {
             last_unit: vec![u64::MAX; lbns],
             unit_id: 0,
             model,
+            assoc: vec![LogRef::default(); lbns],
+            log: LogStats::new(geo.pages_per_block as u32, utilisation),
         })
+    }
+
+    /// Seed 002: the log association of `lbn` ends (before its merge moves any page).
+    fn end_assoc(&mut self, lbn: Lbn) {
+        let r = &self.assoc[lbn as usize];
+        if r.references() == 0 {
+            return;
+        }
+        let used = match self.log.utilisation {
+            Utilisation::Written => r.pages(),
+            Utilisation::Valid => self.valid_in_logs(lbn),
+        };
+        self.log.end(&mut self.assoc[lbn as usize], used);
+    }
+
+    /// Pages of `lbn` whose newest copy is in a log block (not in its data block).
+    fn valid_in_logs(&self, lbn: Lbn) -> u32 {
+        let ppb = self.s.ppb;
+        let d = self.data[lbn as usize];
+        let first = (lbn * ppb as u64) as usize;
+        self.s.l2p[first..first + ppb as usize]
+            .iter()
+            .filter(|&&p| p != NONE && p / ppb != d)
+            .count() as u32
     }
 
     fn reset_tally(&mut self, lbn: Lbn) {
@@ -118,6 +155,7 @@ impl FastFtl {
 
     /// Full merge of `lbn` into a new data block; returns the erases it performed.
     fn merge_full(&mut self, lbn: Lbn, nand: &mut Nand) -> Result<u64> {
+        self.end_assoc(lbn);
         let d = self.data[lbn as usize];
         let nb = self.s.rewrite(lbn, &[], false, nand)?;
         self.data[lbn as usize] = nb;
@@ -140,6 +178,7 @@ impl FastFtl {
     /// Merge the SW log (switch, partial or full as its contents allow).
     pub(crate) fn merge_sw(&mut self, nand: &mut Nand) -> Result<()> {
         let (b, lbn) = (self.sw, self.sw_owner);
+        self.end_assoc(lbn);
         let ppb = self.s.ppb;
         let w = self.s.written[b as usize];
         if self.s.valid[b as usize] != w {
@@ -177,6 +216,7 @@ impl FastFtl {
         fill: bool,
         nand: &mut Nand,
     ) -> Result<()> {
+        self.end_assoc(lbn);
         if !self.s.switch_in(&mut self.data, lbn, pages, fill, nand)? {
             return Ok(()); // the LBN's first data block: nothing replaced
         }
@@ -245,6 +285,7 @@ impl FastFtl {
                 if w < ppb {
                     let lpn = lbn * ppb as u64 + p.offset as u64;
                     self.s.program_unit(lpn, cur * ppb + w, p, nand);
+                    self.log.log_page(&mut self.assoc[lbn as usize], lbn as u32);
                     let l = lbn as usize;
                     self.rw_pages[l] += 1;
                     if self.last_unit[l] != self.unit_id {
@@ -285,11 +326,13 @@ impl FastFtl {
                 self.sw = self.s.alloc()?;
                 self.sw_owner = lbn;
                 self.s.program_unit(lpn, self.sw * ppb, p, nand);
+                self.log.log_page(&mut self.assoc[lbn as usize], lbn as u32);
                 return Ok(());
             }
             if self.sw_owner == lbn {
                 if self.s.written[self.sw as usize] == o {
                     self.s.program_unit(lpn, self.sw * ppb + o, p, nand);
+                    self.log.log_page(&mut self.assoc[lbn as usize], lbn as u32);
                     if o + 1 == ppb {
                         self.merge_sw(nand)?;
                     }
@@ -313,6 +356,13 @@ impl FtlView for FastFtl {
             _ => self.stats.stat(name, self.log_blocks),
         }
     }
+    fn log_state(&self, lbn: Lbn) -> Option<LogState> {
+        let r = self.assoc.get(lbn as usize)?;
+        (r.references() > 0).then(|| LogState {
+            references: r.references(),
+            pages: r.pages(),
+        })
+    }
 }
 
 impl Ftl for FastFtl {
@@ -324,14 +374,20 @@ impl Ftl for FastFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        if let Shape::Block { fill } = shape {
-            return self.write_block(lbn, pages, fill, nand);
-        }
-        self.unit_id += 1;
-        for p in pages {
-            self.write_page(lbn, p, nand)?;
-        }
-        Ok(())
+        let had_log = self
+            .assoc
+            .get(lbn as usize)
+            .is_some_and(|r| r.references() > 0);
+        self.log.begin(had_log);
+        let r = match shape {
+            Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
+            Shape::Pages => {
+                self.unit_id += 1;
+                pages.iter().try_for_each(|p| self.write_page(lbn, p, nand))
+            }
+        };
+        self.log.finish(&mut self.assoc);
+        r
     }
 
     fn trim(&mut self, lpn: Lpn) {
@@ -374,11 +430,20 @@ impl Ftl for FastFtl {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = self.stats.counters();
         c.push(("ftl.fast.overhead_pages", self.overhead));
+        c.extend(self.log.counters());
         c
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         self.stats.gauges(self.s.ppb, self.s.free.len())
+    }
+
+    fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
+        self.log.histograms()
+    }
+
+    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
+        LogStats::window_metrics(counters, self.s.ppb)
     }
 }
 
@@ -394,7 +459,7 @@ mod tests {
     fn fast_model(logs: u64, model: ModelStats) -> (FastFtl, Nand) {
         let g = geo(4, 4, 4 + logs + 1);
         (
-            FastFtl::new(&g, logs, model, true).unwrap(),
+            FastFtl::new(&g, logs, model, Utilisation::Written, true).unwrap(),
             Nand::new(g.physical_blocks),
         )
     }
@@ -625,7 +690,8 @@ mod tests {
     fn random_integrity_small_pools() {
         for (seed, logs) in [2u64, 3, 5].into_iter().enumerate() {
             let g = geo(4, 5, 5 + logs + 1);
-            let mut f = FastFtl::new(&g, logs, ModelStats::Seed, true).unwrap();
+            let mut f =
+                FastFtl::new(&g, logs, ModelStats::Seed, Utilisation::Written, true).unwrap();
             let mut n = Nand::new(g.physical_blocks);
             random_run(&mut f, &mut n, 4, 5, 3000, 200 + seed as u64);
         }
@@ -634,7 +700,7 @@ mod tests {
     #[test]
     fn random_integrity() {
         let g = geo(8, 12, 12 + 4 + 1);
-        let mut f = FastFtl::new(&g, 4, ModelStats::AllMerges, true).unwrap();
+        let mut f = FastFtl::new(&g, 4, ModelStats::AllMerges, Utilisation::Valid, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         random_run(&mut f, &mut n, 8, 12, 5000, 5);
         let erases: u64 = f
