@@ -1032,4 +1032,170 @@ mod tests {
             );
         }
     }
+
+    fn log_counter(f: &dyn Ftl, name: &str) -> u64 {
+        f.counters().iter().find(|(k, _)| *k == name).unwrap().1
+    }
+
+    fn log_counts(f: &dyn Ftl) -> [u64; 8] {
+        super::super::log_stats::COUNTERS.map(|k| log_counter(f, k))
+    }
+
+    fn histogram(f: &dyn Ftl, name: &str) -> Vec<(u64, u64)> {
+        f.histograms()
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .unwrap()
+            .1
+    }
+
+    /// Seed 002's statistics on a hand-worked run: single variant (the seed's 1:1 BAST), N_p = 4,
+    /// 2 log blocks, LBNs 0–2 written whole first (in place: no unit reaches the log).
+    ///
+    /// U1 LBN 0 {1,2}: miss, log block A ← 1,2.            A: refs 1, Σ S_c 2
+    /// U2 LBN 0 {1}:   hit, A ← 1 (the first copy dies).   A: refs 2, Σ 3
+    /// U3 LBN 1 {0}:   miss, B ← 0.
+    /// U4 LBN 0 {0,1}: hit, A ← 0 fills A, merged at once (full): A's third reference continues
+    ///                 with page 1 into a new block C, so its S_c is 2: Σ 5 > 4, overflows;
+    ///                 A had 4 pages written, 3 valid. C: refs 1, Σ 1.
+    /// U5 LBN 2 {2,3}: miss, no free log block: LRU victim B (partial merge): never
+    ///                 re-referenced, 1 page; D ← 2,3.
+    /// U6 LBN 0 {2}:   hit, C ← 2.                          C: refs 2, Σ 2
+    /// U7 LBN 1 {3}:   miss, victim D (LRU): never re-referenced, 2 pages; E ← 3.
+    /// U8 LBN 2 {0}:   miss, victim C: re-referenced, Σ 2 ≤ 4: fits; 2 pages (both valid).
+    /// U9 LBN 1 whole block: switch merge, no log write; E reclaimed: never re-referenced, 1 page.
+    ///
+    /// Units 12 (3 + 9); hits 3, misses 5; never 3 (B, D, E), fits 1 (C), overflows 1 (A).
+    /// Used pages, written: A 4 + B 1 + D 2 + C 2 + E 1 = 10 (re-referenced 6);
+    /// valid: 3 + 1 + 2 + 2 + 1 = 9 (re-referenced 5).
+    #[test]
+    fn seed002_statistics_by_hand() {
+        for util in [Utilisation::Written, Utilisation::Valid] {
+            let g = geo(4, 4, 4 + 2 + 1);
+            let mut f = BastFtl::new(&g, 2, "single", 4, 50, ModelStats::Seed, util, true).unwrap();
+            let mut n = Nand::new(g.physical_blocks);
+            for l in 0..3 {
+                f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                    .unwrap();
+            }
+            let script: [(Lbn, &[u32]); 8] = [
+                (0, &[1, 2]),
+                (0, &[1]),
+                (1, &[0]),
+                (0, &[0, 1]),
+                (2, &[2, 3]),
+                (0, &[2]),
+                (1, &[3]),
+                (2, &[0]),
+            ];
+            for (i, (l, offs)) in script.into_iter().enumerate() {
+                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
+                    .unwrap();
+            }
+            assert_eq!(f.stats.merges, [0, 1, 3]);
+            f.write_unit(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL, 0, &mut n)
+                .unwrap();
+            let (used, reref) = match util {
+                Utilisation::Written => (10, 6),
+                Utilisation::Valid => (9, 5),
+            };
+            assert_eq!(log_counts(&f), [12, 3, 5, 3, 1, 1, used, reref]);
+            assert_eq!(
+                histogram(&f, "ftl.log.references_at_merge"),
+                [(1, 3), (2, 1), (3, 1)]
+            );
+            let (all, rr) = match util {
+                Utilisation::Written => (vec![(25, 2), (50, 2), (100, 1)], vec![(50, 1), (100, 1)]),
+                Utilisation::Valid => (vec![(25, 2), (50, 2), (75, 1)], vec![(50, 1), (75, 1)]),
+            };
+            assert_eq!(histogram(&f, "ftl.log.utilisation_at_merge"), all);
+            assert_eq!(
+                histogram(&f, "ftl.log.utilisation_at_merge_rereferenced"),
+                rr
+            );
+            let w = f.window_metrics(&f.counters());
+            assert_eq!(w[0], ("ftl.log.hit_ratio", 3.0 / 8.0));
+            assert_eq!(w[1].1, used as f64 / 20.0);
+            assert_eq!(w[2].1, reref as f64 / 8.0);
+            // What a buffer may ask: LBN 2 owns F (1 page, 1 reference); 0 and 1 own none.
+            let state = LogState {
+                references: 1,
+                pages: 1,
+            };
+            assert_eq!(f.log_state(2), Some(state));
+            assert_eq!(
+                (f.log_state(0), f.log_state(1), f.log_state(99)),
+                (None, None, None)
+            );
+        }
+    }
+
+    /// Against an oracle computed from the FTL's state before each unit: a `Pages` unit reaches
+    /// the log exactly when its LBN has a data block whose page at one of its offsets is not free,
+    /// and it is a hit exactly when the LBN owns a log chain then; every flush unit is requested.
+    /// (Without trims: a merge the unit causes before its first logged page, its chain's, may
+    /// free a trimmed offset in the new data block, and the page then goes in place.) Every reclaimed log block is
+    /// classified once; the utilisation reading changes nothing else; `log_state` follows the
+    /// chains.
+    #[test]
+    fn hits_and_misses_are_the_units_reaching_the_log() {
+        for (i, (v, logs, limit, look)) in [
+            ("single", 2, 1, 1),
+            ("chain", 2, 2, 2),
+            ("chain", 3, 3, 50),
+            ("single", 1, 1, 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut runs = Vec::new();
+            for util in [Utilisation::Written, Utilisation::Valid] {
+                let (ppb, lbns) = (4u32, 6u64);
+                let g = geo(ppb as u64, lbns, lbns + logs + 1);
+                let mut f =
+                    BastFtl::new(&g, logs, v, limit, look, ModelStats::Seed, util, true).unwrap();
+                let mut n = Nand::new(g.physical_blocks);
+                let mut rng = Rng(31 + i as u64);
+                let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
+                let (mut ver, mut units, mut reach) = (0, 0u64, [0u64; 2]);
+                for _ in 0..4000 {
+                    let Some((lbn, pages, shape)) =
+                        next_unit(&mut f, &mut rng, ppb, lbns, &mut latest, &mut ver, false)
+                    else {
+                        continue;
+                    };
+                    let d = f.data[lbn as usize];
+                    let reaches = shape == Shape::Pages
+                        && d != NONE
+                        && pages.iter().any(|p| !f.s.page_free(d * ppb + p.offset));
+                    if reaches {
+                        reach[usize::from(f.chains.contains_key(&lbn))] += 1;
+                    }
+                    f.write_unit(lbn, &pages, shape, 0, &mut n).unwrap();
+                    units += 1;
+                    let c = log_counts(&f);
+                    assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{v}");
+                    for l in 0..lbns {
+                        let want = f.chains.slot[l as usize].as_ref().map(|ch| {
+                            let last = *ch.blocks.last().unwrap() as usize;
+                            (f.refs[last].references(), f.s.written[last])
+                        });
+                        assert_eq!(f.log_state(l).map(|s| (s.references, s.pages)), want);
+                        assert!(want.is_none_or(|(r, p)| r >= 1 && r <= p));
+                    }
+                }
+                f.check_integrity(&latest).unwrap();
+                let c = log_counts(&f);
+                assert_eq!(c[3] + c[4] + c[5], f.stats.reclaimed, "{v}");
+                let refs = histogram(&f, "ftl.log.references_at_merge");
+                assert_eq!(refs.iter().map(|x| x.1).sum::<u64>(), f.stats.reclaimed);
+                assert_eq!(refs.iter().find(|x| x.0 == 1).map_or(0, |x| x.1), c[3]);
+                assert!(c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0, "{v}: {c:?}");
+                runs.push((c, f.stats.merges, n.counters.clone()));
+            }
+            let ((w, wm, wn), (vc, vm, vn)) = (&runs[0], &runs[1]);
+            assert_eq!((&w[..6], wm, wn), (&vc[..6], vm, vn), "{v}");
+            assert!(w[6] >= vc[6] && w[7] >= vc[7], "{v}: {w:?} {vc:?}");
+        }
+    }
 }

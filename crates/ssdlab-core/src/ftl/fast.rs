@@ -716,4 +716,208 @@ mod tests {
             f.stats.merges
         );
     }
+
+    fn log_counts(f: &dyn Ftl) -> [u64; 8] {
+        let c = f.counters();
+        super::super::log_stats::COUNTERS.map(|k| c.iter().find(|(n, _)| *n == k).unwrap().1)
+    }
+
+    fn histogram(f: &dyn Ftl, name: &str) -> Vec<(u64, u64)> {
+        f.histograms()
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .unwrap()
+            .1
+    }
+
+    /// Seed 002's statistics on FAST, worked by hand: N_p = 4, 1 SW + 2 RW log blocks, LBNs 0–2
+    /// written whole first. A log record is an LBN's association (its pages in the logs since
+    /// its last merge); a unit is a hit when its LBN has one.
+    ///
+    /// V1  LBN 0 {1,2}: miss, RW R1 ← 0:1, 0:2.             a0: refs 1, Σ 2
+    /// V2  LBN 1 {1}:   miss, R1 ← 1:1.                      a1: refs 1, Σ 1
+    /// V3  LBN 0 {1}:   hit, R1 ← 0:1 (R1 full).             a0: refs 2, Σ 3
+    /// V4  LBN 2 {0,1}: miss, offset 0 opens the SW log S1 ← 2:0, 2:1.  a2: refs 1, Σ 2
+    /// V5  LBN 1 {2,3}: hit, new RW R2 ← 1:2, 1:3.           a1: refs 2, Σ 3
+    /// V6  LBN 0 {3}:   hit, R2 ← 0:3.                       a0: refs 3, Σ 4
+    /// V7  LBN 1 {1}:   hit, R2 ← 1:1 (R2 full).             a1: refs 3, Σ 4
+    /// V8  LBN 2 {3}:   hit; not S1's next offset: S1 partial-merged, a2 never re-referenced
+    ///                  (2 pages, both valid); then RW: both full, victim R1 full-merges LBN 0
+    ///                  (1:1 in R1 is dead): a0 re-referenced, Σ 4 ≤ 4 fits; 4 pages written,
+    ///                  3 valid (0:1, 0:2, 0:3); new R3 ← 2:3.  a2': refs 1, Σ 1
+    /// V9  LBN 1 {3}:   hit, R3 ← 1:3.                       a1: refs 4, Σ 5
+    /// V10 LBN 0 {1,2}: miss, R3 ← 0:1, 0:2 (R3 full).       a0': refs 1, Σ 2
+    /// V11 LBN 0 {3}:   hit; victim R2 full-merges LBN 1: a1 Σ 5 > 4 overflows; 5 pages written
+    ///                  (used: 4, the block's worth), 3 valid (1:1, 1:2, 1:3); R4 ← 0:3.
+    /// V12 LBN 2 {0,1,2}: hit, SW S2 ← 2:0, 2:1, 2:2.        a2': refs 2, Σ 4
+    /// V13 LBN 2 {3}:   hit, S2 ← 2:3 fills it: switch-merged at once, while V13 writes: a2'
+    ///                  refs 3, Σ 4 + 1 = 5 > 4 overflows; 5 written (4 used), 4 valid.
+    ///
+    /// Units 16 (3 + 13); hits 9, misses 4; never 1, fits 1, overflows 2. Used pages, written:
+    /// 2 + 4 + 4 + 4 = 14 (re-referenced 12); valid: 2 + 3 + 3 + 4 = 12 (re-referenced 10).
+    #[test]
+    fn seed002_statistics_by_hand() {
+        for util in [Utilisation::Written, Utilisation::Valid] {
+            let g = geo(4, 4, 4 + 3 + 1);
+            let mut f = FastFtl::new(&g, 3, ModelStats::Seed, util, true).unwrap();
+            let mut n = Nand::new(g.physical_blocks);
+            for l in 0..3 {
+                f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                    .unwrap();
+            }
+            let script: [(Lbn, &[u32]); 13] = [
+                (0, &[1, 2]),
+                (1, &[1]),
+                (0, &[1]),
+                (2, &[0, 1]),
+                (1, &[2, 3]),
+                (0, &[3]),
+                (1, &[1]),
+                (2, &[3]),
+                (1, &[3]),
+                (0, &[1, 2]),
+                (0, &[3]),
+                (2, &[0, 1, 2]),
+                (2, &[3]),
+            ];
+            for (i, (l, offs)) in script.into_iter().enumerate() {
+                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
+                    .unwrap();
+            }
+            assert_eq!(f.stats.merges, [1, 1, 2]);
+            let (used, reref) = match util {
+                Utilisation::Written => (14, 12),
+                Utilisation::Valid => (12, 10),
+            };
+            assert_eq!(log_counts(&f), [16, 9, 4, 1, 1, 2, used, reref]);
+            assert_eq!(
+                histogram(&f, "ftl.log.references_at_merge"),
+                [(1, 1), (3, 2), (4, 1)]
+            );
+            let (all, rr) = match util {
+                Utilisation::Written => (vec![(50, 1), (100, 3)], vec![(100, 3)]),
+                Utilisation::Valid => (vec![(50, 1), (75, 2), (100, 1)], vec![(75, 2), (100, 1)]),
+            };
+            assert_eq!(histogram(&f, "ftl.log.utilisation_at_merge"), all);
+            assert_eq!(
+                histogram(&f, "ftl.log.utilisation_at_merge_rereferenced"),
+                rr
+            );
+            let w = f.window_metrics(&f.counters());
+            assert_eq!(w[0], ("ftl.log.hit_ratio", 9.0 / 13.0));
+            assert_eq!(w[1].1, used as f64 / 16.0);
+            assert_eq!(w[2].1, reref as f64 / 12.0);
+            // LBN 0's association holds V10 and V11: 2 references, 3 pages.
+            let state = LogState {
+                references: 2,
+                pages: 3,
+            };
+            assert_eq!(f.log_state(0), Some(state));
+            assert_eq!((f.log_state(1), f.log_state(2)), (None, None));
+            f.check_integrity(&[1, 11, 11, 12, 1, 8, 6, 10, 13, 13, 13, 14, 0, 0, 0, 0])
+                .unwrap();
+        }
+    }
+
+    /// A unit whose own association is merged while it writes: N_p = 4, 1 SW + 1 RW log block.
+    ///
+    /// Ua LBN 0 {1,2,3}: miss, R1 ← 0:1, 0:2, 0:3.                a0: refs 1, Σ 3
+    /// Ub LBN 1 {1,2}:   miss, R1 ← 1:1 fills R1; page 2 reclaims R1, full-merging LBN 0 (a0
+    ///                   never re-referenced, 3 pages) and LBN 1, whose association Ub itself
+    ///                   opened: never re-referenced, 1 page, S_c = 2 (the page that went on
+    ///                   counts); R2 ← 1:2 opens a1': refs 1, S_c 1.
+    /// Uc LBN 1 {3}:     hit, R2 ← 1:3.                            a1': refs 2, Σ 2
+    /// Ud LBN 0 {1,2,3}: miss, R2 ← 0:1, 0:2 fills R2; page 3 reclaims R2: LBN 0's new
+    ///                   association (Ud's own: never, 2 pages) and a1' (re-referenced, Σ 2 ≤ 4:
+    ///                   fits, 2 pages) merged; R3 ← 0:3.
+    ///
+    /// Units 6; hits 1, misses 3; never 3, fits 1; used 3 + 1 + 2 + 2 = 8 (re-referenced 2).
+    #[test]
+    fn association_merged_mid_unit_keeps_its_pages_beyond() {
+        let g = geo(4, 2, 2 + 2 + 1);
+        let mut f = FastFtl::new(&g, 2, ModelStats::Seed, Utilisation::Written, true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        for l in 0..2 {
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
+        }
+        f.write_pages(0, &host(&[1, 2, 3], 2), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[1, 2], 3), 0, &mut n).unwrap();
+        assert_eq!(log_counts(&f), [4, 0, 2, 2, 0, 0, 4, 0]);
+        let state = LogState {
+            references: 1,
+            pages: 1,
+        };
+        assert_eq!(f.log_state(1), Some(state));
+        f.write_pages(1, &host(&[3], 4), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[1, 2, 3], 5), 0, &mut n).unwrap();
+        assert_eq!(log_counts(&f), [6, 1, 3, 3, 1, 0, 8, 2]);
+        assert_eq!(
+            histogram(&f, "ftl.log.references_at_merge"),
+            [(1, 3), (2, 1)]
+        );
+        assert_eq!(
+            histogram(&f, "ftl.log.utilisation_at_merge"),
+            [(25, 1), (50, 2), (75, 1)]
+        );
+        f.check_integrity(&[1, 5, 5, 5, 1, 3, 3, 4]).unwrap();
+    }
+
+    /// Against an oracle from the FTL's state before each unit (no trims): a `Pages` unit reaches
+    /// the log exactly when its LBN has a data block whose page at one of its offsets is not free,
+    /// and it is a hit exactly when a page of its LBN has its newest copy in a log block (SW or
+    /// RW) then; `log_state` agrees with that after every unit; the utilisation reading changes
+    /// nothing else.
+    #[test]
+    fn hits_and_misses_are_the_units_reaching_the_log() {
+        for (i, logs) in [2u64, 3, 5].into_iter().enumerate() {
+            let mut runs = Vec::new();
+            for util in [Utilisation::Written, Utilisation::Valid] {
+                let (ppb, lbns) = (4u32, 6u64);
+                let g = geo(ppb as u64, lbns, lbns + logs + 1);
+                let mut f = FastFtl::new(&g, logs, ModelStats::Seed, util, true).unwrap();
+                let mut n = Nand::new(g.physical_blocks);
+                let mut rng = Rng(41 + i as u64);
+                let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
+                let (mut ver, mut units, mut reach) = (0, 0u64, [0u64; 2]);
+                for _ in 0..4000 {
+                    let Some((lbn, pages, shape)) =
+                        next_unit(&mut f, &mut rng, ppb, lbns, &mut latest, &mut ver, false)
+                    else {
+                        continue;
+                    };
+                    let d = f.data[lbn as usize];
+                    let reaches = shape == Shape::Pages
+                        && d != NONE
+                        && pages.iter().any(|p| !f.s.page_free(d * ppb + p.offset));
+                    if reaches {
+                        reach[usize::from(f.valid_in_logs(lbn) > 0)] += 1;
+                    }
+                    f.write_unit(lbn, &pages, shape, 0, &mut n).unwrap();
+                    units += 1;
+                    let c = log_counts(&f);
+                    assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{logs}");
+                    for l in 0..lbns {
+                        let s = f.log_state(l);
+                        assert_eq!(s.is_some(), f.valid_in_logs(l) > 0);
+                        assert!(s.is_none_or(|s| s.references >= 1
+                            && s.references <= s.pages
+                            && f.valid_in_logs(l) <= s.pages));
+                    }
+                }
+                f.check_integrity(&latest).unwrap();
+                let c = log_counts(&f);
+                let refs = histogram(&f, "ftl.log.references_at_merge");
+                assert_eq!(refs.iter().map(|x| x.1).sum::<u64>(), c[3] + c[4] + c[5]);
+                assert!(
+                    c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0,
+                    "{logs}: {c:?}"
+                );
+                runs.push((c, f.stats.merges, n.counters.clone()));
+            }
+            let ((w, wm, wn), (vc, vm, vn)) = (&runs[0], &runs[1]);
+            assert_eq!((&w[..6], wm, wn), (&vc[..6], vm, vn), "{logs}");
+            assert!(w[6] >= vc[6] && w[7] >= vc[7], "{logs}: {w:?} {vc:?}");
+        }
+    }
 }
