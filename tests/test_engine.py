@@ -136,7 +136,10 @@ def test_warmup_excluded_and_repeat(tmp_path):
 def test_repeat_equals_concatenated_trace(tmp_path):
     # Later passes replay the first from memory; they must count exactly as the trace read again.
     rng = np.random.default_rng(7)
-    recs = [("W" if rng.random() < 0.6 else "R", int(rng.integers(0, 60)) * 8, int(rng.integers(1, 4)) * 8) for _ in range(400)]
+    recs = [
+        ("W" if rng.random() < 0.6 else "R", int(rng.integers(0, 60)) * 8, int(rng.integers(1, 4)) * 8)
+        for _ in range(400)
+    ]
     dev = {"pages_per_block": 4, "logical_bytes": 64 * 4096, "op": 0.5}
     common = {"device": dev, "buffer": {"kind": "lru", "bytes": 6 * 4096}}
     three = run_trace(tmp_path, recs, **common, run={"repeat": 3})
@@ -198,7 +201,7 @@ def test_unknown_component_lists_valid():
 
 
 def test_unknown_key_lists_valid():
-    valid = "background_gc, background_gc_idle_us, gc, kind, log_blocks, model_stats"
+    valid = "background_gc, background_gc_idle_us, gc, kind, log_blocks, log_utilisation, model_stats"
     with pytest.raises(SsdlabError, match=rf"ftl.victim`: unknown key; valid: {valid}"):
         ssdlab.simulate({"ftl": {"victim": "greedy"}})
 

@@ -269,9 +269,7 @@ pub static FTLS: &[FtlEntry] = &[
             Ok(Box::new(ftl::bast::BastFtl::new(
                 geo,
                 hybrid_logs(cfg, geo),
-                &p.variant,
-                p.chain_limit,
-                p.lookahead,
+                &p,
                 ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?,
                 ftl::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation)?,
                 cfg.run.check_integrity,

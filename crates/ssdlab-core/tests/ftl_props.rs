@@ -10,7 +10,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-use ssdlab_core::ftl::bast::BastFtl;
+use ssdlab_core::ftl::bast::{BastFtl, Params};
 use ssdlab_core::ftl::block::BlockFtl;
 use ssdlab_core::ftl::fast::FastFtl;
 use ssdlab_core::ftl::hybrid::ModelStats;
@@ -351,7 +351,7 @@ proptest! {
         let g = geo(ppb, lbns, lbns + logs + 1);
         let variant = if single { "single" } else { "chain" };
         let mut f =
-            BastFtl::new(&g, logs, variant, chain_limit, lookahead, model, util, true).unwrap();
+            BastFtl::new(&g, logs, &Params::new(variant, chain_limit, lookahead), model, util, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         run(&mut f, &mut n, &g, 1, &steps)?;
         erases_agree(&f, &n)?;

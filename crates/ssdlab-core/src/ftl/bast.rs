@@ -44,6 +44,11 @@
 //!
 //! `ftl.log_utilization` counts the real log blocks reclaimed (programmed pages / N, averaged).
 //!
+//! Seed 002's log-block statistics (`ftl::log_stats`, docs/metrics.md): every block of a chain is
+//! a log block; a `Pages` unit that logs a page is a hit when its LBN owned a chain when it
+//! arrived, a miss otherwise; each log block is classified by its references and their summed
+//! cluster sizes when a merge or a whole-block switch ends it.
+//!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, NONE};
@@ -252,6 +257,16 @@ crate::params! {
     }
 }
 
+impl Params {
+    pub fn new(variant: &str, chain_limit: u32, lookahead: u32) -> Self {
+        Params {
+            variant: variant.into(),
+            chain_limit,
+            lookahead,
+        }
+    }
+}
+
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
         if !matches!(self.variant.as_str(), "chain" | "single") {
@@ -276,20 +291,19 @@ impl BastFtl {
     pub fn new(
         geo: &Geometry,
         log_blocks: u64,
-        variant: &str,
-        chain_limit: u32,
-        lookahead: u32,
+        p: &Params,
         model: ModelStats,
         utilisation: Utilisation,
         check: bool,
     ) -> Result<Self> {
+        let (chain_limit, lookahead) = (p.chain_limit, p.lookahead);
         if log_blocks == 0 {
             return Err(SimError::config(
                 "ftl.log_blocks",
                 "BAST needs ≥ 1 log block",
             ));
         }
-        let single = match variant {
+        let single = match p.variant.as_str() {
             "chain" => false,
             "single" => true,
             v => {
@@ -508,7 +522,7 @@ impl BastFtl {
                     ch.in_order &= p.offset == w;
                     self.tick += 1;
                     self.s.program_unit(lpn, last * ppb + w, p, nand);
-                    self.log.log_page(&mut self.refs[last as usize], last);
+                    self.log.log_page(&mut self.refs[last as usize]);
                     if w + 1 == ppb && (self.single || self.classify(lbn) == Merge::Switch) {
                         self.merge(lbn, nand)?;
                     }
@@ -582,7 +596,10 @@ impl Ftl for BastFtl {
             Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
             Shape::Pages => self.write_logged(lbn, pages, nand),
         };
-        self.log.finish(&mut self.refs);
+        // The unit's log blocks not merged meanwhile are in its LBN's chain.
+        let chain = self.chains.slot.get(lbn as usize).and_then(|c| c.as_ref());
+        let live = chain.map_or(&[][..], |c| &c.blocks[..]);
+        self.log.finish(&mut self.refs, live.iter().copied());
         r
     }
 
@@ -674,9 +691,7 @@ mod tests {
             BastFtl::new(
                 &g,
                 logs,
-                variant,
-                limit,
-                look,
+                &Params::new(variant, limit, look),
                 model,
                 Utilisation::Written,
                 true,
@@ -948,9 +963,7 @@ mod tests {
                 let mut f = BastFtl::new(
                     &g,
                     logs,
-                    v,
-                    limit,
-                    look,
+                    &Params::new(v, limit, look),
                     ModelStats::Seed,
                     Utilisation::Written,
                     true,
@@ -1008,9 +1021,7 @@ mod tests {
             let mut f = BastFtl::new(
                 &g,
                 3,
-                v,
-                2,
-                3,
+                &Params::new(v, 2, 3),
                 ModelStats::AllMerges,
                 Utilisation::Valid,
                 true,
@@ -1072,7 +1083,15 @@ mod tests {
     fn seed002_statistics_by_hand() {
         for util in [Utilisation::Written, Utilisation::Valid] {
             let g = geo(4, 4, 4 + 2 + 1);
-            let mut f = BastFtl::new(&g, 2, "single", 4, 50, ModelStats::Seed, util, true).unwrap();
+            let mut f = BastFtl::new(
+                &g,
+                2,
+                &Params::new("single", 4, 50),
+                ModelStats::Seed,
+                util,
+                true,
+            )
+            .unwrap();
             let mut n = Nand::new(g.physical_blocks);
             for l in 0..3 {
                 f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
@@ -1152,8 +1171,15 @@ mod tests {
             for util in [Utilisation::Written, Utilisation::Valid] {
                 let (ppb, lbns) = (4u32, 6u64);
                 let g = geo(ppb as u64, lbns, lbns + logs + 1);
-                let mut f =
-                    BastFtl::new(&g, logs, v, limit, look, ModelStats::Seed, util, true).unwrap();
+                let mut f = BastFtl::new(
+                    &g,
+                    logs,
+                    &Params::new(v, limit, look),
+                    ModelStats::Seed,
+                    util,
+                    true,
+                )
+                .unwrap();
                 let mut n = Nand::new(g.physical_blocks);
                 let mut rng = Rng(31 + i as u64);
                 let mut latest = vec![0u32; (lbns * ppb as u64) as usize];

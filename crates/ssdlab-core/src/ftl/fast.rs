@@ -43,6 +43,11 @@
 //! `ftl.log_utilization` averages the programmed share of every reclaimed log block (RW victims
 //! and SW logs).
 //!
+//! Seed 002's log-block statistics (`ftl::log_stats`, docs/metrics.md): the log records are LBNs'
+//! log associations — an LBN's pages logged (SW or RW) since its last merge; a `Pages` unit that
+//! logs a page is a hit when its LBN had an association when it arrived; an association is
+//! classified when any merge of its LBN (RW victim reclaim, SW merge, whole-block switch) ends it.
+//!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, DEAD, NONE};
@@ -285,7 +290,7 @@ impl FastFtl {
                 if w < ppb {
                     let lpn = lbn * ppb as u64 + p.offset as u64;
                     self.s.program_unit(lpn, cur * ppb + w, p, nand);
-                    self.log.log_page(&mut self.assoc[lbn as usize], lbn as u32);
+                    self.log.log_page(&mut self.assoc[lbn as usize]);
                     let l = lbn as usize;
                     self.rw_pages[l] += 1;
                     if self.last_unit[l] != self.unit_id {
@@ -326,13 +331,13 @@ impl FastFtl {
                 self.sw = self.s.alloc()?;
                 self.sw_owner = lbn;
                 self.s.program_unit(lpn, self.sw * ppb, p, nand);
-                self.log.log_page(&mut self.assoc[lbn as usize], lbn as u32);
+                self.log.log_page(&mut self.assoc[lbn as usize]);
                 return Ok(());
             }
             if self.sw_owner == lbn {
                 if self.s.written[self.sw as usize] == o {
                     self.s.program_unit(lpn, self.sw * ppb + o, p, nand);
-                    self.log.log_page(&mut self.assoc[lbn as usize], lbn as u32);
+                    self.log.log_page(&mut self.assoc[lbn as usize]);
                     if o + 1 == ppb {
                         self.merge_sw(nand)?;
                     }
@@ -386,7 +391,7 @@ impl Ftl for FastFtl {
                 pages.iter().try_for_each(|p| self.write_page(lbn, p, nand))
             }
         };
-        self.log.finish(&mut self.assoc);
+        self.log.finish(&mut self.assoc, [lbn as u32]);
         r
     }
 

@@ -12,10 +12,10 @@
 //!   when it arrived, a *miss* otherwise (seed §3.1: "log block hit" / "log block miss").
 //! - A *reference* to a record is a flush unit that wrote a page into it. Its size S_c is the
 //!   number of the unit's pages logged from its first page into that record on, including those
-//!   that went on into another record once this one was full or merged (seed §3.2: of S_c¹ + S_c²
-//!   > N_p pages, N_p fill the log block, which is full-merged, and the rest go to a new one).
-//!   A record merged while the current unit still writes is therefore classified at the unit's
-//!   end.
+//!   that went on into another record once this one was full or merged (seed §3.2: when
+//!   S_c¹ + S_c² exceeds N_p, N_p pages fill the log block, which is full-merged, and the rest go
+//!   to a new one). A record merged while the current unit still writes is therefore classified
+//!   at the unit's end.
 //! - At its merge a record is never re-referenced (one reference), re-referenced with
 //!   Σ S_c ≤ N_p, or re-referenced with Σ S_c > N_p; its utilisation is its used pages / N_p
 //!   (`ftl.log_utilisation`: programmed pages, or valid pages).
@@ -89,15 +89,13 @@ struct Ended {
 pub(crate) struct LogStats {
     ppb: u32,
     pub utilisation: Utilisation,
+    /// Flush units received (the current one's id).
     unit: u64,
     in_unit: bool,
     had_log: bool,
     /// Pages the current unit has logged so far.
     logged: u32,
-    /// Records the current unit logged into (indexes into the FTL's table).
-    entered: Vec<u32>,
     pending: Vec<Ended>,
-    requested: u64,
     hits: u64,
     misses: u64,
     /// Merged records: never re-referenced, re-referenced with Σ S_c ≤ N_p, with Σ S_c > N_p.
@@ -130,9 +128,7 @@ impl LogStats {
             in_unit: false,
             had_log: false,
             logged: 0,
-            entered: Vec::new(),
             pending: Vec::new(),
-            requested: 0,
             hits: 0,
             misses: 0,
             classes: [0; 3],
@@ -147,19 +143,17 @@ impl LogStats {
     pub fn begin(&mut self, had_log: bool) {
         self.unit += 1;
         self.in_unit = true;
-        self.requested += 1;
         self.had_log = had_log;
         self.logged = 0;
     }
 
-    /// The current unit wrote a page into record `r` (index `idx` of the FTL's table).
+    /// The current unit wrote a page into record `r`.
     #[inline]
-    pub fn log_page(&mut self, r: &mut LogRef, idx: u32) {
+    pub fn log_page(&mut self, r: &mut LogRef) {
         if r.last != self.unit {
             r.last = self.unit;
             r.refs += 1;
             r.entry = self.logged;
-            self.entered.push(idx);
         }
         r.pages += 1;
         self.logged += 1;
@@ -183,17 +177,17 @@ impl LogStats {
     }
 
     /// The current unit is done: its pages count in the S_c of every record it referenced.
+    /// `live`: the records of its LBN now (BAST: its chain's blocks; FAST: its association), a
+    /// superset of those it wrote into and that were not merged meanwhile.
     #[inline]
-    pub fn finish(&mut self, table: &mut [LogRef]) {
-        for &i in &self.entered {
+    pub fn finish(&mut self, table: &mut [LogRef], live: impl IntoIterator<Item = u32>) {
+        for i in live {
             let r = &mut table[i as usize];
-            // Skipped: a record merged meanwhile (reset); settled once when entered twice.
             if r.last == self.unit {
                 r.sc += self.logged - r.entry;
                 r.entry = self.logged;
             }
         }
-        self.entered.clear();
         while let Some(e) = self.pending.pop() {
             self.classify(e.refs, e.sc + self.logged - e.entry, e.used);
         }
@@ -232,7 +226,7 @@ impl LogStats {
 
     pub fn counters(&self) -> [(&'static str, u64); 8] {
         let v = [
-            self.requested,
+            self.unit,
             self.hits,
             self.misses,
             self.classes[0],
@@ -309,26 +303,26 @@ mod tests {
         let mut t = vec![LogRef::default(); 2];
         s.begin(false);
         for _ in 0..3 {
-            s.log_page(&mut t[0], 0);
+            s.log_page(&mut t[0]);
         }
-        s.finish(&mut t);
+        s.finish(&mut t, [0]);
         assert_eq!((t[0].refs, t[0].sc, t[0].pages), (1, 3, 3));
         s.begin(true);
-        s.log_page(&mut t[0], 0);
+        s.log_page(&mut t[0]);
         s.end(&mut t[0], 4);
-        s.log_page(&mut t[1], 1);
-        s.log_page(&mut t[1], 1);
+        s.log_page(&mut t[1]);
+        s.log_page(&mut t[1]);
         assert_eq!(
             s.classes,
             [0, 0, 0],
             "the merged block waits for the unit's end"
         );
-        s.finish(&mut t);
+        s.finish(&mut t, [1]);
         assert_eq!(s.classes, [0, 0, 1]);
         assert_eq!((t[1].refs, t[1].sc), (1, 2));
         s.end(&mut t[1], 2);
         assert_eq!(s.classes, [1, 0, 1]);
-        assert_eq!((s.hits, s.misses, s.requested), (1, 1, 2));
+        assert_eq!((s.hits, s.misses, s.unit), (1, 1, 2));
         assert_eq!(s.used, [6, 4]);
         let h = s.histograms();
         assert_eq!(h[0].1, vec![(1, 1), (2, 1)]);
