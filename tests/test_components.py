@@ -97,6 +97,7 @@ def test_policies_json_lists_parameters_with_defaults_and_docs():
         "ftl.bast.lookahead": 50,
         "ftl.log_blocks": 0,
         "ftl.model_stats": "seed",
+        "ftl.log_utilisation": "written",
     }
     assert all(q["doc"] for c in comps.values() for q in c["params"])
     # The test-only component of the Rust unit tests is not in a release build.

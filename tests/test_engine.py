@@ -201,7 +201,7 @@ def test_unknown_component_lists_valid():
 
 
 def test_unknown_key_lists_valid():
-    valid = "background_gc, background_gc_idle_us, gc, kind, log_blocks, model_stats"
+    valid = "background_gc, background_gc_idle_us, gc, kind, log_blocks, log_utilisation, model_stats"
     with pytest.raises(SsdlabError, match=rf"ftl.victim`: unknown key; valid: {valid}"):
         ssdlab.simulate({"ftl": {"victim": "greedy"}})
 

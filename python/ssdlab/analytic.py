@@ -57,3 +57,61 @@ def closed_network_iops(servers: int, customers: int, service_us: float) -> floa
     if servers < 1 or customers < 1:
         raise ValueError("servers and customers must be ≥ 1")
     return servers * customers / ((customers + servers - 1) * service_us) * 1e6
+
+
+# Seed 002 (Park & Kang, §3.2): the cost of block padding against a full merge, in units of a
+# page read (R), page write (W) and block erase (E), for a log block of N_p pages that clusters of
+# S_c pages are written to.
+
+
+def _check_cluster(s_c: float, n_p: int) -> None:
+    if n_p < 1:
+        raise ValueError(f"pages per block N_p must be ≥ 1, not {n_p}")
+    if not 0 <= s_c <= n_p:
+        raise ValueError(f"cluster size S_c must be in [0, N_p = {n_p}], not {s_c}")
+
+
+def padding_cost(s_c: float, n_p: int = 128, r: float = 1, w: float = 6, e: float = 10) -> float:
+    """Seed 002, Eq. 1: one cluster of S_c pages padded to a whole block and switch-merged,
+    C_BP = (N_p − S_c)·R + N_p·W + E (the N_p − S_c missing pages read, the block written, the
+    old data block erased). With N_p = 128, R = 1, W = 6, E = 10: 906 − S_c."""
+    _check_cluster(s_c, n_p)
+    return (n_p - s_c) * r + n_p * w + e
+
+
+def full_merge_cost(s_c: float, n_p: int = 128, r: float = 1, w: float = 6, e: float = 10) -> float:
+    """Seed 002, Eq. 2: one cluster of S_c pages written to a log block that is then
+    full-merged, C_FM = S_c·W + N_p·(R + W) + 2E (the cluster written, every page copied into a
+    new block, the log block and the old data block erased). With N_p = 128, R = 1, W = 6,
+    E = 10: 6·S_c + 916."""
+    _check_cluster(s_c, n_p)
+    return s_c * w + n_p * (r + w) + 2 * e
+
+
+def _check_sizes(sizes: list[float], n_p: int) -> None:
+    if not sizes:
+        raise ValueError("at least one cluster (reference) is needed")
+    for s in sizes:
+        _check_cluster(s, n_p)
+
+
+def full_merge_cost_refs(sizes: list[float], n_p: int = 128, r: float = 1, w: float = 6, e: float = 10) -> float:
+    """Seed 002, Eq. 3: n clusters S_c^1 … S_c^n written to one LBN's log block before its merge
+    (n − 1 re-references), without padding. Each time the log block overflows it is full-merged
+    with N_p pages and the rest goes to a new log block, which is full-merged in the end:
+    C_FM = ⌊ΣS_c / N_p⌋·(N_p·W + N_p·(R + W) + 2E) + (ΣS_c mod N_p)·W + N_p·(R + W) + 2E.
+    With N_p = 128, R = 1, W = 6, E = 10: ⌊ΣS_c/128⌋·(6·128 + 916) + 6·(ΣS_c mod 128) + 916.
+    As printed, a sum that is an exact multiple k·N_p is charged k full blocks plus the merge of
+    an empty remainder (k + 1 merges)."""
+    _check_sizes(sizes, n_p)
+    total = sum(sizes)
+    blocks, rest = divmod(total, n_p)
+    whole = n_p * w + n_p * (r + w) + 2 * e
+    return blocks * whole + rest * w + n_p * (r + w) + 2 * e
+
+
+def padding_cost_refs(sizes: list[float], n_p: int = 128, r: float = 1, w: float = 6, e: float = 10) -> float:
+    """Seed 002, Eq. 4: the same n clusters, each padded and switch-merged when flushed:
+    C_BP = Σ_i C_BP(S_c^i) (with N_p = 128, R = 1, W = 6, E = 10: Σ (906 − S_c^i))."""
+    _check_sizes(sizes, n_p)
+    return sum(padding_cost(s, n_p, r, w, e) for s in sizes)

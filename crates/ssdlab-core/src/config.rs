@@ -257,6 +257,9 @@ pub struct FtlConfig {
     /// Hybrid FTLs: which merges feed the padding model's R_DB / R_LB / U_LB: seed (full merges,
     /// and switch merges that reclaim log blocks early; seed 000 §3.5) | all-merges.
     pub model_stats: String,
+    /// Hybrid FTLs, seed 002's log-block utilisation at merge: which pages of a merged log
+    /// block count as used: written (programmed, valid or not; seed 002 §3.3) | valid.
+    pub log_utilisation: String,
     /// Timed mode, page FTL: collect garbage in the background while the device is idle.
     pub background_gc: bool,
     /// Idle time (µs, no request in the device) before background GC starts.
@@ -273,6 +276,7 @@ impl Default for FtlConfig {
             gc: "greedy".into(),
             log_blocks: 0,
             model_stats: "seed".into(),
+            log_utilisation: "written".into(),
             background_gc: false,
             background_gc_idle_us: 1000.0,
             tables: Tables::new(),

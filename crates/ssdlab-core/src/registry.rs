@@ -320,7 +320,7 @@ fn hybrid_logs(cfg: &Config, geo: &Geometry) -> u64 {
     ftl::hybrid::log_blocks(cfg.ftl.log_blocks, geo.logical_blocks())
 }
 
-const HYBRID_KEYS: &[&str] = &["ftl.log_blocks", "ftl.model_stats"];
+const HYBRID_KEYS: &[&str] = &["ftl.log_blocks", "ftl.model_stats", "ftl.log_utilisation"];
 
 pub static FTLS: &[FtlEntry] = &[
     FtlEntry {
@@ -371,10 +371,9 @@ pub static FTLS: &[FtlEntry] = &[
             Ok(Box::new(ftl::bast::BastFtl::new(
                 geo,
                 hybrid_logs(cfg, geo),
-                &p.variant,
-                p.chain_limit,
-                p.lookahead,
+                &p,
                 ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?,
+                ftl::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation)?,
                 cfg.run.check_integrity,
             )?))
         },
@@ -397,6 +396,7 @@ pub static FTLS: &[FtlEntry] = &[
                 geo,
                 hybrid_logs(cfg, geo),
                 ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?,
+                ftl::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation)?,
                 cfg.run.check_integrity,
             )?))
         },
@@ -712,6 +712,7 @@ pub fn validate(cfg: &Config) -> Result<()> {
         check_name("padding", "buffer.padding", &cfg.buffer.padding)?;
     }
     ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?;
+    ftl::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation)?;
     if cfg.ftl.kind == "fast" && cfg.ftl.log_blocks == 1 {
         return Err(SimError::config(
             "ftl.log_blocks",

@@ -10,10 +10,11 @@
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-use ssdlab_core::ftl::bast::BastFtl;
+use ssdlab_core::ftl::bast::{BastFtl, Params};
 use ssdlab_core::ftl::block::BlockFtl;
 use ssdlab_core::ftl::fast::FastFtl;
 use ssdlab_core::ftl::hybrid::ModelStats;
+use ssdlab_core::ftl::log_stats::Utilisation;
 use ssdlab_core::ftl::page::PageFtl;
 use ssdlab_core::ftl::{Ftl, Shape, UnitPage};
 use ssdlab_core::gc::VictimPolicy;
@@ -192,6 +193,53 @@ fn erases_agree(f: &dyn Ftl, nand: &Nand) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Seed 002's log-block statistics are consistent: one requested cluster per unit, hits and
+/// misses among them, every merged log record counted once in each histogram, used pages within
+/// the merged records' capacity (and, counting written pages, at least one page per reference).
+fn log_stats_agree(
+    f: &dyn Ftl,
+    ppb: u64,
+    util: Utilisation,
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
+    let counters = f.counters();
+    let c = |k: &str| counters.iter().find(|(n, _)| *n == k).unwrap().1;
+    let units = steps
+        .iter()
+        .filter(|s| !matches!(s, Step::Trim { .. }))
+        .count() as u64;
+    prop_assert_eq!(c("ftl.log.requested_clusters"), units);
+    prop_assert!(c("ftl.log.hits") + c("ftl.log.misses") <= units);
+    let never = c("ftl.log.merged_never_rereferenced");
+    let reref = c("ftl.log.merged_rereferenced_fits") + c("ftl.log.merged_rereferenced_overflows");
+    let hists = f.histograms();
+    let count = |k: &str| -> u64 {
+        hists
+            .iter()
+            .find(|(n, _)| *n == k)
+            .unwrap()
+            .1
+            .iter()
+            .map(|x| x.1)
+            .sum()
+    };
+    prop_assert_eq!(count("ftl.log.references_at_merge"), never + reref);
+    prop_assert_eq!(count("ftl.log.utilisation_at_merge"), never + reref);
+    prop_assert_eq!(count("ftl.log.utilisation_at_merge_rereferenced"), reref);
+    let used = c("ftl.log.used_pages_at_merge");
+    let used_reref = c("ftl.log.used_pages_at_merge_rereferenced");
+    prop_assert!(used_reref <= used && used <= (never + reref) * ppb);
+    prop_assert!(used_reref <= reref * ppb);
+    if util == Utilisation::Written {
+        prop_assert!(used_reref >= 2 * reref && used >= never + 2 * reref);
+    }
+    Ok(())
+}
+
+fn utilisation() -> impl Strategy<Value = Utilisation> {
+    prop_oneof![Just(Utilisation::Written), Just(Utilisation::Valid)]
+}
+
 fn ppb() -> impl Strategy<Value = u64> {
     prop_oneof![Just(2u64), Just(4), Just(8)]
 }
@@ -297,15 +345,17 @@ proptest! {
         chain_limit in 1u32..4,
         lookahead in 1u32..4,
         model in model(),
+        util in utilisation(),
         steps in steps(),
     ) {
         let g = geo(ppb, lbns, lbns + logs + 1);
         let variant = if single { "single" } else { "chain" };
         let mut f =
-            BastFtl::new(&g, logs, variant, chain_limit, lookahead, model, true).unwrap();
+            BastFtl::new(&g, logs, &Params::new(variant, chain_limit, lookahead), model, util, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         run(&mut f, &mut n, &g, 1, &steps)?;
         erases_agree(&f, &n)?;
+        log_stats_agree(&f, ppb, util, &steps)?;
     }
 
     #[test]
@@ -314,12 +364,14 @@ proptest! {
         lbns in 1u64..8,
         logs in 2u64..6,
         model in model(),
+        util in utilisation(),
         steps in steps(),
     ) {
         let g = geo(ppb, lbns, lbns + logs + 1);
-        let mut f = FastFtl::new(&g, logs, model, true).unwrap();
+        let mut f = FastFtl::new(&g, logs, model, util, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         run(&mut f, &mut n, &g, 1, &steps)?;
         erases_agree(&f, &n)?;
+        log_stats_agree(&f, ppb, util, &steps)?;
     }
 }

@@ -36,6 +36,7 @@ impl Sim {
                 )
             })
             .collect();
+        let window = self.be.ftl.window_metrics(&ftl_counters);
         let mut m = metrics::finish(Measured {
             host: end.host.minus(&base.host),
             nand: end.nand.minus(&base.nand),
@@ -45,10 +46,33 @@ impl Sim {
             timing,
             page_bytes: self.geo.page_bytes,
         });
+        for (k, v) in window {
+            m.insert(k.to_string(), v);
+        }
         for (k, v) in self.buffer.gauges(&*self.be.ftl) {
             m.insert(k.to_string(), v);
         }
         m
+    }
+
+    /// The FTL's distributions over the window since `base` (counts subtracted per value).
+    fn ftl_histograms_since(&self, base: &Snapshot) -> BTreeMap<String, Vec<(u64, u64)>> {
+        let mut out = BTreeMap::new();
+        for (k, end) in self.be.ftl.histograms() {
+            let mut h: BTreeMap<u64, u64> = end.into_iter().collect();
+            if let Some((_, b)) = base.ftl_histograms.iter().find(|(bk, _)| *bk == k) {
+                for &(v, c) in b {
+                    if let Some(n) = h.get_mut(&v) {
+                        *n -= c;
+                    }
+                }
+            }
+            out.insert(
+                k.to_string(),
+                h.into_iter().filter(|&(_, c)| c > 0).collect(),
+            );
+        }
+        out
     }
 }
 
@@ -84,6 +108,7 @@ pub(super) fn assemble(
     let groups = &sim.be.groups;
     m.extend(groups.metrics());
     let mut histograms = groups.histograms();
+    histograms.extend(sim.ftl_histograms_since(&base));
     let mut warnings = warnings;
     if let Some(c) = &clock {
         m.extend(c.metrics());

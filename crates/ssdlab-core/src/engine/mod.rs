@@ -59,7 +59,8 @@ pub struct RunResult {
     pub metrics: BTreeMap<String, f64>,
     /// Distributions over the measured window, as (value, count) pairs in ascending value:
     /// "buffer.flushed_group_pages" (exact) and "buffer.group_update_interval" (log2 buckets:
-    /// the value is the bucket's lower bound).
+    /// the value is the bucket's lower bound), timed mode's latencies, and the FTL's own
+    /// (hybrid FTLs: "ftl.log.*", docs/metrics.md).
     pub histograms: BTreeMap<String, Vec<(u64, u64)>>,
     /// Time series (`run.sample_every`), as columns of equal length: "requests", "measured" and
     /// the [`SERIES_METRICS`] plus FTL counters and gauges and the buffer's policy gauges

@@ -89,6 +89,8 @@ pub(super) struct Snapshot {
     pub(super) nand: NandCounters,
     pub(super) erases: Vec<u32>,
     pub(super) ftl: Vec<(&'static str, u64)>,
+    /// The FTL's cumulative distributions ([`crate::ftl::Ftl::histograms`]).
+    pub(super) ftl_histograms: Vec<(&'static str, Vec<(u64, u64)>)>,
 }
 
 /// The simulated device: address map → write buffer → flush path (FTL, NAND).
@@ -135,6 +137,7 @@ impl Sim {
             nand: self.be.nand.counters.clone(),
             erases: self.be.nand.erase_counts.clone(),
             ftl: self.be.ftl.counters(),
+            ftl_histograms: self.be.ftl.histograms(),
         }
     }
 

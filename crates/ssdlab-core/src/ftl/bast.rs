@@ -44,9 +44,15 @@
 //!
 //! `ftl.log_utilization` counts the real log blocks reclaimed (programmed pages / N, averaged).
 //!
+//! Seed 002's log-block statistics (`ftl::log_stats`, docs/metrics.md): every block of a chain is
+//! a log block; a `Pages` unit that logs a page is a hit when its LBN owned a chain when it
+//! arrived, a miss otherwise; each log block is classified by its references and their summed
+//! cluster sizes when a merge or a whole-block switch ends it.
+//!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, NONE};
+use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
@@ -227,6 +233,9 @@ pub struct BastFtl {
     tick: u64,
     stats: Stats,
     model: ModelStats,
+    /// Seed 002's tally of every log block, by physical block.
+    refs: Vec<LogRef>,
+    log: LogStats,
 }
 
 /// Physical blocks needed beyond the logical ones.
@@ -245,6 +254,16 @@ crate::params! {
         chain_limit: u32 = 4,
         /// Chain variant: victim = longest chain among this many chains in round-robin order.
         lookahead: u32 = 50,
+    }
+}
+
+impl Params {
+    pub fn new(variant: &str, chain_limit: u32, lookahead: u32) -> Self {
+        Params {
+            variant: variant.into(),
+            chain_limit,
+            lookahead,
+        }
     }
 }
 
@@ -272,19 +291,19 @@ impl BastFtl {
     pub fn new(
         geo: &Geometry,
         log_blocks: u64,
-        variant: &str,
-        chain_limit: u32,
-        lookahead: u32,
+        p: &Params,
         model: ModelStats,
+        utilisation: Utilisation,
         check: bool,
     ) -> Result<Self> {
+        let (chain_limit, lookahead) = (p.chain_limit, p.lookahead);
         if log_blocks == 0 {
             return Err(SimError::config(
                 "ftl.log_blocks",
                 "BAST needs ≥ 1 log block",
             ));
         }
-        let single = match variant {
+        let single = match p.variant.as_str() {
             "chain" => false,
             "single" => true,
             v => {
@@ -312,7 +331,18 @@ impl BastFtl {
             tick: 0,
             stats: Stats::default(),
             model,
+            refs: vec![LogRef::default(); geo.physical_blocks as usize],
+            log: LogStats::new(geo.pages_per_block as u32, utilisation),
         })
+    }
+
+    /// Seed 002: log block `b` is merged (before the merge moves its pages).
+    fn end_log_block(&mut self, b: u32) {
+        let used = match self.log.utilisation {
+            Utilisation::Written => self.s.written[b as usize],
+            Utilisation::Valid => self.s.valid[b as usize],
+        };
+        self.log.end(&mut self.refs[b as usize], used);
     }
 
     /// Which merge the chain of `lbn` allows.
@@ -347,6 +377,7 @@ impl BastFtl {
         for &b in &ch.blocks {
             written += self.s.written[b as usize] as u64;
             self.stats.reclaim(self.s.written[b as usize]);
+            self.end_log_block(b);
         }
         let d = self.data[lbn as usize];
         let mut erases = 0;
@@ -398,6 +429,9 @@ impl BastFtl {
         nand: &mut Nand,
     ) -> Result<()> {
         let chain = self.chains.remove(&lbn);
+        for &b in chain.iter().flat_map(|ch| &ch.blocks) {
+            self.end_log_block(b);
+        }
         let replaced = self.s.switch_in(&mut self.data, lbn, pages, fill, nand)?;
         if !replaced && chain.is_none() {
             return Ok(()); // the LBN's first data block: nothing replaced
@@ -449,6 +483,24 @@ impl BastFtl {
         v
     }
 
+    /// The pages of a `Shape::Pages` unit, one by one.
+    fn write_logged(&mut self, lbn: Lbn, pages: &[UnitPage], nand: &mut Nand) -> Result<()> {
+        // Whether each page's offset is free in the data block, and where its old copy is:
+        // start those loads at once.
+        let d = self.data[lbn as usize];
+        let first = (lbn * self.s.ppb as u64) as usize;
+        for p in pages {
+            prefetch(&self.s.l2p, first + p.offset as usize);
+            if d != NONE {
+                prefetch(&self.s.p2l, (d * self.s.ppb + p.offset) as usize);
+            }
+        }
+        for p in pages {
+            self.write_page(lbn, p, nand)?;
+        }
+        Ok(())
+    }
+
     fn write_page(&mut self, lbn: Lbn, p: &UnitPage, nand: &mut Nand) -> Result<()> {
         let ppb = self.s.ppb;
         let lpn = lbn * ppb as u64 + p.offset as u64;
@@ -470,6 +522,7 @@ impl BastFtl {
                     ch.in_order &= p.offset == w;
                     self.tick += 1;
                     self.s.program_unit(lpn, last * ppb + w, p, nand);
+                    self.log.log_page(&mut self.refs[last as usize]);
                     if w + 1 == ppb && (self.single || self.classify(lbn) == Merge::Switch) {
                         self.merge(lbn, nand)?;
                     }
@@ -514,6 +567,14 @@ impl FtlView for BastFtl {
         self.s.prefetch_merge(lbn as usize * ppb, ppn, ppb);
         prefetch(&self.chains.slot, lbn as usize);
     }
+    fn log_state(&self, lbn: Lbn) -> Option<LogState> {
+        let ch = self.chains.slot.get(lbn as usize)?.as_ref()?;
+        let last = *ch.blocks.last()? as usize;
+        Some(LogState {
+            references: self.refs[last].references(),
+            pages: self.s.written[last],
+        })
+    }
 }
 
 impl Ftl for BastFtl {
@@ -525,23 +586,21 @@ impl Ftl for BastFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        if let Shape::Block { fill } = shape {
-            return self.write_block(lbn, pages, fill, nand);
-        }
-        // Whether each page's offset is free in the data block, and where its old copy is:
-        // start those loads at once.
-        let d = self.data[lbn as usize];
-        let first = (lbn * self.s.ppb as u64) as usize;
-        for p in pages {
-            prefetch(&self.s.l2p, first + p.offset as usize);
-            if d != NONE {
-                prefetch(&self.s.p2l, (d * self.s.ppb + p.offset) as usize);
-            }
-        }
-        for p in pages {
-            self.write_page(lbn, p, nand)?;
-        }
-        Ok(())
+        self.log.begin(
+            self.chains
+                .slot
+                .get(lbn as usize)
+                .is_some_and(|c| c.is_some()),
+        );
+        let r = match shape {
+            Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
+            Shape::Pages => self.write_logged(lbn, pages, nand),
+        };
+        // The unit's log blocks not merged meanwhile are in its LBN's chain.
+        let chain = self.chains.slot.get(lbn as usize).and_then(|c| c.as_ref());
+        let live = chain.map_or(&[][..], |c| &c.blocks[..]);
+        self.log.finish(&mut self.refs, live.iter().copied());
+        r
     }
 
     fn trim(&mut self, lpn: Lpn) {
@@ -593,11 +652,21 @@ impl Ftl for BastFtl {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.stats.counters()
+        let mut c = self.stats.counters();
+        c.extend(self.log.counters());
+        c
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         self.stats.gauges(self.s.ppb, self.s.free.len())
+    }
+
+    fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
+        self.log.histograms()
+    }
+
+    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
+        LogStats::window_metrics(counters, self.s.ppb)
     }
 }
 
@@ -619,7 +688,15 @@ mod tests {
     ) -> (BastFtl, Nand) {
         let g = geo(4, 4, 4 + logs + 1);
         (
-            BastFtl::new(&g, logs, variant, limit, look, model, true).unwrap(),
+            BastFtl::new(
+                &g,
+                logs,
+                &Params::new(variant, limit, look),
+                model,
+                Utilisation::Written,
+                true,
+            )
+            .unwrap(),
             Nand::new(g.physical_blocks),
         )
     }
@@ -883,7 +960,15 @@ mod tests {
         {
             for v in ["chain", "single"] {
                 let g = geo(4, 5, 5 + logs + 1);
-                let mut f = BastFtl::new(&g, logs, v, limit, look, ModelStats::Seed, true).unwrap();
+                let mut f = BastFtl::new(
+                    &g,
+                    logs,
+                    &Params::new(v, limit, look),
+                    ModelStats::Seed,
+                    Utilisation::Written,
+                    true,
+                )
+                .unwrap();
                 let mut n = Nand::new(g.physical_blocks);
                 random_run(&mut f, &mut n, 4, 5, 3000, 100 + seed as u64);
             }
@@ -933,7 +1018,15 @@ mod tests {
     fn random_integrity_both_variants() {
         for (i, v) in ["chain", "single"].into_iter().enumerate() {
             let g = geo(8, 12, 12 + 3 + 1);
-            let mut f = BastFtl::new(&g, 3, v, 2, 3, ModelStats::AllMerges, true).unwrap();
+            let mut f = BastFtl::new(
+                &g,
+                3,
+                &Params::new(v, 2, 3),
+                ModelStats::AllMerges,
+                Utilisation::Valid,
+                true,
+            )
+            .unwrap();
             let mut n = Nand::new(g.physical_blocks);
             random_run(&mut f, &mut n, 8, 12, 5000, 11 + i as u64);
             let erases: u64 = f
@@ -948,6 +1041,187 @@ mod tests {
                 "{v}: {:?}",
                 f.stats.merges
             );
+        }
+    }
+
+    fn log_counter(f: &dyn Ftl, name: &str) -> u64 {
+        f.counters().iter().find(|(k, _)| *k == name).unwrap().1
+    }
+
+    fn log_counts(f: &dyn Ftl) -> [u64; 8] {
+        super::super::log_stats::COUNTERS.map(|k| log_counter(f, k))
+    }
+
+    fn histogram(f: &dyn Ftl, name: &str) -> Vec<(u64, u64)> {
+        f.histograms()
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .unwrap()
+            .1
+    }
+
+    /// Seed 002's statistics on a hand-worked run: single variant (the seed's 1:1 BAST), N_p = 4,
+    /// 2 log blocks, LBNs 0–2 written whole first (in place: no unit reaches the log).
+    ///
+    /// U1 LBN 0 {1,2}: miss, log block A ← 1,2.            A: refs 1, Σ S_c 2
+    /// U2 LBN 0 {1}:   hit, A ← 1 (the first copy dies).   A: refs 2, Σ 3
+    /// U3 LBN 1 {0}:   miss, B ← 0.
+    /// U4 LBN 0 {0,1}: hit, A ← 0 fills A, merged at once (full): A's third reference continues
+    ///                 with page 1 into a new block C, so its S_c is 2: Σ 5 > 4, overflows;
+    ///                 A had 4 pages written, 3 valid. C: refs 1, Σ 1.
+    /// U5 LBN 2 {2,3}: miss, no free log block: LRU victim B (partial merge): never
+    ///                 re-referenced, 1 page; D ← 2,3.
+    /// U6 LBN 0 {2}:   hit, C ← 2.                          C: refs 2, Σ 2
+    /// U7 LBN 1 {3}:   miss, victim D (LRU): never re-referenced, 2 pages; E ← 3.
+    /// U8 LBN 2 {0}:   miss, victim C: re-referenced, Σ 2 ≤ 4: fits; 2 pages (both valid).
+    /// U9 LBN 1 whole block: switch merge, no log write; E reclaimed: never re-referenced, 1 page.
+    ///
+    /// Units 12 (3 + 9); hits 3, misses 5; never 3 (B, D, E), fits 1 (C), overflows 1 (A).
+    /// Used pages, written: A 4 + B 1 + D 2 + C 2 + E 1 = 10 (re-referenced 6);
+    /// valid: 3 + 1 + 2 + 2 + 1 = 9 (re-referenced 5).
+    #[test]
+    fn seed002_statistics_by_hand() {
+        for util in [Utilisation::Written, Utilisation::Valid] {
+            let g = geo(4, 4, 4 + 2 + 1);
+            let mut f = BastFtl::new(
+                &g,
+                2,
+                &Params::new("single", 4, 50),
+                ModelStats::Seed,
+                util,
+                true,
+            )
+            .unwrap();
+            let mut n = Nand::new(g.physical_blocks);
+            for l in 0..3 {
+                f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                    .unwrap();
+            }
+            let script: [(Lbn, &[u32]); 8] = [
+                (0, &[1, 2]),
+                (0, &[1]),
+                (1, &[0]),
+                (0, &[0, 1]),
+                (2, &[2, 3]),
+                (0, &[2]),
+                (1, &[3]),
+                (2, &[0]),
+            ];
+            for (i, (l, offs)) in script.into_iter().enumerate() {
+                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
+                    .unwrap();
+            }
+            assert_eq!(f.stats.merges, [0, 1, 3]);
+            f.write_unit(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL, 0, &mut n)
+                .unwrap();
+            let (used, reref) = match util {
+                Utilisation::Written => (10, 6),
+                Utilisation::Valid => (9, 5),
+            };
+            assert_eq!(log_counts(&f), [12, 3, 5, 3, 1, 1, used, reref]);
+            assert_eq!(
+                histogram(&f, "ftl.log.references_at_merge"),
+                [(1, 3), (2, 1), (3, 1)]
+            );
+            let (all, rr) = match util {
+                Utilisation::Written => (vec![(25, 2), (50, 2), (100, 1)], vec![(50, 1), (100, 1)]),
+                Utilisation::Valid => (vec![(25, 2), (50, 2), (75, 1)], vec![(50, 1), (75, 1)]),
+            };
+            assert_eq!(histogram(&f, "ftl.log.utilisation_at_merge"), all);
+            assert_eq!(
+                histogram(&f, "ftl.log.utilisation_at_merge_rereferenced"),
+                rr
+            );
+            let w = f.window_metrics(&f.counters());
+            assert_eq!(w[0], ("ftl.log.hit_ratio", 3.0 / 8.0));
+            assert_eq!(w[1].1, used as f64 / 20.0);
+            assert_eq!(w[2].1, reref as f64 / 8.0);
+            // What a buffer may ask: LBN 2 owns F (1 page, 1 reference); 0 and 1 own none.
+            let state = LogState {
+                references: 1,
+                pages: 1,
+            };
+            assert_eq!(f.log_state(2), Some(state));
+            assert_eq!(
+                (f.log_state(0), f.log_state(1), f.log_state(99)),
+                (None, None, None)
+            );
+        }
+    }
+
+    /// Against an oracle computed from the FTL's state before each unit: a `Pages` unit reaches
+    /// the log exactly when its LBN has a data block whose page at one of its offsets is not free,
+    /// and it is a hit exactly when the LBN owns a log chain then; every flush unit is requested.
+    /// (Without trims: a merge the unit causes before its first logged page, its chain's, may
+    /// free a trimmed offset in the new data block, and the page then goes in place.) Every reclaimed log block is
+    /// classified once; the utilisation reading changes nothing else; `log_state` follows the
+    /// chains.
+    #[test]
+    fn hits_and_misses_are_the_units_reaching_the_log() {
+        for (i, (v, logs, limit, look)) in [
+            ("single", 2, 1, 1),
+            ("chain", 2, 2, 2),
+            ("chain", 3, 3, 50),
+            ("single", 1, 1, 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut runs = Vec::new();
+            for util in [Utilisation::Written, Utilisation::Valid] {
+                let (ppb, lbns) = (4u32, 6u64);
+                let g = geo(ppb as u64, lbns, lbns + logs + 1);
+                let mut f = BastFtl::new(
+                    &g,
+                    logs,
+                    &Params::new(v, limit, look),
+                    ModelStats::Seed,
+                    util,
+                    true,
+                )
+                .unwrap();
+                let mut n = Nand::new(g.physical_blocks);
+                let mut rng = Rng(31 + i as u64);
+                let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
+                let (mut ver, mut units, mut reach) = (0, 0u64, [0u64; 2]);
+                for _ in 0..4000 {
+                    let Some((lbn, pages, shape)) =
+                        next_unit(&mut f, &mut rng, ppb, lbns, &mut latest, &mut ver, false)
+                    else {
+                        continue;
+                    };
+                    let d = f.data[lbn as usize];
+                    let reaches = shape == Shape::Pages
+                        && d != NONE
+                        && pages.iter().any(|p| !f.s.page_free(d * ppb + p.offset));
+                    if reaches {
+                        reach[usize::from(f.chains.contains_key(&lbn))] += 1;
+                    }
+                    f.write_unit(lbn, &pages, shape, 0, &mut n).unwrap();
+                    units += 1;
+                    let c = log_counts(&f);
+                    assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{v}");
+                    for l in 0..lbns {
+                        let want = f.chains.slot[l as usize].as_ref().map(|ch| {
+                            let last = *ch.blocks.last().unwrap() as usize;
+                            (f.refs[last].references(), f.s.written[last])
+                        });
+                        assert_eq!(f.log_state(l).map(|s| (s.references, s.pages)), want);
+                        assert!(want.is_none_or(|(r, p)| r >= 1 && r <= p));
+                    }
+                }
+                f.check_integrity(&latest).unwrap();
+                let c = log_counts(&f);
+                assert_eq!(c[3] + c[4] + c[5], f.stats.reclaimed, "{v}");
+                let refs = histogram(&f, "ftl.log.references_at_merge");
+                assert_eq!(refs.iter().map(|x| x.1).sum::<u64>(), f.stats.reclaimed);
+                assert_eq!(refs.iter().find(|x| x.0 == 1).map_or(0, |x| x.1), c[3]);
+                assert!(c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0, "{v}: {c:?}");
+                runs.push((c, f.stats.merges, n.counters.clone()));
+            }
+            let ((w, wm, wn), (vc, vm, vn)) = (&runs[0], &runs[1]);
+            assert_eq!((&w[..6], wm, wn), (&vc[..6], vm, vn), "{v}");
+            assert!(w[6] >= vc[6] && w[7] >= vc[7], "{v}: {w:?} {vc:?}");
         }
     }
 }

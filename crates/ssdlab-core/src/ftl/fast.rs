@@ -43,9 +43,15 @@
 //! `ftl.log_utilization` averages the programmed share of every reclaimed log block (RW victims
 //! and SW logs).
 //!
+//! Seed 002's log-block statistics (`ftl::log_stats`, docs/metrics.md): the log records are LBNs'
+//! log associations — an LBN's pages logged (SW or RW) since its last merge; a `Pages` unit that
+//! logs a page is a hit when its LBN had an association when it arrived; an association is
+//! classified when any merge of its LBN (RW victim reclaim, SW merge, whole-block switch) ends it.
+//!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, DEAD, NONE};
+use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
@@ -71,6 +77,10 @@ pub struct FastFtl {
     last_unit: Vec<u64>,
     unit_id: u64,
     model: ModelStats,
+    /// Seed 002's tally of every LBN's log association (its pages in the SW and RW logs since
+    /// its last merge), by LBN.
+    assoc: Vec<LogRef>,
+    log: LogStats,
 }
 
 /// Physical blocks needed beyond the logical ones.
@@ -79,7 +89,13 @@ pub fn spare_blocks(log_blocks: u64) -> u64 {
 }
 
 impl FastFtl {
-    pub fn new(geo: &Geometry, log_blocks: u64, model: ModelStats, check: bool) -> Result<Self> {
+    pub fn new(
+        geo: &Geometry,
+        log_blocks: u64,
+        model: ModelStats,
+        utilisation: Utilisation,
+        check: bool,
+    ) -> Result<Self> {
         if log_blocks < 2 {
             return Err(SimError::config(
                 "ftl.log_blocks",
@@ -107,7 +123,33 @@ impl FastFtl {
             last_unit: vec![u64::MAX; lbns],
             unit_id: 0,
             model,
+            assoc: vec![LogRef::default(); lbns],
+            log: LogStats::new(geo.pages_per_block as u32, utilisation),
         })
+    }
+
+    /// Seed 002: the log association of `lbn` ends (before its merge moves any page).
+    fn end_assoc(&mut self, lbn: Lbn) {
+        let r = &self.assoc[lbn as usize];
+        if r.references() == 0 {
+            return;
+        }
+        let used = match self.log.utilisation {
+            Utilisation::Written => r.pages(),
+            Utilisation::Valid => self.valid_in_logs(lbn),
+        };
+        self.log.end(&mut self.assoc[lbn as usize], used);
+    }
+
+    /// Pages of `lbn` whose newest copy is in a log block (not in its data block).
+    fn valid_in_logs(&self, lbn: Lbn) -> u32 {
+        let ppb = self.s.ppb;
+        let d = self.data[lbn as usize];
+        let first = (lbn * ppb as u64) as usize;
+        self.s.l2p[first..first + ppb as usize]
+            .iter()
+            .filter(|&&p| p != NONE && p / ppb != d)
+            .count() as u32
     }
 
     fn reset_tally(&mut self, lbn: Lbn) {
@@ -118,6 +160,7 @@ impl FastFtl {
 
     /// Full merge of `lbn` into a new data block; returns the erases it performed.
     fn merge_full(&mut self, lbn: Lbn, nand: &mut Nand) -> Result<u64> {
+        self.end_assoc(lbn);
         let d = self.data[lbn as usize];
         let nb = self.s.rewrite(lbn, &[], false, nand)?;
         self.data[lbn as usize] = nb;
@@ -140,6 +183,7 @@ impl FastFtl {
     /// Merge the SW log (switch, partial or full as its contents allow).
     pub(crate) fn merge_sw(&mut self, nand: &mut Nand) -> Result<()> {
         let (b, lbn) = (self.sw, self.sw_owner);
+        self.end_assoc(lbn);
         let ppb = self.s.ppb;
         let w = self.s.written[b as usize];
         if self.s.valid[b as usize] != w {
@@ -177,6 +221,7 @@ impl FastFtl {
         fill: bool,
         nand: &mut Nand,
     ) -> Result<()> {
+        self.end_assoc(lbn);
         if !self.s.switch_in(&mut self.data, lbn, pages, fill, nand)? {
             return Ok(()); // the LBN's first data block: nothing replaced
         }
@@ -245,6 +290,7 @@ impl FastFtl {
                 if w < ppb {
                     let lpn = lbn * ppb as u64 + p.offset as u64;
                     self.s.program_unit(lpn, cur * ppb + w, p, nand);
+                    self.log.log_page(&mut self.assoc[lbn as usize]);
                     let l = lbn as usize;
                     self.rw_pages[l] += 1;
                     if self.last_unit[l] != self.unit_id {
@@ -285,11 +331,13 @@ impl FastFtl {
                 self.sw = self.s.alloc()?;
                 self.sw_owner = lbn;
                 self.s.program_unit(lpn, self.sw * ppb, p, nand);
+                self.log.log_page(&mut self.assoc[lbn as usize]);
                 return Ok(());
             }
             if self.sw_owner == lbn {
                 if self.s.written[self.sw as usize] == o {
                     self.s.program_unit(lpn, self.sw * ppb + o, p, nand);
+                    self.log.log_page(&mut self.assoc[lbn as usize]);
                     if o + 1 == ppb {
                         self.merge_sw(nand)?;
                     }
@@ -313,6 +361,13 @@ impl FtlView for FastFtl {
             _ => self.stats.stat(name, self.log_blocks),
         }
     }
+    fn log_state(&self, lbn: Lbn) -> Option<LogState> {
+        let r = self.assoc.get(lbn as usize)?;
+        (r.references() > 0).then(|| LogState {
+            references: r.references(),
+            pages: r.pages(),
+        })
+    }
 }
 
 impl Ftl for FastFtl {
@@ -324,14 +379,20 @@ impl Ftl for FastFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        if let Shape::Block { fill } = shape {
-            return self.write_block(lbn, pages, fill, nand);
-        }
-        self.unit_id += 1;
-        for p in pages {
-            self.write_page(lbn, p, nand)?;
-        }
-        Ok(())
+        let had_log = self
+            .assoc
+            .get(lbn as usize)
+            .is_some_and(|r| r.references() > 0);
+        self.log.begin(had_log);
+        let r = match shape {
+            Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
+            Shape::Pages => {
+                self.unit_id += 1;
+                pages.iter().try_for_each(|p| self.write_page(lbn, p, nand))
+            }
+        };
+        self.log.finish(&mut self.assoc, [lbn as u32]);
+        r
     }
 
     fn trim(&mut self, lpn: Lpn) {
@@ -374,11 +435,20 @@ impl Ftl for FastFtl {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = self.stats.counters();
         c.push(("ftl.fast.overhead_pages", self.overhead));
+        c.extend(self.log.counters());
         c
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         self.stats.gauges(self.s.ppb, self.s.free.len())
+    }
+
+    fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
+        self.log.histograms()
+    }
+
+    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
+        LogStats::window_metrics(counters, self.s.ppb)
     }
 }
 
@@ -394,7 +464,7 @@ mod tests {
     fn fast_model(logs: u64, model: ModelStats) -> (FastFtl, Nand) {
         let g = geo(4, 4, 4 + logs + 1);
         (
-            FastFtl::new(&g, logs, model, true).unwrap(),
+            FastFtl::new(&g, logs, model, Utilisation::Written, true).unwrap(),
             Nand::new(g.physical_blocks),
         )
     }
@@ -625,7 +695,8 @@ mod tests {
     fn random_integrity_small_pools() {
         for (seed, logs) in [2u64, 3, 5].into_iter().enumerate() {
             let g = geo(4, 5, 5 + logs + 1);
-            let mut f = FastFtl::new(&g, logs, ModelStats::Seed, true).unwrap();
+            let mut f =
+                FastFtl::new(&g, logs, ModelStats::Seed, Utilisation::Written, true).unwrap();
             let mut n = Nand::new(g.physical_blocks);
             random_run(&mut f, &mut n, 4, 5, 3000, 200 + seed as u64);
         }
@@ -634,7 +705,7 @@ mod tests {
     #[test]
     fn random_integrity() {
         let g = geo(8, 12, 12 + 4 + 1);
-        let mut f = FastFtl::new(&g, 4, ModelStats::AllMerges, true).unwrap();
+        let mut f = FastFtl::new(&g, 4, ModelStats::AllMerges, Utilisation::Valid, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         random_run(&mut f, &mut n, 8, 12, 5000, 5);
         let erases: u64 = f
@@ -649,5 +720,209 @@ mod tests {
             "{:?}",
             f.stats.merges
         );
+    }
+
+    fn log_counts(f: &dyn Ftl) -> [u64; 8] {
+        let c = f.counters();
+        super::super::log_stats::COUNTERS.map(|k| c.iter().find(|(n, _)| *n == k).unwrap().1)
+    }
+
+    fn histogram(f: &dyn Ftl, name: &str) -> Vec<(u64, u64)> {
+        f.histograms()
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .unwrap()
+            .1
+    }
+
+    /// Seed 002's statistics on FAST, worked by hand: N_p = 4, 1 SW + 2 RW log blocks, LBNs 0–2
+    /// written whole first. A log record is an LBN's association (its pages in the logs since
+    /// its last merge); a unit is a hit when its LBN has one.
+    ///
+    /// V1  LBN 0 {1,2}: miss, RW R1 ← 0:1, 0:2.             a0: refs 1, Σ 2
+    /// V2  LBN 1 {1}:   miss, R1 ← 1:1.                      a1: refs 1, Σ 1
+    /// V3  LBN 0 {1}:   hit, R1 ← 0:1 (R1 full).             a0: refs 2, Σ 3
+    /// V4  LBN 2 {0,1}: miss, offset 0 opens the SW log S1 ← 2:0, 2:1.  a2: refs 1, Σ 2
+    /// V5  LBN 1 {2,3}: hit, new RW R2 ← 1:2, 1:3.           a1: refs 2, Σ 3
+    /// V6  LBN 0 {3}:   hit, R2 ← 0:3.                       a0: refs 3, Σ 4
+    /// V7  LBN 1 {1}:   hit, R2 ← 1:1 (R2 full).             a1: refs 3, Σ 4
+    /// V8  LBN 2 {3}:   hit; not S1's next offset: S1 partial-merged, a2 never re-referenced
+    ///                  (2 pages, both valid); then RW: both full, victim R1 full-merges LBN 0
+    ///                  (1:1 in R1 is dead): a0 re-referenced, Σ 4 ≤ 4 fits; 4 pages written,
+    ///                  3 valid (0:1, 0:2, 0:3); new R3 ← 2:3.  a2': refs 1, Σ 1
+    /// V9  LBN 1 {3}:   hit, R3 ← 1:3.                       a1: refs 4, Σ 5
+    /// V10 LBN 0 {1,2}: miss, R3 ← 0:1, 0:2 (R3 full).       a0': refs 1, Σ 2
+    /// V11 LBN 0 {3}:   hit; victim R2 full-merges LBN 1: a1 Σ 5 > 4 overflows; 5 pages written
+    ///                  (used: 4, the block's worth), 3 valid (1:1, 1:2, 1:3); R4 ← 0:3.
+    /// V12 LBN 2 {0,1,2}: hit, SW S2 ← 2:0, 2:1, 2:2.        a2': refs 2, Σ 4
+    /// V13 LBN 2 {3}:   hit, S2 ← 2:3 fills it: switch-merged at once, while V13 writes: a2'
+    ///                  refs 3, Σ 4 + 1 = 5 > 4 overflows; 5 written (4 used), 4 valid.
+    ///
+    /// Units 16 (3 + 13); hits 9, misses 4; never 1, fits 1, overflows 2. Used pages, written:
+    /// 2 + 4 + 4 + 4 = 14 (re-referenced 12); valid: 2 + 3 + 3 + 4 = 12 (re-referenced 10).
+    #[test]
+    fn seed002_statistics_by_hand() {
+        for util in [Utilisation::Written, Utilisation::Valid] {
+            let g = geo(4, 4, 4 + 3 + 1);
+            let mut f = FastFtl::new(&g, 3, ModelStats::Seed, util, true).unwrap();
+            let mut n = Nand::new(g.physical_blocks);
+            for l in 0..3 {
+                f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                    .unwrap();
+            }
+            let script: [(Lbn, &[u32]); 13] = [
+                (0, &[1, 2]),
+                (1, &[1]),
+                (0, &[1]),
+                (2, &[0, 1]),
+                (1, &[2, 3]),
+                (0, &[3]),
+                (1, &[1]),
+                (2, &[3]),
+                (1, &[3]),
+                (0, &[1, 2]),
+                (0, &[3]),
+                (2, &[0, 1, 2]),
+                (2, &[3]),
+            ];
+            for (i, (l, offs)) in script.into_iter().enumerate() {
+                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
+                    .unwrap();
+            }
+            assert_eq!(f.stats.merges, [1, 1, 2]);
+            let (used, reref) = match util {
+                Utilisation::Written => (14, 12),
+                Utilisation::Valid => (12, 10),
+            };
+            assert_eq!(log_counts(&f), [16, 9, 4, 1, 1, 2, used, reref]);
+            assert_eq!(
+                histogram(&f, "ftl.log.references_at_merge"),
+                [(1, 1), (3, 2), (4, 1)]
+            );
+            let (all, rr) = match util {
+                Utilisation::Written => (vec![(50, 1), (100, 3)], vec![(100, 3)]),
+                Utilisation::Valid => (vec![(50, 1), (75, 2), (100, 1)], vec![(75, 2), (100, 1)]),
+            };
+            assert_eq!(histogram(&f, "ftl.log.utilisation_at_merge"), all);
+            assert_eq!(
+                histogram(&f, "ftl.log.utilisation_at_merge_rereferenced"),
+                rr
+            );
+            let w = f.window_metrics(&f.counters());
+            assert_eq!(w[0], ("ftl.log.hit_ratio", 9.0 / 13.0));
+            assert_eq!(w[1].1, used as f64 / 16.0);
+            assert_eq!(w[2].1, reref as f64 / 12.0);
+            // LBN 0's association holds V10 and V11: 2 references, 3 pages.
+            let state = LogState {
+                references: 2,
+                pages: 3,
+            };
+            assert_eq!(f.log_state(0), Some(state));
+            assert_eq!((f.log_state(1), f.log_state(2)), (None, None));
+            f.check_integrity(&[1, 11, 11, 12, 1, 8, 6, 10, 13, 13, 13, 14, 0, 0, 0, 0])
+                .unwrap();
+        }
+    }
+
+    /// A unit whose own association is merged while it writes: N_p = 4, 1 SW + 1 RW log block.
+    ///
+    /// Ua LBN 0 {1,2,3}: miss, R1 ← 0:1, 0:2, 0:3.                a0: refs 1, Σ 3
+    /// Ub LBN 1 {1,2}:   miss, R1 ← 1:1 fills R1; page 2 reclaims R1, full-merging LBN 0 (a0
+    ///                   never re-referenced, 3 pages) and LBN 1, whose association Ub itself
+    ///                   opened: never re-referenced, 1 page, S_c = 2 (the page that went on
+    ///                   counts); R2 ← 1:2 opens a1': refs 1, S_c 1.
+    /// Uc LBN 1 {3}:     hit, R2 ← 1:3.                            a1': refs 2, Σ 2
+    /// Ud LBN 0 {1,2,3}: miss, R2 ← 0:1, 0:2 fills R2; page 3 reclaims R2: LBN 0's new
+    ///                   association (Ud's own: never, 2 pages) and a1' (re-referenced, Σ 2 ≤ 4:
+    ///                   fits, 2 pages) merged; R3 ← 0:3.
+    ///
+    /// Units 6; hits 1, misses 3; never 3, fits 1; used 3 + 1 + 2 + 2 = 8 (re-referenced 2).
+    #[test]
+    fn association_merged_mid_unit_keeps_its_pages_beyond() {
+        let g = geo(4, 2, 2 + 2 + 1);
+        let mut f = FastFtl::new(&g, 2, ModelStats::Seed, Utilisation::Written, true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        for l in 0..2 {
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
+        }
+        f.write_pages(0, &host(&[1, 2, 3], 2), 0, &mut n).unwrap();
+        f.write_pages(1, &host(&[1, 2], 3), 0, &mut n).unwrap();
+        assert_eq!(log_counts(&f), [4, 0, 2, 2, 0, 0, 4, 0]);
+        let state = LogState {
+            references: 1,
+            pages: 1,
+        };
+        assert_eq!(f.log_state(1), Some(state));
+        f.write_pages(1, &host(&[3], 4), 0, &mut n).unwrap();
+        f.write_pages(0, &host(&[1, 2, 3], 5), 0, &mut n).unwrap();
+        assert_eq!(log_counts(&f), [6, 1, 3, 3, 1, 0, 8, 2]);
+        assert_eq!(
+            histogram(&f, "ftl.log.references_at_merge"),
+            [(1, 3), (2, 1)]
+        );
+        assert_eq!(
+            histogram(&f, "ftl.log.utilisation_at_merge"),
+            [(25, 1), (50, 2), (75, 1)]
+        );
+        f.check_integrity(&[1, 5, 5, 5, 1, 3, 3, 4]).unwrap();
+    }
+
+    /// Against an oracle from the FTL's state before each unit (no trims): a `Pages` unit reaches
+    /// the log exactly when its LBN has a data block whose page at one of its offsets is not free,
+    /// and it is a hit exactly when a page of its LBN has its newest copy in a log block (SW or
+    /// RW) then; `log_state` agrees with that after every unit; the utilisation reading changes
+    /// nothing else.
+    #[test]
+    fn hits_and_misses_are_the_units_reaching_the_log() {
+        for (i, logs) in [2u64, 3, 5].into_iter().enumerate() {
+            let mut runs = Vec::new();
+            for util in [Utilisation::Written, Utilisation::Valid] {
+                let (ppb, lbns) = (4u32, 6u64);
+                let g = geo(ppb as u64, lbns, lbns + logs + 1);
+                let mut f = FastFtl::new(&g, logs, ModelStats::Seed, util, true).unwrap();
+                let mut n = Nand::new(g.physical_blocks);
+                let mut rng = Rng(41 + i as u64);
+                let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
+                let (mut ver, mut units, mut reach) = (0, 0u64, [0u64; 2]);
+                for _ in 0..4000 {
+                    let Some((lbn, pages, shape)) =
+                        next_unit(&mut f, &mut rng, ppb, lbns, &mut latest, &mut ver, false)
+                    else {
+                        continue;
+                    };
+                    let d = f.data[lbn as usize];
+                    let reaches = shape == Shape::Pages
+                        && d != NONE
+                        && pages.iter().any(|p| !f.s.page_free(d * ppb + p.offset));
+                    if reaches {
+                        reach[usize::from(f.valid_in_logs(lbn) > 0)] += 1;
+                    }
+                    f.write_unit(lbn, &pages, shape, 0, &mut n).unwrap();
+                    units += 1;
+                    let c = log_counts(&f);
+                    assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{logs}");
+                    for l in 0..lbns {
+                        let s = f.log_state(l);
+                        assert_eq!(s.is_some(), f.valid_in_logs(l) > 0);
+                        assert!(s.is_none_or(|s| s.references >= 1
+                            && s.references <= s.pages
+                            && f.valid_in_logs(l) <= s.pages));
+                    }
+                }
+                f.check_integrity(&latest).unwrap();
+                let c = log_counts(&f);
+                let refs = histogram(&f, "ftl.log.references_at_merge");
+                assert_eq!(refs.iter().map(|x| x.1).sum::<u64>(), c[3] + c[4] + c[5]);
+                assert!(
+                    c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0,
+                    "{logs}: {c:?}"
+                );
+                runs.push((c, f.stats.merges, n.counters.clone()));
+            }
+            let ((w, wm, wn), (vc, vm, vn)) = (&runs[0], &runs[1]);
+            assert_eq!((&w[..6], wm, wn), (&vc[..6], vm, vn), "{logs}");
+            assert!(w[6] >= vc[6] && w[7] >= vc[7], "{logs}: {w:?} {vc:?}");
+        }
     }
 }

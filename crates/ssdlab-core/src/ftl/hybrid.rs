@@ -637,6 +637,77 @@ pub(crate) mod testutil {
         v
     }
 
+    /// One random step for `random_run`: None after a trim (done here), else a unit to write
+    /// (single pages, runs, random subsets; some padded, whole-block with or without filler),
+    /// its versions recorded in `latest`.
+    pub fn next_unit(
+        f: &mut dyn Ftl,
+        rng: &mut Rng,
+        ppb: u32,
+        lbns: u64,
+        latest: &mut [u32],
+        v: &mut u32,
+        trims: bool,
+    ) -> Option<(Lbn, Vec<UnitPage>, Shape)> {
+        let lbn = if rng.below(3) == 0 {
+            rng.below(lbns.min(3))
+        } else {
+            rng.below(lbns)
+        };
+        let first = lbn * ppb as u64;
+        let kind = rng.below(10);
+        let mut unit = Vec::new();
+        if kind == 0 {
+            let lpn = first + rng.below(ppb as u64);
+            if !trims {
+                return None;
+            }
+            f.trim(lpn);
+            latest[lpn as usize] = 0;
+            return None;
+        } else if kind <= 5 {
+            unit.push(rng.below(ppb as u64) as u32);
+        } else if kind <= 7 {
+            let start = rng.below(ppb as u64) as u32;
+            let len = 1 + rng.below((ppb - start) as u64) as u32;
+            unit.extend(start..start + len);
+        } else {
+            unit.extend((0..ppb).filter(|_| rng.below(2) == 0));
+            if unit.is_empty() {
+                unit.push(0);
+            }
+        }
+        let padded = kind == 9;
+        let mut pages = Vec::new();
+        for o in 0..ppb {
+            let lpn = (first + o as u64) as usize;
+            if unit.contains(&o) {
+                *v += 1;
+                latest[lpn] = *v;
+                pages.push(UnitPage {
+                    offset: o,
+                    version: *v,
+                    cause: Cause::Host,
+                });
+            } else if padded && latest[lpn] != 0 {
+                assert_eq!(f.version_of(lpn as u64), latest[lpn]);
+                pages.push(UnitPage {
+                    offset: o,
+                    version: latest[lpn],
+                    cause: Cause::Pad,
+                });
+            }
+        }
+        let shape = if padded || pages.len() == ppb as usize {
+            Shape::Block {
+                fill: rng.below(2) == 0,
+            }
+        } else {
+            Shape::Pages
+        };
+        Some((lbn, pages, shape))
+    }
+
     /// Random single-page and multi-page units (some padded, whole-block with or without filler,
     /// some trims) with versions checked.
     pub fn random_run(
@@ -651,58 +722,10 @@ pub(crate) mod testutil {
         let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
         let mut v = 0u32;
         for step in 0..steps {
-            let lbn = if rng.below(3) == 0 {
-                rng.below(lbns.min(3))
-            } else {
-                rng.below(lbns)
-            };
-            let first = lbn * ppb as u64;
-            let kind = rng.below(10);
-            let mut unit = Vec::new();
-            if kind == 0 {
-                let lpn = first + rng.below(ppb as u64);
-                f.trim(lpn);
-                latest[lpn as usize] = 0;
+            let Some((lbn, pages, shape)) =
+                next_unit(f, &mut rng, ppb, lbns, &mut latest, &mut v, true)
+            else {
                 continue;
-            } else if kind <= 5 {
-                unit.push(rng.below(ppb as u64) as u32);
-            } else if kind <= 7 {
-                let start = rng.below(ppb as u64) as u32;
-                let len = 1 + rng.below((ppb - start) as u64) as u32;
-                unit.extend(start..start + len);
-            } else {
-                unit.extend((0..ppb).filter(|_| rng.below(2) == 0));
-                if unit.is_empty() {
-                    unit.push(0);
-                }
-            }
-            let padded = kind == 9;
-            let mut pages = Vec::new();
-            for o in 0..ppb {
-                let lpn = (first + o as u64) as usize;
-                if unit.contains(&o) {
-                    v += 1;
-                    latest[lpn] = v;
-                    pages.push(UnitPage {
-                        offset: o,
-                        version: v,
-                        cause: Cause::Host,
-                    });
-                } else if padded && latest[lpn] != 0 {
-                    assert_eq!(f.version_of(lpn as u64), latest[lpn]);
-                    pages.push(UnitPage {
-                        offset: o,
-                        version: latest[lpn],
-                        cause: Cause::Pad,
-                    });
-                }
-            }
-            let shape = if padded || pages.len() == ppb as usize {
-                Shape::Block {
-                    fill: rng.below(2) == 0,
-                }
-            } else {
-                Shape::Pages
             };
             f.write_unit(lbn, &pages, shape, 0, nand).unwrap();
             if step % 500 == 0 {

@@ -7,11 +7,13 @@ pub mod bast;
 pub mod block;
 pub mod fast;
 pub mod hybrid;
+pub mod log_stats;
 pub mod page;
 
 use crate::error::Result;
 use crate::nand::{Cause, Nand};
 use crate::units::{Lbn, Lpn};
+pub use log_stats::LogState;
 
 /// One page of a flush unit as the FTL receives it: its offset in the logical block, the version
 /// it carries (integrity checking) and why it is written (host data or padding).
@@ -38,6 +40,12 @@ pub trait FtlView {
     /// next victim): an FTL may start loading the block's mapping. Changes nothing; the default
     /// does nothing.
     fn prefetch_unit(&self, _lbn: Lbn) {}
+    /// Hybrid FTLs (seed 002's predictor input): what the log holds for logical block `lbn` now —
+    /// None when it holds no log record (no log block on BAST, no page logged since its last
+    /// merge on FAST) or the FTL has no log blocks.
+    fn log_state(&self, _lbn: Lbn) -> Option<LogState> {
+        None
+    }
 }
 
 /// How a flush unit relates to its logical block.
@@ -107,6 +115,15 @@ pub trait Ftl: FtlView + std::any::Any {
     fn counters(&self) -> Vec<(&'static str, u64)>;
     /// Point-in-time values reported as they are at the end.
     fn gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    /// Monotone distributions, subtracted across warm-up as the counters are: name → (value,
+    /// count) pairs in ascending value.
+    fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
+        Vec::new()
+    }
+    /// Ratios and means of a window, from its counters (`counters()` differences).
+    fn window_metrics(&self, _counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
 }
