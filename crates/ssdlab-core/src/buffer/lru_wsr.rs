@@ -86,7 +86,7 @@ impl CachePolicy for WsrPolicy {
 
 #[cfg(test)]
 mod tests {
-    use super::super::pagecache::testutil::{MPage, Model, Sink};
+    use super::super::pagecache::testutil::{assert_writes_alone_are_lru, MPage, Model, Sink};
     use super::super::WriteBuffer;
     use super::*;
 
@@ -213,35 +213,7 @@ mod tests {
     /// and the same flushes in the same order.
     #[test]
     fn writes_alone_are_lru() {
-        use super::super::lru::LruBuffer;
-        let mut rng = crate::rng::Rng::new(7);
-        for (cap, cache_reads) in [(1, true), (7, true), (7, false)] {
-            let mut b = wsr(cap, cache_reads);
-            let mut lru = LruBuffer::new(cap, 4);
-            let (mut s, mut t) = (Sink::default(), Sink::default());
-            for v in 1..5000u32 {
-                let lpn = rng.below(40);
-                let mask = 1 << rng.below(8);
-                match rng.below(10) {
-                    0 => {
-                        b.trim(lpn);
-                        lru.trim(lpn);
-                    }
-                    1 if !cache_reads => assert_eq!(
-                        b.read(lpn, mask, &mut s).unwrap(),
-                        lru.read(lpn, mask, &mut t).unwrap()
-                    ),
-                    _ => assert_eq!(
-                        b.write(lpn, mask, v, 0, &mut s).unwrap(),
-                        lru.write(lpn, mask, v, 0, &mut t).unwrap()
-                    ),
-                }
-            }
-            b.flush_all(&mut s).unwrap();
-            lru.flush_all(&mut t).unwrap();
-            assert!(s.0.len() > 1000);
-            assert_eq!(s.0, t.0);
-        }
+        assert_writes_alone_are_lru(7, &[(1, true), (7, true), (7, false)], wsr);
     }
 
     /// Against the literal rules (a Vec scanned from the LRU end), with reads, partial writes

@@ -408,6 +408,45 @@ pub(crate) mod testutil {
     use crate::ftl::FtlView;
     use crate::units::{Lpn, SectorMask};
 
+    /// On writes alone (with trims, and reads when `cache_reads` is off) the policy made by
+    /// `make(capacity, cache_reads)` is LRU: the same hits and the same flushes in the same order.
+    pub fn assert_writes_alone_are_lru<B: super::super::WriteBuffer>(
+        seed: u64,
+        cases: &[(u64, bool)],
+        mut make: impl FnMut(u64, bool) -> B,
+    ) {
+        use super::super::lru::LruBuffer;
+        let mut rng = crate::rng::Rng::new(seed);
+        for &(cap, cache_reads) in cases {
+            let mut b = make(cap, cache_reads);
+            let mut lru = LruBuffer::new(cap, 4);
+            let (mut s, mut t) = (Sink::default(), Sink::default());
+            for v in 1..5000u32 {
+                let lpn = rng.below(40);
+                let mask = 1 << rng.below(8);
+                match rng.below(10) {
+                    0 => {
+                        b.trim(lpn);
+                        super::super::WriteBuffer::trim(&mut lru, lpn);
+                    }
+                    1 if !cache_reads => assert_eq!(
+                        b.read(lpn, mask, &mut s).unwrap(),
+                        super::super::WriteBuffer::read(&mut lru, lpn, mask, &mut t).unwrap()
+                    ),
+                    _ => assert_eq!(
+                        b.write(lpn, mask, v, 0, &mut s).unwrap(),
+                        super::super::WriteBuffer::write(&mut lru, lpn, mask, v, 0, &mut t)
+                            .unwrap()
+                    ),
+                }
+            }
+            b.flush_all(&mut s).unwrap();
+            super::super::WriteBuffer::flush_all(&mut lru, &mut t).unwrap();
+            assert!(s.0.len() > 1000);
+            assert_eq!(s.0, t.0);
+        }
+    }
+
     /// Recorded flushes: (LPN, version, mask). Blocks of 4 pages.
     #[derive(Default)]
     pub struct Sink(pub Vec<(Lpn, u32, SectorMask)>);
