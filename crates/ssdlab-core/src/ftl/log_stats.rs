@@ -157,18 +157,16 @@ impl LogStats {
         self.had_log.get_or_insert(has_log);
     }
 
-    /// The current unit wrote a page into record `r`; true when that makes it a reference.
+    /// The current unit wrote a page into record `r` (its first makes the unit a reference).
     #[inline]
-    pub fn log_page(&mut self, r: &mut LogRef) -> bool {
-        let new = r.last != self.unit;
-        if new {
+    pub fn log_page(&mut self, r: &mut LogRef) {
+        if r.last != self.unit {
             r.last = self.unit;
             r.refs += 1;
             r.entry = self.logged;
         }
         r.pages += 1;
         self.logged += 1;
-        new
     }
 
     /// Record `r` is merged with `used` pages in use; `r` is reset for its next use.
