@@ -47,7 +47,9 @@ impl Links {
         self.prev[i as usize]
     }
 
-    #[inline]
+    // Always: on every buffered write of the block-grouped buffers, and the compiler's choice to
+    // inline it or not has flipped with unrelated changes elsewhere in the crate.
+    #[inline(always)]
     pub fn push_front(&mut self, l: &mut List, i: u32) {
         self.ensure(i);
         self.prev[i as usize] = NIL;

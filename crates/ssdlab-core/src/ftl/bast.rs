@@ -58,8 +58,16 @@ use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand};
 use crate::units::{prefetch, Geometry, Lbn, Lpn};
 
+/// A log block of a chain, with seed 002's tally of it (kept beside the block number, which is
+/// read anyway, rather than in a table by physical block).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct LogBlock {
+    id: u32,
+    log: LogRef,
+}
+
 struct Chain {
-    blocks: Vec<u32>,
+    blocks: Vec<LogBlock>,
     last_write: u64,
     /// The last block holds offsets 0..w−1 in order, all valid (w its programmed pages): kept
     /// as pages are logged and trimmed, so that classifying a merge need not read its P2L.
@@ -74,7 +82,7 @@ struct Chains {
     lens: Vec<u32>,
     present: Vec<u64>,
     /// Block lists of removed chains, reused (a chain is made and merged millions of times).
-    spare: Vec<Vec<u32>>,
+    spare: Vec<Vec<LogBlock>>,
 }
 
 impl Chains {
@@ -113,7 +121,10 @@ impl Chains {
             last_write: tick,
             in_order: true,
         });
-        ch.blocks.push(b);
+        ch.blocks.push(LogBlock {
+            id: b,
+            log: LogRef::default(),
+        });
         ch.in_order = true;
         self.lens[lbn as usize] += 1;
     }
@@ -233,8 +244,6 @@ pub struct BastFtl {
     tick: u64,
     stats: Stats,
     model: ModelStats,
-    /// Seed 002's tally of every log block, by physical block.
-    refs: Vec<LogRef>,
     log: LogStats,
 }
 
@@ -331,25 +340,27 @@ impl BastFtl {
             tick: 0,
             stats: Stats::default(),
             model,
-            refs: vec![LogRef::default(); geo.physical_blocks as usize],
             log: LogStats::new(geo.pages_per_block as u32, utilisation),
         })
     }
 
-    /// Seed 002: log block `b` is merged (before the merge moves its pages).
-    fn end_log_block(&mut self, b: u32) {
-        let used = match self.log.utilisation {
-            Utilisation::Written => self.s.written[b as usize],
-            Utilisation::Valid => self.s.valid[b as usize],
-        };
-        self.log.end(&mut self.refs[b as usize], used);
+    /// Seed 002: the log blocks of chain `ch` are merged (before the merge moves their pages).
+    fn end_log_blocks(&mut self, ch: &mut Chain) {
+        for x in &mut ch.blocks {
+            let used = match self.log.utilisation {
+                Utilisation::Written => self.s.written[x.id as usize],
+                Utilisation::Valid => self.s.valid[x.id as usize],
+            };
+            self.log.end(&mut x.log, used);
+        }
     }
 
     /// Which merge the chain of `lbn` allows.
     fn classify(&self, lbn: Lbn) -> Merge {
         let ch = &self.chains[&lbn];
-        let (&last, rest) = ch.blocks.split_last().expect("chains are never empty");
-        if rest.iter().any(|&b| self.s.valid[b as usize] != 0) {
+        let (last, rest) = ch.blocks.split_last().expect("chains are never empty");
+        let last = last.id;
+        if rest.iter().any(|x| self.s.valid[x.id as usize] != 0) {
             return Merge::Full;
         }
         let ppb = self.s.ppb;
@@ -368,20 +379,21 @@ impl BastFtl {
     /// Merge the log chain of `lbn` into a data block.
     pub(crate) fn merge(&mut self, lbn: Lbn, nand: &mut Nand) -> Result<()> {
         let kind = self.classify(lbn);
-        let ch = self
+        let mut ch = self
             .chains
             .remove(&lbn)
             .expect("merging an LBN without log blocks");
         let ppb = self.s.ppb;
         let mut written = 0u64;
-        for &b in &ch.blocks {
-            written += self.s.written[b as usize] as u64;
-            self.stats.reclaim(self.s.written[b as usize]);
-            self.end_log_block(b);
+        for x in &ch.blocks {
+            written += self.s.written[x.id as usize] as u64;
+            self.stats.reclaim(self.s.written[x.id as usize]);
         }
+        self.end_log_blocks(&mut ch);
         let d = self.data[lbn as usize];
         let mut erases = 0;
-        let (&last, rest) = ch.blocks.split_last().unwrap();
+        let (last, rest) = ch.blocks.split_last().unwrap();
+        let last = last.id;
         // The LBN's pages are only in its data block and its chain, which are all erased here
         // (but for the last log block of a switch or partial merge, which becomes the data
         // block and is no source of the copies): the copies need not mark them dead.
@@ -390,8 +402,8 @@ impl BastFtl {
                 self.s
                     .move_tail(lbn, last, self.s.written[last as usize], nand);
                 self.data[lbn as usize] = last;
-                for &b in rest {
-                    self.s.erase(b, nand);
+                for x in rest {
+                    self.s.erase(x.id, nand);
                     erases += 1;
                 }
             }
@@ -399,8 +411,8 @@ impl BastFtl {
                 let nb = self.s.alloc()?;
                 self.s.move_tail(lbn, nb, 0, nand);
                 self.data[lbn as usize] = nb;
-                for &b in &ch.blocks {
-                    self.s.erase_dying(b, nand);
+                for x in &ch.blocks {
+                    self.s.erase_dying(x.id, nand);
                     erases += 1;
                 }
             }
@@ -428,9 +440,9 @@ impl BastFtl {
         fill: bool,
         nand: &mut Nand,
     ) -> Result<()> {
-        let chain = self.chains.remove(&lbn);
-        for &b in chain.iter().flat_map(|ch| &ch.blocks) {
-            self.end_log_block(b);
+        let mut chain = self.chains.remove(&lbn);
+        if let Some(ch) = &mut chain {
+            self.end_log_blocks(ch);
         }
         let replaced = self.s.switch_in(&mut self.data, lbn, pages, fill, nand)?;
         if !replaced && chain.is_none() {
@@ -441,11 +453,11 @@ impl BastFtl {
         let mut erases = u64::from(replaced);
         let mut chain_written = 0u64;
         if let Some(ch) = &chain {
-            for &b in &ch.blocks {
-                let w = self.s.written[b as usize];
+            for x in &ch.blocks {
+                let w = self.s.written[x.id as usize];
                 chain_written += w as u64;
                 self.stats.reclaim(w);
-                self.s.erase(b, nand);
+                self.s.erase(x.id, nand);
                 erases += 1;
             }
             self.in_use -= ch.blocks.len() as u64;
@@ -514,15 +526,17 @@ impl BastFtl {
                 self.s.program_unit(lpn, d * ppb + p.offset, p, nand);
                 return Ok(());
             }
-            if let Some(ch) = self.chains.get_mut(&lbn) {
-                let last = *ch.blocks.last().unwrap();
+            let chain = self.chains.get_mut(&lbn);
+            self.log.bound_for_log(chain.is_some());
+            if let Some(ch) = chain {
+                let last = ch.blocks.last().unwrap().id;
                 let w = self.s.written[last as usize];
                 if w < ppb {
                     ch.last_write = self.tick;
                     ch.in_order &= p.offset == w;
                     self.tick += 1;
                     self.s.program_unit(lpn, last * ppb + w, p, nand);
-                    self.log.log_page(&mut self.refs[last as usize]);
+                    self.log.log_page(&mut ch.blocks.last_mut().unwrap().log);
                     if w + 1 == ppb && (self.single || self.classify(lbn) == Merge::Switch) {
                         self.merge(lbn, nand)?;
                     }
@@ -568,11 +582,16 @@ impl FtlView for BastFtl {
         prefetch(&self.chains.slot, lbn as usize);
     }
     fn log_state(&self, lbn: Lbn) -> Option<LogState> {
-        let ch = self.chains.slot.get(lbn as usize)?.as_ref()?;
-        let last = *ch.blocks.last()? as usize;
+        let last = self
+            .chains
+            .slot
+            .get(lbn as usize)?
+            .as_ref()?
+            .blocks
+            .last()?;
         Some(LogState {
-            references: self.refs[last].references(),
-            pages: self.s.written[last],
+            references: last.log.references(),
+            pages: self.s.written[last.id as usize],
         })
     }
 }
@@ -586,20 +605,20 @@ impl Ftl for BastFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        self.log.begin(
-            self.chains
-                .slot
-                .get(lbn as usize)
-                .is_some_and(|c| c.is_some()),
-        );
+        self.log.begin();
         let r = match shape {
             Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
             Shape::Pages => self.write_logged(lbn, pages, nand),
         };
         // The unit's log blocks not merged meanwhile are in its LBN's chain.
-        let chain = self.chains.slot.get(lbn as usize).and_then(|c| c.as_ref());
-        let live = chain.map_or(&[][..], |c| &c.blocks[..]);
-        self.log.finish(&mut self.refs, live.iter().copied());
+        if self.log.logged() > 0 {
+            if let Some(ch) = self.chains.get_mut(&lbn) {
+                for x in &mut ch.blocks {
+                    self.log.settle(&mut x.log);
+                }
+            }
+        }
+        self.log.finish();
         r
     }
 
@@ -607,7 +626,7 @@ impl Ftl for BastFtl {
         if let Some(old) = self.s.ppn_of(lpn) {
             let lbn = lpn / self.s.ppb as u64;
             if let Some(ch) = self.chains.get_mut(&lbn) {
-                if old / self.s.ppb == *ch.blocks.last().unwrap() {
+                if old / self.s.ppb == ch.blocks.last().unwrap().id {
                     ch.in_order = false;
                 }
             }
@@ -629,8 +648,8 @@ impl Ftl for BastFtl {
         for (lbn, ch) in self.chains.from(0) {
             logs += ch.blocks.len() as u64;
             let first = lbn * self.s.ppb as u64;
-            for &b in &ch.blocks {
-                let base = (b * self.s.ppb) as usize;
+            for x in &ch.blocks {
+                let (b, base) = (x.id, (x.id * self.s.ppb) as usize);
                 for &l in &self.s.p2l[base..base + self.s.ppb as usize] {
                     if l < super::hybrid::DEAD
                         && (l as u64) / self.s.ppb as u64 != first / self.s.ppb as u64
@@ -1009,7 +1028,8 @@ mod tests {
                 assert_eq!(t.longest_from(cursor, look, limit), best.map(|b| b.0));
             }
             for ((gl, gc), (wl, wc)) in got.iter().zip(&want) {
-                assert_eq!((gl, &gc.blocks, t.len_of(*gl)), (*wl, *wc, wc.len()));
+                let ids: Vec<u32> = gc.blocks.iter().map(|x| x.id).collect();
+                assert_eq!((gl, &ids, t.len_of(*gl)), (*wl, *wc, wc.len()));
             }
         }
     }
@@ -1203,8 +1223,8 @@ mod tests {
                     assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{v}");
                     for l in 0..lbns {
                         let want = f.chains.slot[l as usize].as_ref().map(|ch| {
-                            let last = *ch.blocks.last().unwrap() as usize;
-                            (f.refs[last].references(), f.s.written[last])
+                            let last = ch.blocks.last().unwrap();
+                            (last.log.references(), f.s.written[last.id as usize])
                         });
                         assert_eq!(f.log_state(l).map(|s| (s.references, s.pages)), want);
                         assert!(want.is_none_or(|(r, p)| r >= 1 && r <= p));

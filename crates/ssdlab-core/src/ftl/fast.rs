@@ -70,17 +70,23 @@ pub struct FastFtl {
     log_blocks: u64,
     stats: Stats,
     overhead: u64,
-    /// Per LBN since its last merge: pages written into RW logs, distinct flush units that wrote
-    /// them, and the id of the last such unit.
-    rw_pages: Vec<u32>,
-    rw_units: Vec<u32>,
-    last_unit: Vec<u64>,
+    /// Per LBN (one entry, so that a unit's tallies share its cache lines).
+    tally: Vec<Tally>,
     unit_id: u64,
     model: ModelStats,
-    /// Seed 002's tally of every LBN's log association (its pages in the SW and RW logs since
-    /// its last merge), by LBN.
-    assoc: Vec<LogRef>,
     log: LogStats,
+}
+
+/// What FAST counts per LBN since the LBN's last merge.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    /// Pages written into RW logs, distinct flush units that wrote them, and the id of the last
+    /// such unit (0: none) — `ftl.fast.overhead_pages`.
+    rw_pages: u32,
+    rw_units: u32,
+    rw_last: u64,
+    /// Seed 002's log association: the LBN's pages logged into the SW and RW logs.
+    assoc: LogRef,
 }
 
 /// Physical blocks needed beyond the logical ones.
@@ -118,19 +124,16 @@ impl FastFtl {
             log_blocks,
             stats: Stats::default(),
             overhead: 0,
-            rw_pages: vec![0; lbns],
-            rw_units: vec![0; lbns],
-            last_unit: vec![u64::MAX; lbns],
+            tally: vec![Tally::default(); lbns],
             unit_id: 0,
             model,
-            assoc: vec![LogRef::default(); lbns],
             log: LogStats::new(geo.pages_per_block as u32, utilisation),
         })
     }
 
     /// Seed 002: the log association of `lbn` ends (before its merge moves any page).
     fn end_assoc(&mut self, lbn: Lbn) {
-        let r = &self.assoc[lbn as usize];
+        let r = &self.tally[lbn as usize].assoc;
         if r.references() == 0 {
             return;
         }
@@ -138,7 +141,7 @@ impl FastFtl {
             Utilisation::Written => r.pages(),
             Utilisation::Valid => self.valid_in_logs(lbn),
         };
-        self.log.end(&mut self.assoc[lbn as usize], used);
+        self.log.end(&mut self.tally[lbn as usize].assoc, used);
     }
 
     /// Pages of `lbn` whose newest copy is in a log block (not in its data block).
@@ -152,10 +155,10 @@ impl FastFtl {
             .count() as u32
     }
 
+    /// The overhead tally restarts (the association was ended by `end_assoc`).
     fn reset_tally(&mut self, lbn: Lbn) {
-        self.rw_pages[lbn as usize] = 0;
-        self.rw_units[lbn as usize] = 0;
-        self.last_unit[lbn as usize] = u64::MAX;
+        let t = &mut self.tally[lbn as usize];
+        (t.rw_pages, t.rw_units, t.rw_last) = (0, 0, 0);
     }
 
     /// Full merge of `lbn` into a new data block; returns the erases it performed.
@@ -264,8 +267,9 @@ impl FastFtl {
         let victim_written = self.s.written[victim as usize];
         self.stats.reclaim(victim_written);
         for &l in &lbns {
-            if self.rw_units[l as usize] == 1 {
-                self.overhead += self.rw_pages[l as usize] as u64;
+            let t = &self.tally[l as usize];
+            if t.rw_units == 1 {
+                self.overhead += t.rw_pages as u64;
             }
             let erases = self.merge_full(l, nand)?;
             self.stats.merge(Merge::Full, erases);
@@ -290,12 +294,12 @@ impl FastFtl {
                 if w < ppb {
                     let lpn = lbn * ppb as u64 + p.offset as u64;
                     self.s.program_unit(lpn, cur * ppb + w, p, nand);
-                    self.log.log_page(&mut self.assoc[lbn as usize]);
-                    let l = lbn as usize;
-                    self.rw_pages[l] += 1;
-                    if self.last_unit[l] != self.unit_id {
-                        self.last_unit[l] = self.unit_id;
-                        self.rw_units[l] += 1;
+                    let t = &mut self.tally[lbn as usize];
+                    self.log.log_page(&mut t.assoc);
+                    t.rw_pages += 1;
+                    if t.rw_last != self.unit_id {
+                        t.rw_last = self.unit_id;
+                        t.rw_units += 1;
                     }
                     return Ok(());
                 }
@@ -323,6 +327,8 @@ impl FastFtl {
                 self.s.program_unit(lpn, d * ppb + o, p, nand);
                 return Ok(());
             }
+            let assoc = &self.tally[lbn as usize].assoc;
+            self.log.bound_for_log(assoc.references() > 0);
             if o == 0 {
                 if self.sw != NONE {
                     self.merge_sw(nand)?;
@@ -331,13 +337,13 @@ impl FastFtl {
                 self.sw = self.s.alloc()?;
                 self.sw_owner = lbn;
                 self.s.program_unit(lpn, self.sw * ppb, p, nand);
-                self.log.log_page(&mut self.assoc[lbn as usize]);
+                self.log.log_page(&mut self.tally[lbn as usize].assoc);
                 return Ok(());
             }
             if self.sw_owner == lbn {
                 if self.s.written[self.sw as usize] == o {
                     self.s.program_unit(lpn, self.sw * ppb + o, p, nand);
-                    self.log.log_page(&mut self.assoc[lbn as usize]);
+                    self.log.log_page(&mut self.tally[lbn as usize].assoc);
                     if o + 1 == ppb {
                         self.merge_sw(nand)?;
                     }
@@ -362,7 +368,7 @@ impl FtlView for FastFtl {
         }
     }
     fn log_state(&self, lbn: Lbn) -> Option<LogState> {
-        let r = self.assoc.get(lbn as usize)?;
+        let r = &self.tally.get(lbn as usize)?.assoc;
         (r.references() > 0).then(|| LogState {
             references: r.references(),
             pages: r.pages(),
@@ -379,11 +385,7 @@ impl Ftl for FastFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        let had_log = self
-            .assoc
-            .get(lbn as usize)
-            .is_some_and(|r| r.references() > 0);
-        self.log.begin(had_log);
+        self.log.begin();
         let r = match shape {
             Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
             Shape::Pages => {
@@ -391,7 +393,10 @@ impl Ftl for FastFtl {
                 pages.iter().try_for_each(|p| self.write_page(lbn, p, nand))
             }
         };
-        self.log.finish(&mut self.assoc, [lbn as u32]);
+        if self.log.logged() > 0 {
+            self.log.settle(&mut self.tally[lbn as usize].assoc);
+        }
+        self.log.finish();
         r
     }
 

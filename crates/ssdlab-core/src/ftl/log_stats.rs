@@ -92,7 +92,9 @@ pub(crate) struct LogStats {
     /// Flush units received (the current one's id).
     unit: u64,
     in_unit: bool,
-    had_log: bool,
+    /// Whether the current unit's LBN held a log record when the unit arrived; known at its
+    /// first page bound for the log (nothing before changes the log).
+    had_log: Option<bool>,
     /// Pages the current unit has logged so far.
     logged: u32,
     pending: Vec<Ended>,
@@ -126,7 +128,7 @@ impl LogStats {
             utilisation,
             unit: 0,
             in_unit: false,
-            had_log: false,
+            had_log: None,
             logged: 0,
             pending: Vec::new(),
             hits: 0,
@@ -138,16 +140,24 @@ impl LogStats {
         }
     }
 
-    /// A flush unit arrives; `had_log`: its LBN holds a log record.
+    /// A flush unit arrives.
     #[inline]
-    pub fn begin(&mut self, had_log: bool) {
+    pub fn begin(&mut self) {
         self.unit += 1;
         self.in_unit = true;
-        self.had_log = had_log;
+        self.had_log = None;
         self.logged = 0;
     }
 
-    /// The current unit wrote a page into record `r`.
+    /// A page of the current unit is bound for the log (it is not written in place); `has_log`:
+    /// its LBN holds a log record now. Only the unit's first such page counts: until then the
+    /// log is as the unit found it.
+    #[inline]
+    pub fn bound_for_log(&mut self, has_log: bool) {
+        self.had_log.get_or_insert(has_log);
+    }
+
+    /// The current unit wrote a page into record `r` (its first makes the unit a reference).
     #[inline]
     pub fn log_page(&mut self, r: &mut LogRef) {
         if r.last != self.unit {
@@ -176,23 +186,32 @@ impl LogStats {
         *r = LogRef::default();
     }
 
-    /// The current unit is done: its pages count in the S_c of every record it referenced.
-    /// `live`: the records of its LBN now (BAST: its chain's blocks; FAST: its association), a
-    /// superset of those it wrote into and that were not merged meanwhile.
+    /// Pages the current unit has logged so far.
     #[inline]
-    pub fn finish(&mut self, table: &mut [LogRef], live: impl IntoIterator<Item = u32>) {
-        for i in live {
-            let r = &mut table[i as usize];
-            if r.last == self.unit {
-                r.sc += self.logged - r.entry;
-                r.entry = self.logged;
-            }
+    pub fn logged(&self) -> u32 {
+        self.logged
+    }
+
+    /// At the current unit's end, before `finish`: its pages count in the S_c of record `r` if
+    /// it is one of its references not merged meanwhile (a merged one was reset; a record settled
+    /// twice gains nothing the second time).
+    #[inline]
+    pub fn settle(&self, r: &mut LogRef) {
+        if r.last == self.unit {
+            r.sc += self.logged - r.entry;
+            r.entry = self.logged;
         }
+    }
+
+    /// The current unit is done (its live references settled): the records merged while it
+    /// wrote are classified, and it counts as a hit or a miss if it reached the log.
+    #[inline]
+    pub fn finish(&mut self) {
         while let Some(e) = self.pending.pop() {
             self.classify(e.refs, e.sc + self.logged - e.entry, e.used);
         }
         if self.logged > 0 {
-            if self.had_log {
+            if self.had_log == Some(true) {
                 self.hits += 1;
             } else {
                 self.misses += 1;
@@ -300,14 +319,17 @@ mod tests {
     #[test]
     fn overflow_counts_the_pages_beyond_the_block() {
         let mut s = LogStats::new(4, Utilisation::Written);
-        let mut t = vec![LogRef::default(); 2];
-        s.begin(false);
+        let mut t = [LogRef::default(); 2];
+        s.begin();
+        s.bound_for_log(false);
         for _ in 0..3 {
             s.log_page(&mut t[0]);
         }
-        s.finish(&mut t, [0]);
+        s.settle(&mut t[0]);
+        s.finish();
         assert_eq!((t[0].refs, t[0].sc, t[0].pages), (1, 3, 3));
-        s.begin(true);
+        s.begin();
+        s.bound_for_log(true);
         s.log_page(&mut t[0]);
         s.end(&mut t[0], 4);
         s.log_page(&mut t[1]);
@@ -317,7 +339,8 @@ mod tests {
             [0, 0, 0],
             "the merged block waits for the unit's end"
         );
-        s.finish(&mut t, [1]);
+        s.settle(&mut t[1]);
+        s.finish();
         assert_eq!(s.classes, [0, 0, 1]);
         assert_eq!((t[1].refs, t[1].sc), (1, 2));
         s.end(&mut t[1], 2);
