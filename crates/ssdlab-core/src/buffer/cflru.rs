@@ -174,7 +174,9 @@ impl CachePolicy for CflruPolicy {
 
 #[cfg(test)]
 mod tests {
-    use super::super::pagecache::testutil::{assert_writes_alone_are_lru, MPage, Model, Sink};
+    use super::super::pagecache::testutil::{
+        assert_matches_model, assert_writes_alone_are_lru, MPage, Sink,
+    };
     use super::super::WriteBuffer;
     use super::*;
 
@@ -346,44 +348,10 @@ mod tests {
                     .find(|&k| !l[k].dirty)
                     .unwrap_or(n - 1)
             };
-            let mut b = cflru(cap, window, cache_reads);
-            let mut s = Sink::default();
-            let mut m = Model {
-                list: vec![],
-                cap: cap as usize,
-                full: 0xff,
-                cache_reads,
-                victim,
-                flushed: vec![],
-                clean_evictions: 0,
-            };
-            for v in 1..6000u32 {
-                let lpn = rng.below(60) * 5;
-                let mask = if rng.below(2) == 0 {
-                    0xff
-                } else {
-                    1 << rng.below(8)
-                };
-                match rng.below(10) {
-                    0 => {
-                        b.trim(lpn);
-                        m.trim(lpn);
-                    }
-                    1..=4 => assert_eq!(b.read(lpn, mask, &mut s).unwrap(), m.read(lpn, mask)),
-                    _ => assert_eq!(
-                        b.write(lpn, mask, v, 0, &mut s).unwrap(),
-                        m.write(lpn, mask, v)
-                    ),
-                }
-                let order: Vec<_> = m.list.iter().map(|p| (p.lpn, p.dirty, p.mask)).collect();
-                assert_eq!(b.order(), order);
-                window_of(&b);
-            }
-            b.flush_all(&mut s).unwrap();
-            m.flush_all();
-            assert_eq!(s.0, m.flushed);
-            assert_eq!(b.clean_evictions(), m.clean_evictions);
-            assert!(m.clean_evictions > 0 || !cache_reads);
+            let b = cflru(cap, window, cache_reads);
+            assert_matches_model(b, cap, cache_reads, victim, &mut rng, 5, |b| {
+                window_of(b);
+            });
         }
     }
 }

@@ -86,7 +86,9 @@ impl CachePolicy for WsrPolicy {
 
 #[cfg(test)]
 mod tests {
-    use super::super::pagecache::testutil::{assert_writes_alone_are_lru, MPage, Model, Sink};
+    use super::super::pagecache::testutil::{
+        assert_matches_model, assert_writes_alone_are_lru, MPage, Sink,
+    };
     use super::super::WriteBuffer;
     use super::*;
 
@@ -231,43 +233,8 @@ mod tests {
         };
         let mut rng = crate::rng::Rng::new(11);
         for (cap, cache_reads) in [(1u64, true), (5, true), (5, false), (40, true)] {
-            let mut b = wsr(cap, cache_reads);
-            let mut s = Sink::default();
-            let mut m = Model {
-                list: vec![],
-                cap: cap as usize,
-                full: 0xff,
-                cache_reads,
-                victim,
-                flushed: vec![],
-                clean_evictions: 0,
-            };
-            for v in 1..6000u32 {
-                let lpn = rng.below(60) * 3;
-                let mask = if rng.below(2) == 0 {
-                    0xff
-                } else {
-                    1 << rng.below(8)
-                };
-                match rng.below(10) {
-                    0 => {
-                        b.trim(lpn);
-                        m.trim(lpn);
-                    }
-                    1..=4 => assert_eq!(b.read(lpn, mask, &mut s).unwrap(), m.read(lpn, mask)),
-                    _ => assert_eq!(
-                        b.write(lpn, mask, v, 0, &mut s).unwrap(),
-                        m.write(lpn, mask, v)
-                    ),
-                }
-                let order: Vec<_> = m.list.iter().map(|p| (p.lpn, p.dirty, p.mask)).collect();
-                assert_eq!(b.order(), order);
-            }
-            b.flush_all(&mut s).unwrap();
-            m.flush_all();
-            assert_eq!(s.0, m.flushed);
-            assert_eq!(b.clean_evictions(), m.clean_evictions);
-            assert!(m.clean_evictions > 0 || !cache_reads);
+            let b = wsr(cap, cache_reads);
+            assert_matches_model(b, cap, cache_reads, victim, &mut rng, 3, |_| {});
         }
     }
 }

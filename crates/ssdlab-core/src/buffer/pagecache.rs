@@ -447,6 +447,59 @@ pub(crate) mod testutil {
         }
     }
 
+    /// Drive `b` (of `cap` pages) and a literal [`Model`] with the same `victim` rule through 6,000 random reads,
+    /// partial writes and trims (LPNs multiples of `lpn_step`), comparing every answer and the
+    /// list order after each step (then `check(&b)`), and the flushes and clean evictions at the
+    /// end.
+    pub fn assert_matches_model<P: super::CachePolicy, V: FnMut(&mut Vec<MPage>) -> usize>(
+        mut b: super::PageCache<P>,
+        cap: u64,
+        cache_reads: bool,
+        victim: V,
+        rng: &mut crate::rng::Rng,
+        lpn_step: u64,
+        mut check: impl FnMut(&super::PageCache<P>),
+    ) {
+        use super::super::WriteBuffer;
+        let mut s = Sink::default();
+        let mut m = Model {
+            list: vec![],
+            cap: cap as usize,
+            full: 0xff,
+            cache_reads,
+            victim,
+            flushed: vec![],
+            clean_evictions: 0,
+        };
+        for v in 1..6000u32 {
+            let lpn = rng.below(60) * lpn_step;
+            let mask = if rng.below(2) == 0 {
+                0xff
+            } else {
+                1 << rng.below(8)
+            };
+            match rng.below(10) {
+                0 => {
+                    b.trim(lpn);
+                    m.trim(lpn);
+                }
+                1..=4 => assert_eq!(b.read(lpn, mask, &mut s).unwrap(), m.read(lpn, mask)),
+                _ => assert_eq!(
+                    b.write(lpn, mask, v, 0, &mut s).unwrap(),
+                    m.write(lpn, mask, v)
+                ),
+            }
+            let order: Vec<_> = m.list.iter().map(|p| (p.lpn, p.dirty, p.mask)).collect();
+            assert_eq!(b.order(), order);
+            check(&b);
+        }
+        b.flush_all(&mut s).unwrap();
+        m.flush_all();
+        assert_eq!(s.0, m.flushed);
+        assert_eq!(b.clean_evictions(), m.clean_evictions);
+        assert!(m.clean_evictions > 0 || !cache_reads);
+    }
+
     /// Recorded flushes: (LPN, version, mask). Blocks of 4 pages.
     #[derive(Default)]
     pub struct Sink(pub Vec<(Lpn, u32, SectorMask)>);
