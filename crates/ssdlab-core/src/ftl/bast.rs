@@ -1064,22 +1064,6 @@ mod tests {
         }
     }
 
-    fn log_counter(f: &dyn Ftl, name: &str) -> u64 {
-        f.counters().iter().find(|(k, _)| *k == name).unwrap().1
-    }
-
-    fn log_counts(f: &dyn Ftl) -> [u64; 8] {
-        super::super::log_stats::COUNTERS.map(|k| log_counter(f, k))
-    }
-
-    fn histogram(f: &dyn Ftl, name: &str) -> Vec<(u64, u64)> {
-        f.histograms()
-            .into_iter()
-            .find(|(k, _)| *k == name)
-            .unwrap()
-            .1
-    }
-
     /// Seed 002's statistics on a hand-worked run: single variant (the seed's 1:1 BAST), N_p = 4,
     /// 2 log blocks, LBNs 0–2 written whole first (in place: no unit reaches the log).
     ///

@@ -727,19 +727,6 @@ mod tests {
         );
     }
 
-    fn log_counts(f: &dyn Ftl) -> [u64; 8] {
-        let c = f.counters();
-        super::super::log_stats::COUNTERS.map(|k| c.iter().find(|(n, _)| *n == k).unwrap().1)
-    }
-
-    fn histogram(f: &dyn Ftl, name: &str) -> Vec<(u64, u64)> {
-        f.histograms()
-            .into_iter()
-            .find(|(k, _)| *k == name)
-            .unwrap()
-            .1
-    }
-
     /// Seed 002's statistics on FAST, worked by hand: N_p = 4, 1 SW + 2 RW log blocks, LBNs 0–2
     /// written whole first. A log record is an LBN's association (its pages in the logs since
     /// its last merge); a unit is a hit when its LBN has one.

@@ -586,6 +586,21 @@ pub(crate) mod testutil {
     use super::*;
     use crate::ftl::{Ftl, Shape};
 
+    /// Seed 002's log counters of `f`, in `log_stats::COUNTERS` order.
+    pub fn log_counts(f: &dyn Ftl) -> [u64; 8] {
+        let c = f.counters();
+        crate::ftl::log_stats::COUNTERS.map(|k| c.iter().find(|(n, _)| *n == k).unwrap().1)
+    }
+
+    /// The FTL histogram `name` of `f`.
+    pub fn histogram(f: &dyn Ftl, name: &str) -> Vec<(u64, u64)> {
+        f.histograms()
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .unwrap()
+            .1
+    }
+
     pub fn geo(ppb: u64, logical_blocks: u64, physical_blocks: u64) -> Geometry {
         Geometry {
             page_bytes: 4096,
