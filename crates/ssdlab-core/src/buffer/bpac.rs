@@ -666,7 +666,7 @@ impl WriteBuffer for BpacBuffer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::groups::testutil::FakeSink;
+    use super::super::groups::testutil::{flushed, write_all, FakeSink};
     use super::*;
     use crate::padding::NoPadding;
 
@@ -691,21 +691,6 @@ mod tests {
             bird_threshold: bird,
             ..Params::default()
         }
-    }
-
-    fn write_all(b: &mut BpacBuffer, s: &mut FakeSink, lpns: &[u64]) -> u32 {
-        let mut hits = 0;
-        for &lpn in lpns {
-            hits += (b.write(lpn, 0xff, 1, 0, s).unwrap() != 0) as u32;
-        }
-        hits
-    }
-
-    fn flushed(s: &FakeSink) -> Vec<(u64, Vec<u32>)> {
-        s.flushed
-            .iter()
-            .map(|f| (f.lbn, f.offsets.clone()))
-            .collect()
     }
 
     /// Capacity 8, P_target ⌊0.25 × 8⌋ = 2, T_PIRD = 0.5 × 8 = 4 (fixed), T_BIRD = 800 (fixed:

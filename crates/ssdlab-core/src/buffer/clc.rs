@@ -227,7 +227,7 @@ impl WriteBuffer for ClcBuffer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::groups::testutil::FakeSink;
+    use super::super::groups::testutil::{write_all, FakeSink};
     use super::*;
     use crate::padding::{FixedPadding, NoPadding};
 
@@ -240,14 +240,6 @@ mod tests {
             },
             hot_fraction,
         )
-    }
-
-    fn write_all(b: &mut ClcBuffer, s: &mut FakeSink, lpns: &[u64]) -> u32 {
-        let mut hits = 0;
-        for &lpn in lpns {
-            hits += (b.write(lpn, 0xff, 1, 0, s).unwrap() != 0) as u32;
-        }
-        hits
     }
 
     /// 4 pages per block, capacity 8, hot list ⌊0.5 × 8⌋ = 4 pages. LBN 0 = A, 1 = B, … 6 = G.

@@ -429,6 +429,27 @@ pub(crate) mod testutil {
             self.flushed.iter().map(|f| f.lbn).collect()
         }
     }
+
+    /// Each flush as (LBN, offsets).
+    pub fn flushed(s: &FakeSink) -> Vec<(Lbn, Vec<u32>)> {
+        s.flushed
+            .iter()
+            .map(|f| (f.lbn, f.offsets.clone()))
+            .collect()
+    }
+
+    /// Write whole pages `lpns` (version 1, hint 0) into `b`; returns the write hits.
+    pub fn write_all(
+        b: &mut dyn crate::buffer::WriteBuffer,
+        s: &mut FakeSink,
+        lpns: &[u64],
+    ) -> u32 {
+        let mut hits = 0;
+        for &lpn in lpns {
+            hits += (b.write(lpn, 0xff, 1, 0, s).unwrap() != 0) as u32;
+        }
+        hits
+    }
     impl FlushSink for FakeSink {
         fn flush(&mut self, unit: &FlushUnit) -> Result<()> {
             self.flushed.push(Flushed {

@@ -1048,7 +1048,7 @@ impl WriteBuffer for HwbBuffer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::groups::testutil::FakeSink;
+    use super::super::groups::testutil::{flushed, FakeSink};
     use super::*;
     use crate::padding::NoPadding;
 
@@ -1096,13 +1096,6 @@ mod tests {
             c.iter().map(|(b, p)| (*b, p.to_vec())).collect(),
             g.to_vec(),
         )
-    }
-
-    fn flushed(s: &FakeSink) -> Vec<(Lbn, Vec<u32>)> {
-        s.flushed
-            .iter()
-            .map(|f| (f.lbn, f.offsets.clone()))
-            .collect()
     }
 
     fn t(b: &HwbBuffer, lpn: Lpn) -> f64 {

@@ -756,7 +756,7 @@ impl WriteBuffer for RefBuffer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::groups::testutil::FakeSink;
+    use super::super::groups::testutil::{flushed, write_all, FakeSink};
     use super::super::BufferParams;
     use super::*;
     use crate::padding::NoPadding;
@@ -780,21 +780,6 @@ mod tests {
         let mut s = FakeSink::default();
         s.view.stats.push(("log_blocks", k));
         (b, s)
-    }
-
-    fn write_all(b: &mut RefBuffer, s: &mut FakeSink, lpns: &[u64]) -> u32 {
-        let mut hits = 0;
-        for &lpn in lpns {
-            hits += (b.write(lpn, 0xff, 1, 0, s).unwrap() != 0) as u32;
-        }
-        hits
-    }
-
-    fn flushed(s: &FakeSink) -> Vec<(u64, Vec<u32>)> {
-        s.flushed
-            .iter()
-            .map(|f| (f.lbn, f.offsets.clone()))
-            .collect()
     }
 
     /// Capacity 8, window 4 pages, K = 2. LBN 0 = A, 1 = B, 2 = C, … (4 pages each).
