@@ -138,6 +138,23 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
     Entry {
         info: c(
             "buffer",
+            "integrated",
+            "Seed 002's three criteria: CLC's hot LRU and size-ordered cold cluster lists; the victim is the best of CLC's \
+             (the largest cold cluster) and the oldest `candidates` cold clusters whose LBN has a log record, scored \
+             (1 − h)·S_c/N_p + h·u (u = the utilisation the flush brings the LBN's log block to, 0 on a log-block miss; \
+             h = the observed log-block hit ratio of recent flushes), so it is CLC with few log blocks and favours live log \
+             blocks, fullest first, with many. Default padding: reref.",
+            spec::<buffer::integrated::Params>(),
+            GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: buffer::integrated::Params = params::of(&cfg.buffer.tables, "buffer", "integrated")?;
+            Ok(Box::new(buffer::clc::ClcBuffer::integrated(p, &q)))
+        },
+    },
+    Entry {
+        info: c(
+            "buffer",
             "ref",
             "REF (seed 002): page-level LRU; the victim is an LBN with pages in the window at the LRU end, preferring those in the recently-evicted block list (K = the FTL's log blocks), else the one with the most window pages (ties: the least recently written page); its window pages (or all its pages: `evict_scope`) are flushed as one unit. Default padding: none.",
             spec::<buffer::r#ref::Params>(),
@@ -265,11 +282,12 @@ fn hitstat_params(cfg: &Config, name: &str) -> Result<buffer::hitstat::HitStatPa
 
 /// The padding policy `buffer.padding = "auto"` stands for, per buffer kind: none for
 /// none/lru/block-lru/fab/cflru/lru-wsr/clc/ref/bpac/hwb, fixed (at `buffer.padding_threshold`, default 0.5) for bplru, model
-/// for hitstat and hitstat-adj.
+/// for hitstat and hitstat-adj, reref for integrated.
 pub fn default_padding(buffer_kind: &str) -> &'static str {
     match buffer_kind {
         "bplru" => "fixed",
         "hitstat" | "hitstat-adj" => "model",
+        "integrated" => "reref",
         _ => "none",
     }
 }
@@ -458,6 +476,22 @@ pub static PADDINGS: &[Entry<PaddingCtor>] = &[
                 program_us: cfg.nand.program_us,
                 initial: padding::ModelPadding::initial_for(&cfg.ftl.kind),
             }))
+        },
+    },
+    Entry {
+        info: c(
+            "padding",
+            "reref",
+            "Seed 002's second criterion: pad a partial group whose flush misses the log (its LBN has no log record) when a \
+             per-LBN 2-bit counter predicts its log block would not be re-referenced; counters learn at each LBN's next flush \
+             (did it hit the record, or, for a padded flush, come within `horizon` log-block allocations); LBNs without history \
+             follow the global re-reference rate. Never pads on FTLs without log blocks.",
+            spec::<padding::reref::Params>(),
+            &["buffer.padding_fill"],
+        ),
+        build: |cfg| {
+            let p: padding::reref::Params = params::of(&cfg.padding, "padding", "reref")?;
+            Ok(Box::new(padding::reref::ReRefPadding::new(&p)))
         },
     },
 ];

@@ -138,3 +138,85 @@ fn reductions_to_existing_policies() {
         }
     }
 }
+
+/// The integrated buffer and `reref` padding through the engine, integrity checked:
+/// - without log blocks (page and block FTLs) `integrated` flushes exactly what CLC does, and
+///   `reref` never pads;
+/// - on BAST and FAST its gauges agree with the engine's and the FTL's own counts: its flushes are
+///   the buffer's, the padding's pads are the padded flushes, and (BAST) the predictions
+///   "re-referenced" are the log-block misses, since every partial miss not padded takes a log
+///   block; timed mode reports every count exactly;
+/// - `reref` behind another group buffer pads what it says it pads.
+#[test]
+fn integrated_and_reref() {
+    let cfg = |ftl: &str, buffer: &str, padding: &str| {
+        mysql(&format!(
+            "[ftl]\nkind = \"{ftl}\"\nlog_blocks = 24\n[buffer]\nkind = \"{buffer}\"\n\
+             bytes = \"512KiB\"\npadding = \"{padding}\"\n"
+        ))
+    };
+    let gauges = [
+        "buffer.integrated.weight",
+        "buffer.integrated.flushes",
+        "buffer.integrated.log_hits",
+        "buffer.integrated.overrides",
+        "padding.reref.padded",
+        "padding.reref.predictions",
+        "padding.reref.accuracy",
+        "padding.reref.predicted_reref",
+        "padding.reref.accuracy_observed",
+        "padding.reref.rate",
+    ];
+    for ftl in ["page", "block"] {
+        let clc = run(&cfg(ftl, "clc", "none"));
+        let integrated = run(&cfg(ftl, "integrated", "auto"));
+        assert_same(
+            &integrated,
+            &clc,
+            &gauges,
+            &format!("{ftl}: integrated = clc"),
+        );
+        assert_eq!(integrated.metrics["buffer.padded_flushes"], 0.0);
+        assert_eq!(integrated.metrics["buffer.integrated.log_hits"], 0.0);
+    }
+    for ftl in ["bast", "fast"] {
+        let mut c = cfg(ftl, "integrated", "auto");
+        let counts = run(&c).metrics;
+        let m = |k: &str| counts[k];
+        assert_eq!(m("buffer.integrated.flushes"), m("buffer.flushes"), "{ftl}");
+        assert_eq!(
+            m("padding.reref.padded"),
+            m("buffer.padded_flushes"),
+            "{ftl}"
+        );
+        assert!(
+            m("buffer.padded_flushes") > 0.0 && m("ftl.log.hits") > 0.0,
+            "{ftl}"
+        );
+        assert!(m("buffer.integrated.overrides") > 0.0, "{ftl}");
+        let accuracy = m("padding.reref.accuracy");
+        assert!(accuracy > 0.0 && accuracy < 1.0, "{ftl}: {accuracy}");
+        if ftl == "bast" {
+            assert_eq!(m("padding.reref.predicted_reref"), m("ftl.log.misses"));
+        }
+        c.run.mode = "timed".into();
+        c.run.queue_depth = 4;
+        let timed = run(&c).metrics;
+        for (k, v) in &counts {
+            let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
+            assert!(same, "{ftl}: {k} = {v} counted, {} timed", timed[k]);
+        }
+    }
+    for buffer in ["clc", "bplru", "ref"] {
+        let r = run(&cfg("bast", buffer, "reref")).metrics;
+        assert!(r["buffer.padded_flushes"] > 0.0, "{buffer}");
+        assert_eq!(
+            r["padding.reref.padded"], r["buffer.padded_flushes"],
+            "{buffer}"
+        );
+        assert_eq!(
+            r["padding.reref.predicted_reref"], r["ftl.log.misses"],
+            "{buffer}"
+        );
+    }
+}

@@ -19,6 +19,7 @@
 //! Reads never insert and do not change recency.
 
 use super::groups::{insert_ordered, GroupStore, SizeLists};
+use super::integrated::Chooser;
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
@@ -64,6 +65,8 @@ pub struct ClcBuffer {
     stamp: Vec<u64>,
     clock: u64,
     padding: Box<dyn Padding>,
+    /// Victim choice of `integrated` (None: CLC's own).
+    chooser: Option<Chooser>,
 }
 
 impl ClcBuffer {
@@ -81,6 +84,15 @@ impl ClcBuffer {
             stamp: Vec::new(),
             clock: 0,
             padding: p.padding,
+            chooser: None,
+        }
+    }
+
+    /// The `integrated` buffer: CLC's lists with `integrated.rs`'s victim choice.
+    pub fn integrated(p: BufferParams, q: &super::integrated::Params) -> Self {
+        ClcBuffer {
+            chooser: Some(Chooser::new(q)),
+            ..ClcBuffer::new(p, q.hot_fraction)
         }
     }
 
@@ -109,9 +121,13 @@ impl ClcBuffer {
     }
 
     fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        let Some(g) = self.victim() else {
+        let Some(mut g) = self.victim() else {
             return Ok(false);
         };
+        if let Some(c) = &mut self.chooser {
+            g = c.choose(g, &self.store, sink.view()).0;
+            c.removed(g);
+        }
         self.unlink(g);
         self.store.flush_group(g, &mut *self.padding, sink)?;
         if let Some(next) = self.victim() {
@@ -121,7 +137,7 @@ impl ClcBuffer {
     }
 
     /// Move LRU clusters of the hot list into the cold list until it fits its capacity.
-    fn cool(&mut self) {
+    fn cool(&mut self, view: &dyn FtlView) {
         while self.hot_pages > self.hot_cap {
             let g = self.hot.tail;
             let n = self.store.group(g).n_pages;
@@ -129,6 +145,9 @@ impl ClcBuffer {
             self.hot_pages -= n as u64;
             self.is_hot[g as usize] = false;
             self.cold.push_front(n, g);
+            if let Some(c) = &mut self.chooser {
+                c.cooled(g, &self.store, view);
+            }
         }
     }
 }
@@ -167,13 +186,16 @@ impl WriteBuffer for ClcBuffer {
             self.hot_pages += added as u64;
         } else {
             self.cold.remove(n - added, g);
+            if let Some(c) = &mut self.chooser {
+                c.removed(g);
+            }
             self.links.push_front(&mut self.hot, g);
             self.hot_pages += n as u64;
         }
         self.is_hot[g as usize] = true;
         self.clock += 1;
         self.stamp[g as usize] = self.clock;
-        self.cool();
+        self.cool(sink.view());
         Ok(w.before)
     }
 
@@ -197,6 +219,9 @@ impl WriteBuffer for ClcBuffer {
         self.unlink(g);
         let (_, empty) = self.store.trim(lpn).expect("page is buffered");
         if empty {
+            if let Some(c) = &mut self.chooser {
+                c.removed(g);
+            }
             return;
         }
         let n = self.store.group(g).n_pages;
@@ -221,7 +246,11 @@ impl WriteBuffer for ClcBuffer {
     }
 
     fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
-        crate::padding::gauges(&mut *self.padding, self.store.ppb, view)
+        let mut g = crate::padding::gauges(&mut *self.padding, self.store.ppb, view);
+        if let Some(c) = &self.chooser {
+            g.extend(c.gauges());
+        }
+        g
     }
 }
 

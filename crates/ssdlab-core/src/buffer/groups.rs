@@ -395,12 +395,19 @@ pub(crate) mod testutil {
     //! A fake sink recording flush units, with an FTL view whose statistics the test sets.
     use super::super::{FlushSink, FlushUnit};
     use crate::error::Result;
-    use crate::ftl::FtlView;
+    use crate::ftl::{FtlView, LogState};
     use crate::units::{Lbn, Lpn};
 
     #[derive(Default)]
     pub struct FakeView {
         pub stats: Vec<(&'static str, f64)>,
+        /// Log records by LBN, oldest first.
+        pub logs: Vec<(Lbn, LogState)>,
+        /// A toy BAST kept by the sink's flushes: (log blocks, pages per block). A partial
+        /// unpadded unit appends to its LBN's record or takes a new one (dropping the oldest when
+        /// all are taken); a record reaching a block's pages is merged (the rest starts a new
+        /// record); a padded or full unit drops the record (switch merge).
+        pub log_model: Option<(usize, u32)>,
     }
     impl FtlView for FakeView {
         fn is_mapped(&self, _lpn: Lpn) -> bool {
@@ -408,6 +415,43 @@ pub(crate) mod testutil {
         }
         fn stat(&self, name: &str) -> Option<f64> {
             self.stats.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+        }
+        fn log_state(&self, lbn: Lbn) -> Option<LogState> {
+            self.logs.iter().find(|(x, _)| *x == lbn).map(|&(_, s)| s)
+        }
+    }
+    impl FakeView {
+        fn apply(&mut self, unit: &FlushUnit) {
+            let Some((limit, ppb)) = self.log_model else {
+                return;
+            };
+            let n = unit.pages.len() as u32;
+            let pos = self.logs.iter().position(|(x, _)| *x == unit.lbn);
+            let start = |logs: &mut Vec<(Lbn, LogState)>, pages: u32| {
+                if logs.len() == limit {
+                    logs.remove(0);
+                }
+                let references = 1;
+                logs.push((unit.lbn, LogState { references, pages }));
+            };
+            if unit.padded || n == ppb {
+                if let Some(i) = pos {
+                    self.logs.remove(i);
+                }
+            } else if let Some(i) = pos {
+                let s = &mut self.logs[i].1;
+                s.references += 1;
+                s.pages += n;
+                if s.pages >= ppb {
+                    let rest = s.pages - ppb;
+                    self.logs.remove(i);
+                    if rest > 0 {
+                        start(&mut self.logs, rest);
+                    }
+                }
+            } else {
+                start(&mut self.logs, n);
+            }
         }
     }
 
@@ -452,6 +496,7 @@ pub(crate) mod testutil {
     }
     impl FlushSink for FakeSink {
         fn flush(&mut self, unit: &FlushUnit) -> Result<()> {
+            self.view.apply(unit);
             self.flushed.push(Flushed {
                 lbn: unit.lbn,
                 offsets: unit.pages.iter().map(|p| p.offset).collect(),

@@ -18,6 +18,7 @@ pub mod groups;
 pub mod hitstat;
 pub mod hwb;
 mod index;
+pub mod integrated;
 pub mod list;
 pub mod lru;
 pub mod lru_wsr;

@@ -2,6 +2,8 @@
 //! whole block, so a hybrid FTL can switch-merge) or log (write only the buffered pages).
 //! Group-based buffers ask their `Padding` once per victim, passing the FTL's read-only view.
 
+pub mod reref;
+
 use crate::ftl::FtlView;
 use crate::units::Lbn;
 
@@ -20,20 +22,28 @@ pub trait Padding: Send {
     fn threshold_pages(&mut self, _pages_per_block: u64, _view: &dyn FtlView) -> Option<f64> {
         None
     }
+
+    /// The policy's own gauges (e.g. a predictor's accuracy); the default has none.
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
-/// The policy gauge a buffer owning `padding` reports: "padding.threshold_fraction" = the current
-/// threshold in pages / pages per block (B_w/N for `model`); nothing when the policy never pads.
+/// The policy gauges a buffer owning `padding` reports: "padding.threshold_fraction" = the current
+/// threshold in pages / pages per block (B_w/N for `model`; none when the policy has no
+/// threshold), then the policy's own.
 pub fn gauges(
     padding: &mut dyn Padding,
     pages_per_block: u64,
     view: &dyn FtlView,
 ) -> Vec<(&'static str, f64)> {
-    padding
+    let mut g: Vec<_> = padding
         .threshold_pages(pages_per_block, view)
         .map(|t| ("padding.threshold_fraction", t / pages_per_block as f64))
         .into_iter()
-        .collect()
+        .collect();
+    g.extend(padding.gauges());
+    g
 }
 
 /// `none`: never pad.
