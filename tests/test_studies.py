@@ -249,3 +249,52 @@ def test_timed_basics_quick_matches_queueing_theory(tmp_path):
     gc = df[df["axes"].str.contains("device.op")].set_index("device.op")
     assert gc.loc[1.0, "gc.victims"] == 0 and gc.loc[0.07, "gc.victims"] > 0
     assert gc.loc[0.07, "latency.read.p99_us"] > 5 * gc.loc[1.0, "latency.read.p99_us"]
+
+
+def test_integrated2013_quick_states_every_claim(tmp_path):
+    out = tmp_path / "i13"
+    report = studies.reproduce("integrated2013", quick=True, out=out, progress=False)
+    text = report.read_text()
+    claims = [
+        "CLC faster than REF with few log blocks (8)",
+        "REF faster than CLC with many log blocks (1024)",
+        "CLC requests fewer clusters than REF",
+        "Requested clusters depend on the buffer size, not on the log blocks",
+        "CLC has more log-block misses than REF from 128 log blocks on",
+        "Without padding, nearly twice the erases at 8 log blocks",
+        "Padding cuts erases more than it cuts time",
+        "Padding pays only where log blocks are rarely re-referenced",
+        "Merged log blocks are mostly never re-referenced or re-referenced within one block",
+        "Re-referenced log blocks are merged at 20–60% utilisation",
+        "Larger buffers: fewer log-block re-references",
+        "The integrated buffer is at least as fast as the better of CLC and REF",
+    ]
+    table = text[text.index("Seed claims against ssdlab</h2>") :].split("</table>")[0]
+    for claim in claims:
+        assert claim in table, claim
+    assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == len(claims)
+    assert "The re-reference predictor (reref padding) against what happened" in text
+    df = ssdlab.load_results(out)
+    assert (df["status"] == "ok").all() and len(df) >= 25
+    # Verdicts follow the numbers: REF / CLC execution time at 8 and 1,024 log blocks (2 MiB).
+    d = df[(df["workload.kind"] == "desktop") & (df["buffer.bytes"] == 2 << 20) & (df["buffer.padding"] == "none")]
+
+    def time(kind, n):
+        row = d[(d["buffer.kind"] == kind) & (d["ftl.log_blocks"] == n)]
+        return float(row["time.elapsed_us"].iloc[0])
+
+    for claim, n, holds in (
+        ("CLC faster than REF with few log blocks", 8, time("ref", 8) > time("clc", 8)),
+        ("REF faster than CLC with many log blocks", 1024, time("ref", 1024) < time("clc", 1024)),
+    ):
+        row = table[table.index(claim) :].split("</tr>")[0]
+        assert f"REF / CLC = {time('ref', n) / time('clc', n):.2f}" in row
+        assert ("<b>holds</b>" in row) == holds, claim
+    # CLC ignores the FTL: its requested clusters are the same at every log-block count.
+    clc = d[d["buffer.kind"] == "clc"]
+    assert clc["ftl.log.requested_clusters"].nunique() == 1
+    # The predictor's own counts agree with the engine's on every reref cell.
+    reref = df[df["buffer.padding"] == "reref"]
+    assert len(reref) >= 5
+    assert (reref["padding.reref.padded"] == reref["buffer.padded_flushes"]).all()
+    assert (reref["padding.reref.predicted_reref"] == reref["ftl.log.misses"]).all()
