@@ -267,7 +267,7 @@ mod tests {
                 rng ^= rng >> 7;
                 rng ^= rng << 17;
                 // Skewed: half the writes in the first 64 pages.
-                if rng % 2 == 0 {
+                if rng.is_multiple_of(2) {
                     rng % 64
                 } else {
                     rng % 4096

@@ -185,7 +185,7 @@ impl Padding for ReRefPadding {
             self.rate += self.alpha * (reref as u64 as f64 - self.rate);
         }
         let partial_miss = !hit && buffered_pages < pages_per_block;
-        let predicted = partial_miss.then(|| match s.counter {
+        let predicted = partial_miss.then_some(match s.counter {
             NEW => self.rate >= 0.5,
             c => c >= 2,
         });
