@@ -617,9 +617,9 @@ def sections(df):
             "server. A claim is judged per trace (✓ / ✗) and <b>holds</b> when it holds on more than half "
             "of the traces that can judge it; a trace whose written pages fit in the buffer cannot (no policy "
             "evicts before the end), nor, for erases, one on which GC never ran. The seed's device is SSDsim's; "
-            "this one has a single die, so where a trace's write bursts outrun one die (800 µs per page program) "
-            "requests queue and response times reach seconds (the columns die busy and requests in the "
-            "device below show it). The policies run with their default parameters"
+            "this one has 8 channels × 4 dies, and where a trace's write bursts outrun them (800 µs per page "
+            "program) requests queue (the columns die busy and requests in the device below show it). The "
+            "policies run with their default parameters"
             + (
                 f": {' and '.join(NAMES.get(k, k.upper()) for k in readers)} "
                 f"{'cache' if len(readers) > 1 else 'caches'} read pages too (cache_reads = true)"
