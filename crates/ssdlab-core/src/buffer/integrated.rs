@@ -39,12 +39,10 @@ crate::params! {
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if !(0.0..=1.0).contains(&self.hot_fraction) {
-            return Err(SimError::config(
-                format!("{table}.hot_fraction"),
-                format!("{} is not in [0, 1]", self.hot_fraction),
-            ));
-        }
+        let clc = super::clc::Params {
+            hot_fraction: self.hot_fraction,
+        };
+        crate::params::Params::check(&clc, table)?;
         if self.hit_window == 0 {
             return Err(SimError::config(
                 format!("{table}.hit_window"),

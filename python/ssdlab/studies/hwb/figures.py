@@ -157,6 +157,12 @@ def _profile_figure(rows):
     return F._finish(fig)
 
 
+def _scroll_table(head, body) -> str:
+    """A table of header cells `head` and row strings `body`, scrolling sideways when wide."""
+    heads = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    return f'<div class="scroll"><table><tr>{heads}</tr>' + "".join(body) + "</table></div>"
+
+
 def _profile_table(rows) -> str:
     head = ["trace", "write requests", "written pages", "page writes", "F if written ≥"]
     head += [f"{c.upper()} share / writes per page" for c in CLASSES] + ["buffer grid"]
@@ -176,13 +182,7 @@ def _profile_table(rows) -> str:
             cells += [f"{pc[c]['share']:.2%} / {pc[c]['writes_mean']:.2f}" if pc[c]["pages"] else "—" for c in CLASSES]
             cells.append(note)
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    return (
-        '<div class="scroll"><table><tr>'
-        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-        + "</tr>"
-        + "".join(body)
-        + "</table></div>"
-    )
+    return _scroll_table(head, body)
 
 
 # -- figures ---------------------------------------------------------------------------------------
@@ -590,13 +590,7 @@ def _values_table(at) -> str:
                 + "".join(f"<td{NUM if i > 1 else ''}>{html.escape(c)}</td>" for i, c in enumerate(cells))
                 + "</tr>"
             )
-    return (
-        '<div class="scroll"><table><tr>'
-        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-        + "</tr>"
-        + "".join(body)
-        + "</table></div>"
-    )
+    return _scroll_table(head, body)
 
 
 def sections(df):
