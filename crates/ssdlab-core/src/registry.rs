@@ -320,6 +320,10 @@ fn page_params(cfg: &Config) -> Result<ftl::page::Params> {
     params::of(&cfg.ftl.tables, "ftl", "page")
 }
 
+fn dftl_params(cfg: &Config) -> Result<ftl::dftl::Params> {
+    params::of(&cfg.ftl.tables, "ftl", "dftl")
+}
+
 fn resolve_page(cfg: &mut Config, _logical_blocks: u64) -> Result<()> {
     let mut p = page_params(cfg)?;
     p.gc_free_blocks = p.gc_threshold();
@@ -362,6 +366,33 @@ pub static FTLS: &[FtlEntry] = &[
         },
         spare_blocks: |cfg, _| Ok(page_params(cfg)?.spare_blocks()),
         resolve: resolve_page,
+    },
+    FtlEntry {
+        info: c(
+            "ftl",
+            "dftl",
+            "DFTL (demand-based): a page-mapped FTL whose map lives in translation pages on flash (a pool and frontier of \
+             their own, located by a global translation directory); a cached mapping table of bounded size (entries or \
+             whole translation pages, LRU) decides the map's cost: a miss reads a translation page, a dirty eviction \
+             writes its page back with every dirty cached entry of it (batch update); GC updates cached entries lazily \
+             and the others once per translation page. Map reads and programs have cause `map`.",
+            spec::<ftl::dftl::Params>(),
+            &["ftl.gc"],
+        ),
+        build: |cfg, geo| {
+            let p = dftl_params(cfg)?;
+            Ok(Box::new(ftl::dftl::DftlFtl::new(
+                geo,
+                VictimPolicy::from_name(&cfg.ftl.gc)?,
+                &p,
+                cfg.run.check_integrity,
+            )?))
+        },
+        spare_blocks: |cfg, logical_blocks| {
+            let ppb = cfg.device.pages_per_block;
+            dftl_params(cfg)?.spare_blocks(logical_blocks * ppb, cfg.device.page_bytes.0, ppb)
+        },
+        resolve: |_, _| Ok(()),
     },
     FtlEntry {
         info: c(

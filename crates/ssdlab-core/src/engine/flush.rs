@@ -92,7 +92,7 @@ impl FlushSink for Backend {
             // Fast path for page-level buffers: one page, no padding.
             if p.mask != self.full {
                 self.ftl
-                    .read(first + p.offset as u64, Cause::Rmw, &mut self.nand);
+                    .read(first + p.offset as u64, Cause::Rmw, &mut self.nand)?;
             }
             self.host.ftl_pages += 1;
             let page = [UnitPage {
@@ -107,26 +107,27 @@ impl FlushSink for Backend {
         }
         self.scratch.clear();
         let mut pages = unit.pages.iter().peekable();
-        let push_buffered = |be: &mut Backend, p: &crate::buffer::PageWrite| {
+        let push_buffered = |be: &mut Backend, p: &crate::buffer::PageWrite| -> Result<()> {
             // A partial page is merged with its old copy on flash: one read-modify-write read.
             if p.mask != be.full {
                 be.ftl
-                    .read(first + p.offset as u64, Cause::Rmw, &mut be.nand);
+                    .read(first + p.offset as u64, Cause::Rmw, &mut be.nand)?;
             }
             be.scratch.push(UnitPage {
                 offset: p.offset,
                 version: p.version,
                 cause: Cause::Host,
             });
+            Ok(())
         };
         if unit.padded {
             self.host.padded_flushes += 1;
             for off in 0..self.ppb as u32 {
                 if let Some(p) = pages.next_if(|p| p.offset == off) {
-                    push_buffered(self, p);
+                    push_buffered(self, p)?;
                 } else {
                     let lpn = first + off as u64;
-                    if self.ftl.read(lpn, Cause::Pad, &mut self.nand) {
+                    if self.ftl.read(lpn, Cause::Pad, &mut self.nand)? {
                         let version = self.ftl.version_of(lpn);
                         self.scratch.push(UnitPage {
                             offset: off,
@@ -138,7 +139,7 @@ impl FlushSink for Backend {
             }
         } else {
             for p in pages {
-                push_buffered(self, p);
+                push_buffered(self, p)?;
             }
         }
         // A full or padded group goes down as a whole block (the FTL switch-merges it); filler

@@ -274,7 +274,7 @@ impl Sim {
                     if self.buffer.read(lpn, mask, &mut self.be)? & mask == mask {
                         self.be.host.read_hit_pages += 1;
                     } else {
-                        self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand);
+                        self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand)?;
                     }
                 }
             }

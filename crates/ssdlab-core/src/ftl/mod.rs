@@ -5,6 +5,7 @@
 
 pub mod bast;
 pub mod block;
+pub mod dftl;
 pub mod fast;
 pub mod hybrid;
 pub mod log_stats;
@@ -97,12 +98,13 @@ pub trait Ftl: FtlView + std::any::Any {
         Ok(false)
     }
     /// Read one page with the given cause; returns false (and costs nothing) if it is unmapped.
-    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> bool {
+    /// Fails only where the read itself writes (a demand-based FTL's mapping write-back).
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> Result<bool> {
         let ppn = self.ppn_of(lpn);
         if let Some(ppn) = ppn {
             nand.read(cause, ppn);
         }
-        ppn.is_some()
+        Ok(ppn.is_some())
     }
     /// Discard one page.
     fn trim(&mut self, lpn: Lpn);

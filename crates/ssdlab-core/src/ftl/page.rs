@@ -43,6 +43,12 @@ pub struct PageFtl {
     gc_victims: u64,
     gc_moved: u64,
     gc_invocations: u64,
+    /// LPNs from here on are translation pages of a demand-based FTL (`dftl.rs`): written at
+    /// host frontier `map_slot` with cause `map`, GC copies included (u64::MAX: none).
+    map_from: u64,
+    map_slot: usize,
+    /// Data LPNs GC moved since the last [`PageFtl::take_moved`] (kept only with translation pages).
+    moved: Vec<u32>,
 }
 
 crate::params! {
@@ -165,7 +171,39 @@ impl PageFtl {
             gc_victims: 0,
             gc_moved: 0,
             gc_invocations: 0,
+            map_from: u64::MAX,
+            map_slot: 0,
+            moved: Vec::new(),
         })
+    }
+
+    /// LPNs from `map_from` on hold translation pages, written at host frontier `map_slot`
+    /// (a translation block pool of their own); GC reports the data LPNs it moves.
+    pub(crate) fn set_translation(&mut self, map_from: u64, map_slot: usize) {
+        self.map_from = map_from;
+        self.map_slot = map_slot;
+    }
+
+    /// The data LPNs GC moved since the last call (their mappings changed).
+    pub(crate) fn take_moved(&mut self, into: &mut Vec<u32>) {
+        into.clear();
+        std::mem::swap(into, &mut self.moved);
+    }
+
+    /// Program translation page `lpn` (≥ `map_from`) at the translation frontier.
+    pub(crate) fn write_translation(
+        &mut self,
+        lpn: Lpn,
+        version: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        debug_assert!(lpn >= self.map_from && lpn < self.logical_pages);
+        self.now += 1;
+        self.program(lpn, version, Cause::Map, self.map_slot, NONE, nand)?;
+        if self.check {
+            self.expected[lpn as usize] = version;
+        }
+        Ok(())
     }
 
     #[inline(always)]
@@ -354,13 +392,22 @@ impl PageFtl {
             if lpn == NONE {
                 continue;
             }
-            nand.read(Cause::Gc, src);
             let version = if self.check {
                 self.oob_version[src as usize]
             } else {
                 0
             };
-            self.program(lpn as u64, version, Cause::Gc, slot, src, nand)?;
+            if (lpn as u64) < self.map_from {
+                nand.read(Cause::Gc, src);
+                self.program(lpn as u64, version, Cause::Gc, slot, src, nand)?;
+                if self.map_from != u64::MAX {
+                    self.moved.push(lpn);
+                }
+            } else {
+                // A translation page stays in the translation pool; its move is mapping I/O.
+                nand.read(Cause::Map, src);
+                self.program(lpn as u64, version, Cause::Map, self.map_slot, src, nand)?;
+            }
             self.gc_moved += 1;
         }
         debug_assert_eq!(self.valid[victim as usize], 0);
@@ -661,7 +708,7 @@ mod tests {
         assert!(f.is_mapped(5));
         f.trim(5);
         assert!(!f.is_mapped(5));
-        assert!(!f.read(5, Cause::Host, &mut n));
+        assert!(!f.read(5, Cause::Host, &mut n).unwrap());
         assert_eq!(n.counters.reads[Cause::Host as usize], 0);
         f.check_integrity(&[0; 8]).unwrap();
     }

@@ -1,0 +1,776 @@
+//! `dftl`: a demand-based page-mapped FTL (Gupta, Kim, Urgaonkar, ASPLOS'09; ALGORITHMS.md §2.6).
+//! The full page map lives on flash in translation pages (TPs), each holding the entries of
+//! E = `page_bytes / entry_bytes` consecutive LPNs; a global translation directory (GTD) says
+//! where each TP is; a cached mapping table (CMT) of bounded size holds the entries in use.
+//!
+//! * Data and TPs are pages of one page-mapped FTL (`page.rs`) whose logical space is the N data
+//!   LPNs followed by the ⌈N/E⌉ TPs: its L2P entries of the TPs are the GTD. TPs are written at a
+//!   frontier of their own (the translation block pool); GC moves them like data, as mapping I/O.
+//! * The CMT is an LRU list of cached units: single entries (`granularity = "entry"`) or whole
+//!   TPs (`"page"`), each clean or dirty. The simulator keeps the true map; the CMT decides what
+//!   the map costs in flash reads and programs, all of cause `map`.
+//! * Host read of a mapped LPN: a CMT hit costs nothing more; a miss evicts the LRU unit if the
+//!   CMT is full, reads the LPN's TP and caches the entry clean. An unmapped LPN costs nothing.
+//! * Host write: the data page is programmed, then its entry updated: a hit marks it dirty; a
+//!   miss evicts, reads the TP when `load_on_write_miss` (to learn the old copy; whole-TP caching
+//!   always reads it) and caches the entry dirty.
+//! * Evicting a dirty entry writes its TP back with every dirty cached entry of that TP (batch
+//!   update): read the TP, write it, mark them clean. A dirty cached TP is written without a read.
+//! * GC of data blocks: a moved LPN whose entry (or TP) is cached is marked dirty (lazy copying);
+//!   the others are grouped by TP and each TP is read and written once.
+//! * A TP never written (its LPNs were never evicted dirty) is not read: nothing of it is on flash.
+
+use super::page::PageFtl;
+use super::{Ftl, FtlView, Shape, UnitPage};
+use crate::buffer::list::{Links, List, NIL};
+use crate::error::{Result, SimError};
+use crate::gc::VictimPolicy;
+use crate::nand::{Cause, Nand};
+use crate::units::{Geometry, Lbn, Lpn};
+
+const NONE: u32 = u32::MAX;
+
+crate::params! {
+    /// The demand-based FTL's parameters (`[ftl.dftl]`).
+    pub struct Params {
+        /// CMT capacity in mapping entries; 0 = from `cmt_bytes`, else from `cmt_fraction`.
+        cmt_entries: u64 = 0,
+        /// CMT capacity in bytes of controller memory (÷ `entry_bytes` entries); 0 = unset.
+        cmt_bytes: u64 = 0,
+        /// CMT capacity as a fraction of the full map (N entries), in (0, 1]; used when neither
+        /// `cmt_entries` nor `cmt_bytes` is set.
+        cmt_fraction: f64 = 0.2,
+        /// Bytes of one mapping entry on flash and in the CMT (4 as in DFTL; 8 in MQSim).
+        entry_bytes: u64 = 4,
+        /// What the CMT caches: "entry" (single entries) or "page" (whole translation pages).
+        granularity: String = "entry".into(),
+        /// A host write that misses the CMT reads its translation page first (to learn the old
+        /// copy to invalidate); false = the entry is cached dirty without a read.
+        load_on_write_miss: bool = true,
+        /// GC runs when free blocks fall below this (≥ 2); 0 = automatic (as the page FTL's).
+        gc_free_blocks: u64 = 0,
+    }
+}
+
+impl crate::params::Params for Params {
+    fn check(&self, table: &str) -> Result<()> {
+        let set = [self.cmt_entries > 0, self.cmt_bytes > 0]
+            .iter()
+            .filter(|&&x| x)
+            .count();
+        if set > 1 {
+            return Err(SimError::config(
+                format!("{table}.cmt_entries"),
+                "set one of cmt_entries and cmt_bytes (or neither, to use cmt_fraction)",
+            ));
+        }
+        if !(self.cmt_fraction > 0.0 && self.cmt_fraction <= 1.0) {
+            return Err(SimError::config(
+                format!("{table}.cmt_fraction"),
+                format!("{} is not in (0, 1]", self.cmt_fraction),
+            ));
+        }
+        if self.entry_bytes == 0 {
+            return Err(SimError::config(
+                format!("{table}.entry_bytes"),
+                "0 is not ≥ 1",
+            ));
+        }
+        Granularity::parse(&self.granularity, table)?;
+        if self.gc_free_blocks == 1 {
+            return Err(SimError::config(
+                format!("{table}.gc_free_blocks"),
+                "must be 0 (automatic) or ≥ 2: GC needs a free block to copy valid pages into",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Params {
+    /// Entries per translation page.
+    pub fn entries_per_tp(&self, page_bytes: u64) -> Result<u64> {
+        let e = page_bytes / self.entry_bytes;
+        if e == 0 {
+            return Err(SimError::config(
+                "ftl.dftl.entry_bytes",
+                format!(
+                    "{} is larger than a page ({page_bytes} bytes)",
+                    self.entry_bytes
+                ),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// The CMT capacity in entries for `n` logical pages (at least one unit).
+    pub fn cmt_capacity(&self, n: u64) -> u64 {
+        let entries = if self.cmt_entries > 0 {
+            self.cmt_entries
+        } else if self.cmt_bytes > 0 {
+            self.cmt_bytes / self.entry_bytes
+        } else {
+            (self.cmt_fraction * n as f64).round() as u64
+        };
+        entries.max(1)
+    }
+
+    /// The page FTL underneath: two host frontiers (data, translation pages) and GC's own.
+    fn page(&self) -> super::page::Params {
+        super::page::Params {
+            gc_free_blocks: self.gc_free_blocks,
+            streams: 2,
+            separate_gc_frontier: true,
+        }
+    }
+
+    /// Physical blocks needed beyond the data blocks: the translation pages' blocks and the page
+    /// FTL's reserve and frontiers.
+    pub fn spare_blocks(&self, logical_pages: u64, geo_page_bytes: u64, ppb: u64) -> Result<u64> {
+        let tps = logical_pages.div_ceil(self.entries_per_tp(geo_page_bytes)?);
+        let data_blocks = logical_pages.div_ceil(ppb);
+        let all_blocks = (logical_pages + tps).div_ceil(ppb);
+        Ok(all_blocks - data_blocks + self.page().spare_blocks())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Granularity {
+    Entry,
+    Page,
+}
+
+impl Granularity {
+    fn parse(v: &str, table: &str) -> Result<Self> {
+        match v {
+            "entry" => Ok(Granularity::Entry),
+            "page" => Ok(Granularity::Page),
+            _ => Err(SimError::config(
+                format!("{table}.granularity"),
+                format!("unknown value `{v}`; valid: entry, page"),
+            )),
+        }
+    }
+}
+
+/// The cached mapping table: LRU over units (entries or TPs) with a dirty bit, and per TP the
+/// list of its dirty cached entries (entry granularity) for batch updates.
+struct Cmt {
+    capacity: u32,
+    /// Unit key → slot (NONE: not cached).
+    index: Vec<u32>,
+    /// Slot → unit key.
+    keys: Vec<u32>,
+    dirty: Vec<bool>,
+    links: Links,
+    lru: List,
+    /// Per TP: its dirty cached entries (entry granularity only).
+    dirty_links: Links,
+    dirty_of: Vec<List>,
+    free: Vec<u32>,
+}
+
+impl Cmt {
+    fn new(capacity: u64, units: u64, tps: u64, per_entry: bool) -> Result<Self> {
+        let capacity = capacity.min(units) as u32;
+        Ok(Cmt {
+            capacity,
+            index: crate::units::alloc_vec(units, NONE, "the CMT index")?,
+            keys: Vec::with_capacity(capacity as usize),
+            dirty: Vec::with_capacity(capacity as usize),
+            links: Links::default(),
+            lru: List::default(),
+            dirty_links: Links::default(),
+            dirty_of: if per_entry {
+                vec![List::default(); tps as usize]
+            } else {
+                Vec::new()
+            },
+            free: Vec::new(),
+        })
+    }
+
+    #[inline]
+    fn slot(&self, key: u32) -> Option<u32> {
+        let s = self.index[key as usize];
+        (s != NONE).then_some(s)
+    }
+
+    fn full(&self) -> bool {
+        self.lru.len >= self.capacity
+    }
+
+    fn insert(&mut self, key: u32) -> u32 {
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.keys[s as usize] = key;
+                self.dirty[s as usize] = false;
+                s
+            }
+            None => {
+                self.keys.push(key);
+                self.dirty.push(false);
+                (self.keys.len() - 1) as u32
+            }
+        };
+        self.index[key as usize] = s;
+        self.links.push_front(&mut self.lru, s);
+        s
+    }
+
+    fn remove(&mut self, s: u32) {
+        debug_assert!(!self.dirty[s as usize]);
+        self.links.remove(&mut self.lru, s);
+        self.index[self.keys[s as usize] as usize] = NONE;
+        self.free.push(s);
+    }
+
+    /// Mark slot `s` dirty; `tp` is its translation page (entry granularity: its dirty list).
+    fn set_dirty(&mut self, s: u32, tp: Option<u32>) {
+        if !self.dirty[s as usize] {
+            self.dirty[s as usize] = true;
+            if let Some(tp) = tp {
+                self.dirty_links
+                    .push_front(&mut self.dirty_of[tp as usize], s);
+            }
+        }
+    }
+
+    /// Mark every dirty cached entry of `tp` clean; returns how many there were.
+    fn clean_tp(&mut self, tp: u32) -> u32 {
+        let list = &mut self.dirty_of[tp as usize];
+        let n = list.len;
+        let mut s = list.head;
+        while s != NIL {
+            self.dirty[s as usize] = false;
+            s = self.dirty_links.next(s);
+        }
+        *list = List::default();
+        n
+    }
+}
+
+pub struct DftlFtl {
+    page: PageFtl,
+    /// Data LPNs (N).
+    n: u64,
+    /// Entries per TP (E).
+    e: u64,
+    ppb: u64,
+    granularity: Granularity,
+    load_on_write_miss: bool,
+    cmt: Cmt,
+    cmt_entries: u64,
+    tp_version: u32,
+    moved: Vec<u32>,
+    tps_to_update: Vec<u32>,
+    hits: u64,
+    misses: u64,
+    dirty_evictions: u64,
+    read_evict_writes: u64,
+    batched_entries: u64,
+    gc_tp_updates: u64,
+}
+
+impl DftlFtl {
+    pub fn new(geo: &Geometry, gc: VictimPolicy, p: &Params, check: bool) -> Result<Self> {
+        let n = geo.logical_pages;
+        let e = p.entries_per_tp(geo.page_bytes)?;
+        let tps = n.div_ceil(e);
+        let inner = Geometry {
+            logical_pages: n + tps,
+            ..*geo
+        };
+        let pp = p.page();
+        let mut page = PageFtl::new(&inner, gc, pp.gc_free_blocks, pp.streams, true, check)
+            .map_err(|err| match err {
+                SimError::Config { field, msg } if field == "device.op" => SimError::config(
+                    field,
+                    format!(
+                        "{msg}; the demand-based FTL also keeps {tps} translation pages on flash"
+                    ),
+                ),
+                other => other,
+            })?;
+        page.set_translation(n, 1);
+        let granularity = Granularity::parse(&p.granularity, "ftl.dftl")?;
+        let capacity = p.cmt_capacity(n);
+        let (units, unit_cap) = match granularity {
+            Granularity::Entry => (n, capacity),
+            Granularity::Page => (tps, (capacity / e).max(1)),
+        };
+        Ok(DftlFtl {
+            page,
+            n,
+            e,
+            ppb: geo.pages_per_block,
+            granularity,
+            load_on_write_miss: p.load_on_write_miss,
+            cmt: Cmt::new(unit_cap, units, tps, granularity == Granularity::Entry)?,
+            cmt_entries: capacity,
+            tp_version: 0,
+            moved: Vec::new(),
+            tps_to_update: Vec::new(),
+            hits: 0,
+            misses: 0,
+            dirty_evictions: 0,
+            read_evict_writes: 0,
+            batched_entries: 0,
+            gc_tp_updates: 0,
+        })
+    }
+
+    #[inline]
+    fn tp_of(&self, lpn: Lpn) -> u32 {
+        (lpn / self.e) as u32
+    }
+
+    #[inline]
+    fn key_of(&self, lpn: Lpn) -> u32 {
+        match self.granularity {
+            Granularity::Entry => lpn as u32,
+            Granularity::Page => self.tp_of(lpn),
+        }
+    }
+
+    /// The TP whose dirty list holds `key`'s slot (entry granularity), or None.
+    fn dirty_list_of(&self, key: u32) -> Option<u32> {
+        (self.granularity == Granularity::Entry).then(|| self.tp_of(key as u64))
+    }
+
+    fn read_tp(&mut self, tp: u32, nand: &mut Nand) {
+        if let Some(ppn) = self.page.ppn_of(self.n + tp as u64) {
+            nand.read(Cause::Map, ppn);
+        }
+    }
+
+    fn write_tp(&mut self, tp: u32, nand: &mut Nand) -> Result<()> {
+        self.tp_version = self.tp_version.wrapping_add(1).max(1);
+        self.page
+            .write_translation(self.n + tp as u64, self.tp_version, nand)
+    }
+
+    /// Evict the LRU unit, writing its TP back if it is dirty.
+    fn evict(&mut self, host_read: bool, nand: &mut Nand) -> Result<()> {
+        let s = self.cmt.lru.tail;
+        if s == NIL {
+            return Ok(());
+        }
+        if self.cmt.dirty[s as usize] {
+            self.dirty_evictions += 1;
+            self.read_evict_writes += host_read as u64;
+            let key = self.cmt.keys[s as usize];
+            match self.granularity {
+                Granularity::Entry => {
+                    let tp = self.tp_of(key as u64);
+                    self.read_tp(tp, nand);
+                    self.batched_entries += self.cmt.clean_tp(tp) as u64;
+                    self.write_tp(tp, nand)?;
+                }
+                Granularity::Page => {
+                    self.cmt.dirty[s as usize] = false;
+                    self.batched_entries += 1;
+                    self.write_tp(key, nand)?;
+                }
+            }
+        }
+        self.cmt.remove(s);
+        Ok(())
+    }
+
+    /// Look `lpn`'s entry up for a host access, loading it on a miss; `write` leaves it dirty.
+    fn access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<()> {
+        let key = self.key_of(lpn);
+        let tp = self.tp_of(lpn);
+        let s = match self.cmt.slot(key) {
+            Some(s) => {
+                self.hits += 1;
+                self.cmt.links.move_to_front(&mut self.cmt.lru, s);
+                s
+            }
+            None => {
+                self.misses += 1;
+                if self.cmt.full() {
+                    self.evict(!write, nand)?;
+                }
+                if !write || self.load_on_write_miss || self.granularity == Granularity::Page {
+                    self.read_tp(tp, nand);
+                }
+                self.cmt.insert(key)
+            }
+        };
+        if write {
+            self.cmt.set_dirty(s, self.dirty_list_of(key));
+        }
+        Ok(())
+    }
+
+    /// Update the map for the data pages GC moved: cached entries turn dirty, the rest are
+    /// written into their TPs, one read and one write per TP. Those writes may run GC again.
+    fn settle_moved(&mut self, nand: &mut Nand) -> Result<()> {
+        let mut moved = std::mem::take(&mut self.moved);
+        let mut tps = std::mem::take(&mut self.tps_to_update);
+        loop {
+            self.page.take_moved(&mut moved);
+            if moved.is_empty() {
+                break;
+            }
+            tps.clear();
+            for &lpn in &moved {
+                let key = self.key_of(lpn as u64);
+                match self.cmt.slot(key) {
+                    Some(s) => self.cmt.set_dirty(s, self.dirty_list_of(key)),
+                    None => tps.push(self.tp_of(lpn as u64)),
+                }
+            }
+            tps.sort_unstable();
+            tps.dedup();
+            for &tp in &tps {
+                self.gc_tp_updates += 1;
+                self.read_tp(tp, nand);
+                self.write_tp(tp, nand)?;
+            }
+        }
+        self.moved = moved;
+        self.tps_to_update = tps;
+        Ok(())
+    }
+
+    /// The CMT's invariants: index and slots agree, the LRU list holds every cached unit, and the
+    /// per-TP dirty lists hold exactly the dirty entries of their TP.
+    fn check_cmt(&self) -> Result<()> {
+        let c = &self.cmt;
+        let bad = |m: String| Err(SimError::Integrity(format!("CMT: {m}")));
+        let mut seen = 0u32;
+        let mut s = c.lru.head;
+        while s != NIL {
+            let key = c.keys[s as usize];
+            if c.index[key as usize] != s {
+                return bad(format!(
+                    "slot {s} holds unit {key}, indexed at {}",
+                    c.index[key as usize]
+                ));
+            }
+            seen += 1;
+            s = c.links.next(s);
+        }
+        if seen != c.lru.len || seen > c.capacity {
+            return bad(format!(
+                "{seen} units listed, {} counted, capacity {}",
+                c.lru.len, c.capacity
+            ));
+        }
+        if self.granularity == Granularity::Entry {
+            let mut dirty = 0u32;
+            for (tp, list) in c.dirty_of.iter().enumerate() {
+                let mut s = list.head;
+                while s != NIL {
+                    let key = c.keys[s as usize];
+                    if !c.dirty[s as usize] || self.tp_of(key as u64) != tp as u32 {
+                        return bad(format!("entry {key} listed dirty under TP {tp}"));
+                    }
+                    dirty += 1;
+                    s = c.dirty_links.next(s);
+                }
+            }
+            let mut s = c.lru.head;
+            let mut marked = 0u32;
+            while s != NIL {
+                marked += c.dirty[s as usize] as u32;
+                s = c.links.next(s);
+            }
+            if dirty != marked {
+                return bad(format!(
+                    "{marked} dirty entries, {dirty} in the per-TP lists"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Dirty cached entries of TP `tp` now (entry granularity; 0 or the whole TP's flag for page).
+    #[cfg(test)]
+    fn dirty_in(&self, tp: u32) -> u32 {
+        match self.granularity {
+            Granularity::Entry => self.cmt.dirty_of[tp as usize].len,
+            Granularity::Page => {
+                self.cmt
+                    .slot(tp)
+                    .is_some_and(|s| self.cmt.dirty[s as usize]) as u32
+            }
+        }
+    }
+}
+
+impl FtlView for DftlFtl {
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        lpn < self.n && self.page.is_mapped(lpn)
+    }
+    fn stat(&self, name: &str) -> Option<f64> {
+        self.page.stat(name)
+    }
+}
+
+impl Ftl for DftlFtl {
+    fn write_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        shape: Shape,
+        hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        let _ = hint;
+        self.page.write_unit(lbn, pages, shape, 0, nand)?;
+        self.settle_moved(nand)?;
+        let first = lbn * self.ppb;
+        for p in pages {
+            self.access(first + p.offset as u64, true, nand)?;
+            self.settle_moved(nand)?;
+        }
+        Ok(())
+    }
+
+    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+        if lpn < self.n {
+            self.page.ppn_of(lpn)
+        } else {
+            None
+        }
+    }
+
+    /// A host read looks its entry up first; reads inside a flush (read-modify-write, padding)
+    /// do not, as the write that follows looks the entry up.
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> Result<bool> {
+        if self.ppn_of(lpn).is_none() {
+            return Ok(false);
+        }
+        if cause == Cause::Host {
+            self.access(lpn, false, nand)?;
+            // The eviction's TP write may have run GC, which may have moved this very page.
+            self.settle_moved(nand)?;
+        }
+        if let Some(ppn) = self.page.ppn_of(lpn) {
+            nand.read(cause, ppn);
+        }
+        Ok(true)
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        self.page.trim(lpn);
+        // The entry changes; a cached one turns dirty (no load for an uncached one).
+        if let Some(s) = self.cmt.slot(self.key_of(lpn)) {
+            let key = self.key_of(lpn);
+            self.cmt.set_dirty(s, self.dirty_list_of(key));
+        }
+    }
+
+    fn version_of(&self, lpn: Lpn) -> u32 {
+        self.page.version_of(lpn)
+    }
+
+    fn check_integrity(&self, latest: &[u32]) -> Result<()> {
+        self.page.check_integrity(latest)?;
+        self.check_cmt()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let mut c = self.page.counters();
+        c.extend([
+            ("ftl.cmt.hits", self.hits),
+            ("ftl.cmt.misses", self.misses),
+            ("ftl.cmt.dirty_evictions", self.dirty_evictions),
+            ("ftl.cmt.read_evict_writes", self.read_evict_writes),
+            ("ftl.cmt.batched_entries", self.batched_entries),
+            ("ftl.cmt.gc_tp_updates", self.gc_tp_updates),
+        ]);
+        c
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        let mut g = self.page.gauges();
+        g.push(("ftl.cmt.capacity_entries", self.cmt_entries as f64));
+        g.push(("ftl.cmt.entries_per_tp", self.e as f64));
+        g
+    }
+
+    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
+        let get = |k: &str| counters.iter().find(|(n, _)| *n == k).map_or(0, |c| c.1) as f64;
+        let (h, m) = (get("ftl.cmt.hits"), get("ftl.cmt.misses"));
+        vec![(
+            "ftl.cmt.hit_ratio",
+            if h + m > 0.0 { h / (h + m) } else { f64::NAN },
+        )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 16 data LPNs, 4 pages per block, 1 KiB entries in 4 KiB pages: E = 4, so TP t holds LPNs
+    /// 4t..4t+3; a CMT of 4 entries.
+    fn tiny(granularity: &str, cmt_entries: u64) -> (DftlFtl, Nand) {
+        let geo = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 16,
+            physical_blocks: 16,
+        };
+        let p = Params {
+            cmt_entries,
+            entry_bytes: 1024,
+            granularity: granularity.into(),
+            ..Params::default()
+        };
+        (
+            DftlFtl::new(&geo, VictimPolicy::Greedy, &p, true).unwrap(),
+            Nand::new(16),
+        )
+    }
+
+    fn write(f: &mut DftlFtl, n: &mut Nand, lpn: u64) {
+        let page = [UnitPage {
+            offset: (lpn % 4) as u32,
+            version: 1,
+            cause: Cause::Host,
+        }];
+        f.write_unit(lpn / 4, &page, Shape::Pages, 0, n).unwrap();
+    }
+
+    fn counter(f: &DftlFtl, k: &str) -> u64 {
+        f.counters().iter().find(|c| c.0 == k).unwrap().1
+    }
+
+    /// Worked by hand (CMT in LRU order, MRU first; * = dirty):
+    ///
+    /// op        CMT after               flash I/O of the map
+    /// w 0 1 4 8 8* 4* 1* 0*             none (misses; no TP on flash yet, nothing to read)
+    /// w 12      12* 8* 4* 1*            evict 0*: batch TP 0 = {0, 1} (2 entries), write TP 0
+    /// w 5       5* 12* 8* 4*            evict 1 (clean now): dropped
+    /// w 13      13* 5* 12* 8*           evict 4*: batch TP 1 = {4, 5}, write TP 1
+    /// r 0       0 13* 5 12*             evict 8*: batch TP 2 = {8}, write TP 2 (during a read);
+    ///                                   read TP 0 (on flash)
+    /// r 5       5 0 13* 12*             hit
+    /// Totals: 8 misses, 1 hit, 3 dirty evictions (1 during a read), 5 batched entries,
+    /// 3 TP programs, 1 TP read.
+    #[test]
+    fn entry_cmt_worked_by_hand() {
+        let (mut f, mut n) = tiny("entry", 4);
+        for lpn in [0, 1, 4, 8, 12, 5, 13] {
+            write(&mut f, &mut n, lpn);
+        }
+        assert!(f.read(0, Cause::Host, &mut n).unwrap());
+        assert!(f.read(5, Cause::Host, &mut n).unwrap());
+        assert_eq!(counter(&f, "ftl.cmt.misses"), 8);
+        assert_eq!(counter(&f, "ftl.cmt.hits"), 1);
+        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 3);
+        assert_eq!(counter(&f, "ftl.cmt.read_evict_writes"), 1);
+        assert_eq!(counter(&f, "ftl.cmt.batched_entries"), 5);
+        assert_eq!(n.counters.programs[Cause::Map as usize], 3);
+        assert_eq!(n.counters.reads[Cause::Map as usize], 1);
+        assert_eq!(n.counters.reads[Cause::Host as usize], 2);
+        // LPN 5's entry was cleaned by TP 1's write-back; 13 and 12 are dirty in TP 3.
+        assert_eq!(
+            (f.dirty_in(0), f.dirty_in(1), f.dirty_in(2), f.dirty_in(3)),
+            (0, 0, 0, 2)
+        );
+        f.check_cmt().unwrap();
+        // An unmapped LPN costs nothing and is not looked up.
+        assert!(!f.read(2, Cause::Host, &mut n).unwrap());
+        assert_eq!(counter(&f, "ftl.cmt.misses"), 8);
+    }
+
+    /// Whole-TP caching, 8 entries = 2 TPs (MRU first; * = dirty):
+    ///
+    /// op     CMT after      flash I/O of the map
+    /// w 0    0*             miss (TP 0 not on flash: no read)
+    /// w 4    1* 0*          miss
+    /// w 1    0* 1*          hit
+    /// w 8    2* 0*          miss: evict TP 1*, write it (no read: the whole TP is cached)
+    /// w 2    0* 2*          hit
+    /// r 4    1 0*           miss during a read: evict TP 2*, write it; read TP 1 (on flash)
+    /// Totals: 4 misses, 2 hits, 2 TP programs (1 during a read), 1 TP read.
+    #[test]
+    fn page_cmt_worked_by_hand() {
+        let (mut f, mut n) = tiny("page", 8);
+        for lpn in [0, 4, 1, 8, 2] {
+            write(&mut f, &mut n, lpn);
+        }
+        assert_eq!(counter(&f, "ftl.cmt.misses"), 3);
+        assert_eq!(counter(&f, "ftl.cmt.hits"), 2);
+        assert_eq!(n.counters.programs[Cause::Map as usize], 1);
+        assert_eq!(n.counters.reads[Cause::Map as usize], 0);
+        assert!(f.read(4, Cause::Host, &mut n).unwrap());
+        assert_eq!(counter(&f, "ftl.cmt.misses"), 4);
+        assert_eq!(counter(&f, "ftl.cmt.read_evict_writes"), 1);
+        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 2);
+        assert_eq!(n.counters.programs[Cause::Map as usize], 2);
+        assert_eq!(n.counters.reads[Cause::Map as usize], 1);
+        assert_eq!((f.dirty_in(0), f.dirty_in(1)), (1, 0));
+        f.check_cmt().unwrap();
+    }
+
+    /// Many writes with GC: the map and the CMT stay consistent, and GC's map updates happen.
+    #[test]
+    fn integrity_through_gc() {
+        for granularity in ["entry", "page"] {
+            let (mut f, mut n) = tiny(granularity, 4);
+            let mut latest = vec![0u32; 16];
+            let mut x = 7u64;
+            for v in 1..3000u32 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let lpn = (x >> 33) % 16;
+                let page = [UnitPage {
+                    offset: (lpn % 4) as u32,
+                    version: v,
+                    cause: Cause::Host,
+                }];
+                f.write_unit(lpn / 4, &page, Shape::Pages, 0, &mut n)
+                    .unwrap();
+                latest[lpn as usize] = v;
+                if v % 5 == 0 {
+                    f.read((x >> 20) % 16, Cause::Host, &mut n).unwrap();
+                }
+            }
+            assert!(counter(&f, "gc.victims") > 100, "{granularity}");
+            assert!(counter(&f, "ftl.cmt.gc_tp_updates") > 0, "{granularity}");
+            f.check_integrity(&latest).unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_params_name_fields() {
+        use crate::params::Params as _;
+        let e = Params {
+            granularity: "block".into(),
+            ..Params::default()
+        }
+        .check("ftl.dftl")
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("ftl.dftl.granularity") && e.contains("block"),
+            "{e}"
+        );
+        let e = Params {
+            cmt_entries: 10,
+            cmt_bytes: 40,
+            ..Params::default()
+        }
+        .check("ftl.dftl")
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("ftl.dftl.cmt_entries"), "{e}");
+        let e = Params {
+            cmt_fraction: 0.0,
+            ..Params::default()
+        }
+        .check("ftl.dftl")
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("ftl.dftl.cmt_fraction"), "{e}");
+    }
+}
