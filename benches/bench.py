@@ -31,9 +31,10 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    writes / 30% reads: requests per second of wall time, end to end (the fill included; target
    ≥ 1 M), beside the same run in counts mode; and what it simulated (IOPS, latency percentiles).
 
-8. Every write buffer of the registry on the stream of 1 (64 MiB buffer, `page` FTL), and seed
-   002's `clc`, `ref`, `integrated` also on `bast`: host page writes per second, best and median
-   of 2 (target ≥ 3 M for each policy), with its write hit ratio and WAF.
+8. Every write buffer of the registry on the stream of 1 (64 MiB buffer, `page` FTL), seed
+   002's `clc`, `ref`, `integrated` also on `bast`, and the demand-based FTL `dftl` without a
+   buffer and behind `lru`: host page writes per second, best and median of 2 (target ≥ 3 M for
+   each), with the write hit ratio and WAF.
 
 Set SSDLAB_BENCH_VALGRIND=0 to skip 3 and 4. Results are printed and written to
 results/bench.json. Nothing here is asserted: these are measurements, reported in the issue notes.
@@ -364,6 +365,8 @@ def main() -> int:
     kinds = sorted(c["name"] for c in ssdlab.components() if c["category"] == "buffer" and c["name"] != "none")
     # Seed 002's buffers also behind BAST, where they read the FTL's log state.
     cells = [(k, "page") for k in kinds] + [(k, "bast") for k in ("clc", "ref", "integrated")]
+    # The demand-based FTL (CMT of 20% of the map) with and without a buffer.
+    cells += [("none", "dftl"), ("lru", "dftl")]
     for kind, ftl in cells:
         print(f"buffer {kind} + {ftl} ...", file=sys.stderr)
         walls = []

@@ -26,7 +26,7 @@ use crate::buffer::list::{Links, List, NIL};
 use crate::error::{Result, SimError};
 use crate::gc::VictimPolicy;
 use crate::nand::{Cause, Nand};
-use crate::units::{Geometry, Lbn, Lpn};
+use crate::units::{Divisor, Geometry, Lbn, Lpn};
 
 const NONE: u32 = u32::MAX;
 
@@ -255,7 +255,7 @@ pub struct DftlFtl {
     /// Data LPNs (N).
     n: u64,
     /// Entries per TP (E).
-    e: u64,
+    e: Divisor,
     ppb: u64,
     granularity: Granularity,
     load_on_write_miss: bool,
@@ -302,7 +302,7 @@ impl DftlFtl {
         Ok(DftlFtl {
             page,
             n,
-            e,
+            e: Divisor::new(e),
             ppb: geo.pages_per_block,
             granularity,
             load_on_write_miss: p.load_on_write_miss,
@@ -322,7 +322,7 @@ impl DftlFtl {
 
     #[inline]
     fn tp_of(&self, lpn: Lpn) -> u32 {
-        (lpn / self.e) as u32
+        self.e.quot(lpn) as u32
     }
 
     #[inline]
@@ -407,7 +407,16 @@ impl DftlFtl {
 
     /// Update the map for the data pages GC moved: cached entries turn dirty, the rest are
     /// written into their TPs, one read and one write per TP. Those writes may run GC again.
+    #[inline]
     fn settle_moved(&mut self, nand: &mut Nand) -> Result<()> {
+        if self.page.nothing_moved() {
+            return Ok(());
+        }
+        self.settle_moved_slow(nand)
+    }
+
+    #[inline(never)]
+    fn settle_moved_slow(&mut self, nand: &mut Nand) -> Result<()> {
         let mut moved = std::mem::take(&mut self.moved);
         let mut tps = std::mem::take(&mut self.tps_to_update);
         loop {
@@ -590,7 +599,7 @@ impl Ftl for DftlFtl {
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         let mut g = self.page.gauges();
         g.push(("ftl.cmt.capacity_entries", self.cmt_entries as f64));
-        g.push(("ftl.cmt.entries_per_tp", self.e as f64));
+        g.push(("ftl.cmt.entries_per_tp", self.e.get() as f64));
         g
     }
 

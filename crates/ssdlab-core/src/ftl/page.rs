@@ -184,6 +184,12 @@ impl PageFtl {
         self.map_slot = map_slot;
     }
 
+    /// GC moved no data page since the last [`PageFtl::take_moved`].
+    #[inline(always)]
+    pub(crate) fn nothing_moved(&self) -> bool {
+        self.moved.is_empty()
+    }
+
     /// The data LPNs GC moved since the last call (their mappings changed).
     pub(crate) fn take_moved(&mut self, into: &mut Vec<u32>) {
         into.clear();
