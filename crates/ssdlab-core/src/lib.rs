@@ -10,6 +10,7 @@ pub mod engine;
 pub mod error;
 pub mod ftl;
 pub mod gc;
+pub mod list;
 pub mod metrics;
 pub mod nand;
 pub mod padding;

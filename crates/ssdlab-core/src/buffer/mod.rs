@@ -19,7 +19,7 @@ pub mod hitstat;
 pub mod hwb;
 mod index;
 pub mod integrated;
-pub mod list;
+pub use crate::list;
 pub mod lru;
 pub mod lru_wsr;
 pub mod none;

@@ -22,9 +22,9 @@
 
 use super::page::PageFtl;
 use super::{Ftl, FtlView, Shape, UnitPage};
-use crate::buffer::list::{Links, List, NIL};
 use crate::error::{Result, SimError};
 use crate::gc::VictimPolicy;
+use crate::list::{Links, List, NIL};
 use crate::nand::{Cause, Nand};
 use crate::units::{Divisor, Geometry, Lbn, Lpn};
 

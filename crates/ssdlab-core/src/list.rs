@@ -1,5 +1,6 @@
-//! Arena-linked lists: nodes live in a `Vec` and link by u32 index, so policies keep any number of
-//! recency lists over the same nodes without per-operation allocation.
+//! Arena-linked lists: nodes live in a `Vec` and link by u32 index, so write buffers and the
+//! mapping cache keep any number of recency lists over the same nodes without per-operation
+//! allocation.
 
 pub const NIL: u32 = u32::MAX;
 
