@@ -115,3 +115,34 @@ fn integrity_and_timed_counts() {
         assert!(timed["latency.read.mean_us"] > 0.0);
     }
 }
+
+/// PTSD's partitioned CMT (seed 004): over a whole mixed run with GC, a read never writes a
+/// translation page, while the unpartitioned CMT of the same memory does; both dirty caches keep
+/// integrity, and timed mode reports every count.
+#[test]
+fn partitioned_reads_never_write() {
+    let base = "granularity = \"page\"\ncmt_fraction = 0.25\n";
+    let dftl = run(0.5, 60_000, base, "").metrics;
+    assert!(dftl["ftl.cmt.read_evict_writes"] > 1000.0);
+    for dirty in ["page", "entry"] {
+        let cfg = format!("{base}partition = \"fixed\"\ndirty_cache = \"{dirty}\"\n");
+        let counts = run(0.5, 60_000, &cfg, "check_integrity = true\n").metrics;
+        assert_eq!(counts["ftl.cmt.read_evict_writes"], 0.0, "{dirty}");
+        assert!(counts["ftl.cmt.dirty_evictions"] > 100.0, "{dirty}");
+        assert!(
+            counts["nand.programs.map"] > 0.0 && counts["gc.victims"] > 0.0,
+            "{dirty}"
+        );
+        let timed = run(
+            0.5,
+            60_000,
+            &cfg,
+            "check_integrity = true\nmode = \"timed\"\nqueue_depth = 16\n",
+        )
+        .metrics;
+        for (k, v) in &counts {
+            let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
+            assert!(same, "{dirty}: {k} = {v} counted, {} timed", timed[k]);
+        }
+    }
+}

@@ -20,6 +20,8 @@
 //!   the others are grouped by TP and each TP is read and written once.
 //! * A TP never written (its LPNs were never evicted dirty) is not read: nothing of it is on flash.
 
+mod part;
+
 use super::page::PageFtl;
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
@@ -49,6 +51,17 @@ crate::params! {
         load_on_write_miss: bool = true,
         /// GC runs when free blocks fall below this (≥ 2); 0 = automatic (as the page FTL's).
         gc_free_blocks: u64 = 0,
+        /// "none": one CMT; "fixed": PTSD's clean and dirty regions (needs granularity = "page",
+        /// the seed's base: the clean region caches whole translation pages).
+        partition: String = "none".into(),
+        /// Share of the CMT's memory for the clean region, in (0, 1) (50:50 in seed 004).
+        clean_ratio: f64 = 0.5,
+        /// What the dirty region holds: "page" (whole translation pages: PART) or "entry"
+        /// (updated entries grouped by translation page, written without a read: WRITEOPT).
+        dirty_cache: String = "page".into(),
+        /// Which translation page an entry-level dirty region writes back when full: "greedy"
+        /// (the most dirty entries; the seed's choice) or "lru" (the least recently updated).
+        writeback: String = "greedy".into(),
     }
 }
 
@@ -76,7 +89,35 @@ impl crate::params::Params for Params {
                 "0 is not ≥ 1",
             ));
         }
-        Granularity::parse(&self.granularity, table)?;
+        let g = Granularity::parse(&self.granularity, table)?;
+        match self.partition.as_str() {
+            "none" => {}
+            "fixed" if g == Granularity::Page => {}
+            "fixed" => return Err(SimError::config(
+                format!("{table}.granularity"),
+                "partition = \"fixed\" caches whole translation pages in its clean region: set \
+                     granularity = \"page\" (dirty_cache = \"entry\" keeps single entries dirty)",
+            )),
+            v => {
+                return Err(SimError::config(
+                    format!("{table}.partition"),
+                    format!("unknown value `{v}`; valid: none, fixed"),
+                ))
+            }
+        }
+        if !(self.clean_ratio > 0.0 && self.clean_ratio < 1.0) {
+            return Err(SimError::config(
+                format!("{table}.clean_ratio"),
+                format!("{} is not in (0, 1)", self.clean_ratio),
+            ));
+        }
+        if !matches!(self.dirty_cache.as_str(), "page" | "entry") {
+            return Err(SimError::config(
+                format!("{table}.dirty_cache"),
+                format!("unknown value `{}`; valid: page, entry", self.dirty_cache),
+            ));
+        }
+        part::Writeback::parse(&self.writeback, table)?;
         if self.gc_free_blocks == 1 {
             return Err(SimError::config(
                 format!("{table}.gc_free_blocks"),
@@ -151,6 +192,31 @@ impl Granularity {
             )),
         }
     }
+}
+
+/// `c`'s index, slots and LRU list agree, within its capacity.
+fn check_lru(c: &Cmt, what: &str) -> Result<()> {
+    let bad = |m: String| Err(SimError::Integrity(format!("{what}: {m}")));
+    let mut seen = 0u32;
+    let mut s = c.lru.head;
+    while s != NIL {
+        let key = c.keys[s as usize];
+        if c.index[key as usize] != s {
+            return bad(format!(
+                "slot {s} holds unit {key}, indexed at {}",
+                c.index[key as usize]
+            ));
+        }
+        seen += 1;
+        s = c.links.next(s);
+    }
+    if seen != c.lru.len || seen > c.capacity {
+        return bad(format!(
+            "{seen} units listed, {} counted, capacity {}",
+            c.lru.len, c.capacity
+        ));
+    }
+    Ok(())
 }
 
 /// The cached mapping table: LRU over units (entries or TPs) with a dirty bit, and per TP the
@@ -260,6 +326,8 @@ pub struct DftlFtl {
     granularity: Granularity,
     load_on_write_miss: bool,
     cmt: Cmt,
+    /// PTSD's clean and dirty regions, replacing `cmt` (`partition = "fixed"`).
+    part: Option<part::Part>,
     cmt_entries: u64,
     tp_version: u32,
     moved: Vec<u32>,
@@ -299,6 +367,23 @@ impl DftlFtl {
             Granularity::Entry => (n, capacity),
             Granularity::Page => (tps, (capacity / e).max(1)),
         };
+        let part = match p.partition.as_str() {
+            "fixed" => Some(part::Part::new(
+                capacity,
+                p.clean_ratio,
+                p.dirty_cache == "entry",
+                part::Writeback::parse(&p.writeback, "ftl.dftl")?,
+                n,
+                tps,
+                e,
+            )?),
+            _ => None,
+        };
+        let (units, unit_cap) = if part.is_some() {
+            (0, 0)
+        } else {
+            (units, unit_cap)
+        };
         Ok(DftlFtl {
             page,
             n,
@@ -307,6 +392,7 @@ impl DftlFtl {
             granularity,
             load_on_write_miss: p.load_on_write_miss,
             cmt: Cmt::new(unit_cap, units, tps, granularity == Granularity::Entry)?,
+            part,
             cmt_entries: capacity,
             tp_version: 0,
             moved: Vec::new(),
@@ -380,6 +466,9 @@ impl DftlFtl {
 
     /// Look `lpn`'s entry up for a host access, loading it on a miss; `write` leaves it dirty.
     fn access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<()> {
+        if self.part.is_some() {
+            return self.part_access(lpn, write, nand);
+        }
         let key = self.key_of(lpn);
         let tp = self.tp_of(lpn);
         let s = match self.cmt.slot(key) {
@@ -426,17 +515,27 @@ impl DftlFtl {
             }
             tps.clear();
             for &lpn in &moved {
-                let key = self.key_of(lpn as u64);
+                let (lpn, tp) = (lpn as u64, self.tp_of(lpn as u64));
+                if let Some(part) = &self.part {
+                    if !part.holds_dirty(lpn, tp) {
+                        tps.push(tp);
+                    }
+                    continue;
+                }
+                let key = self.key_of(lpn);
                 match self.cmt.slot(key) {
                     Some(s) => self.cmt.set_dirty(s, self.dirty_list_of(key)),
-                    None => tps.push(self.tp_of(lpn as u64)),
+                    None => tps.push(tp),
                 }
             }
             tps.sort_unstable();
             tps.dedup();
             for &tp in &tps {
                 self.gc_tp_updates += 1;
-                self.read_tp(tp, nand);
+                // A cached clean copy is updated in place: no read.
+                if !self.part.as_ref().is_some_and(|p| p.has_clean(tp)) {
+                    self.read_tp(tp, nand);
+                }
                 self.write_tp(tp, nand)?;
             }
         }
@@ -448,27 +547,12 @@ impl DftlFtl {
     /// The CMT's invariants: index and slots agree, the LRU list holds every cached unit, and the
     /// per-TP dirty lists hold exactly the dirty entries of their TP.
     fn check_cmt(&self) -> Result<()> {
+        if let Some(part) = &self.part {
+            return part.check();
+        }
         let c = &self.cmt;
         let bad = |m: String| Err(SimError::Integrity(format!("CMT: {m}")));
-        let mut seen = 0u32;
-        let mut s = c.lru.head;
-        while s != NIL {
-            let key = c.keys[s as usize];
-            if c.index[key as usize] != s {
-                return bad(format!(
-                    "slot {s} holds unit {key}, indexed at {}",
-                    c.index[key as usize]
-                ));
-            }
-            seen += 1;
-            s = c.links.next(s);
-        }
-        if seen != c.lru.len || seen > c.capacity {
-            return bad(format!(
-                "{seen} units listed, {} counted, capacity {}",
-                c.lru.len, c.capacity
-            ));
-        }
+        check_lru(c, "CMT")?;
         if self.granularity == Granularity::Entry {
             let mut dirty = 0u32;
             for (tp, list) in c.dirty_of.iter().enumerate() {
@@ -600,6 +684,11 @@ impl Ftl for DftlFtl {
         let mut g = self.page.gauges();
         g.push(("ftl.cmt.capacity_entries", self.cmt_entries as f64));
         g.push(("ftl.cmt.entries_per_tp", self.e.get() as f64));
+        if let Some(part) = &self.part {
+            let (clean, dirty) = part.capacities();
+            g.push(("ftl.cmt.clean_capacity_pages", clean as f64));
+            g.push(("ftl.cmt.dirty_capacity", dirty as f64));
+        }
         g
     }
 
@@ -720,11 +809,100 @@ mod tests {
         f.check_cmt().unwrap();
     }
 
+    fn part(dirty_cache: &str) -> (DftlFtl, Nand) {
+        let geo = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 16,
+            physical_blocks: 16,
+        };
+        let p = Params {
+            cmt_entries: 8,
+            entry_bytes: 1024,
+            granularity: "page".into(),
+            partition: "fixed".into(),
+            dirty_cache: dirty_cache.into(),
+            ..Params::default()
+        };
+        (
+            DftlFtl::new(&geo, VictimPolicy::Greedy, &p, true).unwrap(),
+            Nand::new(16),
+        )
+    }
+
+    /// PART (seed 004 §III-A), 8 entries of memory at 50:50 and E = 4: one clean TP, one dirty TP.
+    ///
+    /// op    clean  dirty  map I/O
+    /// w 0   —      0      miss (TP 0 not on flash: no read)
+    /// w 4   —      1      miss: the dirty region is full: write TP 0 back
+    /// r 0   0      1      miss: read TP 0 into the clean region (nothing written)
+    /// w 2   —      0      clean hit: TP 0 moves to the dirty region, whose TP 1 is written back
+    /// r 4   1      0      miss: read TP 1 into the clean region
+    /// r 0   1      0      dirty-region hit
+    /// Totals: 2 hits, 4 misses, 2 TP programs, 2 TP reads, none while reading.
+    #[test]
+    fn part_worked_by_hand() {
+        let (mut f, mut n) = part("page");
+        write(&mut f, &mut n, 0);
+        write(&mut f, &mut n, 4);
+        assert!(f.read(0, Cause::Host, &mut n).unwrap());
+        write(&mut f, &mut n, 2);
+        assert!(f.read(4, Cause::Host, &mut n).unwrap());
+        assert!(f.read(0, Cause::Host, &mut n).unwrap());
+        assert_eq!(counter(&f, "ftl.cmt.hits"), 2);
+        assert_eq!(counter(&f, "ftl.cmt.misses"), 4);
+        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 2);
+        assert_eq!(counter(&f, "ftl.cmt.read_evict_writes"), 0);
+        assert_eq!(n.counters.programs[Cause::Map as usize], 2);
+        assert_eq!(n.counters.reads[Cause::Map as usize], 2);
+        f.check_cmt().unwrap();
+    }
+
+    /// WRITEOPT (seed 004 §III-C): 4 dirty entries, greedy batch update, no read on a write.
+    ///
+    /// op             dirty entries by TP        map I/O
+    /// w 0 1 4 8      TP0 {0,1} TP1 {4} TP2 {8}  4 misses, no reads
+    /// w 9            full: greedy victim TP 0 (2 entries), written (not on flash: no read)
+    /// w 5            TP1 {4,5} TP2 {8,9}
+    /// w 12           full: TP 1 and TP 2 have 2 each; TP 2 reached 2 first: written (2 entries)
+    /// r 0            miss: read TP 0 into the clean region
+    /// w 1            clean hit (TP 0 cached); 3 entries, added
+    /// w 2            clean hit; full: victim TP 1 (2 entries), written
+    /// Totals: 8 misses, 2 hits, 3 TP programs carrying 6 entries, 1 TP read.
+    #[test]
+    fn writeopt_worked_by_hand() {
+        let (mut f, mut n) = part("entry");
+        for lpn in [0, 1, 4, 8, 9, 5, 12] {
+            write(&mut f, &mut n, lpn);
+        }
+        assert_eq!(n.counters.programs[Cause::Map as usize], 2);
+        assert_eq!(counter(&f, "ftl.cmt.batched_entries"), 4);
+        assert!(f.read(0, Cause::Host, &mut n).unwrap());
+        write(&mut f, &mut n, 1);
+        write(&mut f, &mut n, 2);
+        assert_eq!(counter(&f, "ftl.cmt.misses"), 8);
+        assert_eq!(counter(&f, "ftl.cmt.hits"), 2);
+        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 3);
+        assert_eq!(counter(&f, "ftl.cmt.batched_entries"), 6);
+        assert_eq!(n.counters.programs[Cause::Map as usize], 3);
+        assert_eq!(n.counters.reads[Cause::Map as usize], 1);
+        f.check_cmt().unwrap();
+    }
+
     /// Many writes with GC: the map and the CMT stay consistent, and GC's map updates happen.
     #[test]
     fn integrity_through_gc() {
-        for granularity in ["entry", "page"] {
-            let (mut f, mut n) = tiny(granularity, 4);
+        for (granularity, dirty) in [
+            ("entry", ""),
+            ("page", ""),
+            ("page", "page"),
+            ("page", "entry"),
+        ] {
+            let (mut f, mut n) = if dirty.is_empty() {
+                tiny(granularity, 4)
+            } else {
+                part(dirty)
+            };
             let mut latest = vec![0u32; 16];
             let mut x = 7u64;
             for v in 1..3000u32 {

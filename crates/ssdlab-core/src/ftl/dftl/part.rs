@@ -1,0 +1,306 @@
+//! PTSD's partitioned CMT (seed 004 §III-A, §III-C; ALGORITHMS.md §4.2), `ftl.dftl.partition =
+//! "fixed"`: the CMT's memory is split into a clean region of translation pages (LRU) and a dirty
+//! region (`clean_ratio` : 1 − `clean_ratio`, 50:50 in the seed).
+//!
+//! * Read: a hit in either region serves it. A miss evicts the clean region's LRU page (never a
+//!   write) and loads the TP there: a read costs at most one map read and the data read.
+//! * Write, `dirty_cache = "page"` (PART): a dirty-region hit refreshes the page; a clean-region hit
+//!   moves the page to the dirty region; a miss reads the TP into the dirty region. A full dirty
+//!   region first writes its LRU page back (no read: the whole page is cached).
+//! * Write, `dirty_cache = "entry"` (WRITEOPT): the updated entry is appended to the dirty region
+//!   without reading its TP. A full dirty region writes back the TP chosen by `writeback`
+//!   (`greedy`: the one with the most dirty entries; `lru`: the least recently updated) with all
+//!   its dirty entries (batch update): read the TP unless its clean copy is cached, write it.
+//! * A write hits when its entry's mapping is cached (a dirty entry, or its TP in either region).
+
+use super::{Cmt, DftlFtl};
+use crate::error::{Result, SimError};
+use crate::list::{Links, List, NIL};
+use crate::nand::Nand;
+use crate::units::Lpn;
+
+/// How a full entry-level dirty region picks the TP to write back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writeback {
+    Greedy,
+    Lru,
+}
+
+impl Writeback {
+    pub fn parse(v: &str, table: &str) -> Result<Self> {
+        match v {
+            "greedy" => Ok(Writeback::Greedy),
+            "lru" => Ok(Writeback::Lru),
+            _ => Err(SimError::config(
+                format!("{table}.writeback"),
+                format!("unknown value `{v}`; valid: greedy, lru"),
+            )),
+        }
+    }
+}
+
+/// The dirty region of entries, grouped by TP.
+pub(super) struct DirtyEntries {
+    capacity: u64,
+    count: u64,
+    present: Vec<bool>,
+    per_tp: Vec<u32>,
+    writeback: Writeback,
+    links: Links,
+    /// Greedy: TPs by dirty count (bucket c holds the TPs with c dirty entries, most recently
+    /// raised first). LRU: bucket 0 holds every TP with dirty entries, most recently updated first.
+    buckets: Vec<List>,
+    max: usize,
+}
+
+impl DirtyEntries {
+    fn new(capacity: u64, n: u64, tps: u64, e: u64, writeback: Writeback) -> Self {
+        DirtyEntries {
+            capacity: capacity.max(1),
+            count: 0,
+            present: vec![false; n as usize],
+            per_tp: vec![0; tps as usize],
+            writeback,
+            links: Links::default(),
+            buckets: vec![List::default(); e as usize + 1],
+            max: 0,
+        }
+    }
+
+    fn bucket_of(&self, tp: u32) -> usize {
+        match self.writeback {
+            Writeback::Greedy => self.per_tp[tp as usize] as usize,
+            Writeback::Lru => 0,
+        }
+    }
+
+    /// Add or refresh the dirty entry of `lpn` (in TP `tp`).
+    fn add(&mut self, lpn: Lpn, tp: u32) {
+        let had = self.per_tp[tp as usize];
+        if had > 0 {
+            let b = self.bucket_of(tp);
+            self.links.remove(&mut self.buckets[b], tp);
+        }
+        if !self.present[lpn as usize] {
+            self.present[lpn as usize] = true;
+            self.per_tp[tp as usize] += 1;
+            self.count += 1;
+        }
+        let b = self.bucket_of(tp);
+        self.links.push_front(&mut self.buckets[b], tp);
+        self.max = self.max.max(b);
+    }
+
+    /// The TP to write back next.
+    fn victim(&mut self) -> Option<u32> {
+        while self.buckets[self.max].len == 0 {
+            if self.max == 0 {
+                return None;
+            }
+            self.max -= 1;
+        }
+        Some(self.buckets[self.max].tail)
+    }
+
+    /// Drop the dirty entries of `tp` (LPNs `first..first + e`); returns how many there were.
+    fn take(&mut self, tp: u32, first: Lpn, e: u64) -> u32 {
+        let n = self.per_tp[tp as usize];
+        if n == 0 {
+            return 0;
+        }
+        let b = self.bucket_of(tp);
+        self.links.remove(&mut self.buckets[b], tp);
+        let end = (first + e).min(self.present.len() as u64);
+        for p in &mut self.present[first as usize..end as usize] {
+            *p = false;
+        }
+        self.per_tp[tp as usize] = 0;
+        self.count -= n as u64;
+        n
+    }
+}
+
+pub(super) enum Dirty {
+    Pages(Cmt),
+    Entries(DirtyEntries),
+}
+
+pub(super) struct Part {
+    clean: Cmt,
+    dirty: Dirty,
+}
+
+impl Part {
+    /// `capacity` entries of CMT memory: `clean_ratio` of it for clean TPs, the rest for dirty
+    /// TPs or dirty entries (at least one unit each).
+    pub(super) fn new(
+        capacity: u64,
+        clean_ratio: f64,
+        entries: bool,
+        writeback: Writeback,
+        n: u64,
+        tps: u64,
+        e: u64,
+    ) -> Result<Self> {
+        let clean_entries = (clean_ratio * capacity as f64).round() as u64;
+        let dirty_entries = capacity.saturating_sub(clean_entries);
+        let dirty = if entries {
+            Dirty::Entries(DirtyEntries::new(dirty_entries, n, tps, e, writeback))
+        } else {
+            Dirty::Pages(Cmt::new((dirty_entries / e).max(1), tps, 0, false)?)
+        };
+        Ok(Part {
+            clean: Cmt::new((clean_entries / e).max(1), tps, 0, false)?,
+            dirty,
+        })
+    }
+
+    /// Units each region holds at most: (clean TPs, dirty TPs or entries).
+    pub(super) fn capacities(&self) -> (u64, u64) {
+        let dirty = match &self.dirty {
+            Dirty::Pages(c) => c.capacity as u64,
+            Dirty::Entries(d) => d.capacity,
+        };
+        (self.clean.capacity as u64, dirty)
+    }
+
+    /// Is GC's move of `lpn` recorded in the cache already (its entry or TP is dirty)?
+    pub(super) fn holds_dirty(&self, lpn: Lpn, tp: u32) -> bool {
+        match &self.dirty {
+            Dirty::Pages(c) => c.slot(tp).is_some(),
+            Dirty::Entries(d) => d.present[lpn as usize],
+        }
+    }
+
+    /// Is a clean copy of `tp` cached (a write-back then needs no read)?
+    pub(super) fn has_clean(&self, tp: u32) -> bool {
+        self.clean.slot(tp).is_some()
+    }
+
+    pub(super) fn check(&self) -> Result<()> {
+        super::check_lru(&self.clean, "clean region")?;
+        match &self.dirty {
+            Dirty::Pages(c) => super::check_lru(c, "dirty region"),
+            Dirty::Entries(d) => {
+                let listed: u64 = d.per_tp.iter().map(|&c| c as u64).sum();
+                let present = d.present.iter().filter(|&&p| p).count() as u64;
+                if listed != d.count || present != d.count || d.count > d.capacity {
+                    return Err(SimError::Integrity(format!(
+                        "CMT dirty region: {} entries counted, {listed} by TP, {present} present, capacity {}",
+                        d.count, d.capacity
+                    )));
+                }
+                let mut in_lists = 0u64;
+                for list in &d.buckets {
+                    let mut t = list.head;
+                    while t != NIL {
+                        in_lists += d.per_tp[t as usize] as u64;
+                        t = d.links.next(t);
+                    }
+                }
+                if in_lists != d.count {
+                    return Err(SimError::Integrity(format!(
+                        "CMT dirty region: the victim lists hold {in_lists} of {} entries",
+                        d.count
+                    )));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl DftlFtl {
+    /// A host access through the partitioned CMT.
+    pub(super) fn part_access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<()> {
+        let tp = self.tp_of(lpn);
+        let mut part = self.part.take().expect("partitioned CMT");
+        let r = if write {
+            self.part_write(&mut part, lpn, tp, nand)
+        } else {
+            self.part_read(&mut part, lpn, tp, nand);
+            Ok(())
+        };
+        self.part = Some(part);
+        r
+    }
+
+    fn part_read(&mut self, part: &mut Part, lpn: Lpn, tp: u32, nand: &mut Nand) {
+        if let Some(s) = part.clean.slot(tp) {
+            self.hits += 1;
+            part.clean.links.move_to_front(&mut part.clean.lru, s);
+            return;
+        }
+        let dirty_hit = match &mut part.dirty {
+            Dirty::Pages(c) => c
+                .slot(tp)
+                .map(|s| c.links.move_to_front(&mut c.lru, s))
+                .is_some(),
+            Dirty::Entries(d) => d.present[lpn as usize],
+        };
+        if dirty_hit {
+            self.hits += 1;
+            return;
+        }
+        self.misses += 1;
+        if part.clean.full() {
+            part.clean.remove(part.clean.lru.tail);
+        }
+        self.read_tp(tp, nand);
+        part.clean.insert(tp);
+    }
+
+    fn part_write(&mut self, part: &mut Part, lpn: Lpn, tp: u32, nand: &mut Nand) -> Result<()> {
+        let clean = part.clean.slot(tp);
+        match &mut part.dirty {
+            Dirty::Pages(dirty) => {
+                if let Some(s) = dirty.slot(tp) {
+                    self.hits += 1;
+                    dirty.links.move_to_front(&mut dirty.lru, s);
+                    return Ok(());
+                }
+                match clean {
+                    Some(s) => {
+                        self.hits += 1;
+                        part.clean.remove(s);
+                    }
+                    None => self.misses += 1,
+                }
+                if dirty.full() {
+                    let victim = dirty.lru.tail;
+                    let key = dirty.keys[victim as usize];
+                    dirty.remove(victim);
+                    self.dirty_evictions += 1;
+                    self.batched_entries += 1;
+                    self.write_tp(key, nand)?;
+                }
+                if clean.is_none() {
+                    self.read_tp(tp, nand);
+                }
+                dirty.insert(tp);
+            }
+            Dirty::Entries(d) => {
+                if d.present[lpn as usize] {
+                    self.hits += 1;
+                } else if let Some(s) = clean {
+                    self.hits += 1;
+                    part.clean.links.move_to_front(&mut part.clean.lru, s);
+                } else {
+                    self.misses += 1;
+                }
+                if !d.present[lpn as usize] && d.count >= d.capacity {
+                    let victim = d.victim().expect("a full dirty region has a victim");
+                    let first = victim as u64 * self.e.get();
+                    self.dirty_evictions += 1;
+                    self.batched_entries += d.take(victim, first, self.e.get()) as u64;
+                    if part.clean.slot(victim).is_none() {
+                        self.read_tp(victim, nand);
+                    }
+                    self.write_tp(victim, nand)?;
+                }
+                d.add(lpn, tp);
+            }
+        }
+        Ok(())
+    }
+}
