@@ -709,22 +709,37 @@ mod tests {
     /// 16 data LPNs, 4 pages per block, 1 KiB entries in 4 KiB pages: E = 4, so TP t holds LPNs
     /// 4t..4t+3; a CMT of 4 entries.
     fn tiny(granularity: &str, cmt_entries: u64) -> (DftlFtl, Nand) {
+        build(Params {
+            cmt_entries,
+            entry_bytes: 1024,
+            granularity: granularity.into(),
+            ..Params::default()
+        })
+    }
+
+    fn build(p: Params) -> (DftlFtl, Nand) {
         let geo = Geometry {
             page_bytes: 4096,
             pages_per_block: 4,
             logical_pages: 16,
             physical_blocks: 16,
         };
-        let p = Params {
-            cmt_entries,
-            entry_bytes: 1024,
-            granularity: granularity.into(),
-            ..Params::default()
-        };
         (
             DftlFtl::new(&geo, VictimPolicy::Greedy, &p, true).unwrap(),
             Nand::new(16),
         )
+    }
+
+    /// The map's flash I/O and the CMT's counters, in the order named.
+    fn expect(f: &DftlFtl, n: &Nand, want: &[(&str, u64)]) {
+        for &(k, v) in want {
+            let got = match k {
+                "map reads" => n.counters.reads[Cause::Map as usize],
+                "map programs" => n.counters.programs[Cause::Map as usize],
+                _ => counter(f, &format!("ftl.cmt.{k}")),
+            };
+            assert_eq!(got, v, "{k}");
+        }
     }
 
     fn write(f: &mut DftlFtl, n: &mut Nand, lpn: u64) {
@@ -760,13 +775,19 @@ mod tests {
         }
         assert!(f.read(0, Cause::Host, &mut n).unwrap());
         assert!(f.read(5, Cause::Host, &mut n).unwrap());
-        assert_eq!(counter(&f, "ftl.cmt.misses"), 8);
-        assert_eq!(counter(&f, "ftl.cmt.hits"), 1);
-        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 3);
-        assert_eq!(counter(&f, "ftl.cmt.read_evict_writes"), 1);
-        assert_eq!(counter(&f, "ftl.cmt.batched_entries"), 5);
-        assert_eq!(n.counters.programs[Cause::Map as usize], 3);
-        assert_eq!(n.counters.reads[Cause::Map as usize], 1);
+        expect(
+            &f,
+            &n,
+            &[
+                ("misses", 8),
+                ("hits", 1),
+                ("dirty_evictions", 3),
+                ("read_evict_writes", 1),
+                ("batched_entries", 5),
+                ("map programs", 3),
+                ("map reads", 1),
+            ],
+        );
         assert_eq!(n.counters.reads[Cause::Host as usize], 2);
         // LPN 5's entry was cleaned by TP 1's write-back; 13 and 12 are dirty in TP 3.
         assert_eq!(
@@ -795,39 +816,41 @@ mod tests {
         for lpn in [0, 4, 1, 8, 2] {
             write(&mut f, &mut n, lpn);
         }
-        assert_eq!(counter(&f, "ftl.cmt.misses"), 3);
-        assert_eq!(counter(&f, "ftl.cmt.hits"), 2);
-        assert_eq!(n.counters.programs[Cause::Map as usize], 1);
-        assert_eq!(n.counters.reads[Cause::Map as usize], 0);
+        expect(
+            &f,
+            &n,
+            &[
+                ("misses", 3),
+                ("hits", 2),
+                ("map programs", 1),
+                ("map reads", 0),
+            ],
+        );
         assert!(f.read(4, Cause::Host, &mut n).unwrap());
-        assert_eq!(counter(&f, "ftl.cmt.misses"), 4);
-        assert_eq!(counter(&f, "ftl.cmt.read_evict_writes"), 1);
-        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 2);
-        assert_eq!(n.counters.programs[Cause::Map as usize], 2);
-        assert_eq!(n.counters.reads[Cause::Map as usize], 1);
+        expect(
+            &f,
+            &n,
+            &[
+                ("misses", 4),
+                ("read_evict_writes", 1),
+                ("dirty_evictions", 2),
+                ("map programs", 2),
+                ("map reads", 1),
+            ],
+        );
         assert_eq!((f.dirty_in(0), f.dirty_in(1)), (1, 0));
         f.check_cmt().unwrap();
     }
 
     fn part(dirty_cache: &str) -> (DftlFtl, Nand) {
-        let geo = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 4,
-            logical_pages: 16,
-            physical_blocks: 16,
-        };
-        let p = Params {
+        build(Params {
             cmt_entries: 8,
             entry_bytes: 1024,
             granularity: "page".into(),
             partition: "fixed".into(),
             dirty_cache: dirty_cache.into(),
             ..Params::default()
-        };
-        (
-            DftlFtl::new(&geo, VictimPolicy::Greedy, &p, true).unwrap(),
-            Nand::new(16),
-        )
+        })
     }
 
     /// PART (seed 004 §III-A), 8 entries of memory at 50:50 and E = 4: one clean TP, one dirty TP.
@@ -849,12 +872,18 @@ mod tests {
         write(&mut f, &mut n, 2);
         assert!(f.read(4, Cause::Host, &mut n).unwrap());
         assert!(f.read(0, Cause::Host, &mut n).unwrap());
-        assert_eq!(counter(&f, "ftl.cmt.hits"), 2);
-        assert_eq!(counter(&f, "ftl.cmt.misses"), 4);
-        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 2);
-        assert_eq!(counter(&f, "ftl.cmt.read_evict_writes"), 0);
-        assert_eq!(n.counters.programs[Cause::Map as usize], 2);
-        assert_eq!(n.counters.reads[Cause::Map as usize], 2);
+        expect(
+            &f,
+            &n,
+            &[
+                ("hits", 2),
+                ("misses", 4),
+                ("dirty_evictions", 2),
+                ("read_evict_writes", 0),
+                ("map programs", 2),
+                ("map reads", 2),
+            ],
+        );
         f.check_cmt().unwrap();
     }
 
@@ -880,12 +909,18 @@ mod tests {
         assert!(f.read(0, Cause::Host, &mut n).unwrap());
         write(&mut f, &mut n, 1);
         write(&mut f, &mut n, 2);
-        assert_eq!(counter(&f, "ftl.cmt.misses"), 8);
-        assert_eq!(counter(&f, "ftl.cmt.hits"), 2);
-        assert_eq!(counter(&f, "ftl.cmt.dirty_evictions"), 3);
-        assert_eq!(counter(&f, "ftl.cmt.batched_entries"), 6);
-        assert_eq!(n.counters.programs[Cause::Map as usize], 3);
-        assert_eq!(n.counters.reads[Cause::Map as usize], 1);
+        expect(
+            &f,
+            &n,
+            &[
+                ("misses", 8),
+                ("hits", 2),
+                ("dirty_evictions", 3),
+                ("batched_entries", 6),
+                ("map programs", 3),
+                ("map reads", 1),
+            ],
+        );
         f.check_cmt().unwrap();
     }
 
