@@ -605,15 +605,16 @@ impl FtlView for DftlFtl {
 }
 
 impl Ftl for DftlFtl {
+    /// Host data goes to the data frontier (stream 0) whatever its hint: stream 1 holds the
+    /// translation pages.
     fn write_unit(
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
         shape: Shape,
-        hint: u32,
+        _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        let _ = hint;
         self.page.write_unit(lbn, pages, shape, 0, nand)?;
         self.settle_moved(nand)?;
         let first = lbn * self.ppb;
