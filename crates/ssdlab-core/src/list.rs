@@ -113,6 +113,84 @@ impl Links {
     }
 }
 
+/// A node that keeps its own prev/next links beside its data, so a list step loads one cache line
+/// (the page-level buffers' hot path). [`unlink`] and [`push_front`] work on a slice of them.
+pub trait Linked {
+    fn prev(&self) -> u32;
+    fn next(&self) -> u32;
+    fn set_prev(&mut self, i: u32);
+    fn set_next(&mut self, i: u32);
+}
+
+/// Implement [`Linked`] for node types with `prev: u32` and `next: u32` fields.
+macro_rules! linked {
+    ($($t:ty),*) => {$(
+        impl $crate::list::Linked for $t {
+            #[inline(always)]
+            fn prev(&self) -> u32 {
+                self.prev
+            }
+            #[inline(always)]
+            fn next(&self) -> u32 {
+                self.next
+            }
+            #[inline(always)]
+            fn set_prev(&mut self, i: u32) {
+                self.prev = i;
+            }
+            #[inline(always)]
+            fn set_next(&mut self, i: u32) {
+                self.next = i;
+            }
+        }
+    )*};
+}
+pub(crate) use linked;
+
+/// Take node `i` out of the list `head`..`tail` of `nodes` (its own links are left as they were).
+#[inline(always)]
+pub fn unlink<N: Linked>(nodes: &mut [N], head: &mut u32, tail: &mut u32, i: u32) {
+    let n = &nodes[i as usize];
+    let (prev, next) = (n.prev(), n.next());
+    if prev != NIL {
+        nodes[prev as usize].set_next(next);
+    } else {
+        *head = next;
+    }
+    if next != NIL {
+        nodes[next as usize].set_prev(prev);
+    } else {
+        *tail = prev;
+    }
+}
+
+/// Put node `i` (in no list) at the head of the list `head`..`tail` of `nodes`.
+#[inline(always)]
+pub fn push_front<N: Linked>(nodes: &mut [N], head: &mut u32, tail: &mut u32, i: u32) {
+    let old = *head;
+    let n = &mut nodes[i as usize];
+    n.set_prev(NIL);
+    n.set_next(old);
+    if old != NIL {
+        nodes[old as usize].set_prev(i);
+    } else {
+        *tail = i;
+    }
+    *head = i;
+}
+
+/// Store `v` in a released slot of `items` (listed in `free`), else in a new one; returns the slot.
+#[inline]
+pub fn alloc<T>(items: &mut Vec<T>, free: &mut Vec<u32>, v: T) -> u32 {
+    if let Some(i) = free.pop() {
+        items[i as usize] = v;
+        i
+    } else {
+        items.push(v);
+        (items.len() - 1) as u32
+    }
+}
+
 /// A slab of nodes with a free list of slot indexes.
 #[derive(Clone, Debug)]
 pub struct Slab<T> {
@@ -132,13 +210,7 @@ impl<T> Default for Slab<T> {
 impl<T> Slab<T> {
     #[inline]
     pub fn insert(&mut self, v: T) -> u32 {
-        if let Some(i) = self.free.pop() {
-            self.items[i as usize] = v;
-            i
-        } else {
-            self.items.push(v);
-            (self.items.len() - 1) as u32
-        }
+        alloc(&mut self.items, &mut self.free, v)
     }
     #[inline]
     pub fn release(&mut self, i: u32) {

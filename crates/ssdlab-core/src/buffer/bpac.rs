@@ -234,6 +234,8 @@ struct PNode {
     next: u32,
 }
 
+crate::list::linked!(PNode);
+
 /// Flag on a block-region page's stamp: the page has been in the page region.
 const DEMOTED: u64 = 1 << 63;
 
@@ -372,44 +374,16 @@ impl BpacBuffer {
     }
 
     fn page_unlink(&mut self, i: u32) {
-        let PNode { prev, next, .. } = self.nodes[i as usize];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
-        }
+        crate::list::unlink(&mut self.nodes, &mut self.head, &mut self.tail, i);
     }
 
     fn page_push_front(&mut self, i: u32) {
-        let head = self.head;
-        let n = &mut self.nodes[i as usize];
-        n.prev = NIL;
-        n.next = head;
-        if head != NIL {
-            self.nodes[head as usize].prev = i;
-        } else {
-            self.tail = i;
-        }
-        self.head = i;
+        crate::list::push_front(&mut self.nodes, &mut self.head, &mut self.tail, i);
     }
 
     fn page_insert(&mut self, node: PNode) {
         let k = node.lpn as u32; // checked by `checked_key` on the write
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = node;
-                i
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let i = crate::list::alloc(&mut self.nodes, &mut self.free, node);
         self.page_push_front(i);
         let (at, _) = self.pindex.find(k);
         self.pindex.insert_at(at, k, i);

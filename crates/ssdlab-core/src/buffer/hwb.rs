@@ -601,16 +601,7 @@ impl HwbBuffer {
                     pages: List::default(),
                     rep: NIL,
                 };
-                let b = match self.free_blocks.pop() {
-                    Some(b) => {
-                        self.blocks[b as usize] = block;
-                        b
-                    }
-                    None => {
-                        self.blocks.push(block);
-                        (self.blocks.len() - 1) as u32
-                    }
-                };
+                let b = crate::list::alloc(&mut self.blocks, &mut self.free_blocks, block);
                 if self.block_of.len() <= lbn as usize {
                     self.block_of.resize(lbn as usize + 1, NIL);
                 }

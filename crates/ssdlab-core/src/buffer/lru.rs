@@ -31,6 +31,8 @@ struct Node {
     next: u32,
 }
 
+crate::list::linked!(Node);
+
 pub struct LruBuffer {
     capacity: u64,
     ppb: Divisor,
@@ -67,31 +69,12 @@ impl LruBuffer {
 
     #[inline(always)]
     fn unlink(&mut self, i: u32) {
-        let Node { prev, next, .. } = self.nodes[i as usize];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
-        }
+        crate::list::unlink(&mut self.nodes, &mut self.head, &mut self.tail, i);
     }
 
     #[inline(always)]
     fn push_front(&mut self, i: u32) {
-        let head = self.head;
-        let n = &mut self.nodes[i as usize];
-        n.prev = NIL;
-        n.next = head;
-        if head != NIL {
-            self.nodes[head as usize].prev = i;
-        } else {
-            self.tail = i;
-        }
-        self.head = i;
+        crate::list::push_front(&mut self.nodes, &mut self.head, &mut self.tail, i);
     }
 
     /// Start loading what the next victims will touch, in stages some evictions apart: the
@@ -209,16 +192,7 @@ impl WriteBuffer for LruBuffer {
             prev: NIL,
             next: NIL,
         };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = node;
-                i
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let i = crate::list::alloc(&mut self.nodes, &mut self.free, node);
         self.index.insert_at(pos, k, i);
         self.push_front(i);
         self.len += 1;

@@ -44,6 +44,8 @@ pub struct Page {
     pub state: u8,
 }
 
+crate::list::linked!(Page);
+
 /// The recency list (head = MRU) over the buffered pages, with their index.
 pub struct Pages {
     nodes: Vec<Page>,
@@ -80,33 +82,14 @@ impl Pages {
     /// Take page `i` out of the list (its slot and index entry stay).
     #[inline(always)]
     pub fn unlink(&mut self, i: u32) {
-        let Page { prev, next, .. } = self.nodes[i as usize];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
-        }
+        crate::list::unlink(&mut self.nodes, &mut self.head, &mut self.tail, i);
         self.len -= 1;
     }
 
     /// Put page `i` (not in the list) at the MRU end.
     #[inline(always)]
     pub fn push_front(&mut self, i: u32) {
-        let head = self.head;
-        let n = &mut self.nodes[i as usize];
-        n.prev = NIL;
-        n.next = head;
-        if head != NIL {
-            self.nodes[head as usize].prev = i;
-        } else {
-            self.tail = i;
-        }
-        self.head = i;
+        crate::list::push_front(&mut self.nodes, &mut self.head, &mut self.tail, i);
         self.len += 1;
     }
 
@@ -121,16 +104,7 @@ impl Pages {
     /// A new page at the MRU end; `k` is not buffered.
     #[inline]
     fn insert(&mut self, k: u32, page: Page) -> u32 {
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = page;
-                i
-            }
-            None => {
-                self.nodes.push(page);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let i = crate::list::alloc(&mut self.nodes, &mut self.free, page);
         let (pos, found) = self.index.find(k);
         debug_assert!(!found);
         self.index.insert_at(pos, k, i);

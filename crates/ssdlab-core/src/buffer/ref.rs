@@ -159,6 +159,8 @@ struct Node {
     in_win: bool,
 }
 
+crate::list::linked!(Node);
+
 /// An LBN with buffered pages.
 #[derive(Clone, Copy)]
 struct Block {
@@ -411,30 +413,11 @@ impl RefBuffer {
     }
 
     fn unlink(&mut self, i: u32) {
-        let Node { prev, next, .. } = self.nodes[i as usize];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
-        }
+        crate::list::unlink(&mut self.nodes, &mut self.head, &mut self.tail, i);
     }
 
     fn push_front(&mut self, i: u32) {
-        let head = self.head;
-        let n = &mut self.nodes[i as usize];
-        n.prev = NIL;
-        n.next = head;
-        if head != NIL {
-            self.nodes[head as usize].prev = i;
-        } else {
-            self.tail = i;
-        }
-        self.head = i;
+        crate::list::push_front(&mut self.nodes, &mut self.head, &mut self.tail, i);
     }
 
     /// Remove page `i` from every structure (its data is the caller's).
@@ -689,16 +672,7 @@ impl WriteBuffer for RefBuffer {
             bnext: first,
             in_win: false,
         };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = node;
-                i
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let i = crate::list::alloc(&mut self.nodes, &mut self.free, node);
         if first != NIL {
             self.nodes[first as usize].bprev = i;
         }
