@@ -327,7 +327,8 @@ pub struct DftlFtl {
     load_on_write_miss: bool,
     cmt: Cmt,
     /// PTSD's clean and dirty regions, replacing `cmt` (`partition = "fixed"`).
-    part: Option<part::Part>,
+    /// Boxed: an access takes it out of `self` (to reach the map I/O beside it) and puts it back.
+    part: Option<Box<part::Part>>,
     cmt_entries: u64,
     tp_version: u32,
     moved: Vec<u32>,
@@ -368,7 +369,7 @@ impl DftlFtl {
             Granularity::Page => (tps, (capacity / e).max(1)),
         };
         let part = match p.partition.as_str() {
-            "fixed" => Some(part::Part::new(
+            "fixed" => Some(Box::new(part::Part::new(
                 capacity,
                 p.clean_ratio,
                 p.dirty_cache == "entry",
@@ -376,7 +377,7 @@ impl DftlFtl {
                 n,
                 tps,
                 e,
-            )?),
+            )?)),
             _ => None,
         };
         let (units, unit_cap) = if part.is_some() {
