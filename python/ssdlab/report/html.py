@@ -265,9 +265,21 @@ def _config_cell(key: str, v: Any) -> str:
     return f"<td{cls}{title}>{esc(text)}</td>"
 
 
-def _table(header: Sequence[str], rows: Iterable[str]) -> str:
+def table(header: Sequence[str], rows: Iterable[str]) -> str:
+    """A report table: `header` cells (escaped here) over `rows` (`<tr>` strings), scrolling sideways
+    when wide."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def claim_row(claim: str, source: str, measured: str, holds: bool | None, why: str = "") -> str:
+    """One row of a study's claim-by-claim table: the claim, what its source reports, what ssdlab
+    measures, the verdict (holds / does not hold / not measured for None) and why."""
+    verdict = {True: "holds", False: "does not hold", None: "not measured"}[holds]
+    return (
+        f"<tr><td>{esc(claim)}</td><td>{esc(source)}</td><td>{esc(measured)}</td>"
+        f"<td><b>{verdict}</b></td><td>{esc(why)}</td></tr>"
+    )
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -340,7 +352,7 @@ def _provenance(df) -> str:
             if not _is_nan(d) and d != ""
         )
         if pairs:
-            out += "<h3>Trace digests</h3>" + _table(
+            out += "<h3>Trace digests</h3>" + table(
                 ["trace", "digest"],
                 (f"<tr><td>{esc(p or '—')}</td><td><code>{esc(d)}</code></td></tr>" for p, d in pairs),
             )
@@ -360,7 +372,7 @@ def _toml_value(v: Any) -> str:
 
 
 def _kv_table(header: Sequence[str], items: Iterable[tuple[str, Any]]) -> str:
-    return _table(header, (f"<tr><td><code>{esc(k)}</code></td><td>{esc(_toml_value(v))}</td></tr>" for k, v in items))
+    return table(header, (f"<tr><td><code>{esc(k)}</code></td><td>{esc(_toml_value(v))}</td></tr>" for k, v in items))
 
 
 def _configuration(spec: Mapping, text: str) -> str:
@@ -395,7 +407,7 @@ def _cells_table(df, keys: Sequence[str]) -> str:
             + "".join(_metric_cell(m, r[m]) for m in metrics)
             + f'<td><span class="badge {cls}">{esc(status)}</span></td></tr>'
         )
-    return _table(header, rows)
+    return table(header, rows)
 
 
 def _failed_table(failed, keys: Sequence[str]) -> str:
@@ -404,7 +416,7 @@ def _failed_table(failed, keys: Sequence[str]) -> str:
         axes = F.axes_of(r.get("axes")) or {k: r[k] for k in keys}
         where = ", ".join(f"{k}={F.format_value(k, v)}" for k, v in axes.items()) or str(r.get("key", ""))
         rows.append(f'<tr><td>{esc(where)}</td><td class="err">{esc(r.get("error", ""))}</td></tr>')
-    return _table(["cell", "error"], rows)
+    return table(["cell", "error"], rows)
 
 
 # ----------------------------------------------------------------------------------------------

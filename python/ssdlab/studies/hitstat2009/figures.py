@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 from ssdlab.report import figures as F
+from ssdlab.report.html import claim_row, table
 
 ELAPSED = "time.program_erase_us"  # the thesis's elapsed time: program + erase time
 THROUGHPUT = "throughput.program_erase_write_mib_s"
@@ -232,14 +233,6 @@ def _padding_table(ftl, fixed, model):
     return (f"Table {5 if bast else 6} analogue: HitStat with {ftl.upper()}", intro + table)
 
 
-def _row(claim, thesis, measured, holds, why=""):
-    verdict = {True: "holds", False: "does not hold", None: "not measured"}[holds]
-    return (
-        f"<tr><td>{html.escape(claim)}</td><td>{html.escape(thesis)}</td><td>{html.escape(measured)}</td>"
-        f"<td><b>{verdict}</b></td><td>{html.escape(why)}</td></tr>"
-    )
-
-
 def sections(df):
     rows = []
     g = _grid(df, "buffers")
@@ -254,7 +247,7 @@ def sections(df):
 
         fg = {k: v("bast", k, "buffer.flushed_groups") for k in ("fab", "bplru", "hitstat")}
         rows.append(
-            _row(
+            claim_row(
                 "Flushed groups: HitStat < BPLRU < FAB",
                 "HitStat = 58.1% of FAB, 71.3% of BPLRU (32 MB)",
                 f"HitStat = {fg['hitstat'] / fg['fab']:.1%} of FAB, "
@@ -280,7 +273,7 @@ def sections(df):
                 )
             )
             rows.append(
-                _row(
+                claim_row(
                     f"Write throughput on {ftl.upper()}: {kind} above FAB and BPLRU",
                     thesis,
                     f"{kind} = {t[kind] / t['fab']:.1%} of FAB, {t[kind] / t['bplru']:.1%} of BPLRU",
@@ -293,7 +286,7 @@ def sections(df):
             for k in ("fab", "bplru", "hitstat", "hitstat-adj")
         }
         rows.append(
-            _row(
+            claim_row(
                 "Full-merge share of erases on FAST: HitStat far below FAB and BPLRU",
                 "FAB 89.9%, BPLRU 76.1%, HitStat 14.8%, HitStat(adj) 16.1%",
                 ", ".join(f"{k} {s:.1%}" for k, s in share.items()),
@@ -327,7 +320,7 @@ def sections(df):
         )
         b = always.loc["bast"]
         rows.append(
-            _row(
+            claim_row(
                 "Always padding (0.00): one erase and N page writes per flushed group, the same on BAST and FAST",
                 "131,960 erases, 16,890,880 page writes (= 128 × 131,960), 13,710.644 s in both Tables 5 and 6",
                 f"{float(b['nand.erases']):,.0f} erases = flushed groups, {float(b['nand.programs.total']):,.0f} page "
@@ -362,7 +355,7 @@ def sections(df):
             if r["ftl.model_stats"] != "seed"
         )
         rows.append(
-            _row(
+            claim_row(
                 f"Padding Model within a few percent of the best fixed threshold ({ftl.upper()})",
                 thesis,
                 f"model {float(m[ELAPSED]) / 1e6:,.1f} s vs best fixed {best['padding.fixed.threshold']:g}: "
@@ -383,7 +376,7 @@ def sections(df):
         closest = fixed.loc[(fixed["padding.fixed.threshold"] - bw).abs().idxmin()]
         flat = float(closest[ELAPSED]) / float(best[ELAPSED]) - 1
         rows.append(
-            _row(
+            claim_row(
                 f"The model's B_w/N converges near the best fixed threshold ({ftl.upper()})",
                 thesis_bw,
                 f"B_w/N at the end {bw:.3f}; best fixed threshold {best['padding.fixed.threshold']:g}",
@@ -410,15 +403,14 @@ def sections(df):
         )
     if not rows:
         return []
-    table = (
+    claims = (
         "<p>Each claim of the thesis against what ssdlab measures on this grid (program + erase time, as the "
         "thesis computes it). The workload is a synthetic desktop profile, not the thesis's month-long Windows XP "
         "trace, on a device of the thesis's size (20 GiB, 512 KiB blocks); a claim that does not hold is reported "
         "as such, with the counts "
-        "that explain it.</p><table><tr><th>claim</th><th>thesis</th><th>ssdlab</th><th>verdict</th>"
-        "<th>why</th></tr>" + "".join(rows) + "</table>"
+        "that explain it.</p>" + table(("claim", "thesis", "ssdlab", "verdict", "why"), rows)
     )
-    out = [("Thesis claims against ssdlab", table)] + tables
+    out = [("Thesis claims against ssdlab", claims)] + tables
     if trace_rows:
         out.append(
             (

@@ -10,6 +10,7 @@ import numpy as np
 import ssdlab
 from ssdlab import studies
 from ssdlab.report import figures as F
+from ssdlab.report.html import table
 from ssdlab.traces import traces_dir
 
 HIT = "buffer.page_hit_ratio"  # write hits / host page writes: the seed's "write hit ratio"
@@ -157,12 +158,6 @@ def _profile_figure(rows):
     return F._finish(fig)
 
 
-def _scroll_table(head, body) -> str:
-    """A table of header cells `head` and row strings `body`, scrolling sideways when wide."""
-    heads = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    return f'<div class="scroll"><table><tr>{heads}</tr>' + "".join(body) + "</table></div>"
-
-
 def _profile_table(rows) -> str:
     head = ["trace", "write requests", "written pages", "page writes", "F if written ≥"]
     head += [f"{c.upper()} share / writes per page" for c in CLASSES] + ["buffer grid"]
@@ -182,7 +177,7 @@ def _profile_table(rows) -> str:
             cells += [f"{pc[c]['share']:.2%} / {pc[c]['writes_mean']:.2f}" if pc[c]["pages"] else "—" for c in CLASSES]
             cells.append(note)
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    return _scroll_table(head, body)
+    return table(head, body)
 
 
 # -- figures ---------------------------------------------------------------------------------------
@@ -590,7 +585,7 @@ def _values_table(at) -> str:
                 + "".join(f"<td{NUM if i > 1 else ''}>{html.escape(c)}</td>" for i, c in enumerate(cells))
                 + "</tr>"
             )
-    return _scroll_table(head, body)
+    return table(head, body)
 
 
 def sections(df):
@@ -627,11 +622,8 @@ def sections(df):
             )
             + ".</p>"
         )
-        table = (
-            '<div class="scroll"><table><tr><th>claim</th><th>seed 003</th><th>ssdlab</th><th>verdict</th>'
-            "<th>why</th></tr>" + "".join(_row(r) for r in rows) + "</table></div>"
-        )
-        out.append(("Seed 003 claims against ssdlab", intro + table))
+        claims = table(("claim", "seed 003", "ssdlab", "verdict", "why"), (_row(r) for r in rows))
+        out.append(("Seed 003 claims against ssdlab", intro + claims))
         at = ok[ok["buffer.bytes"].astype(int) == ref]
         out.append(
             (

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 from ssdlab.report import figures as F
+from ssdlab.report.html import claim_row, table
 
 TIME = "time.elapsed_us"  # execution time: serial NAND time at the seed's R:W:E = 1:6:10
 CLASSES = (
@@ -122,18 +123,6 @@ def figures(df):
     return out
 
 
-def _row(claim, seed, measured, holds, why=""):
-    verdict = {True: "holds", False: "does not hold", None: "not measured"}[holds]
-    return (
-        f"<tr><td>{html.escape(claim)}</td><td>{html.escape(seed)}</td><td>{html.escape(measured)}</td>"
-        f"<td><b>{verdict}</b></td><td>{html.escape(why)}</td></tr>"
-    )
-
-
-def _table(head, rows):
-    return "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
-
-
 def _why_ref(t, n):
     """Why REF is not faster than CLC at `n` log blocks, from the counts."""
     hit = (t("ref", n, "ftl.log.hit_ratio"), t("clc", n, "ftl.log.hit_ratio"))
@@ -191,7 +180,7 @@ def _claims(d, traces):
 
     r_lo, r_hi = t("ref", lo) / t("clc", lo), t("ref", hi) / t("clc", hi)
     rows.append(
-        _row(
+        claim_row(
             f"CLC faster than REF with few log blocks ({lo})",
             "Fig 1-a: CLC up to 30% better than REF with few log blocks (FAT)",
             f"REF / CLC = {r_lo:.2f} ({mib})",
@@ -200,7 +189,7 @@ def _claims(d, traces):
     )
     best = min(_ratio_table(d[d["buffer.kind"].isin(["clc", "ref"]) & (d["buffer.padding"] == "none")])["ref_over_clc"])
     rows.append(
-        _row(
+        claim_row(
             f"REF faster than CLC with many log blocks ({hi})",
             "Fig 1-a: REF up to 13% better than CLC at 1,024 log blocks (FAT)",
             f"REF / CLC = {r_hi:.2f} ({mib}); lowest over the grid {best:.2f}",
@@ -211,7 +200,7 @@ def _claims(d, traces):
     rq = {k: [t(k, n, "ftl.log.requested_clusters") for n in logs] for k in ("clc", "ref")}
     fewer = all(c < r for c, r in zip(rq["clc"], rq["ref"], strict=True))
     rows.append(
-        _row(
+        claim_row(
             "CLC requests fewer clusters than REF",
             "Fig 1–2 (b): CLC clusters better in the buffer",
             f"CLC {min(rq['clc']):,.0f}–{max(rq['clc']):,.0f}, REF {min(rq['ref']):,.0f}–{max(rq['ref']):,.0f} "
@@ -221,7 +210,7 @@ def _claims(d, traces):
     )
     spread = max(rq["clc"]) / min(rq["clc"]) - 1
     rows.append(
-        _row(
+        claim_row(
             "Requested clusters depend on the buffer size, not on the log blocks",
             "§3.1: requested clusters are independent of the log-block count",
             f"CLC: {spread:.1%} spread over log blocks; REF: {max(rq['ref']) / min(rq['ref']) - 1:.1%} "
@@ -232,7 +221,7 @@ def _claims(d, traces):
     many = [n for n in logs if n >= 128]
     more = [t("clc", n, "ftl.log.misses") > t("ref", n, "ftl.log.misses") for n in many]
     rows.append(
-        _row(
+        claim_row(
             "CLC has more log-block misses than REF from 128 log blocks on",
             "Fig 1–2 (c): CLC misses more with ≥ 128 log blocks",
             ", ".join(
@@ -259,7 +248,7 @@ def _claims(d, traces):
 
         e8 = p("none", plogs[0], "nand.erases") / p("fixed", plogs[0], "nand.erases")
         rows.append(
-            _row(
+            claim_row(
                 f"Without padding, nearly twice the erases at {plogs[0]} log blocks",
                 "Fig 4: w/o padding ≈ 2× the erases with 8 log blocks (TPC-C, Financial)",
                 f"{e8:.2f}× ({psize >> 20} MiB, block-level LRU)",
@@ -277,7 +266,7 @@ def _claims(d, traces):
         fewer_erases = [e for _, e, _ in gaps if e > 1]
         more_erase_effect = all(abs(e - 1) > abs(tm - 1) for _, e, tm in gaps if e > 1)
         rows.append(
-            _row(
+            claim_row(
                 "Padding cuts erases more than it cuts time",
                 "Fig 4: the erase difference exceeds the time difference",
                 "; ".join(f"{n}: erases {e:.2f}×, time {tm:.2f}× (no padding / padding)" for n, e, tm in gaps),
@@ -291,7 +280,7 @@ def _claims(d, traces):
         hit = {n: p("none", n, "ftl.log.hit_ratio") for n in plogs}
         rest = [n for n in plogs if n not in pays]
         rows.append(
-            _row(
+            claim_row(
                 "Padding pays only where log blocks are rarely re-referenced",
                 "§3.2: padding better without re-reference, worse with (Eq. 1–4)",
                 "; ".join(f"{n}: hit ratio w/o padding {hit[n]:.1%}, time w/o / with {tm:.2f}" for n, _, tm in gaps),
@@ -302,7 +291,7 @@ def _claims(d, traces):
     sh = {k: _classes(_pick(d, k, logs=hi, size=size)) for k in ("clc", "ref") if len(_pick(d, k, logs=hi, size=size))}
     over = {k: float(v[CLASSES[2][1]].iloc[0]) for k, v in sh.items()}
     rows.append(
-        _row(
+        claim_row(
             "Merged log blocks are mostly never re-referenced or re-referenced within one block",
             "Fig 3-b (1,024 log blocks, 2 MB): few log blocks with ΣS_c > N_p",
             "; ".join(
@@ -314,7 +303,7 @@ def _claims(d, traces):
     u = {k: t(k, hi, "ftl.log.utilisation_at_merge_rereferenced.mean") for k in ("clc", "ref")}
     inside = all(0.2 <= x <= 0.6 for x in u.values())
     rows.append(
-        _row(
+        claim_row(
             "Re-referenced log blocks are merged at 20–60% utilisation",
             "Fig 5 (1,024 log blocks, 2 MB): 20–60% by workload",
             ", ".join(f"{k} {x:.0%}" for k, x in u.items()) + f" ({hi} log blocks, {mib}; written pages)",
@@ -331,7 +320,7 @@ def _claims(d, traces):
     er = [_one(d, "nand.erases", "clc", logs=hi, size=s) for s in sizes]
     falling = all(a > b for a, b in zip(hr[:-1], hr[1:], strict=True))
     rows.append(
-        _row(
+        claim_row(
             "Larger buffers: fewer log-block re-references",
             "§3.3: a larger buffer clusters more, so log blocks are re-referenced less",
             "CLC at "
@@ -347,7 +336,7 @@ def _claims(d, traces):
     losses = [f"{w} ({n} log blocks): {r:.2f}×" for w, n, r in _trace_ratios(traces) if r > 1]
     holds = all(a <= b for _, a, b in best) and not losses if best else None
     rows.append(
-        _row(
+        claim_row(
             "The integrated buffer is at least as fast as the better of CLC and REF",
             "§4 criteria 1–3 (no policy or number in the seed; ssdlab's own)",
             "desktop: "
@@ -371,7 +360,7 @@ def sections(df):
             "execution time = serial NAND time at R:W:E = 1:6:10). The seed's workloads (FAT, Explorer, TPC-C, "
             "Financial) are not public, so its numbers are the seed's own and ours come from a different "
             "workload; a claim that does not hold is reported as such, with the counts that explain it.</p>"
-            + _table(("claim", "seed", "ssdlab", "verdict", "why"), _claims(d, _traces(df))),
+            + table(("claim", "seed", "ssdlab", "verdict", "why"), _claims(d, _traces(df))),
         )
     ]
     pred = []
@@ -394,7 +383,7 @@ def sections(df):
                 "all of them judges a padded flush by whether its LBN came back within the FTL's log blocks' worth of "
                 "log-block allocations; the observed accuracy covers the predictions 're-referenced' (left unpadded), "
                 "whose outcome the FTL itself shows.</p>"
-                + _table(
+                + table(
                     (
                         "workload",
                         "buffer",
@@ -429,7 +418,7 @@ def sections(df):
                 "<p>Execution time normalised to CLC on the real traces (touched blocks renumbered densely, the device "
                 "sized to them and filled, the trace replayed twice; 2 MiB buffer), with the integrated buffer's two "
                 "mechanisms alone: its victim choice without padding, and reref padding behind CLC.</p>"
-                + _table(("trace", "log blocks") + POLICIES + ("integrated, no padding", "clc + reref padding"), trows),
+                + table(("trace", "log blocks") + POLICIES + ("integrated, no padding", "clc + reref padding"), trows),
             )
         )
     return out
