@@ -4,7 +4,7 @@
 
 use super::index::{checked_key, key, LpnIndex};
 use super::list::{Slab, NIL};
-use super::{sort_pages, FlushSink, FlushUnit, PageWrite};
+use super::{flush_gathered, FlushSink, PageWrite};
 use crate::error::Result;
 use crate::padding::Padding;
 use crate::units::{Divisor, Lbn, Lpn, SectorMask};
@@ -219,17 +219,14 @@ impl GroupStore {
             cur = p.next;
         }
         self.held -= group.n_pages as u64;
-        sort_pages(&mut self.scratch);
-        let padded = padding.pad(group.lbn, group.n_pages as u64, self.ppb, sink.view());
-        let scratch = std::mem::take(&mut self.scratch);
-        let r = sink.flush(&FlushUnit {
-            lbn: group.lbn,
-            pages: &scratch,
-            padded,
-            hint: group.hint,
-        });
-        self.scratch = scratch;
-        r
+        flush_gathered(
+            &mut self.scratch,
+            group.lbn,
+            group.hint,
+            self.ppb,
+            padding,
+            sink,
+        )
     }
 
     /// Set group `g`'s stream hint (a policy moving an older page into a group keeps the hint

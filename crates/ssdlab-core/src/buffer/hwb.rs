@@ -31,7 +31,7 @@
 
 use super::index::{checked_key, key, LpnIndex};
 use super::list::{Links, List, NIL};
-use super::{sort_pages, BufferParams, FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use super::{flush_gathered, BufferParams, FlushSink, PageWrite, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
 use crate::padding::Padding;
@@ -737,17 +737,14 @@ impl HwbBuffer {
             cur = next;
         }
         self.occ[COLD] -= blk.pages.len as u64;
-        sort_pages(&mut self.scratch);
-        let n = self.scratch.len() as u64;
-        let padded = self.padding.pad(blk.lbn, n, self.ppb_n, sink.view());
-        let scratch = std::mem::take(&mut self.scratch);
-        let r = sink.flush(&FlushUnit {
-            lbn: blk.lbn,
-            pages: &scratch,
-            padded,
+        let r = flush_gathered(
+            &mut self.scratch,
+            blk.lbn,
             hint,
-        });
-        self.scratch = scratch;
+            self.ppb_n,
+            &mut *self.padding,
+            sink,
+        );
         self.prefetch_victims(sink);
         r
     }
@@ -1740,7 +1737,7 @@ mod tests {
         log: Log,
     }
     impl FlushSink for ModelSink<'_> {
-        fn flush(&mut self, u: &FlushUnit) -> Result<()> {
+        fn flush(&mut self, u: &crate::buffer::FlushUnit) -> Result<()> {
             assert!(u.pages.windows(2).all(|w| w[0].offset < w[1].offset));
             assert!(!u.padded);
             for p in u.pages {

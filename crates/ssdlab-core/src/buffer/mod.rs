@@ -137,7 +137,22 @@ pub fn flush_page(
     })
 }
 
-/// Shared helper for group-based buffers: gather a group's pages in ascending offset.
-pub fn sort_pages(pages: &mut [PageWrite]) {
+/// Flush the pages of `lbn` a group-based buffer gathered (in any order) as one unit: in ascending
+/// offset, padded if `padding` says so.
+pub fn flush_gathered(
+    pages: &mut [PageWrite],
+    lbn: Lbn,
+    hint: u32,
+    pages_per_block: u64,
+    padding: &mut dyn Padding,
+    sink: &mut dyn FlushSink,
+) -> Result<()> {
     pages.sort_unstable_by_key(|p| p.offset);
+    let padded = padding.pad(lbn, pages.len() as u64, pages_per_block, sink.view());
+    sink.flush(&FlushUnit {
+        lbn,
+        pages,
+        padded,
+        hint,
+    })
 }

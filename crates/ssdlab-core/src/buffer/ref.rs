@@ -28,7 +28,7 @@
 
 use super::index::{checked_key, key, LpnIndex};
 use super::list::Slab;
-use super::{sort_pages, FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use super::{flush_gathered, FlushSink, PageWrite, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
 use crate::padding::Padding;
@@ -574,17 +574,14 @@ impl RefBuffer {
         // With `window`, pages of the LBN above the window stay; its heap entries are stale
         // (no window page left) until one of them joins the window.
         self.fill_window();
-        sort_pages(&mut self.scratch);
-        let n = self.scratch.len() as u64;
-        let padded = self.padding.pad(blk.lbn, n, self.ppb.get(), sink.view());
-        let scratch = std::mem::take(&mut self.scratch);
-        let r = sink.flush(&FlushUnit {
-            lbn: blk.lbn,
-            pages: &scratch,
-            padded,
+        let r = flush_gathered(
+            &mut self.scratch,
+            blk.lbn,
             hint,
-        });
-        self.scratch = scratch;
+            self.ppb.get(),
+            &mut *self.padding,
+            sink,
+        );
         self.prefetch_victims(sink);
         r.map(|_| true)
     }
