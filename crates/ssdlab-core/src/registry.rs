@@ -385,6 +385,7 @@ pub static FTLS: &[FtlEntry] = &[
                 geo,
                 VictimPolicy::from_name(&cfg.ftl.gc)?,
                 &p,
+                (cfg.nand.read_us, cfg.nand.program_us),
                 cfg.run.check_integrity,
             )?))
         },

@@ -52,10 +52,19 @@ crate::params! {
         /// GC runs when free blocks fall below this (≥ 2); 0 = automatic (as the page FTL's).
         gc_free_blocks: u64 = 0,
         /// "none": one CMT; "fixed": PTSD's clean and dirty regions (needs granularity = "page",
-        /// the seed's base: the clean region caches whole translation pages).
+        /// the seed's base: the clean region caches whole translation pages); "adaptive": the
+        /// regions' split follows the observed map costs of reads and writes (the seed's future
+        /// work; docs/config.md).
         partition: String = "none".into(),
-        /// Share of the CMT's memory for the clean region, in (0, 1) (50:50 in seed 004).
+        /// Share of the CMT's memory for the clean region, in (0, 1) (50:50 in seed 004); the
+        /// starting share under "adaptive".
         clean_ratio: f64 = 0.5,
+        /// "adaptive": host accesses between two steps of the controller.
+        adapt_every: u64 = 4096,
+        /// "adaptive": how far one step moves the clean share toward its target, in (0, 1].
+        adapt_gain: f64 = 0.5,
+        /// "adaptive": the clean share stays within [adapt_min, 1 − adapt_min], adapt_min in (0, 0.5).
+        adapt_min: f64 = 0.05,
         /// What the dirty region holds: "page" (whole translation pages: PART) or "entry"
         /// (updated entries grouped by translation page, written without a read: WRITEOPT).
         dirty_cache: String = "page".into(),
@@ -92,18 +101,54 @@ impl crate::params::Params for Params {
         let g = Granularity::parse(&self.granularity, table)?;
         match self.partition.as_str() {
             "none" => {}
-            "fixed" if g == Granularity::Page => {}
-            "fixed" => return Err(SimError::config(
-                format!("{table}.granularity"),
-                "partition = \"fixed\" caches whole translation pages in its clean region: set \
+            "fixed" | "adaptive" if g == Granularity::Page => {}
+            "fixed" | "adaptive" => {
+                return Err(SimError::config(
+                    format!("{table}.granularity"),
+                    format!(
+                    "partition = \"{}\" caches whole translation pages in its clean region: set \
                      granularity = \"page\" (dirty_cache = \"entry\" keeps single entries dirty)",
-            )),
+                    self.partition
+                ),
+                ))
+            }
             v => {
                 return Err(SimError::config(
                     format!("{table}.partition"),
-                    format!("unknown value `{v}`; valid: none, fixed"),
+                    format!("unknown value `{v}`; valid: none, fixed, adaptive"),
                 ))
             }
+        }
+        if self.adapt_every == 0 {
+            return Err(SimError::config(
+                format!("{table}.adapt_every"),
+                "0 is not ≥ 1",
+            ));
+        }
+        if !(self.adapt_gain > 0.0 && self.adapt_gain <= 1.0) {
+            return Err(SimError::config(
+                format!("{table}.adapt_gain"),
+                format!("{} is not in (0, 1]", self.adapt_gain),
+            ));
+        }
+        if !(self.adapt_min > 0.0 && self.adapt_min < 0.5) {
+            return Err(SimError::config(
+                format!("{table}.adapt_min"),
+                format!("{} is not in (0, 0.5)", self.adapt_min),
+            ));
+        }
+        if self.partition == "adaptive"
+            && !(self.adapt_min..=1.0 - self.adapt_min).contains(&self.clean_ratio)
+        {
+            return Err(SimError::config(
+                format!("{table}.clean_ratio"),
+                format!(
+                    "{} is outside [adapt_min, 1 − adapt_min] = [{}, {}]",
+                    self.clean_ratio,
+                    self.adapt_min,
+                    1.0 - self.adapt_min
+                ),
+            ));
         }
         if !(self.clean_ratio > 0.0 && self.clean_ratio < 1.0) {
             return Err(SimError::config(
@@ -339,10 +384,20 @@ pub struct DftlFtl {
     read_evict_writes: u64,
     batched_entries: u64,
     gc_tp_updates: u64,
+    /// Map reads and programs issued (the adaptive partition's controller prices them).
+    map_reads: u64,
+    map_programs: u64,
 }
 
 impl DftlFtl {
-    pub fn new(geo: &Geometry, gc: VictimPolicy, p: &Params, check: bool) -> Result<Self> {
+    /// `read_us` and `program_us` price map I/O for the adaptive partition's controller.
+    pub fn new(
+        geo: &Geometry,
+        gc: VictimPolicy,
+        p: &Params,
+        (read_us, program_us): (f64, f64),
+        check: bool,
+    ) -> Result<Self> {
         let n = geo.logical_pages;
         let e = p.entries_per_tp(geo.page_bytes)?;
         let tps = n.div_ceil(e);
@@ -369,7 +424,7 @@ impl DftlFtl {
             Granularity::Page => (tps, (capacity / e).max(1)),
         };
         let part = match p.partition.as_str() {
-            "fixed" => Some(Box::new(part::Part::new(
+            "fixed" | "adaptive" => Some(Box::new(part::Part::new(
                 capacity,
                 p.clean_ratio,
                 p.dirty_cache == "entry",
@@ -377,6 +432,7 @@ impl DftlFtl {
                 n,
                 tps,
                 e,
+                (p.partition == "adaptive").then(|| part::Adapt::new(p, read_us, program_us)),
             )?)),
             _ => None,
         };
@@ -404,6 +460,8 @@ impl DftlFtl {
             read_evict_writes: 0,
             batched_entries: 0,
             gc_tp_updates: 0,
+            map_reads: 0,
+            map_programs: 0,
         })
     }
 
@@ -427,11 +485,13 @@ impl DftlFtl {
 
     fn read_tp(&mut self, tp: u32, nand: &mut Nand) {
         if let Some(ppn) = self.page.ppn_of(self.n + tp as u64) {
+            self.map_reads += 1;
             nand.read(Cause::Map, ppn);
         }
     }
 
     fn write_tp(&mut self, tp: u32, nand: &mut Nand) -> Result<()> {
+        self.map_programs += 1;
         self.tp_version = self.tp_version.wrapping_add(1).max(1);
         self.page
             .write_translation(self.n + tp as u64, self.tp_version, nand)
@@ -690,6 +750,10 @@ impl Ftl for DftlFtl {
             let (clean, dirty) = part.capacities();
             g.push(("ftl.cmt.clean_capacity_pages", clean as f64));
             g.push(("ftl.cmt.dirty_capacity", dirty as f64));
+            if let Some(a) = part.adapt() {
+                g.push(("ftl.cmt.clean_ratio", a.ratio));
+                g.push(("ftl.cmt.adapt_steps", a.steps as f64));
+            }
         }
         g
     }
@@ -727,7 +791,7 @@ mod tests {
             physical_blocks: 16,
         };
         (
-            DftlFtl::new(&geo, VictimPolicy::Greedy, &p, true).unwrap(),
+            DftlFtl::new(&geo, VictimPolicy::Greedy, &p, (25.0, 200.0), true).unwrap(),
             Nand::new(16),
         )
     }
@@ -845,12 +909,17 @@ mod tests {
     }
 
     fn part(dirty_cache: &str) -> (DftlFtl, Nand) {
+        part_of("fixed", dirty_cache)
+    }
+
+    fn part_of(partition: &str, dirty_cache: &str) -> (DftlFtl, Nand) {
         build(Params {
             cmt_entries: 8,
             entry_bytes: 1024,
             granularity: "page".into(),
-            partition: "fixed".into(),
+            partition: partition.into(),
             dirty_cache: dirty_cache.into(),
+            adapt_every: 16,
             ..Params::default()
         })
     }
@@ -926,19 +995,82 @@ mod tests {
         f.check_cmt().unwrap();
     }
 
+    /// The adaptive split (`partition = "adaptive"`), 16 entries, E = 4, a step every 4 accesses
+    /// moving all the way (gain 1) to the cost share clamped to [0.25, 0.75]; map reads cost 25,
+    /// programs 200. It starts at 50:50: 2 clean TPs, 2 dirty TPs.
+    ///
+    /// op          clean  dirty  map I/O                       step
+    /// w 0 4 8 12  —      3 2    TP 0 and TP 1 written back    C_r 0, C_w 400: share 0.25:
+    ///                                                          1 clean TP, 3 dirty
+    /// r 0 4 0 4   1      3 2    4 misses, 4 reads (1 clean)   C_r 100, C_w 0: share 0.75:
+    ///                                                          3 clean TPs, 1 dirty (holds 2)
+    /// r 0         0 1    3 2    miss, read: 2 clean TPs, all the dirty region leaves
+    /// r 4, r 12   0 1    3 2    clean hit, dirty hit
+    /// w 1         1      0      clean hit: the over-full dirty region writes back TP 2 and
+    ///                           TP 3, then takes TP 0      C_r 25, C_w 400: share 0.25
+    /// Totals: 3 hits, 9 misses, 4 TP programs, 5 TP reads, none while reading; 3 steps.
+    #[test]
+    fn adaptive_split_worked_by_hand() {
+        let (mut f, mut n) = build(Params {
+            cmt_entries: 16,
+            entry_bytes: 1024,
+            granularity: "page".into(),
+            partition: "adaptive".into(),
+            adapt_every: 4,
+            adapt_gain: 1.0,
+            adapt_min: 0.25,
+            ..Params::default()
+        });
+        let gauge = |f: &DftlFtl, k: &str| f.gauges().iter().find(|g| g.0 == k).unwrap().1;
+        for lpn in [0, 4, 8, 12] {
+            write(&mut f, &mut n, lpn);
+        }
+        assert_eq!(gauge(&f, "ftl.cmt.clean_ratio"), 0.25);
+        assert_eq!(gauge(&f, "ftl.cmt.clean_capacity_pages"), 1.0);
+        assert_eq!(gauge(&f, "ftl.cmt.dirty_capacity"), 3.0);
+        for lpn in [0, 4, 0, 4] {
+            assert!(f.read(lpn, Cause::Host, &mut n).unwrap());
+        }
+        assert_eq!(gauge(&f, "ftl.cmt.clean_ratio"), 0.75);
+        assert_eq!(gauge(&f, "ftl.cmt.clean_capacity_pages"), 3.0);
+        assert_eq!(gauge(&f, "ftl.cmt.dirty_capacity"), 1.0);
+        for lpn in [0, 4, 12] {
+            assert!(f.read(lpn, Cause::Host, &mut n).unwrap());
+        }
+        expect(&f, &n, &[("hits", 2), ("misses", 9), ("map reads", 5)]);
+        write(&mut f, &mut n, 1);
+        expect(
+            &f,
+            &n,
+            &[
+                ("hits", 3),
+                ("misses", 9),
+                ("dirty_evictions", 4),
+                ("read_evict_writes", 0),
+                ("map programs", 4),
+                ("map reads", 5),
+            ],
+        );
+        assert_eq!(gauge(&f, "ftl.cmt.clean_ratio"), 0.25);
+        assert_eq!(gauge(&f, "ftl.cmt.adapt_steps"), 3.0);
+        f.check_cmt().unwrap();
+    }
+
     /// Many writes with GC: the map and the CMT stay consistent, and GC's map updates happen.
     #[test]
     fn integrity_through_gc() {
-        for (granularity, dirty) in [
-            ("entry", ""),
-            ("page", ""),
-            ("page", "page"),
-            ("page", "entry"),
+        for (granularity, partition, dirty) in [
+            ("entry", "none", ""),
+            ("page", "none", ""),
+            ("page", "fixed", "page"),
+            ("page", "fixed", "entry"),
+            ("page", "adaptive", "page"),
+            ("page", "adaptive", "entry"),
         ] {
             let (mut f, mut n) = if dirty.is_empty() {
                 tiny(granularity, 4)
             } else {
-                part(dirty)
+                part_of(partition, dirty)
             };
             let mut latest = vec![0u32; 16];
             let mut x = 7u64;
@@ -955,11 +1087,23 @@ mod tests {
                 f.write_unit(lpn / 4, &page, Shape::Pages, 0, &mut n)
                     .unwrap();
                 latest[lpn as usize] = v;
-                if v % 5 == 0 {
+                // Read-heavy stretches and write-only ones (the adaptive split moves both ways).
+                let reads = if (v / 500) % 2 == 0 { 1 } else { 4 };
+                for _ in 0..reads * ((v % 5 == 0) as u32) {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
                     f.read((x >> 20) % 16, Cause::Host, &mut n).unwrap();
+                }
+                if v % 97 == 0 {
+                    f.check_cmt().unwrap();
                 }
             }
             assert!(counter(&f, "gc.victims") > 100, "{granularity}");
+            if partition == "adaptive" {
+                let g = f.gauges();
+                let gauge = |k: &str| g.iter().find(|x| x.0 == k).unwrap().1;
+                assert!(gauge("ftl.cmt.adapt_steps") > 100.0);
+                assert_ne!(gauge("ftl.cmt.clean_ratio"), 0.5);
+            }
             assert!(counter(&f, "ftl.cmt.gc_tp_updates") > 0, "{granularity}");
             f.check_integrity(&latest).unwrap();
         }

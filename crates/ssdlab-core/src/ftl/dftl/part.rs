@@ -12,6 +12,17 @@
 //!   (`greedy`: the one with the most dirty entries; `lru`: the least recently updated) with all
 //!   its dirty entries (batch update): read the TP unless its clean copy is cached, write it.
 //! * A write hits when its entry's mapping is cached (a dirty entry, or its TP in either region).
+//!
+//! `partition = "adaptive"` (the seed's future work, §III-D: the split should follow the workload)
+//! moves the split with a controller on the observed map costs. Every `adapt_every` host accesses
+//! it prices the window's map I/O caused by reads (C_r = map reads × `nand.read_us`) and by writes
+//! (C_w = map reads × `nand.read_us` + map programs × `nand.program_us`), takes the clean region's
+//! target share t = C_r / (C_r + C_w) clamped to [`adapt_min`, 1 − `adapt_min`], and moves the
+//! share `adapt_gain` of the way to it (a window without map I/O leaves it). The regions follow:
+//! the clean region shrinks at once (dropping clean TPs costs nothing); the dirty region shrinks
+//! lazily, its surplus written back by the next writes that miss, and until then the clean
+//! region only grows into memory the dirty region has released, so the CMT never holds more than
+//! its memory (give or take one page: each region keeps at least one unit).
 
 use super::{Cmt, DftlFtl};
 use crate::error::{Result, SimError};
@@ -128,11 +139,79 @@ pub(super) enum Dirty {
 pub(super) struct Part {
     clean: Cmt,
     dirty: Dirty,
+    /// The CMT's memory in entries, and entries per TP.
+    total: u64,
+    e: u64,
+    adapt: Option<Adapt>,
+}
+
+/// The adaptive split's controller state (module docs).
+pub(super) struct Adapt {
+    every: u64,
+    gain: f64,
+    min: f64,
+    /// The clean region's share of the memory now.
+    pub(super) ratio: f64,
+    read_us: f64,
+    program_us: f64,
+    accesses: u64,
+    /// This window's map I/O: reads caused by host reads, reads and programs by host writes.
+    read_map_reads: u64,
+    write_map_reads: u64,
+    write_map_programs: u64,
+    pub(super) steps: u64,
+}
+
+impl Adapt {
+    pub(super) fn new(p: &super::Params, read_us: f64, program_us: f64) -> Adapt {
+        Adapt {
+            every: p.adapt_every,
+            gain: p.adapt_gain,
+            min: p.adapt_min,
+            ratio: p.clean_ratio,
+            read_us,
+            program_us,
+            accesses: 0,
+            read_map_reads: 0,
+            write_map_reads: 0,
+            write_map_programs: 0,
+            steps: 0,
+        }
+    }
+
+    /// Count one access's map I/O; returns the new clean share when a step is due and moves it.
+    fn observe(&mut self, write: bool, map_reads: u64, map_programs: u64) -> Option<f64> {
+        if write {
+            self.write_map_reads += map_reads;
+            self.write_map_programs += map_programs;
+        } else {
+            self.read_map_reads += map_reads;
+        }
+        self.accesses += 1;
+        if self.accesses < self.every {
+            return None;
+        }
+        let c_r = self.read_map_reads as f64 * self.read_us;
+        let c_w = self.write_map_reads as f64 * self.read_us
+            + self.write_map_programs as f64 * self.program_us;
+        self.accesses = 0;
+        self.read_map_reads = 0;
+        self.write_map_reads = 0;
+        self.write_map_programs = 0;
+        self.steps += 1;
+        if c_r + c_w <= 0.0 {
+            return None;
+        }
+        let target = (c_r / (c_r + c_w)).clamp(self.min, 1.0 - self.min);
+        self.ratio += self.gain * (target - self.ratio);
+        Some(self.ratio)
+    }
 }
 
 impl Part {
     /// `capacity` entries of CMT memory: `clean_ratio` of it for clean TPs, the rest for dirty
     /// TPs or dirty entries (at least one unit each).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         capacity: u64,
         clean_ratio: f64,
@@ -141,18 +220,61 @@ impl Part {
         n: u64,
         tps: u64,
         e: u64,
+        adapt: Option<Adapt>,
     ) -> Result<Self> {
-        let clean_entries = (clean_ratio * capacity as f64).round() as u64;
-        let dirty_entries = capacity.saturating_sub(clean_entries);
+        // Both regions may grow to every TP (the adaptive split moves their capacities).
         let dirty = if entries {
-            Dirty::Entries(DirtyEntries::new(dirty_entries, n, tps, e, writeback))
+            Dirty::Entries(DirtyEntries::new(1, n, tps, e, writeback))
         } else {
-            Dirty::Pages(Cmt::new((dirty_entries / e).max(1), tps, 0, false)?)
+            Dirty::Pages(Cmt::new(tps, tps, 0, false)?)
         };
-        Ok(Part {
-            clean: Cmt::new((clean_entries / e).max(1), tps, 0, false)?,
+        let mut part = Part {
+            clean: Cmt::new(tps, tps, 0, false)?,
             dirty,
-        })
+            total: capacity,
+            e,
+            adapt,
+        };
+        part.split(clean_ratio);
+        Ok(part)
+    }
+
+    /// Give the clean region `clean_ratio` of the memory (whole TPs) and the dirty region the
+    /// rest, at least one unit each. The clean region drops its surplus now; the dirty region's
+    /// is written back by later writes.
+    fn split(&mut self, clean_ratio: f64) {
+        let clean_entries = (clean_ratio * self.total as f64).round() as u64;
+        let clean_pages = (clean_entries / self.e).max(1);
+        let dirty_entries = self.total.saturating_sub(clean_pages * self.e);
+        self.clean.capacity = clean_pages.min(self.clean.index.len() as u64) as u32;
+        while self.clean.lru.len > self.clean.capacity {
+            self.clean.remove(self.clean.lru.tail);
+        }
+        match &mut self.dirty {
+            Dirty::Pages(c) => {
+                c.capacity = (dirty_entries / self.e).max(1).min(c.index.len() as u64) as u32
+            }
+            Dirty::Entries(d) => d.capacity = dirty_entries.max(1),
+        }
+    }
+
+    /// Entries the dirty region holds now.
+    fn dirty_entries(&self) -> u64 {
+        match &self.dirty {
+            Dirty::Pages(c) => c.lru.len as u64 * self.e,
+            Dirty::Entries(d) => d.count,
+        }
+    }
+
+    /// Is the clean region full: at its capacity, or at the memory the dirty region leaves?
+    fn clean_full(&self) -> bool {
+        let left = (self.total.saturating_sub(self.dirty_entries()) / self.e).max(1);
+        self.clean.lru.len as u64 >= left.min(self.clean.capacity as u64)
+    }
+
+    /// The adaptive controller's clean share and steps, if adaptive.
+    pub(super) fn adapt(&self) -> Option<&Adapt> {
+        self.adapt.as_ref()
     }
 
     /// Units each region holds at most: (clean TPs, dirty TPs or entries).
@@ -179,6 +301,14 @@ impl Part {
 
     pub(super) fn check(&self) -> Result<()> {
         super::check_lru(&self.clean, "clean region")?;
+        // The memory bound, give or take the clean region's one page.
+        let held = self.clean.lru.len as u64 * self.e + self.dirty_entries();
+        if held > self.total + self.e {
+            return Err(SimError::Integrity(format!(
+                "CMT regions hold {held} entries, over the memory of {} (+ one page)",
+                self.total
+            )));
+        }
         match &self.dirty {
             Dirty::Pages(c) => super::check_lru(c, "dirty region"),
             Dirty::Entries(d) => {
@@ -215,12 +345,19 @@ impl DftlFtl {
     pub(super) fn part_access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<()> {
         let tp = self.tp_of(lpn);
         let mut part = self.part.take().expect("partitioned CMT");
+        let before = (self.map_reads, self.map_programs);
         let r = if write {
             self.part_write(&mut part, lpn, tp, nand)
         } else {
             self.part_read(&mut part, lpn, tp, nand);
             Ok(())
         };
+        if let Some(a) = &mut part.adapt {
+            let (reads, programs) = (self.map_reads - before.0, self.map_programs - before.1);
+            if let Some(ratio) = a.observe(write, reads, programs) {
+                part.split(ratio);
+            }
+        }
         self.part = Some(part);
         r
     }
@@ -243,7 +380,7 @@ impl DftlFtl {
             return;
         }
         self.misses += 1;
-        if part.clean.full() {
+        while part.clean_full() {
             part.clean.remove(part.clean.lru.tail);
         }
         self.read_tp(tp, nand);
@@ -266,7 +403,7 @@ impl DftlFtl {
                     }
                     None => self.misses += 1,
                 }
-                if dirty.full() {
+                while dirty.full() {
                     let victim = dirty.lru.tail;
                     let key = dirty.keys[victim as usize];
                     dirty.remove(victim);
@@ -288,7 +425,7 @@ impl DftlFtl {
                 } else {
                     self.misses += 1;
                 }
-                if !d.present[lpn as usize] && d.count >= d.capacity {
+                while !d.present[lpn as usize] && d.count >= d.capacity {
                     let victim = d.victim().expect("a full dirty region has a victim");
                     let first = victim as u64 * self.e.get();
                     self.dirty_evictions += 1;
