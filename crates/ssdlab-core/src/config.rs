@@ -343,6 +343,9 @@ pub struct RunConfig {
     pub queue_depth: u32,
     /// Timed mode, open loop: factor on arrival times (0.5 = twice as fast).
     pub time_scale: f64,
+    /// Timed mode: the order in which the controller takes requests from the host interface's
+    /// queue: fifo | read-priority | write-stop (docs/config.md, "Timed mode").
+    pub scheduler: String,
 }
 
 impl Default for RunConfig {
@@ -358,6 +361,7 @@ impl Default for RunConfig {
             mode: "counts".into(),
             queue_depth: 32,
             time_scale: 1.0,
+            scheduler: "fifo".into(),
         }
     }
 }
@@ -692,6 +696,27 @@ impl Config {
             return Err(SimError::config(
                 "run.mode",
                 format!("unknown value `{}`; valid: counts, timed", self.run.mode),
+            ));
+        }
+        if !matches!(
+            self.run.scheduler.as_str(),
+            "fifo" | "read-priority" | "write-stop"
+        ) {
+            return Err(SimError::config(
+                "run.scheduler",
+                format!(
+                    "unknown value `{}`; valid: fifo, read-priority, write-stop",
+                    self.run.scheduler
+                ),
+            ));
+        }
+        if self.run.scheduler != "fifo" && self.ftl.background_gc {
+            return Err(SimError::config(
+                "ftl.background_gc",
+                format!(
+                    "background GC runs only with run.scheduler = \"fifo\", not \"{}\"",
+                    self.run.scheduler
+                ),
             ));
         }
         if self.ftl.background_gc {

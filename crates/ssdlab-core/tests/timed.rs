@@ -260,3 +260,118 @@ fn every_ftl_and_buffer_counts_the_same_in_timed_mode() {
         }
     }
 }
+
+/// Host-interface scheduling (`run.scheduler`, seed 004 §III-B) worked by hand. One die, reads
+/// 50 µs, programs 200 µs, no bus or DRAM time; a one-page LRU buffer; closed loop of 3; the
+/// trace W0 R5 W1 R6 R7 (page numbers) after a fill. W1 must flush page 0 (one program).
+///
+/// fifo: W0 done at 0; R5 reads 0–50; W1 (issued at 0) programs 50–250; R6 (issued at 0, when W0
+/// completes) reads 250–300; R7 (issued at 50) 300–350. Reads 50, 300, 300; writes 0, 250.
+///
+/// write-stop: W1 must flush while R5 is in service: writes are held. R6 (submitted at 0) is
+/// taken at once and reads 50–100; R7 (submitted at 50) 100–150. When R7 completes no read is
+/// left: W1 is taken at 150, synchronously, and programs 150–350. Reads 50, 100, 100; writes 0,
+/// 350 (from its submission at 0); 200 µs stalled; R6 and R7 overtook W1. read-priority: the
+/// same here (nothing comes after W1 to stall).
+#[test]
+fn host_interface_schedulers_worked_by_hand() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-timed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("wrwrr.csv");
+    let rows: String = [
+        ("Write", 0),
+        ("Read", 5),
+        ("Write", 1),
+        ("Read", 6),
+        ("Read", 7),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (op, page))| format!("{},h,0,{op},{},4096,1\n", 1000 + i, page * 4096))
+    .collect();
+    std::fs::write(&p, rows).unwrap();
+    let run = |scheduler: &str| {
+        let text = format!(
+            "[workload]\nkind = \"trace\"\npath = \"{}\"\nformat = \"msr\"\n\
+             [device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\nop = 0.5\n\
+             [nand]\nread_us = 50\nprogram_us = 200\ncommand_us = 0\ntransfer_us = 0\ndram_us = 0\n\
+             [buffer]\nkind = \"lru\"\nbytes = \"4KiB\"\n\
+             [run]\nmode = \"timed\"\nqueue_depth = 3\nprecondition = \"fill\"\nscheduler = \"{scheduler}\"\n",
+            p.display()
+        );
+        simulate(&Config::from_toml_str(&text).unwrap(), &mut NoProgress)
+            .unwrap()
+            .metrics
+    };
+    let close = |m: &std::collections::BTreeMap<String, f64>, k: &str, v: f64| {
+        assert!((m[k] - v).abs() < 1e-9, "{k} = {} (expected {v})", m[k]);
+    };
+    let fifo = run("fifo");
+    close(&fifo, "latency.read.mean_us", (50.0 + 300.0 + 300.0) / 3.0);
+    close(&fifo, "latency.write.max_us", 250.0);
+    assert!(!fifo.contains_key("queue.write_stops"));
+    for (s, stalled) in [("write-stop", 200.0), ("read-priority", 0.0)] {
+        let m = run(s);
+        close(&m, "latency.read.mean_us", (50.0 + 100.0 + 100.0) / 3.0);
+        close(&m, "latency.read.max_us", 100.0);
+        close(&m, "latency.write.max_us", 350.0);
+        close(&m, "latency.write.mean_us", 175.0);
+        close(&m, "queue.write_stops", 1.0);
+        close(&m, "queue.stalled_us", stalled);
+        close(&m, "queue.out_of_order", 2.0);
+        // The same operations, in another order.
+        for k in [
+            "nand.programs.host",
+            "nand.reads.host",
+            "host.read_requests",
+        ] {
+            assert_eq!(m[k], fifo[k], "{s}: {k}");
+        }
+    }
+}
+
+/// The host-interface schedulers on a mixed random workload: every request completes once; with
+/// reads only nothing is held and the latencies are FIFO's; write-stop never lets a flush start
+/// while a read is in the device, and pays for it in stalls.
+#[test]
+fn host_interface_schedulers_on_random_mixes() {
+    let run = |scheduler: &str, read_fraction: f64| {
+        let text = format!(
+            "[workload]\nkind = \"uniform\"\nrequests = 20000\nfootprint_bytes = \"24MiB\"\n\
+             read_fraction = {read_fraction}\nseed = 3\n\
+             [device]\nlogical_bytes = \"32MiB\"\npages_per_block = 64\nop = 0.15\nchannels = 2\n\
+             chips_per_channel = 2\n[buffer]\nkind = \"lru\"\nbytes = \"256KiB\"\n\
+             [run]\nmode = \"timed\"\nqueue_depth = 16\nprecondition = \"fill\"\n\
+             check_integrity = true\nscheduler = \"{scheduler}\"\n"
+        );
+        simulate(&Config::from_toml_str(&text).unwrap(), &mut NoProgress)
+            .unwrap()
+            .metrics
+    };
+    let fifo = run("fifo", 1.0);
+    for s in ["read-priority", "write-stop"] {
+        let m = run(s, 1.0);
+        for k in [
+            "latency.read.mean_us",
+            "latency.read.p99_us",
+            "throughput.iops",
+        ] {
+            assert_eq!(m[k], fifo[k], "{s}: {k}");
+        }
+        assert_eq!(m["queue.out_of_order"], 0.0);
+    }
+    let fifo = run("fifo", 0.7);
+    let rp = run("read-priority", 0.7);
+    let ws = run("write-stop", 0.7);
+    for m in [&rp, &ws] {
+        assert_eq!(m["run.measured_requests"], 20000.0);
+        assert_eq!(m["host.read_requests"], fifo["host.read_requests"]);
+        assert!(m["queue.write_stops"] > 100.0);
+        assert!(m["queue.out_of_order"] > 100.0);
+    }
+    assert_eq!(rp["queue.stalled_us"], 0.0);
+    assert!(ws["queue.stalled_us"] > 0.0);
+    // Holding flushes back while reads are in the device shortens the reads' wait.
+    assert!(ws["latency.read.mean_us"] < fifo["latency.read.mean_us"]);
+    assert!(rp["latency.read.mean_us"] < fifo["latency.read.mean_us"]);
+}

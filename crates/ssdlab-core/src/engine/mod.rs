@@ -106,6 +106,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     let map = AddressMap::new(&resolved.workload.address_map);
     let be = Backend::new(ftl, &geo, resolved.buffer.padding_fill == "all")?;
     let mut sim = Sim::new(geo, map, buffer, be, check)?;
+    sim.buffer_pages = buffer_pages;
     // Replay, then the metrics of the measured window.
     let run = replay::replay(
         &mut sim,

@@ -7,6 +7,7 @@ use super::address::AddressMap;
 use super::flush::Backend;
 use super::resolve::no_requests;
 use super::source::{open_source, At, Keeper, Kept, Scan, Source};
+use super::timed::Interface;
 use super::Progress;
 use crate::buffer::WriteBuffer;
 use crate::config::{Config, NandConfig};
@@ -105,6 +106,8 @@ pub(super) struct Sim {
     version: u32,
     /// log2 of the page size in bytes.
     page_shift: u32,
+    /// The write buffer's capacity in pages (host-interface scheduling asks if a write flushes).
+    pub(super) buffer_pages: u64,
 }
 
 impl Sim {
@@ -116,6 +119,7 @@ impl Sim {
         check: bool,
     ) -> Result<Sim> {
         Ok(Sim {
+            buffer_pages: 0,
             page_shift: geo.page_bytes.trailing_zeros(),
             latest: if check {
                 crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
@@ -328,6 +332,8 @@ struct Loop<'a> {
     timing: &'a NandConfig,
     /// Timed mode's clock (None: counts mode).
     clock: Option<Clock>,
+    /// Timed mode's host-interface queue (None: `run.scheduler = "fifo"`).
+    interface: Option<Interface>,
 }
 
 /// One request (with a prefetch hint for one a few places ahead), then whatever is due after it
@@ -346,9 +352,10 @@ fn one(
         // under other maps the hint is merely useless).
         sim.buffer.prefetch(a >> sim.page_shift);
     }
-    match lp.clock.as_mut() {
-        Some(c) => sim.timed_request(c, req, at, lp.done >= lp.warmup)?,
-        None => sim.request(req, at)?,
+    match (lp.clock.as_mut(), lp.interface.as_mut()) {
+        (Some(c), None) => sim.timed_request(c, req, at, lp.done >= lp.warmup)?,
+        (Some(c), Some(q)) => sim.submit(c, q, req, at, lp.done >= lp.warmup)?,
+        (None, _) => sim.request(req, at)?,
     }
     lp.done += 1;
     if lp.done == lp.next_event {
@@ -450,6 +457,9 @@ pub(super) fn replay(
         base: sim.snapshot(),
         total,
         timing: &resolved.nand,
+        interface: clock
+            .as_ref()
+            .and_then(|_| Interface::new(&resolved.run.scheduler)),
         clock,
     };
     lp.next_event = lp.next_event();
@@ -487,6 +497,9 @@ pub(super) fn replay(
                 keeper.keep(&req, line);
             }
             one(sim, &mut lp, &req, None, at, progress)?;
+        }
+        if let (Some(c), Some(q)) = (lp.clock.as_mut(), lp.interface.as_mut()) {
+            sim.drain(c, q)?;
         }
         if pass == 0 && parsed.is_none() {
             parsed = std::mem::replace(&mut keeper, Keeper::new(false)).finish(&src);

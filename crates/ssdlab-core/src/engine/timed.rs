@@ -1,11 +1,29 @@
 //! Timed replay (`run.mode = "timed"`): each request through the counts engine, then its NAND
 //! operations placed in time by the clock (`crate::timed`).
+//!
+//! With `run.scheduler = "fifo"` the controller takes every request the moment the host submits
+//! it. The other schedulers model seed 004's host interface (§III-B): submitted requests wait in
+//! the interface's queue, and the controller takes them, reads first:
+//! - when the write at the head of the queue must flush the buffer (its pages would take the
+//!   buffer past its capacity; hits are not discounted), writes are held back (`write_stop`)
+//!   while reads are taken as they come, until no read is in the device (queued or in service):
+//!   in a closed loop, until the queue holds only writes;
+//! - then that write is taken, and the held writes after it in order;
+//! - `write-stop` (the seed): the flushing write is synchronous: the controller takes nothing
+//!   more until it has completed; `read-priority`: the same hold, without the stall.
+//!
+//! A request's latency runs from its submission, so time waiting in the queue counts. Requests
+//! are simulated in the order they are taken, so counts may differ from counts mode
+//! (`queue.out_of_order` says how many were reordered).
 
 use super::replay::Sim;
 use super::source::At;
-use crate::error::Result;
+use crate::error::{Result, SimError};
 use crate::request::{Op, Request};
 use crate::timed::{Clock, Served};
+use crate::units::PageSpan;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 impl Sim {
     /// One request: issued by the host queue, simulated as in counts mode, then timed;
@@ -27,6 +45,20 @@ impl Sim {
                 self.be.nand.clear_log();
             }
         }
+        let (served, ops_end) = self.serve_timed(clock, req, at, t)?;
+        clock.finish(served, t, ops_end, measured);
+        Ok(())
+    }
+
+    /// Simulate `req` and place its operations from `t`: what it did, and when they end.
+    #[inline(always)]
+    fn serve_timed(
+        &mut self,
+        clock: &mut Clock,
+        req: &Request,
+        at: At,
+        t: f64,
+    ) -> Result<(Served, f64)> {
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
         self.request(req, at)?;
         let ops_end = clock.run_ops(t, self.be.nand.log());
@@ -41,7 +73,189 @@ impl Sim {
             dram_pages,
             bytes: req.len_bytes,
         };
-        clock.finish(served, t, ops_end, measured);
+        Ok((served, ops_end))
+    }
+
+    /// Host-interface scheduling: the host submits `req`; the controller then takes what it may.
+    pub(super) fn submit(
+        &mut self,
+        clock: &mut Clock,
+        q: &mut Interface,
+        req: &Request,
+        at: At,
+        measured: bool,
+    ) -> Result<()> {
+        let depth = clock.queue_depth();
+        let submitted_us = if depth > 0 {
+            // Closed loop: when a slot frees.
+            loop {
+                self.pump(clock, q)?;
+                if q.in_device() < depth {
+                    break q.now;
+                }
+                q.next_event()?;
+            }
+        } else {
+            let s = clock.arrival(req.time_us);
+            while q
+                .in_service
+                .peek()
+                .is_some_and(|Reverse((c, _))| f64::from_bits(*c) <= s)
+            {
+                q.next_event()?;
+                self.pump(clock, q)?;
+            }
+            q.now = q.now.max(s);
+            s
+        };
+        let p = Pending {
+            req: *req,
+            at,
+            submitted_us,
+            measured,
+            seq: q.submitted,
+        };
+        q.submitted += 1;
+        match req.op {
+            Op::Read => q.reads.push_back(p),
+            _ => q.writes.push_back(p),
+        }
+        clock.submitted(submitted_us, q.in_device());
+        self.pump(clock, q)
+    }
+
+    /// Take every request the scheduler allows now (module docs).
+    fn pump(&mut self, clock: &mut Clock, q: &mut Interface) -> Result<()> {
+        while q.now >= q.stalled_until {
+            if let Some(p) = q.reads.pop_front() {
+                self.take(clock, q, p, false)?;
+                continue;
+            }
+            let Some(w) = q.writes.front() else { break };
+            if !q.stop {
+                if w.req.op == Op::Write && self.must_flush(&w.req) {
+                    q.stop = true;
+                    clock.interface.get_or_insert_default().write_stops += 1;
+                } else {
+                    let p = q.writes.pop_front().expect("a queued write");
+                    self.take(clock, q, p, false)?;
+                    continue;
+                }
+            }
+            if q.reads_in_service > 0 {
+                break;
+            }
+            let p = q.writes.pop_front().expect("a queued write");
+            q.stop = false;
+            let sync = q.write_stop;
+            self.take(clock, q, p, sync)?;
+        }
+        Ok(())
+    }
+
+    /// Would this write take the buffer past its capacity (and so flush first)?
+    fn must_flush(&self, req: &Request) -> bool {
+        let shift = self.geo.sectors_per_page().trailing_zeros();
+        let pages = PageSpan::new(req.offset_bytes, req.len_bytes, shift).pages();
+        self.buffer.pages() + pages > self.buffer_pages
+    }
+
+    /// The controller takes `p` now; `sync`: it waits for `p` to complete.
+    fn take(&mut self, clock: &mut Clock, q: &mut Interface, p: Pending, sync: bool) -> Result<()> {
+        let t = q.now;
+        let other = match p.req.op {
+            Op::Read => q.writes.front(),
+            _ => q.reads.front(),
+        };
+        if other.is_some_and(|o| o.seq < p.seq) {
+            clock.interface.get_or_insert_default().out_of_order += 1;
+        }
+        clock.take(t);
+        let (served, ops_end) = self.serve_timed(clock, &p.req, p.at, t)?;
+        let done = clock.completion(served, t, ops_end);
+        clock.record(served, p.submitted_us, done, p.measured);
+        let read = p.req.op == Op::Read;
+        q.in_service.push(Reverse((done.to_bits(), read)));
+        q.reads_in_service += read as usize;
+        if sync {
+            q.stalled_until = done;
+            clock.interface.get_or_insert_default().stalled_us += done - t;
+        }
+        Ok(())
+    }
+
+    /// Take everything still queued (the end of a pass).
+    pub(super) fn drain(&mut self, clock: &mut Clock, q: &mut Interface) -> Result<()> {
+        loop {
+            self.pump(clock, q)?;
+            if q.reads.is_empty() && q.writes.is_empty() {
+                return Ok(());
+            }
+            q.next_event()?;
+        }
+    }
+}
+
+/// A submitted request not yet taken.
+struct Pending {
+    req: Request,
+    at: At,
+    submitted_us: f64,
+    measured: bool,
+    /// Submission order.
+    seq: u64,
+}
+
+/// The host interface's queue and the controller's state (module docs).
+pub(super) struct Interface {
+    /// `write-stop` (else `read-priority`).
+    write_stop: bool,
+    /// Submitted, not yet taken: reads; writes and trims; each in submission order.
+    reads: VecDeque<Pending>,
+    writes: VecDeque<Pending>,
+    /// Completion times (as bits: times are ≥ 0) of the requests taken and not yet completed,
+    /// with whether each is a read.
+    in_service: BinaryHeap<Reverse<(u64, bool)>>,
+    reads_in_service: usize,
+    /// Writes are held back: the one at the head of the queue must flush the buffer.
+    stop: bool,
+    /// write-stop: the controller waits for a synchronous flush until then.
+    stalled_until: f64,
+    /// The time of the last event (a submission or a completion).
+    now: f64,
+    submitted: u64,
+}
+
+impl Interface {
+    /// The queue of `run.scheduler` (None: "fifo", no queue).
+    pub(super) fn new(scheduler: &str) -> Option<Interface> {
+        (scheduler != "fifo").then(|| Interface {
+            write_stop: scheduler == "write-stop",
+            reads: VecDeque::new(),
+            writes: VecDeque::new(),
+            in_service: BinaryHeap::new(),
+            reads_in_service: 0,
+            stop: false,
+            stalled_until: 0.0,
+            now: 0.0,
+            submitted: 0,
+        })
+    }
+
+    /// Requests in the device: queued or in service.
+    fn in_device(&self) -> usize {
+        self.reads.len() + self.writes.len() + self.in_service.len()
+    }
+
+    /// Advance to the next completion.
+    fn next_event(&mut self) -> Result<()> {
+        let Some(Reverse((t, read))) = self.in_service.pop() else {
+            return Err(SimError::Integrity(
+                "the host interface's queue holds requests but none is in service".into(),
+            ));
+        };
+        self.now = self.now.max(f64::from_bits(t));
+        self.reads_in_service -= read as usize;
         Ok(())
     }
 }

@@ -156,6 +156,19 @@ pub struct Clock {
     /// `ftl.background_gc`: idle time before it starts (None: off).
     background_idle_us: Option<f64>,
     background_steps: u64,
+    /// Host-interface scheduling (`run.scheduler` ≠ "fifo"): what it did.
+    pub interface: Option<InterfaceStats>,
+}
+
+/// What a host-interface scheduler did (metrics `queue.*`, docs/metrics.md).
+#[derive(Clone, Debug, Default)]
+pub struct InterfaceStats {
+    /// Times a write had to flush the buffer and writes were held back.
+    pub write_stops: u64,
+    /// write-stop: time the controller waited for synchronous flushes (µs).
+    pub stalled_us: f64,
+    /// Requests taken while one submitted before them still waited.
+    pub out_of_order: u64,
 }
 
 impl Clock {
@@ -203,6 +216,7 @@ impl Clock {
                 .background_gc
                 .then_some(cfg.ftl.background_gc_idle_us),
             background_steps: 0,
+            interface: (cfg.run.scheduler != "fifo").then(InterfaceStats::default),
             layout,
         }
     }
@@ -288,19 +302,33 @@ impl Clock {
     /// recorded if `measured`. Returns its completion time.
     #[inline]
     pub fn finish(&mut self, s: Served, t: f64, ops_end: f64, measured: bool) -> f64 {
-        let done = match s.op {
+        let done = self.completion(s, t, ops_end);
+        self.host.complete(done);
+        self.record(s, t, done, measured);
+        done
+    }
+
+    /// When a request taken at `t` whose operations completed by `ops_end` completes.
+    #[inline]
+    pub fn completion(&self, s: Served, t: f64, ops_end: f64) -> f64 {
+        match s.op {
             Op::Trim => t,
             _ => t + s.dram_pages as f64 * self.dram_us,
         }
-        .max(ops_end);
-        self.host.complete(done);
+        .max(ops_end)
+    }
+
+    /// A request submitted at `submitted` completed at `done`: its latency, recorded if
+    /// `measured`.
+    #[inline]
+    pub fn record(&mut self, s: Served, submitted: f64, done: f64, measured: bool) {
         self.busy_until = self.busy_until.max(done);
         if measured {
             if self.start_us.is_none() {
-                self.start_us = Some(t);
+                self.start_us = Some(submitted);
                 self.busy_at_start = self.busy();
             }
-            let lat = done - t;
+            let lat = done - submitted;
             match s.op {
                 Op::Read => self.read.record(lat),
                 Op::Write => self.write.record(lat),
@@ -312,7 +340,30 @@ impl Clock {
             self.bytes += s.bytes;
             self.requests += 1;
         }
-        done
+    }
+
+    /// Host-interface scheduling (`run.scheduler` ≠ "fifo", [`interface`]): the closed loop's
+    /// depth (0 = open loop).
+    pub fn queue_depth(&self) -> usize {
+        self.host.depth
+    }
+
+    /// Host-interface scheduling, open loop: when a request arriving at `arrival_us` is submitted.
+    pub fn arrival(&mut self, arrival_us: f64) -> f64 {
+        self.host.issue(arrival_us)
+    }
+
+    /// Host-interface scheduling: a request was submitted at `t`, with `in_device` requests
+    /// (queued or in service) in the device.
+    pub fn submitted(&mut self, t: f64, in_device: usize) {
+        self.host.last_issue = t;
+        self.host.max_in_flight = self.host.max_in_flight.max(in_device);
+    }
+
+    /// Host-interface scheduling: the controller takes a request at `t` (no operation placed from
+    /// now on is ready earlier).
+    pub fn take(&mut self, t: f64) {
+        self.res.now = t;
     }
 
     fn busy(&self) -> (Vec<f64>, Vec<f64>) {
@@ -408,6 +459,11 @@ impl Clock {
         );
         if self.background_idle_us.is_some() {
             m.insert("gc.background_victims".into(), self.background_steps as f64);
+        }
+        if let Some(i) = &self.interface {
+            m.insert("queue.write_stops".into(), i.write_stops as f64);
+            m.insert("queue.stalled_us".into(), i.stalled_us);
+            m.insert("queue.out_of_order".into(), i.out_of_order as f64);
         }
         m
     }
