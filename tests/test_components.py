@@ -100,6 +100,5 @@ def test_policies_json_lists_parameters_with_defaults_and_docs():
         "ftl.log_utilisation": "written",
     }
     assert all(q["doc"] for c in comps.values() for q in c["params"])
-    # The test-only component of the Rust unit tests is not in a release build.
-    assert ("buffer", "fifo-example") not in comps
+    assert comps[("buffer", "fifo")]["params"][0]["key"] == "buffer.fifo.batch_pages"
     assert api.component_tables() >= {"buffer.hitstat", "padding.fixed", "workload.desktop"}

@@ -180,10 +180,12 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             Ok(Box::new(buffer::bpac::BpacBuffer::new(p, bp)))
         },
     },
-    #[cfg(test)] // The one-file proof (buffer/fifo_example.rs): a component is its file plus this entry.
+    // Its tests are also the one-file proof: a component is its file plus this entry.
     Entry {
-        info: c("buffer", "fifo-example", "Page FIFO (tests only).", spec::<buffer::fifo_example::Params>(), BUFFER_KEYS),
-        build: |cfg, p| Ok(Box::new(buffer::fifo_example::FifoExample::new(p.capacity_pages, p.pages_per_block, params::of(&cfg.buffer.tables, "buffer", "fifo-example")?))),
+        info: c("buffer", "fifo", "Page FIFO: a full buffer flushes its batch_pages oldest pages, or every page (batch_pages = 0: \
+                 a buffer that fills, then flushes as a whole over the parallel units, as on seed 004's platform).",
+                spec::<buffer::fifo::Params>(), BUFFER_KEYS),
+        build: |cfg, p| Ok(Box::new(buffer::fifo::Fifo::new(p.capacity_pages, p.pages_per_block, params::of(&cfg.buffer.tables, "buffer", "fifo")?))),
     },
     Entry {
         info: c(

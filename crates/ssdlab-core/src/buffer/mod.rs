@@ -12,8 +12,7 @@ pub mod bplru;
 pub mod cflru;
 pub mod clc;
 pub mod fab;
-#[cfg(test)]
-pub mod fifo_example;
+pub mod fifo;
 pub mod groups;
 pub mod hitstat;
 pub mod hwb;

@@ -1,48 +1,57 @@
-//! `fifo-example` (tests only): the proof that a component is one file plus one registry entry.
-//! A page FIFO: write hits update the page in place, a full buffer flushes its `batch_pages`
-//! oldest pages. Its tests configure, list, document and run it through the public paths only.
+//! `fifo`: a page FIFO. Write hits update the page in place; a full buffer flushes its
+//! `batch_pages` oldest pages, or all of them (`batch_pages = 0`: the buffer of seed 004's
+//! platform, which fills and then flushes as a whole across the parallel units). Its tests also
+//! prove that a component is one file plus one registry entry: they configure, list, document and
+//! run it through the public paths only.
 
 use super::{FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::units::{Lpn, SectorMask};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 crate::params! {
-    /// The example FIFO's parameters (`[buffer.fifo-example]`).
+    /// The FIFO's parameters (`[buffer.fifo]`).
     pub struct Params {
-        /// Pages flushed together when the buffer is full (1 ..= the buffer's capacity).
+        /// Pages flushed together when the buffer is full, oldest first; 0 = every page (at most
+        /// the buffer's capacity).
         batch_pages: u64 = 1,
     }
 }
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if self.batch_pages == 0 {
+        if self.batch_pages > u32::MAX as u64 {
             return Err(SimError::config(
                 format!("{table}.batch_pages"),
-                "must be ≥ 1",
+                format!("{} is over {}", self.batch_pages, u32::MAX),
             ));
         }
         Ok(())
     }
 }
 
-pub struct FifoExample {
+pub struct Fifo {
     capacity: u64,
     ppb: u64,
     batch: u64,
     order: VecDeque<Lpn>,
-    pages: HashMap<Lpn, (SectorMask, u32, u32)>,
+    pages: FxHashMap<Lpn, (SectorMask, u32, u32)>,
 }
 
-impl FifoExample {
+impl Fifo {
     pub fn new(capacity: u64, ppb: u64, p: Params) -> Self {
-        FifoExample {
+        let whole = if p.batch_pages == 0 {
+            capacity
+        } else {
+            p.batch_pages
+        };
+        Fifo {
             capacity,
             ppb,
-            batch: p.batch_pages.min(capacity.max(1)),
+            batch: whole.min(capacity).max(1),
             order: VecDeque::new(),
-            pages: HashMap::new(),
+            pages: FxHashMap::default(),
         }
     }
 
@@ -58,7 +67,7 @@ impl FifoExample {
     }
 }
 
-impl WriteBuffer for FifoExample {
+impl WriteBuffer for Fifo {
     fn write(
         &mut self,
         lpn: Lpn,
@@ -114,52 +123,52 @@ mod tests {
         format!(
             "[workload]\nkind = \"sequential\"\nrequests = 1000\nfootprint_bytes = \"{footprint}\"\n\
              [device]\nlogical_bytes = \"2MiB\"\npages_per_block = 16\nop = 0.25\n\
-             [buffer]\nkind = \"fifo-example\"\nbytes = \"64KiB\"\n{extra}"
+             [buffer]\nkind = \"fifo\"\nbytes = \"64KiB\"\n{extra}"
         )
     }
 
     #[test]
     fn configurable() {
         let r = simulate(
-            &config("1MiB", "[buffer.fifo-example]\nbatch_pages = 4\n"),
+            &config("1MiB", "[buffer.fifo]\nbatch_pages = 4\n"),
             &mut NoProgress,
         )
         .unwrap();
-        assert_eq!(r.config.buffer.tables["fifo-example"]["batch_pages"], 4);
+        assert_eq!(r.config.buffer.tables["fifo"]["batch_pages"], 4);
         // Defaults are filled into the resolved configuration.
         let r = simulate(&config("1MiB", ""), &mut NoProgress).unwrap();
-        assert_eq!(r.config.buffer.tables["fifo-example"]["batch_pages"], 1);
-        let bad = text("1MiB", "[buffer.fifo-example]\nbatch_pages = 0\n");
+        assert_eq!(r.config.buffer.tables["fifo"]["batch_pages"], 1);
+        let bad = text("1MiB", "[buffer.fifo]\nbatch_pages = 5000000000\n");
         let e = registry::parse_toml_file(&bad, "example.toml").unwrap_err();
-        let msg = "config field `buffer.fifo-example.batch_pages`: must be ≥ 1";
+        let msg = "config field `buffer.fifo.batch_pages`: 5000000000 is over 4294967295";
         assert_eq!(e.to_string(), format!("example.toml:13: {msg}"));
         let e = simulate(&Config::from_toml_str(&bad).unwrap(), &mut NoProgress).unwrap_err();
         assert_eq!(e.to_string(), msg);
-        let typo = "[buffer]\nkind = \"fifo-example\"\n[buffer.fifo-example]\nbatch = 2\n";
+        let typo = "[buffer]\nkind = \"fifo\"\n[buffer.fifo]\nbatch = 2\n";
         let e = registry::parse_toml_file(typo, "example.toml")
             .unwrap_err()
             .to_string();
         assert_eq!(
             e,
-            "example.toml:4: config field `buffer.fifo-example.batch`: unknown key; valid: batch_pages"
+            "example.toml:4: config field `buffer.fifo.batch`: unknown key; valid: batch_pages"
         );
     }
 
     #[test]
     fn listed_and_documented() {
-        assert!(registry::names("buffer").contains(&"fifo-example"));
+        assert!(registry::names("buffer").contains(&"fifo"));
         let json = registry::components_json();
         let me = json
             .as_array()
             .unwrap()
             .iter()
-            .find(|c| c["name"] == "fifo-example")
+            .find(|c| c["category"] == "buffer" && c["name"] == "fifo")
             .unwrap();
-        assert_eq!(me["params"][0]["key"], "buffer.fifo-example.batch_pages");
+        assert_eq!(me["params"][0]["key"], "buffer.fifo.batch_pages");
         assert_eq!(me["params"][0]["default"], 1);
         let md = registry::markdown();
         assert!(
-            md.contains("`buffer.fifo-example.batch_pages` = 1: Pages flushed together when the buffer is full"),
+            md.contains("`buffer.fifo.batch_pages` = 1: Pages flushed together when the buffer is full, oldest first"),
             "{md}"
         );
     }
@@ -168,7 +177,7 @@ mod tests {
     fn runnable() {
         // The stream cycles over 256 pages: a 16-page FIFO never hits, so every host page is
         // programmed; batches of 4 change when pages leave, not how many.
-        for extra in ["", "[buffer.fifo-example]\nbatch_pages = 4\n"] {
+        for extra in ["", "[buffer.fifo]\nbatch_pages = 4\n"] {
             let r = simulate(&config("1MiB", extra), &mut NoProgress).unwrap();
             assert_eq!(r.metrics["buffer.page_hit_ratio"], 0.0);
             assert_eq!(r.metrics["nand.programs.host"], 1000.0);
@@ -178,5 +187,14 @@ mod tests {
         let r = simulate(&config("64KiB", ""), &mut NoProgress).unwrap();
         assert_eq!(r.metrics["buffer.page_hit_ratio"], 984.0 / 1000.0);
         assert_eq!(r.metrics["nand.programs.host"], 16.0);
+        // The whole buffer at once (batch_pages = 0): 1000 pages through 16 slots flush in 62
+        // batches of 16 while running, and the last 8 at the end.
+        let r = simulate(
+            &config("1MiB", "[buffer.fifo]\nbatch_pages = 0\n"),
+            &mut NoProgress,
+        )
+        .unwrap();
+        assert_eq!(r.metrics["nand.programs.host"], 1000.0);
+        assert_eq!(r.metrics["buffer.flushes"], 62.0 * 16.0 + 8.0);
     }
 }
