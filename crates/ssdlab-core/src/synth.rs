@@ -33,6 +33,8 @@ pub struct Synth {
     footprint_bytes: u64,
     slots: u64,
     read_fraction: f64,
+    /// fio randwrite-then-randread: the requests written before the reads start.
+    write_first: Option<u64>,
     zipf: Option<Zipf>,
     /// Multiplier of the affine permutation that scatters hot ranks over the address space.
     perm_a: u64,
@@ -58,18 +60,34 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 crate::params! {
     /// The `fio` generator's parameters (`[workload.fio]`).
     pub struct FioParams {
-        /// fio rw: write (sequential) | randwrite | randrw.
+        /// fio rw: write (sequential) | randwrite | randrw | randwrite-then-randread (a random
+        /// write job, then a random read job over the same footprint, as two fio jobs separated
+        /// by a stonewall).
         rw: String = "randwrite".into(),
+        /// randwrite-then-randread: requests of the write job; the rest read. 0 = half of them.
+        write_requests: u64 = 0,
     }
 }
 
 impl Params for FioParams {
     fn check(&self, table: &str) -> Result<()> {
-        if !matches!(self.rw.as_str(), "write" | "randwrite" | "randrw") {
+        if !matches!(
+            self.rw.as_str(),
+            "write" | "randwrite" | "randrw" | "randwrite-then-randread"
+        ) {
             return Err(SimError::config(
                 format!("{table}.rw"),
                 format!(
-                    "unknown value `{}`; valid: write, randwrite, randrw",
+                    "unknown value `{}`; valid: write, randwrite, randrw, randwrite-then-randread",
+                    self.rw
+                ),
+            ));
+        }
+        if self.write_requests > 0 && self.rw != "randwrite-then-randread" {
+            return Err(SimError::config(
+                format!("{table}.write_requests"),
+                format!(
+                    "applies to rw = \"randwrite-then-randread\", not \"{}\"",
                     self.rw
                 ),
             ));
@@ -208,6 +226,13 @@ impl Synth {
             footprint_bytes,
             slots,
             read_fraction,
+            write_first: (w.kind == "fio" && fio.rw == "randwrite-then-randread").then_some(
+                if fio.write_requests > 0 {
+                    fio.write_requests
+                } else {
+                    w.requests / 2
+                },
+            ),
             zipf,
             perm_a,
             perm_b,
@@ -538,10 +563,11 @@ impl Iterator for Synth {
             self.emitted as f64 * self.gap_us
         };
         self.emitted += 1;
-        let op = if self.read_fraction > 0.0 && self.rng.f64() < self.read_fraction {
-            Op::Read
-        } else {
-            Op::Write
+        let op = match self.write_first {
+            Some(w) if self.emitted > w => Op::Read,
+            Some(_) => Op::Write,
+            None if self.read_fraction > 0.0 && self.rng.f64() < self.read_fraction => Op::Read,
+            None => Op::Write,
         };
         let (offset_bytes, len_bytes, dev) = match self.pattern {
             Pattern::Random => (self.pick_slot() * self.request_bytes, self.request_bytes, 0),
@@ -730,6 +756,32 @@ mod tests {
         });
         let reads = rw.iter().filter(|r| r.op == Op::Read).count() as f64 / rw.len() as f64;
         assert!((reads - 0.3).abs() < 0.01, "{reads}");
+        // Two jobs: 600 writes (read_fraction ignored), then reads, at the same random places.
+        let two = gen("fio", |w| {
+            w.tables.insert(
+                "fio".into(),
+                json!({"rw": "randwrite-then-randread", "write_requests": 600}),
+            );
+            w.read_fraction = 0.3;
+            w.requests = 1000;
+        });
+        assert!(two[..600].iter().all(|r| r.op == Op::Write));
+        assert!(two[600..].iter().all(|r| r.op == Op::Read));
+        assert!(seq_share(&two) < 0.01);
+        let half = gen("fio", |w| {
+            w.tables
+                .insert("fio".into(), json!({"rw": "randwrite-then-randread"}));
+            w.requests = 1000;
+        });
+        assert_eq!(half.iter().filter(|r| r.op == Op::Write).count(), 500);
+        let e = FioParams {
+            write_requests: 5,
+            ..FioParams::default()
+        }
+        .check("workload.fio")
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("workload.fio.write_requests"), "{e}");
     }
 
     #[test]
