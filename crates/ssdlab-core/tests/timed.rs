@@ -375,3 +375,37 @@ fn host_interface_schedulers_on_random_mixes() {
     assert!(ws["latency.read.mean_us"] < fifo["latency.read.mean_us"]);
     assert!(rp["latency.read.mean_us"] < fifo["latency.read.mean_us"]);
 }
+
+/// A write waits for room in the buffer: a flushed page's slot frees when the flush's operations
+/// complete. One die, programs 200 µs, no bus or DRAM time; a 2-page buffer flushed whole (fifo,
+/// batch_pages = 0); closed loop of 4; five writes of distinct pages:
+/// W0, W1 fill the buffer (done at 0); W2 flushes both (programs 0–200, 200–400) and takes a
+/// slot freed at 400; W3 (issued at 0) takes the other: done at 400, not 0; W4 (issued at 0)
+/// flushes W2's and W3's pages (400–800) and waits for a slot until 800.
+#[test]
+fn writes_wait_for_room_in_the_buffer() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-timed-room-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("w5.csv");
+    let rows: String = (0..5)
+        .map(|i| format!("{},h,0,Write,{},4096,1\n", 1000 + i, i * 4096))
+        .collect();
+    std::fs::write(&p, rows).unwrap();
+    let text = format!(
+        "[workload]\nkind = \"trace\"\npath = \"{}\"\nformat = \"msr\"\n\
+         [device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\nop = 0.5\n\
+         [nand]\nprogram_us = 200\ncommand_us = 0\ntransfer_us = 0\ndram_us = 0\n\
+         [buffer]\nkind = \"fifo\"\nbytes = \"8KiB\"\n[buffer.fifo]\nbatch_pages = 0\n\
+         [run]\nmode = \"timed\"\nqueue_depth = 4\n",
+        p.display()
+    );
+    let m = simulate(&Config::from_toml_str(&text).unwrap(), &mut NoProgress)
+        .unwrap()
+        .metrics;
+    assert_eq!(m["latency.write.max_us"], 800.0);
+    assert!(
+        (m["latency.write.mean_us"] - 1600.0 / 5.0).abs() < 1e-9,
+        "{}",
+        m["latency.write.mean_us"]
+    );
+}

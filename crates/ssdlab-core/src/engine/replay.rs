@@ -423,10 +423,9 @@ pub(super) fn replay(
     // Timed mode starts on an idle device after the precondition.
     let clock = if resolved.run.mode == "timed" {
         sim.be.nand.set_logging(true);
-        Some(Clock::new(
-            resolved,
-            crate::registry::build_scheduler(resolved)?,
-        ))
+        let mut c = Clock::new(resolved, crate::registry::build_scheduler(resolved)?);
+        c.set_buffer_pages(sim.buffer_pages);
+        Some(c)
     } else {
         None
     };

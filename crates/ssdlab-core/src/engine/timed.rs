@@ -60,9 +60,23 @@ impl Sim {
         t: f64,
     ) -> Result<(Served, f64)> {
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
+        let (flushed, held) = (self.be.host.flushed_pages, self.buffer.pages());
         self.request(req, at)?;
         let ops_end = clock.run_ops(t, self.be.nand.log());
         self.be.nand.clear_log();
+        let flushed = self.be.host.flushed_pages - flushed;
+        // The buffer went from `held` to `now` pages: flushed ones left, others were dropped
+        // (trims) or inserted.
+        let now = self.buffer.pages();
+        let (inserted, dropped) = (
+            (now + flushed).saturating_sub(held),
+            held.saturating_sub(now + flushed),
+        );
+        let room_us = if flushed + inserted + dropped > 0 {
+            clock.buffer_room(t, flushed, dropped, inserted, ops_end)
+        } else {
+            0.0
+        };
         let dram_pages = match req.op {
             Op::Write => self.be.host.write_pages - written,
             Op::Read => self.be.host.read_hit_pages - hits,
@@ -72,6 +86,7 @@ impl Sim {
             op: req.op,
             dram_pages,
             bytes: req.len_bytes,
+            room_us,
         };
         Ok((served, ops_end))
     }

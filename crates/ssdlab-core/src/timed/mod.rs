@@ -127,6 +127,8 @@ pub struct Served {
     /// Pages moved between host and DRAM: written pages, read pages hit in the buffer.
     pub dram_pages: u64,
     pub bytes: u64,
+    /// When the buffer had room for the pages the request put in it ([`Clock::buffer_room`]).
+    pub room_us: f64,
 }
 
 /// The clock: host queue, dies and channels, and the latencies of the measured window.
@@ -153,6 +155,10 @@ pub struct Clock {
     requests: u64,
     /// When the last operation placed so far completes (requests and background GC).
     busy_until: f64,
+    /// The buffer's slots: (time a slot frees, slots freeing then), earliest first. A page put
+    /// in the buffer takes the earliest; a flushed page's slot frees when the request that
+    /// flushed it has completed its operations (its data has left DRAM).
+    buffer_slots: BinaryHeap<Reverse<(At, u64)>>,
     /// `ftl.background_gc`: idle time before it starts (None: off).
     background_idle_us: Option<f64>,
     background_steps: u64,
@@ -216,6 +222,7 @@ impl Clock {
                 .background_gc
                 .then_some(cfg.ftl.background_gc_idle_us),
             background_steps: 0,
+            buffer_slots: BinaryHeap::new(),
             interface: (cfg.run.scheduler != "fifo").then(InterfaceStats::default),
             layout,
         }
@@ -313,9 +320,55 @@ impl Clock {
     pub fn completion(&self, s: Served, t: f64, ops_end: f64) -> f64 {
         match s.op {
             Op::Trim => t,
-            _ => t + s.dram_pages as f64 * self.dram_us,
+            _ => (t + s.dram_pages as f64 * self.dram_us).max(s.room_us),
         }
         .max(ops_end)
+    }
+
+    /// The buffer holds `pages` pages: its slots, free from the start.
+    pub fn set_buffer_pages(&mut self, pages: u64) {
+        self.buffer_slots.clear();
+        if pages > 0 {
+            self.buffer_slots.push(Reverse((At(0.0), pages)));
+        }
+    }
+
+    /// A request taken at `t` flushed `flushed` pages from the buffer (its operations end at
+    /// `ops_end`), dropped `dropped` (trims) and put `inserted` pages in it: when the last of
+    /// those had a slot.
+    #[inline]
+    pub fn buffer_room(
+        &mut self,
+        t: f64,
+        flushed: u64,
+        dropped: u64,
+        inserted: u64,
+        ops_end: f64,
+    ) -> f64 {
+        if flushed > 0 {
+            self.buffer_slots.push(Reverse((At(ops_end), flushed)));
+        }
+        if dropped > 0 {
+            self.buffer_slots.push(Reverse((At(t), dropped)));
+        }
+        let mut room = 0.0f64;
+        let mut left = inserted;
+        while left > 0 {
+            let Some(mut top) = self.buffer_slots.peek_mut() else {
+                // More pages than slots (a buffer that inserts before it flushes, or none):
+                // they wait for this request's own operations.
+                return ops_end;
+            };
+            let Reverse((At(t), n)) = &mut *top;
+            room = room.max(*t);
+            let take = left.min(*n);
+            *n -= take;
+            left -= take;
+            if *n == 0 {
+                std::collections::binary_heap::PeekMut::pop(top);
+            }
+        }
+        room
     }
 
     /// A request submitted at `submitted` completed at `done`: its latency, recorded if
