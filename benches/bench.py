@@ -30,6 +30,10 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    8 channels × 4 dies, a closed loop of 32 outstanding requests, 2 M 4 KiB random requests, 70%
    writes / 30% reads: requests per second of wall time, end to end (the fill included; target
    ≥ 1 M), beside the same run in counts mode; and what it simulated (IOPS, latency percentiles).
+   Then the demand-based FTL (`dftl`, CMT of 20% of the map) at a queue depth of 128: the same
+   70/30 stream, and seed 004's set-up (the `ptsd` study's PART-SCHED cell on a 4 GiB device:
+   random writes of twice the device, then random reads, 20% over-provisioning), each with its
+   NAND operations per request (the clock's work grows with them).
 
 8. Every write buffer of the registry on the stream of 1 (64 MiB buffer, `page` FTL), seed
    002's `clc`, `ref`, `integrated` also on `bast`, and the demand-based FTL `dftl` without a
@@ -162,6 +166,28 @@ def timed_config(mode: str) -> dict:
         "ftl": {"kind": "page", "gc": "greedy"},
         "run": {"mode": mode, "queue_depth": 32, "precondition": "fill"},
     }
+
+
+def dftl_timed_configs() -> dict[str, dict]:
+    """Item 7's demand-based FTL runs at QD 128 (target >= 1 M requests/s)."""
+    mix = timed_config("timed")
+    mix["ftl"] = {"kind": "dftl", "gc": "greedy"}
+    mix["run"]["queue_depth"] = 128
+    pages = 4 << 18  # 4 GiB of 4 KiB pages
+    seed004 = {
+        "workload": {
+            "kind": "fio",
+            "requests": 3 * pages,
+            "footprint_bytes": "4GiB",
+            "fio": {"rw": "randwrite-then-randread", "write_requests": 2 * pages},
+        },
+        "device": {"logical_bytes": "4GiB", "op": 0.2, "channels": 8, "chips_per_channel": 4},
+        "nand": {"read_us": 100.0, "program_us": 800.0, "erase_us": 1500.0, "channel_mb_s": 100.0},
+        "buffer": {"kind": "fifo", "bytes": "1MiB", "fifo": {"batch_pages": 0}},
+        "ftl": {"kind": "dftl", "dftl": {"granularity": "page", "partition": "fixed"}},
+        "run": {"mode": "timed", "queue_depth": 128, "scheduler": "write-stop"},
+    }
+    return {"dftl, QD 128, 70/30 random after a fill": mix, "dftl PART-SCHED, seed 004 set-up, 4 GiB": seed004}
 
 
 def run_ssdlab(cfg: dict) -> tuple[float, dict]:
@@ -361,6 +387,16 @@ def main() -> int:
         "counts": rates(TIMED_REQUESTS, counts),
         "simulated": {k: tm[k] for k in keys},
     }
+    results["timed_dftl"] = {}
+    for name, cfg in dftl_timed_configs().items():
+        print(f"timed mode, {name} ...", file=sys.stderr)
+        walls = []
+        for _ in range(2):
+            wall, m = run_ssdlab(cfg)
+            walls.append(wall)
+        requests = cfg["workload"]["requests"]
+        ops = sum(m[f"nand.{k}.total"] for k in ("reads", "programs")) + m["nand.erases"]
+        results["timed_dftl"][name] = {**rates(requests, walls), "nand_ops_per_request": ops / requests}
     results["buffers"] = {}
     kinds = sorted(c["name"] for c in ssdlab.components() if c["category"] == "buffer" and c["name"] != "none")
     # Seed 002's buffers also behind BAST, where they read the FTL's log state.
@@ -422,6 +458,9 @@ def main() -> int:
         ("timed, QD 32, 8 x 4 dies, 70/30 random, after a fill (>= 1 M)", t),
         ("  the same run in counts mode", t["counts"]),
     ):
+        print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
+    for name, d in results["timed_dftl"].items():
+        label = f"{name} ({d['nand_ops_per_request']:.1f} NAND ops/request)"
         print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
     sim = t["simulated"]
     pct = " / ".join(f"{sim[f'latency.all.{p}_us']:,.0f}" for p in ("p50", "p99", "p9999"))
