@@ -387,6 +387,9 @@ pub struct DftlFtl {
     /// Map reads and programs issued (the adaptive partition's controller prices them).
     map_reads: u64,
     map_programs: u64,
+    /// `run.check_integrity`: also check every translation-page write's batch.
+    check: bool,
+    partitioned: bool,
 }
 
 impl DftlFtl {
@@ -462,6 +465,8 @@ impl DftlFtl {
             gc_tp_updates: 0,
             map_reads: 0,
             map_programs: 0,
+            check,
+            partitioned: p.partition != "none",
         })
     }
 
@@ -483,6 +488,21 @@ impl DftlFtl {
         (self.granularity == Granularity::Entry).then(|| self.tp_of(key as u64))
     }
 
+    /// Dirty cached entries (or a dirty cached copy) of translation page `tp`; None while an
+    /// access has the partitioned CMT out.
+    fn dirty_cached(&self, tp: u32) -> Option<u64> {
+        if self.partitioned {
+            return self.part.as_ref().map(|p| p.dirty_of(tp));
+        }
+        Some(match self.granularity {
+            Granularity::Entry => self.cmt.dirty_of[tp as usize].len as u64,
+            Granularity::Page => self
+                .cmt
+                .slot(tp)
+                .map_or(0, |s| self.cmt.dirty[s as usize] as u64),
+        })
+    }
+
     fn read_tp(&mut self, tp: u32, nand: &mut Nand) {
         if let Some(ppn) = self.page.ppn_of(self.n + tp as u64) {
             self.map_reads += 1;
@@ -491,6 +511,14 @@ impl DftlFtl {
     }
 
     fn write_tp(&mut self, tp: u32, nand: &mut Nand) -> Result<()> {
+        // Batch update: a written translation page carries every dirty cached entry of it.
+        // (While an access has the partitioned CMT out, its own write-backs take their entries
+        // just before.)
+        if let Some(left) = self.dirty_cached(tp).filter(|&n| self.check && n > 0) {
+            return Err(SimError::Integrity(format!(
+                "translation page {tp} written with {left} of its dirty cached entries left behind"
+            )));
+        }
         self.map_programs += 1;
         self.tp_version = self.tp_version.wrapping_add(1).max(1);
         self.page
@@ -593,6 +621,12 @@ impl DftlFtl {
             tps.dedup();
             for &tp in &tps {
                 self.gc_tp_updates += 1;
+                // The page written carries the TP's other dirty cached entries too.
+                self.batched_entries += match &mut self.part {
+                    Some(part) => part.take_dirty(tp, tp as u64 * self.e.get(), self.e.get()),
+                    None if self.granularity == Granularity::Entry => self.cmt.clean_tp(tp) as u64,
+                    None => 0,
+                };
                 // A cached clean copy is updated in place: no read.
                 if !self.part.as_ref().is_some_and(|p| p.has_clean(tp)) {
                     self.read_tp(tp, nand);

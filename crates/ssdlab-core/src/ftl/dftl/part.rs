@@ -294,6 +294,23 @@ impl Part {
         }
     }
 
+    /// Dirty entries of `tp` in the dirty region (page mode: 1 if its page is there).
+    pub(super) fn dirty_of(&self, tp: u32) -> u64 {
+        match &self.dirty {
+            Dirty::Pages(c) => c.slot(tp).is_some() as u64,
+            Dirty::Entries(d) => d.per_tp[tp as usize] as u64,
+        }
+    }
+
+    /// A write of `tp` (LPNs `first..first + e`) carries its dirty entries: drop them from the
+    /// dirty region; returns how many. (Page mode: a dirty TP is never written this way.)
+    pub(super) fn take_dirty(&mut self, tp: u32, first: Lpn, e: u64) -> u64 {
+        match &mut self.dirty {
+            Dirty::Pages(_) => 0,
+            Dirty::Entries(d) => d.take(tp, first, e) as u64,
+        }
+    }
+
     /// Is a clean copy of `tp` cached (a write-back then needs no read)?
     pub(super) fn has_clean(&self, tp: u32) -> bool {
         self.clean.slot(tp).is_some()
