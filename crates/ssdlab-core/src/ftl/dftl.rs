@@ -71,6 +71,11 @@ crate::params! {
         /// Which translation page an entry-level dirty region writes back when full: "greedy"
         /// (the most dirty entries; the seed's choice) or "lru" (the least recently updated).
         writeback: String = "greedy".into(),
+        /// How GC records the data pages it moved whose entries are not cached: "batch" (each
+        /// such translation page read and written once, with every dirty cached entry of it) or
+        /// "cache" (each moved entry is cached dirty, evicting as a miss does, and written back
+        /// later; WiscSim's DFTL; entry granularity without partition).
+        gc_map_update: String = "batch".into(),
     }
 }
 
@@ -163,6 +168,23 @@ impl crate::params::Params for Params {
             ));
         }
         part::Writeback::parse(&self.writeback, table)?;
+        match self.gc_map_update.as_str() {
+            "batch" => {}
+            "cache" if g == Granularity::Entry && self.partition == "none" => {}
+            "cache" => {
+                return Err(SimError::config(
+                    format!("{table}.gc_map_update"),
+                    "\"cache\" caches single moved entries: it needs granularity = \"entry\" and \
+                     partition = \"none\"",
+                ))
+            }
+            v => {
+                return Err(SimError::config(
+                    format!("{table}.gc_map_update"),
+                    format!("unknown value `{v}`; valid: batch, cache"),
+                ))
+            }
+        }
         if self.gc_free_blocks == 1 {
             return Err(SimError::config(
                 format!("{table}.gc_free_blocks"),
@@ -390,6 +412,8 @@ pub struct DftlFtl {
     /// `run.check_integrity`: also check every translation-page write's batch.
     check: bool,
     partitioned: bool,
+    /// `gc_map_update = "cache"`: GC's moved entries are cached dirty.
+    gc_caches_moved: bool,
 }
 
 impl DftlFtl {
@@ -467,6 +491,7 @@ impl DftlFtl {
             map_programs: 0,
             check,
             partitioned: p.partition != "none",
+            gc_caches_moved: p.gc_map_update == "cache",
         })
     }
 
@@ -614,6 +639,15 @@ impl DftlFtl {
                 let key = self.key_of(lpn);
                 match self.cmt.slot(key) {
                     Some(s) => self.cmt.set_dirty(s, self.dirty_list_of(key)),
+                    None if self.gc_caches_moved => {
+                        // Cached dirty now, written back when evicted (its eviction may write
+                        // a translation page and so run GC again: taken in the next round).
+                        if self.cmt.full() {
+                            self.evict(false, nand)?;
+                        }
+                        let s = self.cmt.insert(key);
+                        self.cmt.set_dirty(s, self.dirty_list_of(key));
+                    }
                     None => tps.push(tp),
                 }
             }
@@ -1088,6 +1122,53 @@ mod tests {
         assert_eq!(gauge(&f, "ftl.cmt.clean_ratio"), 0.25);
         assert_eq!(gauge(&f, "ftl.cmt.adapt_steps"), 3.0);
         f.check_cmt().unwrap();
+    }
+
+    /// `gc_map_update = "cache"`: GC never reads or writes a translation page to record its
+    /// moves; the moved entries are cached dirty (the CMT may hold more dirty entries than the
+    /// host left) and reach flash through dirty evictions, so every map program is an eviction's
+    /// or a GC copy of a translation page. The map stays consistent through it all.
+    #[test]
+    fn gc_moves_cached_dirty() {
+        let (mut f, mut n) = build(Params {
+            cmt_entries: 4,
+            entry_bytes: 1024,
+            gc_map_update: "cache".into(),
+            ..Params::default()
+        });
+        let mut latest = vec![0u32; 16];
+        let mut x = 3u64;
+        for v in 1..3000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lpn = (x >> 33) % 16;
+            let page = [UnitPage {
+                offset: (lpn % 4) as u32,
+                version: v,
+                cause: Cause::Host,
+            }];
+            f.write_unit(lpn / 4, &page, Shape::Pages, 0, &mut n)
+                .unwrap();
+            latest[lpn as usize] = v;
+        }
+        assert!(counter(&f, "gc.victims") > 100);
+        assert_eq!(counter(&f, "ftl.cmt.gc_tp_updates"), 0);
+        let evictions = counter(&f, "ftl.cmt.dirty_evictions");
+        let tp_copies = n.counters.programs[Cause::Map as usize] - evictions;
+        // TP copies by GC: blocks holding translation pages were collected too.
+        assert!(evictions > 100 && tp_copies < evictions);
+        f.check_integrity(&latest).unwrap();
+        f.check_cmt().unwrap();
+        let bad = Params {
+            granularity: "page".into(),
+            gc_map_update: "cache".into(),
+            ..Params::default()
+        };
+        let e = crate::params::Params::check(&bad, "ftl.dftl")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ftl.dftl.gc_map_update"), "{e}");
     }
 
     /// Many writes with GC: the map and the CMT stay consistent, and GC's map updates happen.
