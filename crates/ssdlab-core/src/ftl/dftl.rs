@@ -877,16 +877,47 @@ mod tests {
     }
 
     fn write(f: &mut DftlFtl, n: &mut Nand, lpn: u64) {
+        write_version(f, n, lpn, 1);
+    }
+
+    fn write_version(f: &mut DftlFtl, n: &mut Nand, lpn: u64, version: u32) {
         let page = [UnitPage {
             offset: (lpn % 4) as u32,
-            version: 1,
+            version,
             cause: Cause::Host,
         }];
         f.write_unit(lpn / 4, &page, Shape::Pages, 0, n).unwrap();
     }
 
+    /// Writes of versions 1..3000 to pseudo-random LPNs (an LCG from `seed`), enough for GC all
+    /// along; `between` runs after each write with its version and the generator's state.
+    /// Returns the latest version of every LPN.
+    fn churn(
+        f: &mut DftlFtl,
+        n: &mut Nand,
+        seed: u64,
+        mut between: impl FnMut(&mut DftlFtl, &mut Nand, u32, &mut u64),
+    ) -> Vec<u32> {
+        let mut latest = vec![0u32; 16];
+        let mut x = seed;
+        for v in 1..3000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lpn = (x >> 33) % 16;
+            write_version(f, n, lpn, v);
+            latest[lpn as usize] = v;
+            between(f, n, v, &mut x);
+        }
+        latest
+    }
+
     fn counter(f: &DftlFtl, k: &str) -> u64 {
         f.counters().iter().find(|c| c.0 == k).unwrap().1
+    }
+
+    fn gauge(f: &DftlFtl, k: &str) -> f64 {
+        f.gauges().iter().find(|g| g.0 == k).unwrap().1
     }
 
     /// Worked by hand (CMT in LRU order, MRU first; * = dirty):
@@ -1089,7 +1120,6 @@ mod tests {
             adapt_min: 0.25,
             ..Params::default()
         });
-        let gauge = |f: &DftlFtl, k: &str| f.gauges().iter().find(|g| g.0 == k).unwrap().1;
         for lpn in [0, 4, 8, 12] {
             write(&mut f, &mut n, lpn);
         }
@@ -1136,22 +1166,7 @@ mod tests {
             gc_map_update: "cache".into(),
             ..Params::default()
         });
-        let mut latest = vec![0u32; 16];
-        let mut x = 3u64;
-        for v in 1..3000u32 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let lpn = (x >> 33) % 16;
-            let page = [UnitPage {
-                offset: (lpn % 4) as u32,
-                version: v,
-                cause: Cause::Host,
-            }];
-            f.write_unit(lpn / 4, &page, Shape::Pages, 0, &mut n)
-                .unwrap();
-            latest[lpn as usize] = v;
-        }
+        let latest = churn(&mut f, &mut n, 3, |_, _, _, _| {});
         assert!(counter(&f, "gc.victims") > 100);
         assert_eq!(counter(&f, "ftl.cmt.gc_tp_updates"), 0);
         let evictions = counter(&f, "ftl.cmt.dirty_evictions");
@@ -1187,37 +1202,21 @@ mod tests {
             } else {
                 part_of(partition, dirty)
             };
-            let mut latest = vec![0u32; 16];
-            let mut x = 7u64;
-            for v in 1..3000u32 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let lpn = (x >> 33) % 16;
-                let page = [UnitPage {
-                    offset: (lpn % 4) as u32,
-                    version: v,
-                    cause: Cause::Host,
-                }];
-                f.write_unit(lpn / 4, &page, Shape::Pages, 0, &mut n)
-                    .unwrap();
-                latest[lpn as usize] = v;
+            let latest = churn(&mut f, &mut n, 7, |f, n, v, x| {
                 // Read-heavy stretches and write-only ones (the adaptive split moves both ways).
                 let reads = if (v / 500) % 2 == 0 { 1 } else { 4 };
                 for _ in 0..reads * ((v % 5 == 0) as u32) {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    f.read((x >> 20) % 16, Cause::Host, &mut n).unwrap();
+                    *x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    f.read((*x >> 20) % 16, Cause::Host, n).unwrap();
                 }
                 if v % 97 == 0 {
                     f.check_cmt().unwrap();
                 }
-            }
+            });
             assert!(counter(&f, "gc.victims") > 100, "{granularity}");
             if partition == "adaptive" {
-                let g = f.gauges();
-                let gauge = |k: &str| g.iter().find(|x| x.0 == k).unwrap().1;
-                assert!(gauge("ftl.cmt.adapt_steps") > 100.0);
-                assert_ne!(gauge("ftl.cmt.clean_ratio"), 0.5);
+                assert!(gauge(&f, "ftl.cmt.adapt_steps") > 100.0);
+                assert_ne!(gauge(&f, "ftl.cmt.clean_ratio"), 0.5);
             }
             assert!(counter(&f, "ftl.cmt.gc_tp_updates") > 0, "{granularity}");
             f.check_integrity(&latest).unwrap();
