@@ -16,6 +16,7 @@ pub struct Config {
     pub nand: NandConfig,
     pub ftl: FtlConfig,
     pub buffer: BufferConfig,
+    pub placement: PlacementConfig,
     pub run: RunConfig,
     /// GC policies' parameter tables, `[gc.<name>]` (the policy is chosen by `ftl.gc`).
     #[serde(skip_serializing_if = "Tables::is_empty")]
@@ -318,6 +319,27 @@ impl Default for BufferConfig {
     }
 }
 
+/// `[placement]`: which open line (write frontier) each page goes to, by the classifier `kind`
+/// (registry; its parameters in `[placement.<kind>]`). FTLs with several frontiers (`lines`,
+/// `page`) use it; `none` keeps the FTL's own placement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlacementConfig {
+    pub kind: String,
+    /// Classifiers' parameter tables by name.
+    #[serde(flatten)]
+    pub tables: Tables,
+}
+
+impl Default for PlacementConfig {
+    fn default() -> Self {
+        PlacementConfig {
+            kind: "none".into(),
+            tables: Tables::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
@@ -512,6 +534,7 @@ impl Config {
         check::<WorkloadConfig>("workload", &self.workload.tables)?;
         check::<FtlConfig>("ftl", &self.ftl.tables)?;
         check::<BufferConfig>("buffer", &self.buffer.tables)?;
+        check::<PlacementConfig>("placement", &self.placement.tables)?;
         for (section, tables) in [
             ("gc", &self.gc),
             ("padding", &self.padding),

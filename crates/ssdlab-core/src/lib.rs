@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod nand;
 pub mod padding;
 pub mod params;
+pub mod placement;
 pub mod registry;
 pub mod request;
 pub mod rng;

@@ -1,0 +1,69 @@
+//! Data placement: which open line (write frontier) each programmed page goes to. A classifier
+//! sees host writes twice: when a request's pages enter the write path ([`Classifier::tag`]: what
+//! each buffer entry carries, e.g. the size class of its request), and when the FTL programs them
+//! ([`Classifier::user`]); it sees every GC copy ([`Classifier::gc`]) and every line sealed or
+//! collected. Classes are numbered 0..[`Classifier::classes`]; the FTL keeps one open line per
+//! class. Logical time `now` is the FTL's count of host pages programmed (SepBIT's accessId).
+//!
+//! A new classifier is one file here plus one entry in `registry.rs`.
+
+pub mod none;
+pub mod oracle;
+pub mod sep_gc;
+pub mod size_ema;
+
+use crate::units::Lpn;
+
+/// An open line's index, 0 = the first (the hottest, for classifiers that order by temperature).
+pub type Class = u32;
+
+/// What every classifier is built from.
+#[derive(Clone, Debug)]
+pub struct PlacementInput {
+    /// Logical pages of the device (per-LPN state).
+    pub logical_pages: u64,
+    /// The oracle's future knowledge (None unless `placement.kind = "oracle"`).
+    pub future: Option<oracle::Future>,
+}
+
+pub trait Classifier: Send {
+    /// Open lines it writes to, user and GC writes together.
+    fn classes(&self) -> u32;
+    /// A host write request of `bytes` bytes enters the write path; its pages' [`tag`]s follow.
+    ///
+    /// [`tag`]: Classifier::tag
+    fn begin_request(&mut self, _bytes: u64) {}
+    /// What host page `lpn` of the current request carries down in its buffer entry (the flush
+    /// unit's hint). The default carries nothing (0).
+    fn tag(&mut self, _lpn: Lpn) -> u32 {
+        0
+    }
+    /// Whether a batch of host pages (the write thread's batch, a flush unit) goes to one line
+    /// chosen by [`Classifier::batch_class`] rather than page by page.
+    fn per_batch(&self) -> bool {
+        false
+    }
+    /// The line of a whole batch, from its pages' tags (only for [`Classifier::per_batch`]).
+    fn batch_class(&self, _tags: &[u32]) -> Class {
+        0
+    }
+    /// Host page `lpn`, carrying `tag`, is programmed at logical time `now`: its line.
+    fn user(&mut self, lpn: Lpn, tag: u32, now: u64) -> Class;
+    /// GC copies `lpn` out of a line of class `from` at logical time `now`: its line.
+    fn gc(&mut self, lpn: Lpn, from: Class, now: u64) -> Class;
+    /// A line of class `class` was filled and closed at `now`.
+    fn sealed(&mut self, _class: Class, _now: u64) {}
+    /// A line of class `class`, opened at `opened`, is collected at `now` (before its pages'
+    /// [`Classifier::gc`] calls).
+    fn collected(&mut self, _class: Class, _opened: u64, _now: u64) {}
+    /// `lpn` was discarded.
+    fn trim(&mut self, _lpn: Lpn) {}
+    /// Monotone event counters, named `placement.<kind>.<what>`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+    /// Point-in-time values, named `placement.<kind>.<what>`.
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
