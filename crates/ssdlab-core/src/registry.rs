@@ -5,19 +5,20 @@
 //! docs/components.md all come from here: a new component is its file plus one entry below.
 
 use crate::buffer::{self, BufferParams, WriteBuffer};
-use crate::config::Config;
+use crate::config::{Config, FtlConfig};
 use crate::error::{nearest, Result, SimError};
 use crate::ftl::{self, Ftl};
 use crate::gc::VictimPolicy;
 use crate::padding::{self, Padding};
 use crate::params::{self, spec, ParamInfo, ParamSpec, Tables, NONE};
+use crate::placement::{self, Classifier, PlacementInput};
 use crate::synth::{DesktopParams, FioParams};
 use crate::timed::scheduler::{self, Scheduler};
 use crate::units::Geometry;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Component {
-    /// workload | ftl | gc | buffer | padding | scheduler
+    /// workload | ftl | gc | buffer | padding | scheduler | placement
     pub category: &'static str,
     pub name: &'static str,
     pub summary: &'static str,
@@ -40,7 +41,10 @@ impl Component {
 }
 
 pub type BufferCtor = fn(&Config, BufferParams) -> Result<Box<dyn WriteBuffer>>;
-pub type FtlCtor = fn(&Config, &Geometry) -> Result<Box<dyn Ftl>>;
+/// An FTL from the config, the geometry and the placement classifier (FTLs without several
+/// frontiers take `none` only; validation says so).
+pub type FtlCtor = fn(&Config, &Geometry, Box<dyn Classifier>) -> Result<Box<dyn Ftl>>;
+pub type PlacementCtor = fn(&Config, PlacementInput) -> Result<Box<dyn Classifier>>;
 pub type PaddingCtor = fn(&Config) -> Result<Box<dyn Padding>>;
 pub type SchedulerCtor = fn(&Config) -> Result<Box<dyn Scheduler>>;
 
@@ -326,6 +330,45 @@ fn dftl_params(cfg: &Config) -> Result<ftl::dftl::Params> {
     params::of(&cfg.ftl.tables, "ftl", "dftl")
 }
 
+fn lines_params(cfg: &Config) -> Result<ftl::lines::Params> {
+    params::of(&cfg.ftl.tables, "ftl", "lines")
+}
+
+/// Classes the line FTL's placement writes to.
+pub fn lines_classes(cfg: &Config) -> Result<u32> {
+    let p = lines_params(cfg)?;
+    Ok((lines_open(cfg, &p)? - p.gc_line as u64) as u32)
+}
+
+/// The page FTL's host streams (automatic class counts of placement under it).
+pub fn page_streams(cfg: &Config) -> Result<u32> {
+    Ok(page_params(cfg)?.streams)
+}
+
+/// Open lines of the line FTL: the placement's classes, plus the GC line.
+fn lines_open(cfg: &Config, p: &ftl::lines::Params) -> Result<u64> {
+    let classes = placement_classes(cfg, p.open_lines)?;
+    if classes == 0 || classes > 64 {
+        return Err(SimError::config(
+            "placement.kind",
+            format!(
+                "`{}` writes to {classes} classes; the line FTL keeps 1..=64 open lines",
+                cfg.placement.kind
+            ),
+        ));
+    }
+    if p.open_lines != ftl::lines::Params::default().open_lines && p.open_lines != classes {
+        return Err(SimError::config(
+            "ftl.lines.open_lines",
+            format!(
+                "{} open lines, but placement `{}` writes to {classes} classes: leave it out or set it to {classes}",
+                p.open_lines, cfg.placement.kind
+            ),
+        ));
+    }
+    Ok(classes as u64 + p.gc_line as u64)
+}
+
 fn resolve_page(cfg: &mut Config, _logical_blocks: u64) -> Result<()> {
     let mut p = page_params(cfg)?;
     p.gc_free_blocks = p.gc_threshold();
@@ -355,7 +398,7 @@ pub static FTLS: &[FtlEntry] = &[
             spec::<ftl::page::Params>(),
             &["ftl.gc"],
         ),
-        build: |cfg, geo| {
+        build: |cfg, geo, _| {
             let p = page_params(cfg)?;
             Ok(Box::new(ftl::page::PageFtl::new(
                 geo,
@@ -381,7 +424,7 @@ pub static FTLS: &[FtlEntry] = &[
             spec::<ftl::dftl::Params>(),
             &["ftl.gc"],
         ),
-        build: |cfg, geo| {
+        build: |cfg, geo, _| {
             let p = dftl_params(cfg)?;
             Ok(Box::new(ftl::dftl::DftlFtl::new(
                 geo,
@@ -400,12 +443,41 @@ pub static FTLS: &[FtlEntry] = &[
     FtlEntry {
         info: c(
             "ftl",
+            "lines",
+            "Line-based FTL after LightNVM pblk (seed 001): a line is an FTL block spanning the LUNs (page p on LUN p mod LUNs), \
+             host pages enter a ring write buffer carrying their placement tag and are programmed in batches of batch_pages by \
+             the write thread, one open line per placement class (placement none = pblk's single line shared with GC) plus an \
+             optional GC line; GC collects whole lines below gc_free_lines free, victim by pblk's lists (fewest valid of the first \
+             non-empty list: < ¼, < ½, < full valid) or greedy / cost-benefit / FIFO. One erase = one line.",
+            spec::<ftl::lines::Params>(),
+            &["placement.kind"],
+        ),
+        build: |cfg, geo, classifier| {
+            let p = lines_params(cfg)?;
+            Ok(Box::new(ftl::lines::LinesFtl::new(geo, &p, classifier, cfg.run.check_integrity)?))
+        },
+        spare_blocks: |cfg, _| {
+            let p = lines_params(cfg)?;
+            Ok(p.spare_lines(lines_open(cfg, &p)?))
+        },
+        resolve: |cfg, _| {
+            let mut p = lines_params(cfg)?;
+            let open = lines_open(cfg, &p)?;
+            p.gc_free_lines = p.gc_threshold(open);
+            p.open_lines = open as u32 - p.gc_line as u32;
+            cfg.ftl.tables.insert("lines".into(), serde_json::to_value(p).unwrap_or_default());
+            Ok(())
+        },
+    },
+    FtlEntry {
+        info: c(
+            "ftl",
             "block",
             "Block-mapped FTL: pages at fixed offsets; a flush unit overwriting any page rewrites its block once.",
             NONE,
             &[],
         ),
-        build: |cfg, geo| Ok(Box::new(ftl::block::BlockFtl::new(geo, cfg.run.check_integrity)?)),
+        build: |cfg, geo, _| Ok(Box::new(ftl::block::BlockFtl::new(geo, cfg.run.check_integrity)?)),
         spare_blocks: |_, _| Ok(ftl::block::spare_blocks()),
         resolve: |_, _| Ok(()),
     },
@@ -418,7 +490,7 @@ pub static FTLS: &[FtlEntry] = &[
             spec::<ftl::bast::Params>(),
             HYBRID_KEYS,
         ),
-        build: |cfg, geo| {
+        build: |cfg, geo, _| {
             let p: ftl::bast::Params = params::of(&cfg.ftl.tables, "ftl", "bast")?;
             Ok(Box::new(ftl::bast::BastFtl::new(
                 geo,
@@ -443,7 +515,7 @@ pub static FTLS: &[FtlEntry] = &[
             NONE,
             HYBRID_KEYS,
         ),
-        build: |cfg, geo| {
+        build: |cfg, geo, _| {
             Ok(Box::new(ftl::fast::FastFtl::new(
                 geo,
                 hybrid_logs(cfg, geo),
@@ -458,6 +530,111 @@ pub static FTLS: &[FtlEntry] = &[
         resolve: resolve_hybrid,
     },
 ];
+
+pub struct PlacementEntry {
+    pub info: Component,
+    pub build: PlacementCtor,
+    /// The classes it writes to, given the FTL's open lines `k` (for automatic class counts).
+    pub classes: fn(&Config, u32) -> Result<u32>,
+}
+
+fn size_ema(cfg: &Config, name: &str) -> Result<placement::size_ema::Params> {
+    params::of(&cfg.placement.tables, "placement", name)
+}
+
+pub static PLACEMENTS: &[PlacementEntry] = &[
+    PlacementEntry {
+        info: c(
+            "placement",
+            "none",
+            "No separation: one frontier for host and GC data (the line FTL: pblk's single open line; the page FTL keeps \
+             its own streams and GC frontier).",
+            NONE,
+            &[],
+        ),
+        build: |_, _| Ok(Box::new(placement::none::NoSeparation)),
+        classes: |_, _| Ok(1),
+    },
+    PlacementEntry {
+        info: c(
+            "placement",
+            "size-ema-batch",
+            "Seed 001 as implemented: a write request's size against an EMA of request sizes (weight 0.0001) gives its class \
+             (≤ 0.5·mean → 0 hottest, ≤ mean → 1, ≤ 1.5·mean → 2, else 3), carried by its pages' ring entries; the write \
+             thread writes each batch to the line of its entries' average class. GC copies: the coldest line or their source's.",
+            spec::<placement::size_ema::Params>(),
+            &[],
+        ),
+        build: |cfg, _| Ok(Box::new(placement::size_ema::SizeEma::new(&size_ema(cfg, "size-ema-batch")?, true))),
+        classes: |cfg, _| Ok(size_ema(cfg, "size-ema-batch")?.bounds.len() as u32 + 1),
+    },
+    PlacementEntry {
+        info: c(
+            "placement",
+            "size-ema-entry",
+            "Seed 001's future work: the size classes of size-ema-batch, but every page goes to its own class's line.",
+            spec::<placement::size_ema::Params>(),
+            &[],
+        ),
+        build: |cfg, _| Ok(Box::new(placement::size_ema::SizeEma::new(&size_ema(cfg, "size-ema-entry")?, false))),
+        classes: |cfg, _| Ok(size_ema(cfg, "size-ema-entry")?.bounds.len() as u32 + 1),
+    },
+    PlacementEntry {
+        info: c(
+            "placement",
+            "sep-gc",
+            "Host writes to line 0, GC copies to line 1 (SepGC; a double write frontier).",
+            NONE,
+            &[],
+        ),
+        build: |_, _| Ok(Box::new(placement::sep_gc::SepGc)),
+        classes: |_, _| Ok(2),
+    },
+    PlacementEntry {
+        info: c(
+            "placement",
+            "oracle",
+            "Future knowledge (the lower bound): a pre-pass over the workload gives each host page write the time of its \
+             LPN's next write; host writes and GC copies go by remaining lifetime (in host page writes) against bounds \
+             first_bound·logical pages·4^k; never-overwritten data to the last line.",
+            spec::<placement::oracle::Params>(),
+            &[],
+        ),
+        build: |cfg, input| {
+            let p: placement::oracle::Params = params::of(&cfg.placement.tables, "placement", "oracle")?;
+            let future = input.future.ok_or_else(|| SimError::Invalid("placement oracle built without its pre-pass".into()))?;
+            let classes = p.classes_for(input.classes)?;
+            Ok(Box::new(placement::oracle::Oracle::new(&p, classes, input.logical_pages, future)))
+        },
+        classes: |cfg, k| {
+            let p: placement::oracle::Params = params::of(&cfg.placement.tables, "placement", "oracle")?;
+            p.classes_for(k)
+        },
+    },
+];
+
+fn find_placement(cfg: &Config) -> Result<&'static PlacementEntry> {
+    check_name("placement", "placement.kind", &cfg.placement.kind)?;
+    PLACEMENTS
+        .iter()
+        .find(|e| e.info.name == cfg.placement.kind)
+        .ok_or_else(|| {
+            SimError::config(
+                "placement.kind",
+                format!("`{}` has no constructor", cfg.placement.kind),
+            )
+        })
+}
+
+/// The classes placement writes to, given the FTL's open lines (or streams) `k`.
+pub fn placement_classes(cfg: &Config, k: u32) -> Result<u32> {
+    (find_placement(cfg)?.classes)(cfg, k)
+}
+
+/// The configured placement classifier.
+pub fn build_placement(cfg: &Config, input: PlacementInput) -> Result<Box<dyn Classifier>> {
+    (find_placement(cfg)?.build)(cfg, input)
+}
 
 pub static GC_POLICIES: &[Component] = &[
     c(
@@ -574,6 +751,7 @@ pub fn components() -> Vec<Component> {
     v.extend(BUFFERS.iter().map(|e| e.info));
     v.extend(PADDINGS.iter().map(|e| e.info));
     v.extend(SCHEDULERS.iter().map(|e| e.info));
+    v.extend(PLACEMENTS.iter().map(|e| e.info));
     v
 }
 
@@ -709,8 +887,12 @@ fn find_ftl(cfg: &Config) -> Result<&'static FtlEntry> {
         })
 }
 
-pub fn build_ftl(cfg: &Config, geo: &Geometry) -> Result<Box<dyn Ftl>> {
-    (find_ftl(cfg)?.build)(cfg, geo)
+pub fn build_ftl(
+    cfg: &Config,
+    geo: &Geometry,
+    placement: Box<dyn Classifier>,
+) -> Result<Box<dyn Ftl>> {
+    (find_ftl(cfg)?.build)(cfg, geo, placement)
 }
 
 /// Physical blocks the configured FTL needs beyond `logical_blocks` logical blocks.
@@ -739,7 +921,7 @@ pub fn build_scheduler(cfg: &Config) -> Result<Box<dyn Scheduler>> {
 }
 
 /// Each category's component tables and which component is selected there.
-fn selections(cfg: &Config) -> [(&'static str, &Tables, String); 6] {
+fn selections(cfg: &Config) -> [(&'static str, &Tables, String); 7] {
     [
         ("workload", &cfg.workload.tables, cfg.workload.kind.clone()),
         ("ftl", &cfg.ftl.tables, cfg.ftl.kind.clone()),
@@ -747,6 +929,11 @@ fn selections(cfg: &Config) -> [(&'static str, &Tables, String); 6] {
         ("buffer", &cfg.buffer.tables, cfg.buffer.kind.clone()),
         ("padding", &cfg.padding, resolved_padding(cfg).to_string()),
         ("scheduler", &cfg.scheduler, cfg.device.scheduler.clone()),
+        (
+            "placement",
+            &cfg.placement.tables,
+            cfg.placement.kind.clone(),
+        ),
     ]
 }
 
@@ -757,6 +944,7 @@ fn selector(category: &str) -> &'static str {
         "gc" => "ftl.gc",
         "buffer" => "buffer.kind",
         "scheduler" => "device.scheduler",
+        "placement" => "placement.kind",
         _ => "buffer.padding",
     }
 }
@@ -776,6 +964,22 @@ pub fn validate(cfg: &Config) -> Result<()> {
     check_name("gc", "ftl.gc", &cfg.ftl.gc)?;
     check_name("buffer", "buffer.kind", &cfg.buffer.kind)?;
     check_name("scheduler", "device.scheduler", &cfg.device.scheduler)?;
+    check_name("placement", "placement.kind", &cfg.placement.kind)?;
+    if cfg.placement.kind != "none" && !matches!(cfg.ftl.kind.as_str(), "lines" | "page") {
+        return Err(SimError::config(
+            "placement.kind",
+            format!(
+                "placement `{}` needs an FTL with several write frontiers (ftl.kind = \"lines\" or \"page\"), not \"{}\"",
+                cfg.placement.kind, cfg.ftl.kind
+            ),
+        ));
+    }
+    if cfg.ftl.kind == "lines" && cfg.ftl.gc != FtlConfig::default().gc {
+        return Err(SimError::config(
+            "ftl.gc",
+            "the line FTL chooses victims by ftl.lines.victim (pblk | greedy | cost-benefit | fifo)",
+        ));
+    }
     if cfg.buffer.padding != "auto" {
         check_name("padding", "buffer.padding", &cfg.buffer.padding)?;
     }
@@ -866,6 +1070,7 @@ pub fn fill_params(cfg: &mut Config) -> Result<()> {
             "gc" => &mut cfg.gc,
             "buffer" => &mut cfg.buffer.tables,
             "scheduler" => &mut cfg.scheduler,
+            "placement" => &mut cfg.placement.tables,
             _ => &mut cfg.padding,
         };
         tables.insert(name, v);

@@ -70,6 +70,66 @@ pub struct RunResult {
     pub warnings: Vec<String>,
 }
 
+/// The placement classifier; the oracle's future knowledge comes from a pre-pass over the
+/// workload (every pass of `run.repeat`), through the same address map the replay uses.
+fn placement(
+    cfg: &Config,
+    geo: &crate::units::Geometry,
+    scan: Option<&source::Scan>,
+) -> Result<Box<dyn crate::placement::Classifier>> {
+    let classes = match cfg.ftl.kind.as_str() {
+        "lines" => registry::lines_classes(cfg)?,
+        "page" => registry::page_streams(cfg)?,
+        _ => 1,
+    };
+    let future = if cfg.placement.kind == "oracle" {
+        let mut src = match scan.and_then(|s| s.parsed.as_ref()) {
+            Some(p) => source::Source::Kept(source::Kept::new(p)),
+            None => source::open_source(cfg)?,
+        };
+        let mut map = AddressMap::new(&cfg.workload.address_map);
+        let shift = geo.sectors_per_page().trailing_zeros();
+        let mut lpns = Vec::new();
+        let filled = if cfg.run.precondition == "fill" {
+            geo.logical_pages
+        } else {
+            0
+        };
+        while let Some(req) = src.next() {
+            let req = req?;
+            if req.op != crate::request::Op::Write {
+                continue;
+            }
+            let at = src.at();
+            for (lpn, _) in crate::units::PageSpan::new(req.offset_bytes, req.len_bytes, shift) {
+                lpns.push(map.map_lpn(geo, lpn, &req, at)?);
+            }
+        }
+        let one_pass = lpns.len();
+        for _ in 1..cfg.run.repeat {
+            lpns.extend_from_within(..one_pass);
+        }
+        // The precondition fill comes first: every LPN once, in order.
+        if filled > 0 {
+            lpns.splice(0..0, 0..filled);
+        }
+        Some(crate::placement::oracle::Future::from_writes(
+            &lpns,
+            geo.logical_pages,
+        ))
+    } else {
+        None
+    };
+    registry::build_placement(
+        cfg,
+        crate::placement::PlacementInput {
+            logical_pages: geo.logical_pages,
+            classes,
+            future,
+        },
+    )
+}
+
 /// Run one simulation.
 pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
     cfg.validate()?;
@@ -84,7 +144,8 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     resolve::check_memory(&geo, check)?;
     // The components first, so that a configuration error (a device too small for its FTL)
     // is reported before a trace error: FTL, padding policy and write buffer.
-    let ftl = registry::build_ftl(&resolved, &geo)?;
+    let placement = placement(&resolved, &geo, scan.as_ref())?;
+    let ftl = registry::build_ftl(&resolved, &geo, placement)?;
     let padding = registry::build_padding(&resolved)?;
     let buffer = registry::build_buffer(
         &resolved,

@@ -108,6 +108,8 @@ pub(super) struct Sim {
     page_shift: u32,
     /// The write buffer's capacity in pages (host-interface scheduling asks if a write flushes).
     pub(super) buffer_pages: u64,
+    /// The FTL tags host pages (placement): pages carry its tag, not the request's stream.
+    tags: bool,
 }
 
 impl Sim {
@@ -120,6 +122,7 @@ impl Sim {
     ) -> Result<Sim> {
         Ok(Sim {
             buffer_pages: 0,
+            tags: be.ftl.tags(),
             page_shift: geo.page_bytes.trailing_zeros(),
             latest: if check {
                 crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
@@ -203,21 +206,36 @@ impl Sim {
         let mut unit = Vec::with_capacity(ppb as usize);
         for lbn in 0..self.geo.logical_blocks() {
             unit.clear();
+            // Placement sees the fill as one block-sized write request per block, and each
+            // page goes down with its own tag.
+            if self.tags {
+                self.be.ftl.begin_write(ppb * self.geo.page_bytes);
+            }
             for off in 0..ppb {
                 let v = self.next_version()?;
                 if self.check {
                     self.latest[(lbn * ppb + off) as usize] = v;
                 }
-                unit.push(UnitPage {
+                let page = UnitPage {
                     offset: off as u32,
                     version: v,
                     cause: Cause::Host,
-                });
+                };
+                if self.tags {
+                    let hint = self.be.ftl.tag(lbn * ppb + off);
+                    self.be
+                        .ftl
+                        .write_pages(lbn, &[page], hint, &mut self.be.nand)?;
+                } else {
+                    unit.push(page);
+                }
             }
-            let whole = Shape::Block { fill: false };
-            self.be
-                .ftl
-                .write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
+            if !self.tags {
+                let whole = Shape::Block { fill: false };
+                self.be
+                    .ftl
+                    .write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
+            }
         }
         Ok(())
     }
@@ -230,7 +248,12 @@ impl Sim {
         if self.check {
             self.latest[lpn as usize] = v;
         }
-        let before = self.buffer.write(lpn, mask, v, req.dev, &mut self.be)?;
+        let hint = if self.tags {
+            self.be.ftl.tag(lpn)
+        } else {
+            req.dev
+        };
+        let before = self.buffer.write(lpn, mask, v, hint, &mut self.be)?;
         if before != 0 {
             let h = &mut self.be.host;
             h.write_hit_pages += 1;
@@ -252,6 +275,9 @@ impl Sim {
                 h.write_requests += 1;
                 h.write_bytes += req.len_bytes;
                 self.buffer.begin_request();
+                if self.tags {
+                    self.be.ftl.begin_write(req.len_bytes);
+                }
                 if req.len_bytes == self.geo.page_bytes
                     && req.offset_bytes & (self.geo.page_bytes - 1) == 0
                 {

@@ -8,6 +8,7 @@ pub mod block;
 pub mod dftl;
 pub mod fast;
 pub mod hybrid;
+pub mod lines;
 pub mod log_stats;
 pub mod page;
 
@@ -82,6 +83,18 @@ pub trait Ftl: FtlView + std::any::Any {
         nand: &mut Nand,
     ) -> Result<()> {
         self.write_unit(lbn, pages, Shape::Pages, hint, nand)
+    }
+    /// Placement: whether the FTL tags host pages itself. If so, the engine calls
+    /// [`Ftl::begin_write`] for each write request and [`Ftl::tag`] for each of its pages, and
+    /// the page's buffer entry carries the tag as its hint (instead of the request's stream).
+    fn tags(&self) -> bool {
+        false
+    }
+    /// Placement: a host write request of `bytes` bytes enters the write path.
+    fn begin_write(&mut self, _bytes: u64) {}
+    /// Placement: what host page `lpn` carries down as its hint.
+    fn tag(&mut self, _lpn: Lpn) -> u32 {
+        0
     }
     /// The PPN holding `lpn`'s newest copy (None: unmapped).
     fn ppn_of(&self, lpn: Lpn) -> Option<u32>;

@@ -22,6 +22,9 @@ pub type Class = u32;
 pub struct PlacementInput {
     /// Logical pages of the device (per-LPN state).
     pub logical_pages: u64,
+    /// Classes for classifiers whose count is configurable and left at 0 (automatic): the
+    /// FTL's open lines (`ftl.lines.open_lines`) or streams (`ftl.page.streams`).
+    pub classes: u32,
     /// The oracle's future knowledge (None unless `placement.kind = "oracle"`).
     pub future: Option<oracle::Future>,
 }

@@ -35,8 +35,9 @@ impl Future {
 crate::params! {
     /// The oracle's parameters (`[placement.oracle]`).
     pub struct Params {
-        /// Lines (classes), 2..=64.
-        classes: u32 = 4,
+        /// Lines (classes), 2..=64; 0 = the FTL's open lines (`ftl.lines.open_lines`) or
+        /// streams (`ftl.page.streams`).
+        classes: u32 = 0,
         /// Upper bound of class 0's remaining lifetime, as a fraction of the device's logical
         /// pages; class k holds lifetimes up to first_bound·4^k (the last: the rest).
         first_bound: f64 = 0.25,
@@ -45,10 +46,10 @@ crate::params! {
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if !(2..=64).contains(&self.classes) {
+        if self.classes != 0 && !(2..=64).contains(&self.classes) {
             return Err(SimError::config(
                 format!("{table}.classes"),
-                format!("{} must be in 2..=64", self.classes),
+                format!("{} must be 0 (automatic) or in 2..=64", self.classes),
             ));
         }
         if !(self.first_bound > 0.0 && self.first_bound.is_finite()) {
@@ -71,10 +72,27 @@ pub struct Oracle {
     bounds: Vec<u64>,
 }
 
+impl Params {
+    /// The classes used when the FTL has `k` open lines or streams.
+    pub fn classes_for(&self, k: u32) -> Result<u32> {
+        let c = if self.classes == 0 { k } else { self.classes };
+        if !(2..=64).contains(&c) {
+            return Err(SimError::config(
+                "placement.oracle.classes",
+                format!(
+                    "the oracle needs 2..=64 classes, but gets {c} from the FTL's open lines or streams: set it here"
+                ),
+            ));
+        }
+        Ok(c)
+    }
+}
+
 impl Oracle {
-    pub fn new(p: &Params, logical_pages: u64, future: Future) -> Oracle {
+    /// `classes` as [`Params::classes_for`] gives them.
+    pub fn new(p: &Params, classes: u32, logical_pages: u64, future: Future) -> Oracle {
         let unit = p.first_bound * logical_pages as f64;
-        let bounds = (0..p.classes - 1)
+        let bounds = (0..classes.max(1) - 1)
             .map(|k| (unit * 4f64.powi(k as i32)).ceil() as u64)
             .collect();
         Oracle {
@@ -132,7 +150,7 @@ mod tests {
     fn classes_by_remaining_lifetime() {
         let lpns = [0, 1, 0, 2, 1, 0];
         let f = Future::from_writes(&lpns, 16);
-        let mut o = Oracle::new(&Params::default(), 16, f);
+        let mut o = Oracle::new(&Params::default(), 4, 16, f);
         assert_eq!(o.classes(), 4);
         let tags: Vec<u32> = lpns.iter().map(|&l| o.tag(l)).collect();
         // Lifetimes: 2, 3, 3, never, never, never.

@@ -1,0 +1,871 @@
+//! `lines`: a line-based FTL after LightNVM pblk (seed 001; ALGORITHMS.md §3.1). A line is an FTL
+//! block that spans the parallel units: one block on each LUN, its pages written round-robin over
+//! the LUNs (timed mode's stripe: page p of a line is on LUN p mod LUNs). Host pages enter a ring
+//! write buffer as pblk's, each entry carrying its placement tag; the L2P points into the ring
+//! until the write thread takes a batch of `batch_pages` entries and programs it. One open line
+//! per placement class ([`crate::placement`]; `none` = pblk's single data line, shared by host and
+//! GC data), plus optionally a line of GC's own. GC reclaims whole lines: victims by pblk's lists
+//! (valid count < ¼, < ½, < full; the fewest-valid line of the first non-empty list), or greedy,
+//! cost-benefit or FIFO.
+//!
+//! As in pblk, a host write invalidates the LPN's flash copy when it enters the ring, and a ring
+//! entry overwritten before its batch is still programmed, dead on arrival. Pages left in the ring
+//! at the end of a run are not programmed.
+
+use super::{Ftl, FtlView, Shape, UnitPage};
+use crate::error::{Result, SimError};
+use crate::gc::{VictimPolicy, VictimSelector};
+use crate::nand::{Cause, Nand};
+use crate::placement::{Class, Classifier};
+use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
+use std::collections::VecDeque;
+
+const NONE: u32 = u32::MAX;
+/// An L2P entry with this bit set points into the ring: the low bits are the entry's sequence
+/// number (mod 2^31). Physical pages stay below it (checked at construction).
+const IN_RING: u32 = 1 << 31;
+
+crate::params! {
+    /// The line FTL's parameters (`[ftl.lines]`).
+    pub struct Params {
+        /// Open user lines for placements whose number of classes is configurable; the lines
+        /// actually open are the placement's classes (`none`: 1) plus the GC line, shown in the
+        /// resolved configuration. Alias: `open`.
+        open_lines: u32 = 4,
+        /// GC copies go to a line of their own, whatever the placement says.
+        gc_line: bool = false,
+        /// GC victim: pblk (fewest valid of the first non-empty list: < ¼ valid, < ½, < full) |
+        /// greedy | cost-benefit | fifo.
+        victim: String = "pblk".into(),
+        /// Pages the write thread takes from the ring per batch (pblk's max_write_pgs).
+        batch_pages: u32 = 64,
+        /// GC runs while free lines are below this; 0 = automatic (open lines + 2).
+        gc_free_lines: u64 = 0,
+    }
+}
+
+impl crate::params::Params for Params {
+    fn check(&self, table: &str) -> Result<()> {
+        if !matches!(
+            self.victim.as_str(),
+            "pblk" | "greedy" | "cost-benefit" | "fifo"
+        ) {
+            return Err(SimError::config(
+                format!("{table}.victim"),
+                format!(
+                    "unknown value `{}`; valid: pblk, greedy, cost-benefit, fifo",
+                    self.victim
+                ),
+            ));
+        }
+        if self.open_lines == 0 || self.open_lines > 64 {
+            return Err(SimError::config(
+                format!("{table}.open_lines"),
+                format!("{} must be in 1..=64", self.open_lines),
+            ));
+        }
+        if self.batch_pages == 0 || self.batch_pages > 1 << 16 {
+            return Err(SimError::config(
+                format!("{table}.batch_pages"),
+                format!("{} must be in 1..=65536", self.batch_pages),
+            ));
+        }
+        if self.gc_free_lines == 1 {
+            return Err(SimError::config(
+                format!("{table}.gc_free_lines"),
+                "must be 0 (automatic) or ≥ 2: GC needs a free line to copy valid pages into",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Params {
+    /// `gc_free_lines` with 0 (automatic) replaced, for `open` open lines.
+    pub fn gc_threshold(&self, open: u64) -> u64 {
+        if self.gc_free_lines == 0 {
+            open + 2
+        } else {
+            self.gc_free_lines
+        }
+    }
+
+    /// Lines needed beyond the logical ones: the GC reserve, the open lines and one.
+    pub fn spare_lines(&self, open: u64) -> u64 {
+        self.gc_threshold(open) + open + 1
+    }
+}
+
+/// pblk's GC lists (`pblk_line_gc_list`): closed lines by valid sectors.
+const HIGH: u8 = 0; // < ¼ of the line valid (with the fully invalid ones)
+const MID: u8 = 1; // < ½
+const LOW: u8 = 2; // < full
+const FULL: u8 = 3; // fully valid: never collected
+const NOT_LISTED: u8 = u8::MAX;
+
+/// pblk's victim choice: lines in four lists by valid count; the victim is the fewest-valid line
+/// of the first non-empty list of high, mid, low (ties: the earliest in its list). A line joins a
+/// list's tail when it enters it.
+struct PblkLists {
+    quarter: u32,
+    half: u32,
+    full: u32,
+    list: Vec<u8>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: [u32; 4],
+    tail: [u32; 4],
+}
+
+impl PblkLists {
+    fn new(lines: usize, line_pages: u32) -> PblkLists {
+        PblkLists {
+            quarter: line_pages / 4,
+            half: line_pages / 2,
+            full: line_pages,
+            list: vec![NOT_LISTED; lines],
+            prev: vec![NONE; lines],
+            next: vec![NONE; lines],
+            head: [NONE; 4],
+            tail: [NONE; 4],
+        }
+    }
+
+    fn list_of(&self, valid: u32) -> u8 {
+        if valid < self.quarter {
+            HIGH
+        } else if valid < self.half {
+            MID
+        } else if valid < self.full {
+            LOW
+        } else {
+            FULL
+        }
+    }
+
+    fn push(&mut self, l: u32, which: u8) {
+        let t = self.tail[which as usize];
+        self.prev[l as usize] = t;
+        self.next[l as usize] = NONE;
+        if t == NONE {
+            self.head[which as usize] = l;
+        } else {
+            self.next[t as usize] = l;
+        }
+        self.tail[which as usize] = l;
+        self.list[l as usize] = which;
+    }
+
+    fn unlink(&mut self, l: u32) {
+        let which = self.list[l as usize] as usize;
+        let (p, n) = (self.prev[l as usize], self.next[l as usize]);
+        if p == NONE {
+            self.head[which] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NONE {
+            self.tail[which] = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        self.list[l as usize] = NOT_LISTED;
+    }
+
+    fn seal(&mut self, l: u32, valid: u32) {
+        self.push(l, self.list_of(valid));
+    }
+
+    #[inline]
+    fn on_invalidate(&mut self, l: u32, valid: u32) {
+        let now = self.list[l as usize];
+        if now != NOT_LISTED {
+            let to = self.list_of(valid);
+            if to != now {
+                self.unlink(l);
+                self.push(l, to);
+            }
+        }
+    }
+
+    fn peek(&self, valid: &[u32]) -> Option<u32> {
+        for which in [HIGH, MID, LOW] {
+            let mut cur = self.head[which as usize];
+            let mut best = NONE;
+            while cur != NONE {
+                if best == NONE || valid[cur as usize] < valid[best as usize] {
+                    best = cur;
+                }
+                cur = self.next[cur as usize];
+            }
+            if best != NONE {
+                return Some(best);
+            }
+        }
+        None
+    }
+}
+
+enum Victims {
+    Pblk(PblkLists),
+    Other(VictimSelector),
+}
+
+/// A ring entry: a host page waiting for the write thread.
+#[derive(Clone, Copy)]
+struct Entry {
+    lpn: u32,
+    tag: u32,
+    version: u32,
+}
+
+pub struct LinesFtl {
+    line_pages: u32,
+    line_of: Divisor,
+    logical_pages: u64,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    valid: Vec<u32>,
+    /// Pages programmed in each line (its write pointer).
+    written: Vec<u32>,
+    /// Each line's class (the open line it was) and the logical time it was opened.
+    class: Vec<u32>,
+    opened: Vec<u64>,
+    free: VecDeque<u32>,
+    /// The open line of each class (NONE: none yet); the last is GC's own with `gc_line`.
+    open: Vec<u32>,
+    gc_line: bool,
+    victims: Victims,
+    classifier: Box<dyn Classifier>,
+    per_batch: bool,
+    ring: VecDeque<Entry>,
+    /// Sequence number of the ring's front entry.
+    ring_front: u32,
+    batch_pages: usize,
+    batch_tags: Vec<u32>,
+    gc_threshold: u64,
+    in_gc: bool,
+    /// Logical time: host pages programmed so far.
+    now: u64,
+    check: bool,
+    oob_version: Vec<u32>,
+    expected: Vec<u32>,
+    gc_victims: u64,
+    gc_moved: u64,
+    gc_invocations: u64,
+    /// Victims without a valid page (freed without copying; pblk frees them at once).
+    gc_empty: u64,
+    /// Ring entries programmed after a newer write of their LPN (dead on arrival).
+    stale_programs: u64,
+    /// Host pages and GC copies programmed into each line class (k < 8).
+    class_pages: [u64; 8],
+    class_gc_pages: [u64; 8],
+}
+
+impl LinesFtl {
+    pub fn new(
+        geo: &Geometry,
+        p: &Params,
+        classifier: Box<dyn Classifier>,
+        check: bool,
+    ) -> Result<LinesFtl> {
+        let line_pages = geo.pages_per_block as u32;
+        let lines = geo.physical_blocks;
+        let phys_pages = geo.physical_pages();
+        if phys_pages >= IN_RING as u64 {
+            return Err(SimError::Invalid(format!(
+                "device too large for the line FTL: {phys_pages} physical pages (max {})",
+                IN_RING as u64 - 1
+            )));
+        }
+        let classes = classifier.classes();
+        let open = classes as u64 + p.gc_line as u64;
+        let threshold = p.gc_threshold(open);
+        let need = geo.logical_blocks() + p.spare_lines(open);
+        if lines < need {
+            let min_op = need as f64 / geo.logical_blocks() as f64 - 1.0;
+            return Err(SimError::config(
+                "device.op",
+                format!(
+                    "{lines} lines cannot hold {} lines of data plus {threshold} GC-reserve and {open} open \
+                     lines: this device needs device.op ≥ {min_op:.3} (or a larger device, or fewer \
+                     ftl.lines.gc_free_lines / placement classes)",
+                    geo.logical_blocks()
+                ),
+            ));
+        }
+        let victims = match p.victim.as_str() {
+            "pblk" => Victims::Pblk(PblkLists::new(lines as usize, line_pages)),
+            other => Victims::Other(VictimSelector::new(
+                VictimPolicy::from_name(other)?,
+                lines as usize,
+                line_pages,
+            )),
+        };
+        Ok(LinesFtl {
+            line_pages,
+            line_of: Divisor::new(line_pages as u64),
+            logical_pages: geo.logical_pages,
+            l2p: alloc_vec(geo.logical_pages, NONE, "the L2P table")?,
+            p2l: alloc_vec(phys_pages, NONE, "the P2L table")?,
+            valid: vec![0; lines as usize],
+            written: vec![0; lines as usize],
+            class: vec![0; lines as usize],
+            opened: vec![0; lines as usize],
+            free: (0..lines as u32).collect(),
+            open: vec![NONE; open as usize],
+            gc_line: p.gc_line,
+            victims,
+            per_batch: classifier.per_batch(),
+            classifier,
+            ring: VecDeque::with_capacity(p.batch_pages as usize + 1),
+            ring_front: 0,
+            batch_pages: p.batch_pages as usize,
+            batch_tags: Vec::with_capacity(p.batch_pages as usize),
+            gc_threshold: threshold,
+            in_gc: false,
+            now: 0,
+            check,
+            oob_version: if check {
+                alloc_vec(phys_pages, 0, "integrity versions")?
+            } else {
+                Vec::new()
+            },
+            expected: if check {
+                alloc_vec(geo.logical_pages, 0, "integrity versions")?
+            } else {
+                Vec::new()
+            },
+            gc_victims: 0,
+            gc_moved: 0,
+            gc_invocations: 0,
+            gc_empty: 0,
+            stale_programs: 0,
+            class_pages: [0; 8],
+            class_gc_pages: [0; 8],
+        })
+    }
+
+    /// Open lines (placement classes plus the GC line).
+    pub fn open_lines(&self) -> usize {
+        self.open.len()
+    }
+
+    #[inline(always)]
+    fn invalidate(&mut self, ppn: u32) {
+        let l = self.line_of.quot(ppn as u64) as u32;
+        self.p2l[ppn as usize] = NONE;
+        self.valid[l as usize] -= 1;
+        let v = self.valid[l as usize];
+        match &mut self.victims {
+            Victims::Pblk(p) => p.on_invalidate(l, v),
+            Victims::Other(s) => s.on_invalidate(l, v),
+        }
+    }
+
+    /// The next free page of open line `k`, opening a new line (and collecting) when needed.
+    #[inline(always)]
+    fn next_ppn(&mut self, k: usize, nand: &mut Nand) -> Result<u32> {
+        let l = self.open[k];
+        if l != NONE && self.written[l as usize] < self.line_pages {
+            let off = self.written[l as usize];
+            self.written[l as usize] += 1;
+            return Ok(l * self.line_pages + off);
+        }
+        self.next_ppn_slow(k, nand)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_ppn_slow(&mut self, k: usize, nand: &mut Nand) -> Result<u32> {
+        let l = self.open[k];
+        if l != NONE {
+            self.seal(l);
+            self.open[k] = NONE;
+        }
+        if !self.in_gc && (self.free.len() as u64) < self.gc_threshold {
+            self.collect(nand)?;
+        }
+        // GC may have opened this class's line while copying.
+        if self.open[k] != NONE {
+            return self.next_ppn(k, nand);
+        }
+        let l = self.free.pop_front().ok_or_else(|| {
+            SimError::Invalid("the line FTL ran out of free lines (raise device.op)".into())
+        })?;
+        self.open[k] = l;
+        self.class[l as usize] = k as u32;
+        self.opened[l as usize] = self.now;
+        self.written[l as usize] = 1;
+        Ok(l * self.line_pages)
+    }
+
+    fn seal(&mut self, l: u32) {
+        let v = self.valid[l as usize];
+        match &mut self.victims {
+            Victims::Pblk(p) => p.seal(l, v),
+            Victims::Other(s) => s.on_seal(l, v, self.now),
+        }
+        self.classifier.sealed(self.class[l as usize], self.now);
+    }
+
+    /// Program `lpn` (version `version`) at open line `k`. `live`: the page is its LPN's newest
+    /// copy (mapped); otherwise it is dead on arrival (a stale ring entry).
+    #[inline(always)]
+    fn program(
+        &mut self,
+        lpn: u32,
+        version: u32,
+        cause: Cause,
+        k: usize,
+        live: bool,
+        nand: &mut Nand,
+    ) -> Result<u32> {
+        let ppn = self.next_ppn(k, nand)?;
+        if live {
+            self.l2p[lpn as usize] = ppn;
+            self.p2l[ppn as usize] = lpn;
+            self.valid[self.line_of.quot(ppn as u64) as usize] += 1;
+        }
+        if self.check {
+            self.oob_version[ppn as usize] = version;
+        }
+        nand.program(cause, ppn);
+        Ok(ppn)
+    }
+
+    /// A host page enters the ring: its flash copy (if any) is invalid from now on.
+    #[inline(always)]
+    fn enter_ring(&mut self, lpn: u32, tag: u32, version: u32) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE && old & IN_RING == 0 {
+            self.invalidate(old);
+        }
+        let seq = self.ring_front.wrapping_add(self.ring.len() as u32);
+        self.l2p[lpn as usize] = IN_RING | (seq & !IN_RING);
+        self.ring.push_back(Entry { lpn, tag, version });
+        if self.check {
+            self.expected[lpn as usize] = version;
+        }
+    }
+
+    /// The write thread: take batches of `batch_pages` entries while the ring holds one.
+    #[inline]
+    fn drain(&mut self, nand: &mut Nand) -> Result<()> {
+        while self.ring.len() >= self.batch_pages {
+            self.write_batch(self.batch_pages, nand)?;
+        }
+        Ok(())
+    }
+
+    /// Program the ring's first `n` entries: each to its class's line, or all to the batch's.
+    fn write_batch(&mut self, n: usize, nand: &mut Nand) -> Result<()> {
+        let batch_class = if self.per_batch {
+            self.batch_tags.clear();
+            self.batch_tags
+                .extend(self.ring.iter().take(n).map(|e| e.tag));
+            Some(self.classifier.batch_class(&self.batch_tags))
+        } else {
+            None
+        };
+        for _ in 0..n {
+            // The entry leaves the ring only once placed: GC, which may run while it is, sees
+            // the L2P still pointing at it.
+            let e = *self.ring.front().expect("n ≤ ring length");
+            let live = self.l2p[e.lpn as usize] == IN_RING | (self.ring_front & !IN_RING);
+            let k = match batch_class {
+                Some(c) => c,
+                None => self.classifier.user(e.lpn as Lpn, e.tag, self.now),
+            };
+            let k = self.check_class(k)?;
+            self.now += 1;
+            if let Some(c) = self.class_pages.get_mut(k) {
+                *c += 1;
+            }
+            if !live {
+                self.stale_programs += 1;
+            }
+            self.program(e.lpn, e.version, Cause::Host, k, live, nand)?;
+            self.ring.pop_front();
+            self.ring_front = self.ring_front.wrapping_add(1);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn check_class(&self, c: Class) -> Result<usize> {
+        let k = c as usize;
+        if k < self.open.len() {
+            Ok(k)
+        } else {
+            Err(SimError::Invalid(format!(
+                "placement chose line class {c}, but only {} lines are open",
+                self.open.len()
+            )))
+        }
+    }
+
+    /// Reclaim lines until the free pool is back at the threshold.
+    fn collect(&mut self, nand: &mut Nand) -> Result<()> {
+        self.in_gc = true;
+        self.gc_invocations += 1;
+        let r = self.collect_inner(nand);
+        self.in_gc = false;
+        r?;
+        if self.check {
+            self.check_structure()?;
+            self.check_versions(&self.expected)?;
+        }
+        Ok(())
+    }
+
+    fn collect_inner(&mut self, nand: &mut Nand) -> Result<()> {
+        let mut stalled = 0usize;
+        while (self.free.len() as u64) < self.gc_threshold {
+            let victim = match &mut self.victims {
+                Victims::Pblk(p) => {
+                    let v = p.peek(&self.valid);
+                    if let Some(l) = v {
+                        p.unlink(l);
+                    }
+                    v
+                }
+                Victims::Other(s) => {
+                    let valid = &self.valid;
+                    s.take_victim(self.now, |l| valid[l as usize])
+                }
+            }
+            .ok_or_else(|| {
+                SimError::Invalid(
+                    "GC found no line to collect: every closed line is fully valid (raise device.op)"
+                        .into(),
+                )
+            })?;
+            if self.valid[victim as usize] == self.line_pages {
+                stalled += 1;
+                if stalled > self.valid.len() {
+                    return Err(SimError::Invalid(
+                        "GC cannot reclaim space: every victim line is fully valid (raise device.op)"
+                            .into(),
+                    ));
+                }
+            } else {
+                stalled = 0;
+            }
+            self.reclaim(victim, nand)?;
+        }
+        Ok(())
+    }
+
+    /// Move the valid pages of line `victim` to the lines placement chooses, and erase it.
+    fn reclaim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
+        let from = self.class[victim as usize];
+        self.classifier
+            .collected(from, self.opened[victim as usize], self.now);
+        if self.valid[victim as usize] == 0 {
+            self.gc_empty += 1;
+        }
+        let gc_k = self.open.len() - 1;
+        let base = victim * self.line_pages;
+        for off in 0..self.written[victim as usize] {
+            let src = base + off;
+            let lpn = self.p2l[src as usize];
+            if lpn == NONE {
+                continue;
+            }
+            let c = self.classifier.gc(lpn as Lpn, from, self.now);
+            let k = if self.gc_line {
+                gc_k
+            } else {
+                self.check_class(c)?
+            };
+            let version = if self.check {
+                self.oob_version[src as usize]
+            } else {
+                0
+            };
+            nand.read(Cause::Gc, src);
+            self.invalidate(src);
+            self.program(lpn, version, Cause::Gc, k, true, nand)?;
+            self.gc_moved += 1;
+            if let Some(c) = self.class_gc_pages.get_mut(k) {
+                *c += 1;
+            }
+        }
+        debug_assert_eq!(self.valid[victim as usize], 0);
+        self.written[victim as usize] = 0;
+        nand.erase(victim);
+        self.free.push_back(victim);
+        self.gc_victims += 1;
+        Ok(())
+    }
+
+    fn ring_version(&self, seq: u32) -> u32 {
+        let i = (seq.wrapping_sub(self.ring_front) & !IN_RING) as usize;
+        self.ring.get(i).map_or(0, |e| e.version)
+    }
+
+    fn check_versions(&self, latest: &[u32]) -> Result<()> {
+        for (lpn, &want) in latest.iter().enumerate() {
+            let p = self.l2p[lpn];
+            let stored = if p == NONE {
+                None
+            } else if p & IN_RING != 0 {
+                Some((p, self.ring_version(p & !IN_RING)))
+            } else {
+                Some((p, self.oob_version[p as usize]))
+            };
+            super::check_version(lpn, want, stored)?;
+        }
+        Ok(())
+    }
+
+    /// L2P and P2L agree, valid counts match, ring markers point at entries of their LPN.
+    fn check_structure(&self) -> Result<()> {
+        let mut counted = vec![0u32; self.valid.len()];
+        for (ppn, &lpn) in self.p2l.iter().enumerate() {
+            if lpn == NONE {
+                continue;
+            }
+            if self.l2p[lpn as usize] != ppn as u32 {
+                return Err(SimError::Integrity(format!(
+                    "PPN {ppn} claims LPN {lpn}, but LPN {lpn} maps to {}",
+                    self.l2p[lpn as usize]
+                )));
+            }
+            counted[ppn / self.line_pages as usize] += 1;
+        }
+        for (l, (&c, &v)) in counted.iter().zip(&self.valid).enumerate() {
+            if c != v {
+                return Err(SimError::Integrity(format!(
+                    "line {l}: valid count {v}, but {c} valid pages"
+                )));
+            }
+        }
+        for (lpn, &p) in self.l2p.iter().enumerate() {
+            if p == NONE {
+                continue;
+            }
+            if p & IN_RING != 0 {
+                let i = ((p & !IN_RING).wrapping_sub(self.ring_front) & !IN_RING) as usize;
+                if self.ring.get(i).map(|e| e.lpn) != Some(lpn as u32) {
+                    return Err(SimError::Integrity(format!(
+                        "LPN {lpn} points at ring entry {i}, which does not hold it"
+                    )));
+                }
+            } else if self.p2l[p as usize] != lpn as u32 {
+                return Err(SimError::Integrity(format!(
+                    "LPN {lpn} maps to PPN {p}, which does not hold it"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn free_lines(&self) -> usize {
+        self.free.len()
+    }
+}
+
+/// Per-class metric names (classes 0..8).
+const CLASS_PAGES: [&str; 8] = [
+    "ftl.lines.class0_host_pages",
+    "ftl.lines.class1_host_pages",
+    "ftl.lines.class2_host_pages",
+    "ftl.lines.class3_host_pages",
+    "ftl.lines.class4_host_pages",
+    "ftl.lines.class5_host_pages",
+    "ftl.lines.class6_host_pages",
+    "ftl.lines.class7_host_pages",
+];
+const CLASS_GC_PAGES: [&str; 8] = [
+    "ftl.lines.class0_gc_pages",
+    "ftl.lines.class1_gc_pages",
+    "ftl.lines.class2_gc_pages",
+    "ftl.lines.class3_gc_pages",
+    "ftl.lines.class4_gc_pages",
+    "ftl.lines.class5_gc_pages",
+    "ftl.lines.class6_gc_pages",
+    "ftl.lines.class7_gc_pages",
+];
+const CLASS_LINES: [&str; 8] = [
+    "ftl.lines.class0_lines",
+    "ftl.lines.class1_lines",
+    "ftl.lines.class2_lines",
+    "ftl.lines.class3_lines",
+    "ftl.lines.class4_lines",
+    "ftl.lines.class5_lines",
+    "ftl.lines.class6_lines",
+    "ftl.lines.class7_lines",
+];
+const CLASS_VALID: [&str; 8] = [
+    "ftl.lines.class0_valid_pages",
+    "ftl.lines.class1_valid_pages",
+    "ftl.lines.class2_valid_pages",
+    "ftl.lines.class3_valid_pages",
+    "ftl.lines.class4_valid_pages",
+    "ftl.lines.class5_valid_pages",
+    "ftl.lines.class6_valid_pages",
+    "ftl.lines.class7_valid_pages",
+];
+
+impl FtlView for LinesFtl {
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p.get(lpn as usize).is_some_and(|&p| p != NONE)
+    }
+    fn stat(&self, name: &str) -> Option<f64> {
+        match name {
+            "free_blocks" => Some(self.free.len() as f64),
+            _ => None,
+        }
+    }
+}
+
+impl Ftl for LinesFtl {
+    fn write_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[UnitPage],
+        shape: Shape,
+        hint: u32,
+        nand: &mut Nand,
+    ) -> Result<()> {
+        if let Shape::Block { fill: true } = shape {
+            return Err(SimError::config(
+                "buffer.padding",
+                "the line FTL does not take padded blocks (it maps pages): use buffer.padding = \"none\"",
+            ));
+        }
+        let first = lbn * self.line_pages as u64;
+        for p in pages {
+            let lpn = first + p.offset as u64;
+            debug_assert!(lpn < self.logical_pages);
+            self.enter_ring(lpn as u32, hint, p.version);
+            self.drain(nand)?;
+        }
+        Ok(())
+    }
+
+    fn begin_write(&mut self, bytes: u64) {
+        self.classifier.begin_request(bytes);
+    }
+
+    fn tag(&mut self, lpn: Lpn) -> u32 {
+        self.classifier.tag(lpn)
+    }
+
+    fn tags(&self) -> bool {
+        true
+    }
+
+    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+        self.l2p
+            .get(lpn as usize)
+            .copied()
+            .filter(|&p| p != NONE && p & IN_RING == 0)
+    }
+
+    /// A page still in the ring is read from it (no flash read), as pblk reads its cache.
+    fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> Result<bool> {
+        match self.l2p.get(lpn as usize).copied() {
+            None | Some(NONE) => Ok(false),
+            Some(p) if p & IN_RING != 0 => Ok(true),
+            Some(p) => {
+                nand.read(cause, p);
+                Ok(true)
+            }
+        }
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE && old & IN_RING == 0 {
+            self.invalidate(old);
+        }
+        // A ring entry of the LPN is now stale: still programmed, dead on arrival.
+        self.l2p[lpn as usize] = NONE;
+        self.classifier.trim(lpn);
+        if self.check {
+            self.expected[lpn as usize] = 0;
+        }
+    }
+
+    fn version_of(&self, lpn: Lpn) -> u32 {
+        match self.l2p.get(lpn as usize).copied() {
+            Some(p) if p != NONE && self.check => {
+                if p & IN_RING != 0 {
+                    self.ring_version(p & !IN_RING)
+                } else {
+                    self.oob_version[p as usize]
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    fn check_integrity(&self, latest: &[u32]) -> Result<()> {
+        self.check_structure()?;
+        if self.check {
+            self.check_versions(latest)?;
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let mut v = vec![
+            ("gc.victims", self.gc_victims),
+            ("gc.moved_pages", self.gc_moved),
+            ("gc.invocations", self.gc_invocations),
+            ("ftl.lines.empty_victims", self.gc_empty),
+            ("ftl.lines.stale_programs", self.stale_programs),
+        ];
+        let n = self.open.len().min(8);
+        v.extend(
+            CLASS_PAGES[..n]
+                .iter()
+                .zip(&self.class_pages)
+                .map(|(k, &c)| (*k, c)),
+        );
+        v.extend(
+            CLASS_GC_PAGES[..n]
+                .iter()
+                .zip(&self.class_gc_pages)
+                .map(|(k, &c)| (*k, c)),
+        );
+        v.extend(self.classifier.counters());
+        v
+    }
+
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        let mut v = vec![
+            ("ftl.free_blocks", self.free.len() as f64),
+            ("ftl.lines.open", self.open.len() as f64),
+            ("ftl.lines.ring_pages", self.ring.len() as f64),
+        ];
+        // Lines (open and closed) and valid pages per class: a class's own over-provisioning.
+        let n = self.open.len().min(8);
+        let (mut lines, mut valid) = ([0u64; 8], [0u64; 8]);
+        for (l, &w) in self.written.iter().enumerate() {
+            // A free line has nothing written.
+            let k = self.class[l] as usize;
+            if k < 8 && w > 0 {
+                lines[k] += 1;
+                valid[k] += self.valid[l] as u64;
+            }
+        }
+        v.extend(
+            CLASS_LINES[..n]
+                .iter()
+                .zip(&lines)
+                .map(|(k, &c)| (*k, c as f64)),
+        );
+        v.extend(
+            CLASS_VALID[..n]
+                .iter()
+                .zip(&valid)
+                .map(|(k, &c)| (*k, c as f64)),
+        );
+        v.extend(self.classifier.gauges());
+        v
+    }
+}
