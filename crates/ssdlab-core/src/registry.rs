@@ -369,8 +369,28 @@ fn lines_open(cfg: &Config, p: &ftl::lines::Params) -> Result<u64> {
     Ok(classes as u64 + p.gc_line as u64)
 }
 
-fn resolve_page(cfg: &mut Config, _logical_blocks: u64) -> Result<()> {
+/// The page FTL's parameters as placement changes them: a frontier per class (streams = its
+/// classes, given `streams` for automatic counts) and GC copies where it says (no GC frontier).
+fn placed_page_params(cfg: &Config) -> Result<ftl::page::Params> {
     let mut p = page_params(cfg)?;
+    if cfg.placement.kind != "none" {
+        p.streams = placement_classes(cfg, p.streams)?;
+        p.separate_gc_frontier = false;
+        if !(1..=64).contains(&p.streams) {
+            return Err(SimError::config(
+                "placement.kind",
+                format!(
+                    "`{}` writes to {} classes; the page FTL keeps 1..=64 frontiers",
+                    cfg.placement.kind, p.streams
+                ),
+            ));
+        }
+    }
+    Ok(p)
+}
+
+fn resolve_page(cfg: &mut Config, _logical_blocks: u64) -> Result<()> {
+    let mut p = placed_page_params(cfg)?;
     p.gc_free_blocks = p.gc_threshold();
     cfg.ftl
         .tables
@@ -394,22 +414,25 @@ pub static FTLS: &[FtlEntry] = &[
         info: c(
             "ftl",
             "page",
-            "Page-mapped FTL: L2P/P2L, write frontiers per stream, GC by free-block threshold, trim.",
+            "Page-mapped FTL: L2P/P2L, write frontiers per stream, GC by free-block threshold, trim. With a placement other \
+             than none, one frontier per placement class (streams and separate_gc_frontier are resolved to it) and GC \
+             copies where the placement says.",
             spec::<ftl::page::Params>(),
-            &["ftl.gc"],
+            &["ftl.gc", "placement.kind"],
         ),
-        build: |cfg, geo, _| {
+        build: |cfg, geo, classifier| {
             let p = page_params(cfg)?;
-            Ok(Box::new(ftl::page::PageFtl::new(
+            let f = ftl::page::PageFtl::new(
                 geo,
                 VictimPolicy::from_name(&cfg.ftl.gc)?,
                 p.gc_free_blocks,
                 p.streams,
                 p.separate_gc_frontier,
                 cfg.run.check_integrity,
-            )?))
+            )?;
+            Ok(Box::new(if cfg.placement.kind == "none" { f } else { f.with_placement(classifier)? }))
         },
-        spare_blocks: |cfg, _| Ok(page_params(cfg)?.spare_blocks()),
+        spare_blocks: |cfg, _| Ok(placed_page_params(cfg)?.spare_blocks()),
         resolve: resolve_page,
     },
     FtlEntry {
@@ -594,9 +617,9 @@ pub static PLACEMENTS: &[PlacementEntry] = &[
         info: c(
             "placement",
             "oracle",
-            "Future knowledge (the lower bound): a pre-pass over the workload gives each host page write the time of its \
-             LPN's next write; host writes and GC copies go by remaining lifetime (in host page writes) against bounds \
-             first_bound·logical pages·4^k; never-overwritten data to the last line.",
+            "Future knowledge, the lower bound (SepBIT's FK): a pre-pass over the workload gives each host page write the \
+             time of its LPN's next write; host writes and GC copies go to class ⌊remaining lifetime / line pages⌋ (in host \
+             page writes), capped at the last; never-overwritten data to the last line.",
             spec::<placement::oracle::Params>(),
             &[],
         ),
@@ -604,7 +627,7 @@ pub static PLACEMENTS: &[PlacementEntry] = &[
             let p: placement::oracle::Params = params::of(&cfg.placement.tables, "placement", "oracle")?;
             let future = input.future.ok_or_else(|| SimError::Invalid("placement oracle built without its pre-pass".into()))?;
             let classes = p.classes_for(input.classes)?;
-            Ok(Box::new(placement::oracle::Oracle::new(&p, classes, input.logical_pages, future)))
+            Ok(Box::new(placement::oracle::Oracle::new(&p, classes, input.line_pages, future)))
         },
         classes: |cfg, k| {
             let p: placement::oracle::Params = params::of(&cfg.placement.tables, "placement", "oracle")?;

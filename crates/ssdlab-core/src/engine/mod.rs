@@ -124,6 +124,7 @@ fn placement(
         cfg,
         crate::placement::PlacementInput {
             logical_pages: geo.logical_pages,
+            line_pages: geo.pages_per_block,
             classes,
             future,
         },

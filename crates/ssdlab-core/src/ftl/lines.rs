@@ -37,8 +37,10 @@ crate::params! {
         /// GC victim: pblk (fewest valid of the first non-empty list: < ¼ valid, < ½, < full) |
         /// greedy | cost-benefit | fifo.
         victim: String = "pblk".into(),
-        /// Pages the write thread takes from the ring per batch (pblk's max_write_pgs).
-        batch_pages: u32 = 64,
+        /// Pages the write thread takes from the ring per batch: pblk's sec_per_write, by default
+        /// its min_write_pgs = the device's optimal write size ws_opt (8 sectors on FEMU's
+        /// Open-Channel SSD, the seed's platform).
+        batch_pages: u32 = 8,
         /// GC runs while free lines are below this; 0 = automatic (open lines + 2).
         gc_free_lines: u64 = 0,
     }
@@ -257,7 +259,8 @@ pub struct LinesFtl {
     gc_empty: u64,
     /// Ring entries programmed after a newer write of their LPN (dead on arrival).
     stale_programs: u64,
-    /// Host pages and GC copies programmed into each line class (k < 8).
+    /// Host pages (padding filler not counted) and GC copies programmed into each line class
+    /// (k < 8).
     class_pages: [u64; 8],
     class_gc_pages: [u64; 8],
 }
@@ -472,6 +475,16 @@ impl LinesFtl {
             // The entry leaves the ring only once placed: GC, which may run while it is, sees
             // the L2P still pointing at it.
             let e = *self.ring.front().expect("n ≤ ring length");
+            if e.lpn == NONE {
+                // Padding filler: no data, dead at once; placement does not see it.
+                let k = self.check_class(batch_class.unwrap_or(0))?;
+                self.now += 1;
+                let ppn = self.next_ppn(k, nand)?;
+                nand.program(Cause::Pad, ppn);
+                self.ring.pop_front();
+                self.ring_front = self.ring_front.wrapping_add(1);
+                continue;
+            }
             let live = self.l2p[e.lpn as usize] == IN_RING | (self.ring_front & !IN_RING);
             let k = match batch_class {
                 Some(c) => c,
@@ -730,18 +743,23 @@ impl Ftl for LinesFtl {
         hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        if let Shape::Block { fill: true } = shape {
-            return Err(SimError::config(
-                "buffer.padding",
-                "the line FTL does not take padded blocks (it maps pages): use buffer.padding = \"none\"",
-            ));
-        }
         let first = lbn * self.line_pages as u64;
         for p in pages {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
             self.enter_ring(lpn as u32, hint, p.version);
             self.drain(nand)?;
+        }
+        // Filler of a padded block (a buffer's padding policy): programmed in turn, dead at once.
+        if let Shape::Block { fill: true } = shape {
+            for _ in pages.len()..self.line_pages as usize {
+                self.ring.push_back(Entry {
+                    lpn: NONE,
+                    tag: hint,
+                    version: 0,
+                });
+                self.drain(nand)?;
+            }
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Nand};
+use crate::placement::Classifier;
 use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
@@ -49,6 +50,15 @@ pub struct PageFtl {
     map_slot: usize,
     /// Data LPNs GC moved since the last [`PageFtl::take_moved`] (kept only with translation pages).
     moved: Vec<u32>,
+    /// `[placement]` other than none: it picks each page's frontier (host stream slots are its
+    /// classes; GC copies go where it says), with each block's class and opening time.
+    placement: Option<Placed>,
+}
+
+struct Placed {
+    classifier: Box<dyn Classifier>,
+    class: Vec<u32>,
+    opened: Vec<u64>,
 }
 
 crate::params! {
@@ -174,7 +184,29 @@ impl PageFtl {
             map_from: u64::MAX,
             map_slot: 0,
             moved: Vec::new(),
+            placement: None,
         })
+    }
+
+    /// Place pages by `classifier`: one host frontier per class (the FTL must have been built
+    /// with that many streams and no separate GC frontier), GC copies where it says.
+    pub fn with_placement(mut self, classifier: Box<dyn Classifier>) -> Result<Self> {
+        let classes = classifier.classes() as usize;
+        if classes != self.host_open.len() || self.separate_gc {
+            return Err(SimError::config(
+                "ftl.page.streams",
+                format!(
+                    "placement writes to {classes} classes: the page FTL needs as many streams and no separate GC frontier"
+                ),
+            ));
+        }
+        let blocks = self.valid.len();
+        self.placement = Some(Placed {
+            classifier,
+            class: vec![0; blocks],
+            opened: vec![0; blocks],
+        });
+        Ok(self)
     }
 
     /// LPNs from `map_from` on hold translation pages, written at host frontier `map_slot`
@@ -222,6 +254,9 @@ impl PageFtl {
 
     fn seal(&mut self, b: u32) {
         self.selector.on_seal(b, self.valid[b as usize], self.now);
+        if let Some(p) = &mut self.placement {
+            p.classifier.sealed(p.class[b as usize], self.now);
+        }
     }
 
     /// Next free PPN of frontier `slot` (host stream index, or usize::MAX for the GC frontier).
@@ -270,6 +305,10 @@ impl PageFtl {
             let nb = self.free.pop_front().ok_or_else(|| {
                 SimError::Invalid("page FTL ran out of free blocks (raise device.op)".into())
             })?;
+            if let Some(p) = &mut self.placement {
+                p.class[nb as usize] = slot as u32;
+                p.opened[nb as usize] = self.now;
+            }
             self.set_open(slot, nb);
         }
     }
@@ -386,7 +425,13 @@ impl PageFtl {
 
     /// Move the valid pages of `victim` (taken from the selector) to the GC frontier and erase it.
     fn reclaim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
-        let slot = if self.separate_gc { usize::MAX } else { 0 };
+        let mut slot = if self.separate_gc { usize::MAX } else { 0 };
+        let from = self.placement.as_mut().map(|p| {
+            let from = p.class[victim as usize];
+            p.classifier
+                .collected(from, p.opened[victim as usize], self.now);
+            from
+        });
         let base = victim * self.ppb;
         for off in 0..self.ppb {
             let src = base + off;
@@ -404,6 +449,12 @@ impl PageFtl {
                 0
             };
             if (lpn as u64) < self.map_from {
+                if let (Some(p), Some(from)) = (&mut self.placement, from) {
+                    slot = checked_slot(
+                        p.classifier.gc(lpn as u64, from, self.now),
+                        self.host_open.len(),
+                    )?;
+                }
                 nand.read(Cause::Gc, src);
                 self.program(lpn as u64, version, Cause::Gc, slot, src, nand)?;
                 if self.map_from != u64::MAX {
@@ -471,6 +522,17 @@ impl PageFtl {
     }
 }
 
+/// A classifier's class as a host frontier index, or an error if it has no frontier.
+fn checked_slot(c: u32, streams: usize) -> Result<usize> {
+    if (c as usize) < streams {
+        Ok(c as usize)
+    } else {
+        Err(SimError::Invalid(format!(
+            "placement chose class {c}, but the page FTL has {streams} frontiers"
+        )))
+    }
+}
+
 impl FtlView for PageFtl {
     fn is_mapped(&self, lpn: Lpn) -> bool {
         self.l2p.get(lpn as usize).is_some_and(|&p| p != NONE)
@@ -513,6 +575,10 @@ impl PageFtl {
         for p in pages {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
+            let slot = match &mut self.placement {
+                None => slot,
+                Some(_) => self.placed_slot(lpn, slot as u32, pages.len())?,
+            };
             self.now += 1;
             self.program(lpn, p.version, p.cause, slot, NONE, nand)?;
             if self.check {
@@ -522,8 +588,26 @@ impl PageFtl {
         Ok(())
     }
 
+    /// With placement: the frontier of host page `lpn` whose unit of `n` pages carries `tag`.
+    #[cold]
+    fn placed_slot(&mut self, lpn: Lpn, tag: u32, n: usize) -> Result<usize> {
+        let streams = self.host_open.len();
+        let p = self.placement.as_mut().expect("placement");
+        let c = if p.classifier.per_batch() {
+            // A flush unit is the batch; it carries one tag.
+            p.classifier.batch_class(&vec![tag; n])
+        } else {
+            p.classifier.user(lpn, tag, self.now)
+        };
+        checked_slot(c, streams)
+    }
+
     #[inline(always)]
     fn slot_of(&self, hint: u32) -> usize {
+        if self.placement.is_some() {
+            // The tag itself: placed_slot classifies each page.
+            return hint as usize;
+        }
         let streams = self.host_open.len();
         if streams == 1 {
             0
@@ -558,6 +642,8 @@ impl Ftl for PageFtl {
         // Filler of a padded block: pages that hold no data still cost their program and a
         // page of space (dead at once); pages mapping has no switch merge to gain from it.
         if let Shape::Block { fill: true } = shape {
+            // With placement the filler (dead at once) goes to frontier 0.
+            let slot = if self.placement.is_some() { 0 } else { slot };
             for _ in pages.len()..self.ppb as usize {
                 self.now += 1;
                 let ppn = self.next_ppn(slot, nand)?;
@@ -572,7 +658,11 @@ impl Ftl for PageFtl {
     /// last, collecting if the pool is low), the rest are mapped in one sweep.
     fn fill_bulk(&mut self, nand: &mut Nand) -> Result<bool> {
         let ppb = self.ppb as u64;
-        if self.now != 0 || self.check || nand.logging() || !self.logical_pages.is_multiple_of(ppb)
+        if self.now != 0
+            || self.check
+            || nand.logging()
+            || self.placement.is_some()
+            || !self.logical_pages.is_multiple_of(ppb)
         {
             return Ok(false);
         }
@@ -596,11 +686,28 @@ impl Ftl for PageFtl {
         Ok(true)
     }
 
+    fn tags(&self) -> bool {
+        self.placement.is_some()
+    }
+
+    fn begin_write(&mut self, bytes: u64) {
+        if let Some(p) = &mut self.placement {
+            p.classifier.begin_request(bytes);
+        }
+    }
+
+    fn tag(&mut self, lpn: Lpn) -> u32 {
+        self.placement.as_mut().map_or(0, |p| p.classifier.tag(lpn))
+    }
+
     fn trim(&mut self, lpn: Lpn) {
         let old = self.l2p[lpn as usize];
         if old != NONE {
             self.invalidate(old);
             self.l2p[lpn as usize] = NONE;
+        }
+        if let Some(p) = &mut self.placement {
+            p.classifier.trim(lpn);
         }
         if self.check {
             self.expected[lpn as usize] = 0;
@@ -631,15 +738,23 @@ impl Ftl for PageFtl {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut v = vec![
             ("gc.victims", self.gc_victims),
             ("gc.moved_pages", self.gc_moved),
             ("gc.invocations", self.gc_invocations),
-        ]
+        ];
+        if let Some(p) = &self.placement {
+            v.extend(p.classifier.counters());
+        }
+        v
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
-        vec![("ftl.free_blocks", self.free.len() as f64)]
+        let mut v = vec![("ftl.free_blocks", self.free.len() as f64)];
+        if let Some(p) = &self.placement {
+            v.extend(p.classifier.gauges());
+        }
+        v
     }
 }
 

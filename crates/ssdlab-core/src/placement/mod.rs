@@ -25,6 +25,8 @@ pub struct PlacementInput {
     /// Classes for classifiers whose count is configurable and left at 0 (automatic): the
     /// FTL's open lines (`ftl.lines.open_lines`) or streams (`ftl.page.streams`).
     pub classes: u32,
+    /// Pages of a line (the FTL's block).
+    pub line_pages: u64,
     /// The oracle's future knowledge (None unless `placement.kind = "oracle"`).
     pub future: Option<oracle::Future>,
 }

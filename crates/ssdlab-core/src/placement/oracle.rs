@@ -1,7 +1,8 @@
-//! `oracle`: future knowledge, the lower bound of placement. A pre-pass over the workload gives
-//! every host page write the time of the next write of its LPN; a page's class is its remaining
-//! lifetime (time until that overwrite, in host page writes) against geometric bounds, at user
-//! writes and GC copies alike. Pages never overwritten go to the last line.
+//! `oracle`: future knowledge, the lower bound of placement (SepBIT's FK). A pre-pass over the
+//! workload gives every host page write the time of the next write of its LPN; a page's class is
+//! its remaining lifetime r (host page writes until that overwrite) in units of a line:
+//! ⌊r / line pages⌋, capped at the last class, at user writes and GC copies alike. Pages never
+//! overwritten go to the last line.
 
 use super::{Class, Classifier};
 use crate::error::{Result, SimError};
@@ -38,9 +39,9 @@ crate::params! {
         /// Lines (classes), 2..=64; 0 = the FTL's open lines (`ftl.lines.open_lines`) or
         /// streams (`ftl.page.streams`).
         classes: u32 = 0,
-        /// Upper bound of class 0's remaining lifetime, as a fraction of the device's logical
-        /// pages; class k holds lifetimes up to first_bound·4^k (the last: the rest).
-        first_bound: f64 = 0.25,
+        /// Width of a class in host page writes of remaining lifetime; 0 = one line (the FTL's
+        /// block), as SepBIT's FK uses one segment.
+        unit_pages: u64 = 0,
     }
 }
 
@@ -50,12 +51,6 @@ impl crate::params::Params for Params {
             return Err(SimError::config(
                 format!("{table}.classes"),
                 format!("{} must be 0 (automatic) or in 2..=64", self.classes),
-            ));
-        }
-        if !(self.first_bound > 0.0 && self.first_bound.is_finite()) {
-            return Err(SimError::config(
-                format!("{table}.first_bound"),
-                format!("{} must be positive", self.first_bound),
             ));
         }
         Ok(())
@@ -68,8 +63,9 @@ pub struct Oracle {
     arrived: u64,
     /// Per LPN: the arrival index at which its current data is overwritten.
     death: Vec<u64>,
-    /// Upper bounds of the classes but the last, in host page writes.
-    bounds: Vec<u64>,
+    /// A class's width in host page writes.
+    unit: u64,
+    classes: u32,
 }
 
 impl Params {
@@ -89,31 +85,30 @@ impl Params {
 }
 
 impl Oracle {
-    /// `classes` as [`Params::classes_for`] gives them.
-    pub fn new(p: &Params, classes: u32, logical_pages: u64, future: Future) -> Oracle {
-        let unit = p.first_bound * logical_pages as f64;
-        let bounds = (0..classes.max(1) - 1)
-            .map(|k| (unit * 4f64.powi(k as i32)).ceil() as u64)
-            .collect();
+    /// `classes` as [`Params::classes_for`] gives them; lines of `line_pages`.
+    pub fn new(p: &Params, classes: u32, line_pages: u64, future: Future) -> Oracle {
         Oracle {
             death: future.first.clone(),
             future,
             arrived: 0,
-            bounds,
+            unit: if p.unit_pages == 0 {
+                line_pages
+            } else {
+                p.unit_pages
+            }
+            .max(1),
+            classes: classes.max(1),
         }
     }
 
     fn class_of(&self, remaining: u64) -> Class {
-        self.bounds
-            .iter()
-            .position(|&b| remaining <= b)
-            .unwrap_or(self.bounds.len()) as Class
+        (remaining / self.unit).min(self.classes as u64 - 1) as Class
     }
 }
 
 impl Classifier for Oracle {
     fn classes(&self) -> u32 {
-        self.bounds.len() as u32 + 1
+        self.classes
     }
     fn tag(&mut self, lpn: Lpn) -> u32 {
         let i = self.arrived;
@@ -145,22 +140,31 @@ mod tests {
         assert_eq!(f.first, [4, 1, NEVER, 0]);
     }
 
-    /// 16 logical pages, first_bound 0.25: bounds 4, 16, 64 host page writes.
+    /// Lines of 2 pages, 4 classes: class ⌊r / 2⌋, capped at 3.
+    /// arrival  LPN  next write  r      class
+    /// 0        0    2           2      1
+    /// 1        1    4           3      1
+    /// 2        0    5           3      1
+    /// 3        2    8           5      2
+    /// 4        1    never       —      3
+    /// 5        0    6           1      0
+    /// 6        0    never       —      3
+    /// 7        3    never       —      3
+    /// 8        2    never       —      3
     #[test]
     fn classes_by_remaining_lifetime() {
-        let lpns = [0, 1, 0, 2, 1, 0];
+        let lpns = [0, 1, 0, 2, 1, 0, 0, 3, 2];
         let f = Future::from_writes(&lpns, 16);
-        let mut o = Oracle::new(&Params::default(), 4, 16, f);
+        let mut o = Oracle::new(&Params::default(), 4, 2, f);
         assert_eq!(o.classes(), 4);
-        let tags: Vec<u32> = lpns.iter().map(|&l| o.tag(l)).collect();
-        // Lifetimes: 2, 3, 3, never, never, never.
-        assert_eq!(tags, [0, 0, 0, 3, 3, 3]);
-        // LPN 5 was never written: dies never; LPN 0's data lives forever from arrival 5 on.
-        assert_eq!(o.gc(5, 0, 0), 3);
-        assert_eq!(o.gc(0, 0, 0), 3);
-        assert_eq!(o.class_of(4), 0);
-        assert_eq!(o.class_of(5), 1);
-        assert_eq!(o.class_of(64), 2);
-        assert_eq!(o.class_of(65), 3);
+        let tags: Vec<u32> = lpns[..4].iter().map(|&l| o.tag(l)).collect();
+        assert_eq!(tags, [1, 1, 1, 2]);
+        // GC at arrival 4: LPN 0 dies at 5 (r = 1), LPN 2 at 8 (r = 4), LPN 9 was never written.
+        assert_eq!(o.gc(0, 3, 0), 0);
+        assert_eq!(o.gc(2, 0, 0), 2);
+        assert_eq!(o.gc(9, 0, 0), 3);
+        let tags: Vec<u32> = lpns[4..].iter().map(|&l| o.tag(l)).collect();
+        assert_eq!(tags, [3, 0, 3, 3, 3]);
+        assert_eq!(o.user(0, 3, 0), 3);
     }
 }
