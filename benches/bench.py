@@ -40,6 +40,10 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    buffer and behind `lru`: host page writes per second, best and median of 2 (target ≥ 3 M for
    each), with the write hit ratio and WAF.
 
+9. The line FTL (`lines`, seed 001) with every placement of the registry on the stream of 1 (no
+   buffer, pblk victims, 8-page write batches): host page writes per second, best and median of 2
+   (target >= 3 M for each), with the WAF.
+
 Set SSDLAB_BENCH_VALGRIND=0 to skip 3 and 4. Results are printed and written to
 results/bench.json. Nothing here is asserted: these are measurements, reported in the issue notes.
 """
@@ -141,6 +145,13 @@ def config(path: Path, buffer: str, ftl: str) -> dict:
     }
     if ftl == "page":
         cfg["ftl"]["gc"] = "greedy"
+    return cfg
+
+
+def lines_config(path: Path, placement: str) -> dict:
+    """Item 9: the line FTL behind no buffer, placed by `placement`."""
+    cfg = config(path, "none", "lines")
+    cfg["placement"] = {"kind": placement}
     return cfg
 
 
@@ -415,6 +426,14 @@ def main() -> int:
             "hit_ratio": m["buffer.page_hit_ratio"],
             "waf": m["waf"],
         }
+    results["lines"] = {}
+    for kind in sorted(c["name"] for c in ssdlab.components() if c["category"] == "placement"):
+        print(f"lines + placement {kind} ...", file=sys.stderr)
+        walls = []
+        for _ in range(2):
+            wall, m = run_ssdlab(lines_config(binary, kind))
+            walls.append(wall)
+        results["lines"][kind] = {**rates(m["host.write_pages"], walls), "waf": m["waf"]}
     print("peak RSS on a 1 TiB device ...", file=sys.stderr)
     results["rss_1tib"] = rss_1tib()
     print("memory latency ...", file=sys.stderr)
@@ -469,6 +488,10 @@ def main() -> int:
     print(f"\n{'every buffer (+ page unless named), host page writes/s (target >= 3 M)':<62}{'best':>14}{'median':>14}")
     for kind, d in results["buffers"].items():
         label = f"  {kind} (hit ratio {d['hit_ratio']:.3f}, WAF {d['waf']:.2f})"
+        print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
+    print(f"\n{'line FTL by placement, host page writes/s (target >= 3 M)':<62}{'best':>14}{'median':>14}")
+    for kind, d in results["lines"].items():
+        label = f"  lines + {kind} (WAF {d['waf']:.2f})"
         print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
     print(f"\n{'1 TiB device: peak RSS (MiB)':<62}{rss['peak_rss_kib'] / 1024:>14,.0f}")
     print(f"{'1 TiB device: bytes per physical page (whole process)':<62}{rss['ftl_bytes_per_physical_page']:>14.2f}")
