@@ -41,7 +41,7 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    each), with the write hit ratio and WAF.
 
 9. The line FTL (`lines`, seed 001) with every placement of the registry on the stream of 1 (no
-   buffer, pblk victims, 8-page write batches): host page writes per second, best and median of 2
+   buffer, 16 MiB lines = 32 LUNs x 128-page blocks, pblk victims, 8-page write batches): host page writes per second, best and median of 2
    (target >= 3 M for each), with the WAF.
 
 Set SSDLAB_BENCH_VALGRIND=0 to skip 3 and 4. Results are printed and written to
@@ -152,6 +152,8 @@ def lines_config(path: Path, placement: str) -> dict:
     """Item 9: the line FTL behind no buffer, placed by `placement`."""
     cfg = config(path, "none", "lines")
     cfg["placement"] = {"kind": placement}
+    # Lines as pblk's span many LUNs: 32 LUNs x 128-page blocks = 16 MiB lines.
+    cfg["device"]["pages_per_block"] = 4096
     return cfg
 
 

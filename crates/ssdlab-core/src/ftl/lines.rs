@@ -21,6 +21,8 @@ use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
+/// How many pages ahead GC prefetches the L2P entries of the pages it will move.
+const GC_AHEAD: u32 = 8;
 /// An L2P entry with this bit set points into the ring: the low bits are the entry's sequence
 /// number (mod 2^31). Physical pages stay below it (checked at construction).
 const IN_RING: u32 = 1 << 31;
@@ -582,6 +584,10 @@ impl LinesFtl {
         let base = victim * self.line_pages;
         for off in 0..self.written[victim as usize] {
             let src = base + off;
+            // The L2P entries GC rewrites are random: start loading them a few pages ahead.
+            if let Some(&ahead) = self.p2l.get((src + GC_AHEAD) as usize) {
+                crate::units::prefetch_once(&self.l2p, ahead as usize);
+            }
             let lpn = self.p2l[src as usize];
             if lpn == NONE {
                 continue;
@@ -730,6 +736,22 @@ impl FtlView for LinesFtl {
         match name {
             "free_blocks" => Some(self.free.len() as f64),
             _ => None,
+        }
+    }
+    /// The L2P entry and, with `deep`, the P2L entry and line valid count of the page's flash
+    /// copy (invalidated when the page enters the ring), as the page FTL does.
+    #[inline]
+    fn prefetch(&self, lpn: Lpn, deep: bool) {
+        if deep {
+            if let Some(&old) = self.l2p.get(lpn as usize) {
+                if old & IN_RING == 0 {
+                    crate::units::prefetch_once(&self.p2l, old as usize);
+                    let line = self.line_of.quot(old as u64) as usize;
+                    crate::units::prefetch(&self.valid, line);
+                }
+            }
+        } else {
+            crate::units::prefetch_once(&self.l2p, lpn as usize);
         }
     }
 }
