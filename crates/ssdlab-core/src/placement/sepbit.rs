@@ -11,7 +11,13 @@
 //! - **GC copy**: out of a class-0 line → 2. Otherwise, by age = now − last user write: < 4ℓ → 3,
 //!   < 16ℓ → 4, else 5.
 //!
-//! A trimmed LPN holds no data: its next write is a first write (class 1).
+//! A trimmed LPN holds no data: its next write is a first write (class 1). `now` must advance by
+//! one per host page, as the artifact's accessId does: W counts user writes.
+//!
+//! Metrics: gauge `placement.sepbit.lifespan_threshold` is ℓ in host pages, or -1 while ℓ is
+//! still +∞; gauge `placement.sepbit.window_pages` is W (`fifo` only). Counter
+//! `placement.sepbit.short_lived_writes` counts class-0 user writes, and
+//! `placement.sepbit.threshold_updates` counts updates of ℓ.
 
 use super::{Class, Classifier};
 use crate::error::{Result, SimError};
@@ -173,8 +179,6 @@ impl Classifier for SepBit {
             ("placement.sepbit.threshold_updates", self.updates),
         ]
     }
-    /// `lifespan_threshold` is ℓ in host pages, -1 while it is still +∞; `window_pages` is W
-    /// (`window = "fifo"` only).
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         let l = if self.threshold.is_finite() {
             self.threshold

@@ -28,6 +28,9 @@
 //!
 //! Time is the host-page clock `now`, not the trace timestamps (µs) the artifact uses: classifiers
 //! see no wall time. A trimmed LPN forgets its times, so its next write is a first write.
+//!
+//! Metrics: gauge `placement.warcip.clusters` is the number of user clusters in use; counters
+//! `placement.warcip.splits` and `placement.warcip.merges` count splits and retirements.
 
 use super::{Class, Classifier};
 use crate::error::{Result, SimError};
@@ -236,7 +239,6 @@ impl Classifier for Warcip {
             ("placement.warcip.merges", self.merges),
         ]
     }
-    /// `clusters`: user clusters in use (1..=K − 1).
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         vec![(
             "placement.warcip.clusters",
