@@ -7,10 +7,13 @@
 //!
 //! A new classifier is one file here plus one entry in `registry.rs`.
 
+pub mod dac;
 pub mod none;
 pub mod oracle;
 pub mod sep_gc;
+pub mod sepbit;
 pub mod size_ema;
+pub mod warcip;
 
 use crate::units::Lpn;
 
