@@ -616,6 +616,54 @@ pub static PLACEMENTS: &[PlacementEntry] = &[
     PlacementEntry {
         info: c(
             "placement",
+            "dac",
+            "DAC (Chiang, Lee & Chang 1999, as the SepBIT artifact runs it): each LPN's level is its line — a first write puts \
+             it at level 0, each host rewrite one level up (capped at classes − 1), each GC copy one level down (floor 0).",
+            spec::<placement::dac::Params>(),
+            &[],
+        ),
+        build: |cfg, input| {
+            let p: placement::dac::Params = params::of(&cfg.placement.tables, "placement", "dac")?;
+            Ok(Box::new(placement::dac::Dac::new(&p, input.logical_pages)))
+        },
+        classes: |cfg, _| Ok(params::of::<placement::dac::Params>(&cfg.placement.tables, "placement", "dac")?.classes),
+    },
+    PlacementEntry {
+        info: c(
+            "placement",
+            "warcip",
+            "WARCIP (Yang, Pei & Yang 2019, as the SepBIT artifact runs it): host writes go to the user cluster whose centre \
+             (a running mean) is nearest their rewrite interval (now − last write + GC penalty, in host page writes); clusters \
+             split and merge every `period` sealed user lines. Every GC copy goes to line 0 and sets the page's penalty.",
+            spec::<placement::warcip::Params>(),
+            &[],
+        ),
+        build: |cfg, input| {
+            let p: placement::warcip::Params = params::of(&cfg.placement.tables, "placement", "warcip")?;
+            Ok(Box::new(placement::warcip::Warcip::new(&p, input.logical_pages)))
+        },
+        classes: |cfg, _| Ok(params::of::<placement::warcip::Params>(&cfg.placement.tables, "placement", "warcip")?.classes),
+    },
+    PlacementEntry {
+        info: c(
+            "placement",
+            "sepbit",
+            "SepBIT (Wang et al., FAST'22, as its artifact runs it): a host rewrite whose previous copy lived less than ℓ (the \
+             mean lifespan of the last 16 collected class-0 lines, +∞ at first; with the artifact's FIFO window) goes to line \
+             0, other host writes to line 1; GC copies out of line 0 go to 2, others to 3, 4 or 5 by age against 4ℓ and 16ℓ. \
+             Six lines.",
+            spec::<placement::sepbit::Params>(),
+            &[],
+        ),
+        build: |cfg, input| {
+            let p: placement::sepbit::Params = params::of(&cfg.placement.tables, "placement", "sepbit")?;
+            Ok(Box::new(placement::sepbit::SepBit::new(&p, input.logical_pages)))
+        },
+        classes: |_, _| Ok(6),
+    },
+    PlacementEntry {
+        info: c(
+            "placement",
             "oracle",
             "Future knowledge, the lower bound (SepBIT's FK): a pre-pass over the workload gives each host page write the \
              time of its LPN's next write; host writes and GC copies go to class ⌊remaining lifetime / line pages⌋ (in host \
