@@ -1272,4 +1272,72 @@ offset = "10%"
         }));
         assert!(reqs.iter().any(|r| r.len_bytes == 262144));
     }
+
+    /// Lifetime of the data each write request leaves, in requests, for 4 KiB and for larger
+    /// requests: the time until each of its pages is written again, estimated as exposure /
+    /// rewrites (the exponential's maximum likelihood, so pages still alive at the end count
+    /// their time without a rewrite rather than being dropped).
+    fn lifetimes(reqs: &[Request], pages: usize) -> [f64; 2] {
+        let mut last: Vec<(u32, u8)> = vec![(u32::MAX, 0); pages];
+        let (mut exposure, mut rewrites) = ([0.0; 2], [0.0; 2]);
+        for (t, r) in reqs.iter().enumerate() {
+            let class = (r.len_bytes > 4096) as u8;
+            for p in r.offset_bytes / 4096..r.end_bytes() / 4096 {
+                let (t0, c) = last[p as usize];
+                if t0 != u32::MAX {
+                    exposure[c as usize] += (t as u32 - t0) as f64;
+                    rewrites[c as usize] += 1.0;
+                }
+                last[p as usize] = (t as u32, class);
+            }
+        }
+        for &(t0, c) in last.iter().filter(|l| l.0 != u32::MAX) {
+            exposure[c as usize] += (reqs.len() as u32 - t0) as f64;
+        }
+        [exposure[0] / rewrites[0], exposure[1] / rewrites[1]]
+    }
+
+    /// The example of docs/workloads.md.
+    const SIZE_PREDICTS_LIFETIME: &str = r#"
+[workload]
+kind = "fio"
+footprint_bytes = "4GiB"
+requests = 3000000
+zipf_theta = 0
+
+[[workload.fio.jobs]]
+rw = "randwrite"
+bs = "4k"
+size = "5%"
+share = 0.95
+
+[[workload.fio.jobs]]
+rw = "randwrite"
+bs = "256k"
+offset = "5%"
+share = 0.05
+"#;
+
+    #[test]
+    fn size_predicts_lifetime_or_not() {
+        let pages = (4 * GIB / 4096) as usize;
+        let cfg = crate::registry::parse_toml_file(SIZE_PREDICTS_LIFETIME, "ex.toml").unwrap();
+        cfg.validate().unwrap();
+        let [small, large] = lifetimes(&run(&cfg.workload, 1), pages);
+        // 5% of 4 GiB, rounded down to 4 KiB: 52,428 pages, one written by 95% of the
+        // requests: each lives 52,428 / 0.95 = 55,187 requests. The rest starts at 5% rounded
+        // up to 256 KiB (block 820) and holds 15,564 blocks of 256 KiB, each written by 5% of
+        // the requests: 15,564 / 0.05 = 311,280 requests.
+        assert!((small / 55_187.0 - 1.0).abs() < 0.02, "4 KiB: {small}");
+        assert!((large / 311_280.0 - 1.0).abs() < 0.02, "256 KiB: {large}");
+        // The same mix of sizes and requests as one bssplit over the whole device: a page is
+        // written by (0.95 + 0.05 · 64) / 1,048,576 of the requests whatever their size, so
+        // both sizes' data lives 1,048,576 / 4.15 = 252,669 requests.
+        let mut w = cfg.workload.clone();
+        w.tables
+            .insert("fio".into(), json!({"bssplit": "4k/95:256k/5"}));
+        let [small, large] = lifetimes(&run(&w, 1), pages);
+        assert!((small / 252_669.0 - 1.0).abs() < 0.02, "4 KiB: {small}");
+        assert!((large / 252_669.0 - 1.0).abs() < 0.02, "256 KiB: {large}");
+    }
 }
