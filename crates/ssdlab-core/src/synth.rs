@@ -1,6 +1,7 @@
 //! Synthetic workloads, deterministic by seed: uniform, Zipf(θ), sequential streams, fio-like
-//! jobs, and the `desktop` profile. Each yields [`Request`]s with 100 µs inter-arrival times.
-//! Stream hints (`dev`) are the sequential stream index, so multi-frontier FTLs can use them.
+//! jobs (all four drawn by the job engine of `synth/fio.rs`), and the `desktop` profile. Each yields
+//! [`Request`]s with 100 µs inter-arrival times. Stream hints (`dev`) are the sequential stream
+//! index, so multi-frontier FTLs can use them.
 
 use crate::config::{Config, WorkloadConfig};
 use crate::error::{Result, SimError};

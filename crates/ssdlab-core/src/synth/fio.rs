@@ -35,8 +35,8 @@ crate::params! {
         /// fio blockalign: random offsets are multiples of it; 0 = the smallest block size.
         blockalign: FioSize = FioSize::Bytes(0),
         /// Concurrent fio jobs (`[[workload.fio.jobs]]`: rw, bs or bssplit, offset, size,
-        /// share, zipf_theta, blockalign); each request picks a job by share. Empty = one job
-        /// from the keys above.
+        /// share, zipf_theta, blockalign; docs/workloads.md); each request picks a job by
+        /// share. Empty = one job from the keys above.
         jobs: Vec<FioJob> = Vec::new(),
     }
 }
