@@ -57,7 +57,7 @@ pub struct WorkloadConfig {
     pub address_map: String,
     /// Synthetic: number of requests.
     pub requests: u64,
-    /// Synthetic: request size (fio bs).
+    /// Synthetic: request size (fio bs; `workload.fio.bssplit` or a fio job's bs replaces it).
     pub request_bytes: Size,
     /// Synthetic: address range touched.
     pub footprint_bytes: Size,

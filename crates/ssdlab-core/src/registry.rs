@@ -806,7 +806,7 @@ pub static WORKLOADS: &[Component] = &[
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]),
     c("workload", "sequential", "Interleaved sequential streams over the footprint, wrapping around.", NONE,
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.streams", "workload.read_fraction", "workload.seed"]),
-    c("workload", "fio", "fio-like job: rw = write, randwrite or randrw; bs, footprint, Zipf θ (0 = uniform), read share, streams.",
+    c("workload", "fio", "fio-like jobs: one (rw = write, randwrite, randrw or randwrite-then-randread; bs or bssplit; footprint, Zipf θ (0 = uniform), read share, streams) or several concurrent [[workload.fio.jobs]], each with its rw, bs or bssplit, region and share of the requests.",
       spec::<FioParams>(),
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.streams", "workload.seed"]),
     c("workload", "desktop", "Desktop profile calibrated to seed 000 Table 4: file bursts at an allocation cursor, sequential rewrites, clustered updates of Zipf-hot regions, very hot metadata sectors (docs/workloads.md).",
@@ -1062,7 +1062,8 @@ pub fn validate(cfg: &Config) -> Result<()> {
             "FAST needs 0 (automatic) or ≥ 2 log blocks: 1 SW log plus ≥ 1 RW log",
         ));
     }
-    check_tables(cfg, true)
+    check_tables(cfg, true)?;
+    crate::synth::check(&cfg.workload)
 }
 
 /// Every component table must name a registered component of its category and hold only its

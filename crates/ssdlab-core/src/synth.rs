@@ -1,6 +1,7 @@
 //! Synthetic workloads, deterministic by seed: uniform, Zipf(θ), sequential streams, fio-like
-//! jobs, and the `desktop` profile. Each yields [`Request`]s with 100 µs inter-arrival times.
-//! Stream hints (`dev`) are the sequential stream index, so multi-frontier FTLs can use them.
+//! jobs (all four drawn by the job engine of `synth/fio.rs`), and the `desktop` profile. Each yields
+//! [`Request`]s with 100 µs inter-arrival times. Stream hints (`dev`) are the sequential stream
+//! index, so multi-frontier FTLs can use them.
 
 use crate::config::{Config, WorkloadConfig};
 use crate::error::{Result, SimError};
@@ -16,32 +17,31 @@ const PAGE_SECTORS: u64 = PAGE / SECTOR;
 const DESKTOP_BLOCK_PAGES: u64 = 128; // 512 KiB regions, as the seed-000 block size
 const REGION_SECTORS: u64 = DESKTOP_BLOCK_PAGES * PAGE_SECTORS;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Pattern {
-    Random,
-    Sequential,
-    Desktop,
+mod fio;
+
+pub use fio::{fio_bytes, parse_bssplit, BsSplit, FioJob, FioParams, FioSize};
+
+/// What draws the requests: fio-like jobs (kinds fio, uniform, zipf, sequential) or the
+/// desktop profile.
+#[derive(Clone, Debug)]
+enum Gen {
+    Jobs(fio::Jobs),
+    Desktop {
+        state: Box<Desktop>,
+        /// Scatters the 512 KiB regions over the footprint.
+        scatter: Scatter,
+        read_fraction: f64,
+    },
 }
 
 #[derive(Clone, Debug)]
 pub struct Synth {
-    pattern: Pattern,
+    gen: Gen,
     rng: Rng,
     requests: u64,
     emitted: u64,
-    request_bytes: u64,
-    footprint_bytes: u64,
-    slots: u64,
-    read_fraction: f64,
     /// fio randwrite-then-randread: the requests written before the reads start.
     write_first: Option<u64>,
-    zipf: Option<Zipf>,
-    /// Multiplier of the affine permutation that scatters hot ranks over the address space.
-    perm_a: u64,
-    perm_b: u64,
-    /// Per-stream next offset (sequential, desktop bursts).
-    stream_pos: Vec<u64>,
-    desktop: Option<Desktop>,
     /// Arrival times: mean gap in µs, Poisson (exponential gaps from `arrival_rng`, a stream of
     /// its own so that the requests do not depend on it) or fixed.
     gap_us: f64,
@@ -57,43 +57,59 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-crate::params! {
-    /// The `fio` generator's parameters (`[workload.fio]`).
-    pub struct FioParams {
-        /// fio rw: write (sequential) | randwrite | randrw | randwrite-then-randread (a random
-        /// write job, then a random read job over the same footprint, as two fio jobs separated
-        /// by a stonewall).
-        rw: String = "randwrite".into(),
-        /// randwrite-then-randread: requests of the write job; the rest read. 0 = half of them.
-        write_requests: u64 = 0,
+/// An affine permutation of 0..slots that scatters hot ranks over the address space.
+#[derive(Clone, Copy, Debug)]
+struct Scatter {
+    slots: u64,
+    a: u64,
+    b: u64,
+}
+
+impl Scatter {
+    /// Draws its offset from `rng` (one draw; `slots` ≥ 1).
+    fn new(slots: u64, rng: &mut Rng) -> Scatter {
+        let mut a = (0x9E37_79B9_7F4A_7C15 % slots.max(2)) | 1;
+        while gcd(a, slots) != 1 {
+            a += 2;
+        }
+        Scatter {
+            slots,
+            a,
+            b: rng.below(slots),
+        }
+    }
+
+    #[inline]
+    fn map(&self, rank: u64) -> u64 {
+        ((rank as u128 * self.a as u128 + self.b as u128) % self.slots as u128) as u64
     }
 }
 
-impl Params for FioParams {
-    fn check(&self, table: &str) -> Result<()> {
-        if !matches!(
-            self.rw.as_str(),
-            "write" | "randwrite" | "randrw" | "randwrite-then-randread"
-        ) {
-            return Err(SimError::config(
-                format!("{table}.rw"),
-                format!(
-                    "unknown value `{}`; valid: write, randwrite, randrw, randwrite-then-randread",
-                    self.rw
-                ),
-            ));
+/// Check what a synthetic workload needs of the footprint (the jobs' regions, block sizes),
+/// naming the field. Trace workloads pass.
+pub fn check(w: &WorkloadConfig) -> Result<()> {
+    match w.kind.as_str() {
+        "uniform" | "zipf" | "sequential" | "fio" => {
+            let fio: FioParams = params::of(&w.tables, "workload", "fio")?;
+            fio.plan(w).map(|_| ())
         }
-        if self.write_requests > 0 && self.rw != "randwrite-then-randread" {
-            return Err(SimError::config(
-                format!("{table}.write_requests"),
-                format!(
-                    "applies to rw = \"randwrite-then-randread\", not \"{}\"",
-                    self.rw
-                ),
-            ));
-        }
-        Ok(())
+        "desktop" => desktop_regions(w).map(|_| ()),
+        _ => Ok(()),
     }
+}
+
+fn desktop_regions(w: &WorkloadConfig) -> Result<u64> {
+    let regions = w.footprint_bytes.0 / (DESKTOP_BLOCK_PAGES * PAGE);
+    if regions == 0 {
+        return Err(SimError::config(
+            "workload.footprint_bytes",
+            format!(
+                "{} is too small for the desktop profile (it needs ≥ 512 KiB)",
+                w.footprint_bytes.0
+            ),
+        ));
+    }
+    Ok(regions)
 }
 
 crate::params! {
@@ -168,64 +184,30 @@ impl Synth {
         let fio: FioParams = params::of(&w.tables, "workload", "fio")?;
         let desktop: DesktopParams = params::of(&w.tables, "workload", "desktop")?;
         let mut rng = Rng::new(seed);
-        let request_bytes = w.request_bytes.0;
-        let footprint_bytes = w.footprint_bytes.0;
-        let pattern = match (w.kind.as_str(), fio.rw.as_str()) {
-            ("uniform" | "zipf", _) => Pattern::Random,
-            ("sequential", _) | ("fio", "write") => Pattern::Sequential,
-            ("fio", _) => Pattern::Random,
-            ("desktop", _) => Pattern::Desktop,
-            (k, _) => {
+        let gen = match w.kind.as_str() {
+            "uniform" | "zipf" | "sequential" | "fio" => {
+                Gen::Jobs(fio::Jobs::new(fio.plan(w)?, &mut rng))
+            }
+            "desktop" => {
+                let regions = desktop_regions(w)?;
+                Gen::Desktop {
+                    scatter: Scatter::new(regions, &mut rng),
+                    state: Box::new(Desktop::new(w, &desktop, regions)?),
+                    read_fraction: w.read_fraction,
+                }
+            }
+            k => {
                 return Err(SimError::config(
                     "workload.kind",
                     format!("`{k}` is not a synthetic workload"),
                 ))
             }
         };
-        let theta = match w.kind.as_str() {
-            "uniform" | "sequential" => 0.0,
-            _ => w.zipf_theta,
-        };
-        let slots = match pattern {
-            Pattern::Desktop => footprint_bytes / (DESKTOP_BLOCK_PAGES * PAGE),
-            _ => footprint_bytes / request_bytes,
-        };
-        if slots == 0 {
-            return Err(SimError::config(
-                "workload.footprint_bytes",
-                format!(
-                    "{footprint_bytes} is too small for this workload (desktop needs ≥ 512 KiB)"
-                ),
-            ));
-        }
-        // The desktop profile draws its own Zipf over the regions that hold data.
-        let zipf = (theta > 0.0 && pattern != Pattern::Desktop).then(|| Zipf::new(slots, theta));
-        let mut perm_a = (0x9E37_79B9_7F4A_7C15 % slots.max(2)) | 1;
-        while gcd(perm_a, slots) != 1 {
-            perm_a += 2;
-        }
-        let perm_b = rng.below(slots);
-        let read_fraction = if w.kind == "fio" && fio.rw == "write" {
-            0.0
-        } else {
-            w.read_fraction
-        };
-        let streams = w.streams.max(1) as u64;
-        let stream_pos = match pattern {
-            Pattern::Sequential => (0..streams)
-                .map(|i| (footprint_bytes / streams * i) / request_bytes * request_bytes)
-                .collect(),
-            _ => vec![0],
-        };
         Ok(Synth {
-            pattern,
+            gen,
             rng,
             requests: w.requests,
             emitted: 0,
-            request_bytes,
-            footprint_bytes,
-            slots,
-            read_fraction,
             write_first: (w.kind == "fio" && fio.rw == "randwrite-then-randread").then_some(
                 if fio.write_requests > 0 {
                     fio.write_requests
@@ -233,14 +215,6 @@ impl Synth {
                     w.requests / 2
                 },
             ),
-            zipf,
-            perm_a,
-            perm_b,
-            stream_pos,
-            desktop: match pattern {
-                Pattern::Desktop => Some(Desktop::new(w, &desktop, slots)?),
-                _ => None,
-            },
             gap_us: 1e6 / w.iops,
             poisson: w.arrival == "poisson",
             arrival_rng: Rng::new(seed ^ 0xA551_7A1E_5EED_0001),
@@ -255,38 +229,19 @@ impl Synth {
     pub fn is_empty(&self) -> bool {
         self.requests == 0
     }
+}
 
-    /// A slot index: uniform, or Zipf rank scattered by an affine permutation.
-    #[inline]
-    fn pick_slot(&mut self) -> u64 {
-        match &self.zipf {
-            None => self.rng.below(self.slots),
-            Some(z) => {
-                let rank = z.sample(&mut self.rng) - 1;
-                ((rank as u128 * self.perm_a as u128 + self.perm_b as u128) % self.slots as u128)
-                    as u64
-            }
-        }
-    }
-
-    /// Desktop profile after seed 000 Table 4 (one month of Windows XP writes); see
-    /// [`Desktop`]. Returns (offset, length, stream hint): sequential bursts use hint 1.
-    fn next_desktop(&mut self, op: Op) -> (u64, u64, u32) {
-        let d = self
-            .desktop
-            .as_mut()
-            .expect("desktop state exists for the desktop pattern");
-        let (v_sector, sectors, hint) = if op == Op::Read {
-            d.read(&mut self.rng)
-        } else {
-            d.write(&mut self.rng)
-        };
-        let region = v_sector / REGION_SECTORS;
-        let phys =
-            (region as u128 * self.perm_a as u128 + self.perm_b as u128) % self.slots as u128;
-        let off = (phys as u64 * REGION_SECTORS + v_sector % REGION_SECTORS) * SECTOR;
-        (off, sectors * SECTOR, hint)
-    }
+/// Desktop profile after seed 000 Table 4 (one month of Windows XP writes); see [`Desktop`].
+/// Returns (offset, length, stream hint): sequential bursts use hint 1.
+fn next_desktop(d: &mut Desktop, scatter: &Scatter, rng: &mut Rng, op: Op) -> (u64, u64, u32) {
+    let (v_sector, sectors, hint) = if op == Op::Read {
+        d.read(rng)
+    } else {
+        d.write(rng)
+    };
+    let phys = scatter.map(v_sector / REGION_SECTORS);
+    let off = (phys * REGION_SECTORS + v_sector % REGION_SECTORS) * SECTOR;
+    (off, sectors * SECTOR, hint)
 }
 
 // Shares from seed 000 Table 4: of the first writes, 82,648 of 184,822 are sequential; of the
@@ -563,24 +518,29 @@ impl Iterator for Synth {
             self.emitted as f64 * self.gap_us
         };
         self.emitted += 1;
-        let op = match self.write_first {
-            Some(w) if self.emitted > w => Op::Read,
-            Some(_) => Op::Write,
-            None if self.read_fraction > 0.0 && self.rng.f64() < self.read_fraction => Op::Read,
-            None => Op::Write,
-        };
-        let (offset_bytes, len_bytes, dev) = match self.pattern {
-            Pattern::Random => (self.pick_slot() * self.request_bytes, self.request_bytes, 0),
-            Pattern::Sequential => {
-                let s = self.rng.below(self.stream_pos.len() as u64) as usize;
-                let mut off = self.stream_pos[s];
-                if off + self.request_bytes > self.footprint_bytes {
-                    off = 0;
-                }
-                self.stream_pos[s] = off + self.request_bytes;
-                (off, self.request_bytes, s as u32)
+        let forced = self.write_first.map(|w| {
+            if self.emitted > w {
+                Op::Read
+            } else {
+                Op::Write
             }
-            Pattern::Desktop => self.next_desktop(op),
+        });
+        let (op, offset_bytes, len_bytes, dev) = match &mut self.gen {
+            Gen::Jobs(jobs) => jobs.next(&mut self.rng, forced),
+            Gen::Desktop {
+                state,
+                scatter,
+                read_fraction,
+            } => {
+                let p = *read_fraction;
+                let op = if p > 0.0 && self.rng.f64() < p {
+                    Op::Read
+                } else {
+                    Op::Write
+                };
+                let (off, len, dev) = next_desktop(state, scatter, &mut self.rng, op);
+                (op, off, len, dev)
+            }
         };
         Some(Ok(Request {
             time_us,
