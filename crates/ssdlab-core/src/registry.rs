@@ -665,9 +665,9 @@ pub static PLACEMENTS: &[PlacementEntry] = &[
         info: c(
             "placement",
             "oracle",
-            "Future knowledge, the lower bound (SepBIT's FK): a pre-pass over the workload gives each host page write the \
-             time of its LPN's next write; host writes and GC copies go to class ⌊remaining lifetime / line pages⌋ (in host \
-             page writes), capped at the last; never-overwritten data to the last line.",
+            "Future knowledge, the lower bound: a pre-pass over the workload gives each host page write the time of its LPN's \
+             next write; host writes and GC copies go by remaining lifetime (host page writes) against bounds doubling up to \
+             the device's logical pages (or one line per class, SepBIT's FK); never-overwritten data to the last line.",
             spec::<placement::oracle::Params>(),
             &[],
         ),
@@ -675,7 +675,7 @@ pub static PLACEMENTS: &[PlacementEntry] = &[
             let p: placement::oracle::Params = params::of(&cfg.placement.tables, "placement", "oracle")?;
             let future = input.future.ok_or_else(|| SimError::Invalid("placement oracle built without its pre-pass".into()))?;
             let classes = p.classes_for(input.classes)?;
-            Ok(Box::new(placement::oracle::Oracle::new(&p, classes, input.line_pages, future)))
+            Ok(Box::new(placement::oracle::Oracle::new(&p, classes, input.logical_pages, input.line_pages, future)))
         },
         classes: |cfg, k| {
             let p: placement::oracle::Params = params::of(&cfg.placement.tables, "placement", "oracle")?;

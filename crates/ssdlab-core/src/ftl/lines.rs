@@ -396,7 +396,12 @@ impl LinesFtl {
             return self.next_ppn(k, nand);
         }
         let l = self.free.pop_front().ok_or_else(|| {
-            SimError::Invalid("the line FTL ran out of free lines (raise device.op)".into())
+            SimError::Invalid(format!(
+                "the line FTL needed a new line for class {k} and none was free: GC copies opened more lines \
+                 than ftl.lines.gc_free_lines ({}) keeps; raise it to at least the number of lines GC copies go \
+                 to plus one (or device.op)",
+                self.gc_threshold
+            ))
         })?;
         self.open[k] = l;
         self.class[l as usize] = k as u32;

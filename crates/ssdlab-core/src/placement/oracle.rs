@@ -1,8 +1,9 @@
-//! `oracle`: future knowledge, the lower bound of placement (SepBIT's FK). A pre-pass over the
-//! workload gives every host page write the time of the next write of its LPN; a page's class is
-//! its remaining lifetime r (host page writes until that overwrite) in units of a line:
-//! ⌊r / line pages⌋, capped at the last class, at user writes and GC copies alike. Pages never
-//! overwritten go to the last line.
+//! `oracle`: future knowledge, the lower bound of placement. A pre-pass over the workload gives
+//! every host page write the time of the next write of its LPN; a page's class is its remaining
+//! lifetime r (host page writes until that overwrite), at user writes and GC copies alike, against
+//! bounds that double up to the device's logical pages N (`geometric`: N/2^(K−2), …, N/2, N for K
+//! classes, the rest in the last), or in units of a line (`lines`: ⌊r / line pages⌋ capped at
+//! the last, SepBIT's FK with its segments). Pages never overwritten go to the last line.
 
 use super::{Class, Classifier};
 use crate::error::{Result, SimError};
@@ -39,9 +40,9 @@ crate::params! {
         /// Lines (classes), 2..=64; 0 = the FTL's open lines (`ftl.lines.open_lines`) or
         /// streams (`ftl.page.streams`).
         classes: u32 = 0,
-        /// Width of a class in host page writes of remaining lifetime; 0 = one line (the FTL's
-        /// block), as SepBIT's FK uses one segment.
-        unit_pages: u64 = 0,
+        /// Class bounds on the remaining lifetime: geometric (doubling up to the device's logical
+        /// pages) | lines (SepBIT's FK: one class per line of lifetime).
+        spacing: String = "geometric".into(),
     }
 }
 
@@ -63,9 +64,8 @@ pub struct Oracle {
     arrived: u64,
     /// Per LPN: the arrival index at which its current data is overwritten.
     death: Vec<u64>,
-    /// A class's width in host page writes.
-    unit: u64,
-    classes: u32,
+    /// Upper bounds (inclusive) of the remaining lifetime of every class but the last.
+    bounds: Vec<u64>,
 }
 
 impl Params {
@@ -85,30 +85,41 @@ impl Params {
 }
 
 impl Oracle {
-    /// `classes` as [`Params::classes_for`] gives them; lines of `line_pages`.
-    pub fn new(p: &Params, classes: u32, line_pages: u64, future: Future) -> Oracle {
+    /// `classes` as [`Params::classes_for`] gives them, on a device of `logical_pages` in lines
+    /// of `line_pages`.
+    pub fn new(
+        p: &Params,
+        classes: u32,
+        logical_pages: u64,
+        line_pages: u64,
+        future: Future,
+    ) -> Oracle {
+        let k = classes.max(1) as u64;
+        let bounds = (0..k - 1)
+            .map(|c| {
+                if p.spacing == "lines" {
+                    (c + 1) * line_pages.max(1) - 1
+                } else {
+                    (logical_pages >> (k - 2 - c)).max(1)
+                }
+            })
+            .collect();
         Oracle {
             death: future.first.clone(),
             future,
             arrived: 0,
-            unit: if p.unit_pages == 0 {
-                line_pages
-            } else {
-                p.unit_pages
-            }
-            .max(1),
-            classes: classes.max(1),
+            bounds,
         }
     }
 
     fn class_of(&self, remaining: u64) -> Class {
-        (remaining / self.unit).min(self.classes as u64 - 1) as Class
+        self.bounds.partition_point(|&b| b < remaining) as Class
     }
 }
 
 impl Classifier for Oracle {
     fn classes(&self) -> u32 {
-        self.classes
+        self.bounds.len() as u32 + 1
     }
     fn tag(&mut self, lpn: Lpn) -> u32 {
         let i = self.arrived;
@@ -140,7 +151,7 @@ mod tests {
         assert_eq!(f.first, [4, 1, NEVER, 0]);
     }
 
-    /// Lines of 2 pages, 4 classes: class ⌊r / 2⌋, capped at 3.
+    /// `lines` spacing, lines of 2 pages, 4 classes: class ⌊r / 2⌋, capped at 3.
     /// arrival  LPN  next write  r      class
     /// 0        0    2           2      1
     /// 1        1    4           3      1
@@ -155,7 +166,11 @@ mod tests {
     fn classes_by_remaining_lifetime() {
         let lpns = [0, 1, 0, 2, 1, 0, 0, 3, 2];
         let f = Future::from_writes(&lpns, 16);
-        let mut o = Oracle::new(&Params::default(), 4, 2, f);
+        let lines = Params {
+            spacing: "lines".into(),
+            ..Params::default()
+        };
+        let mut o = Oracle::new(&lines, 4, 16, 2, f);
         assert_eq!(o.classes(), 4);
         let tags: Vec<u32> = lpns[..4].iter().map(|&l| o.tag(l)).collect();
         assert_eq!(tags, [1, 1, 1, 2]);
@@ -166,5 +181,19 @@ mod tests {
         let tags: Vec<u32> = lpns[4..].iter().map(|&l| o.tag(l)).collect();
         assert_eq!(tags, [3, 0, 3, 3, 3]);
         assert_eq!(o.user(0, 3, 0), 3);
+    }
+
+    /// `geometric` spacing, N = 64 logical pages, 4 classes: bounds 16, 32, 64.
+    #[test]
+    fn geometric_bounds() {
+        let o = Oracle::new(&Params::default(), 4, 64, 8, Future::default());
+        assert_eq!(o.bounds, [16, 32, 64]);
+        let classes: Vec<u32> = [0, 16, 17, 32, 33, 64, 65, NEVER]
+            .iter()
+            .map(|&r| o.class_of(r))
+            .collect();
+        assert_eq!(classes, [0, 0, 1, 1, 2, 2, 3, 3]);
+        let o = Oracle::new(&Params::default(), 2, 64, 8, Future::default());
+        assert_eq!(o.bounds, [64]);
     }
 }
