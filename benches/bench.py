@@ -41,8 +41,8 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    each), with the write hit ratio and WAF.
 
 9. The line FTL (`lines`, seed 001) with every placement of the registry on the stream of 1 (no
-   buffer, 16 MiB lines = 32 LUNs x 128-page blocks, pblk victims, 8-page write batches): host page writes per second, best and median of 2
-   (target >= 3 M for each), with the WAF.
+   buffer, 16 MiB lines = 32 LUNs x 128-page blocks, pblk victims, 8-page write batches): host page
+   writes per second, best and median of 2 (target >= 3 M for each), with the WAF.
 
 Set SSDLAB_BENCH_VALGRIND=0 to skip 3 and 4. Results are printed and written to
 results/bench.json. Nothing here is asserted: these are measurements, reported in the issue notes.

@@ -411,3 +411,38 @@ def test_ptsd_quick_states_every_claim(tmp_path, traces):
     row = table[table.index("above PART-SCHED&#x27;s (50% reads and writes)") :].split("</tr>")[0]
     assert f"{gain:+.0%}" in row
     assert ("<b>holds</b>" in row) == (0.05 <= gain <= 0.2)
+
+
+def test_hotcold2022_quick_states_every_claim(tmp_path, traces):
+    out = tmp_path / "hotcold2022"
+    report = studies.reproduce("hotcold2022", quick=True, out=out, traces=traces, progress=False)
+    text = report.read_text()
+    table = text[text.index("Claims</h2>") :].split("</table>")[0]
+    for mix in ("small-hot", "sizes-mixed"):
+        assert f"cut the lines garbage-collected by 44–68% ({mix})" in table, mix
+    assert "The same time writes 1.6–10.3% more data" in table
+    assert "Where the size classifier stands against the modern schemes" in table
+    assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == 3
+    for section in ("Table 4.1: lines garbage-collected", "Where the size classifier&#x27;s GC copies go"):
+        assert section in text
+    df = ssdlab.load_results(out)
+    assert (df["status"] == "ok").all()
+    fig = studies.get("hotcold2022").module()
+    cells = fig._cells(df)
+    counts = cells[~cells["timed"]]
+    # Each placement's lines: the size classifier writes to four, SepBIT six, none one.
+    opened = counts.set_index(["mix", "lines", "variant"])["ftl.lines.open"]
+    assert opened[("small-hot", "16 MiB", "none")] == 1
+    assert opened[("small-hot", "16 MiB", "size-ema-batch")] == 4
+    assert opened[("small-hot", "16 MiB", "sepbit")] == 6
+    # Table 4.1's reading is the series at each size; the verdict follows those numbers.
+    red = fig._reductions(counts, "small-hot")
+    assert [r[0] for r in red] == [4, 8, 16]
+    base = fig._one(counts, "small-hot", "none")
+    assert fig.gc_at(base, 16) <= base["gc.victims"] <= fig.gc_at(base, 16) * 1.05
+    row = table[table.index("(small-hot)") :].split("</tr>")[0]
+    assert ("<b>holds</b>" in row) == (max(r[3] for r in red) <= -0.3)
+    # The oracle is the floor on every mix (16 MiB lines).
+    for mix in ("small-hot", "sizes-mixed"):
+        wafs = counts[(counts["mix"] == mix) & (counts["lines"] == "16 MiB")].set_index("variant")["waf"]
+        assert wafs.idxmin() == "oracle", wafs
