@@ -32,7 +32,8 @@ pub trait Params: Fields + Serialize + DeserializeOwned + Default + Clone + 'sta
     }
 }
 
-/// Declare a component's parameter struct: each field with its doc line and default.
+/// Declare a component's parameter struct: each field with its doc line and default (and
+/// optionally `#[alias = "other"]`, a second name accepted in configurations).
 ///
 /// ```ignore
 /// ssdlab_core::params! {
@@ -48,14 +49,14 @@ macro_rules! params {
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
-            $( $(#[doc = $doc:literal])+ $field:ident : $ty:ty = $default:expr ),* $(,)?
+            $( $(#[doc = $doc:literal])+ $(#[alias = $alias:literal])? $field:ident : $ty:ty = $default:expr ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
         #[serde(deny_unknown_fields, default)]
         pub struct $name {
-            $( $(#[doc = $doc])+ pub $field: $ty, )*
+            $( $(#[doc = $doc])+ $(#[serde(alias = $alias)])? pub $field: $ty, )*
         }
         impl Default for $name {
             fn default() -> Self {

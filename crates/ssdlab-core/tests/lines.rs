@@ -270,4 +270,15 @@ fn placement_config_errors_name_the_field() {
     let r = simulate(&c, &mut NoProgress).unwrap();
     assert_eq!(r.config.ftl.tables["lines"]["open_lines"], 6);
     assert_eq!(r.metrics["ftl.lines.open"], 6.0);
+    // `open` is the same key.
+    let c = Config::from_toml_str(&format!(
+        "{base}[ftl]\nkind = \"lines\"\n[ftl.lines]\nopen = 2\n[placement]\nkind = \"sep-gc\"\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        simulate(&c, &mut NoProgress).unwrap().metrics["ftl.lines.open"],
+        2.0
+    );
+    let e = err("[ftl]\nkind = \"lines\"\n[ftl.lines]\nopen = 3\n[placement]\nkind = \"sep-gc\"\n");
+    assert!(e.contains("ftl.lines.open_lines"), "{e}");
 }

@@ -33,6 +33,7 @@ crate::params! {
         /// Open user lines for placements whose number of classes is configurable; the lines
         /// actually open are the placement's classes (`none`: 1) plus the GC line, shown in the
         /// resolved configuration. Alias: `open`.
+        #[alias = "open"]
         open_lines: u32 = 4,
         /// GC copies go to a line of their own, whatever the placement says.
         gc_line: bool = false,
@@ -646,26 +647,7 @@ impl LinesFtl {
 
     /// L2P and P2L agree, valid counts match, ring markers point at entries of their LPN.
     fn check_structure(&self) -> Result<()> {
-        let mut counted = vec![0u32; self.valid.len()];
-        for (ppn, &lpn) in self.p2l.iter().enumerate() {
-            if lpn == NONE {
-                continue;
-            }
-            if self.l2p[lpn as usize] != ppn as u32 {
-                return Err(SimError::Integrity(format!(
-                    "PPN {ppn} claims LPN {lpn}, but LPN {lpn} maps to {}",
-                    self.l2p[lpn as usize]
-                )));
-            }
-            counted[ppn / self.line_pages as usize] += 1;
-        }
-        for (l, (&c, &v)) in counted.iter().zip(&self.valid).enumerate() {
-            if c != v {
-                return Err(SimError::Integrity(format!(
-                    "line {l}: valid count {v}, but {c} valid pages"
-                )));
-            }
-        }
+        super::check_p2l(&self.l2p, &self.p2l, &self.valid, self.line_pages, "line")?;
         for (lpn, &p) in self.l2p.iter().enumerate() {
             if p == NONE {
                 continue;

@@ -143,6 +143,40 @@ pub trait Ftl: FtlView + std::any::Any {
     }
 }
 
+/// Integrity check of a page-mapped FTL's tables (NONE = u32::MAX): every page P2L holds is its
+/// LPN's L2P entry, and each block's valid count is the number of its pages P2L holds. `unit`
+/// names a block in errors ("block", "line").
+pub(crate) fn check_p2l(
+    l2p: &[u32],
+    p2l: &[u32],
+    valid: &[u32],
+    pages_per_block: u32,
+    unit: &str,
+) -> Result<()> {
+    use crate::error::SimError;
+    let mut counted = vec![0u32; valid.len()];
+    for (ppn, &lpn) in p2l.iter().enumerate() {
+        if lpn == u32::MAX {
+            continue;
+        }
+        if l2p[lpn as usize] != ppn as u32 {
+            return Err(SimError::Integrity(format!(
+                "PPN {ppn} claims LPN {lpn}, but LPN {lpn} maps to {}",
+                l2p[lpn as usize]
+            )));
+        }
+        counted[ppn / pages_per_block as usize] += 1;
+    }
+    for (b, (&c, &v)) in counted.iter().zip(valid).enumerate() {
+        if c != v {
+            return Err(SimError::Integrity(format!(
+                "{unit} {b}: valid count {v}, but {c} valid pages"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Integrity check of one LPN: it must map to a page holding version `want` (0 = it must be
 /// unmapped). `stored` is its (PPN, stored version) when mapped.
 pub(crate) fn check_version(lpn: usize, want: u32, stored: Option<(u32, u32)>) -> Result<()> {

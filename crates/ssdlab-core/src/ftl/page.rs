@@ -487,26 +487,7 @@ impl PageFtl {
 
     /// Structural invariants that need no host versions: L2P and P2L agree, valid counts match.
     fn check_structure(&self) -> Result<()> {
-        let mut counted = vec![0u32; self.valid.len()];
-        for (ppn, &lpn) in self.p2l.iter().enumerate() {
-            if lpn == NONE {
-                continue;
-            }
-            if self.l2p[lpn as usize] != ppn as u32 {
-                return Err(SimError::Integrity(format!(
-                    "PPN {ppn} claims LPN {lpn}, but LPN {lpn} maps to PPN {}",
-                    self.l2p[lpn as usize]
-                )));
-            }
-            counted[ppn / self.ppb as usize] += 1;
-        }
-        for (b, (&c, &v)) in counted.iter().zip(&self.valid).enumerate() {
-            if c != v {
-                return Err(SimError::Integrity(format!(
-                    "block {b}: valid count {v}, but {c} valid pages"
-                )));
-            }
-        }
+        super::check_p2l(&self.l2p, &self.p2l, &self.valid, self.ppb, "block")?;
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
             if ppn != NONE && self.p2l[ppn as usize] != lpn as u32 {
                 return Err(SimError::Integrity(format!(
