@@ -287,9 +287,9 @@ def _collects(wafs: dict) -> bool:
     return any(v > 1.0005 for v in wafs.values())
 
 
-def _placement_table(ok, groups, lines, what) -> str:
-    """WAF, erases and lines collected per placement (rows) and workload (columns), with each
-    workload's rank; the mean rank last."""
+def _placement_table(ok, groups, lines, what, erases=False) -> str:
+    """WAF (and with `erases` the line erases) per placement (rows) and workload (columns); the
+    mean rank by WAF last."""
     rows, ranks = [], {p: [] for p in PLACEMENTS}
     wafs = {}
     for g in groups:
@@ -305,13 +305,16 @@ def _placement_table(ok, groups, lines, what) -> str:
         cells = [f"<td>{esc(p)}</td>"]
         for g in groups:
             v = wafs[g].get(p)
-            cells.append(f"<td{NUM}>{_fmt(v, 3)}</td>")
+            c = _one(ok, g, p, lines)
+            extra = f" ({float(c['nand.erases']):,.0f})" if erases and c is not None else ""
+            cells.append(f"<td{NUM}>{_fmt(v, 3)}{extra}</td>")
         mean_rank = np.mean(ranks[p]) if ranks[p] else None
         cells.append(f"<td{NUM}>{_fmt(mean_rank, 1)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     idle = [g for g in groups if not _collects(wafs[g])]
     note = f" {', '.join(idle)}: no placement copied a page (WAF 1), left out of the ranks." if idle else ""
-    return f"<p>WAF by placement ({what}); the last column is the mean rank (1 = lowest WAF).{note}</p>" + table(
+    also = " and, in brackets, line erases" if erases else ""
+    return f"<p>WAF{also} by placement ({what}); the last column is the mean rank (1 = lowest WAF).{note}</p>" + table(
         ["placement"] + list(groups) + ["mean rank"], rows
     )
 
@@ -433,6 +436,9 @@ def sections(df):
     traces = _traces(counts)
     if traces:
         out.append(
-            ("Every placement, real traces", _placement_table(counts, traces, "16 MiB", "each trace replayed 4 times"))
+            (
+                "Every placement, real traces",
+                _placement_table(counts, traces, "16 MiB", "each trace replayed 4 times", erases=True),
+            )
         )
     return out
