@@ -420,9 +420,10 @@ def test_hotcold2022_quick_states_every_claim(tmp_path, traces):
     table = text[text.index("Claims</h2>") :].split("</table>")[0]
     for mix in ("small-hot", "sizes-mixed"):
         assert f"cut the lines garbage-collected by 44–68% ({mix})" in table, mix
-    assert "The same time writes 1.6–10.3% more data" in table
+    for lines in ("128 MiB", "16 MiB"):
+        assert f"The same time writes 1.6–10.3% more data (small-hot, {lines} lines)" in table
     assert "Where the size classifier stands against the modern schemes" in table
-    assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == 3
+    assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == 4
     for section in ("Table 4.1: lines garbage-collected", "Where the size classifier&#x27;s GC copies go"):
         assert section in text
     df = ssdlab.load_results(out)
