@@ -108,18 +108,27 @@ const LOW: u8 = 2; // < full
 const FULL: u8 = 3; // fully valid: never collected
 const NOT_LISTED: u8 = u8::MAX;
 
-/// pblk's victim choice: lines in four lists by valid count; the victim is the fewest-valid line
-/// of the first non-empty list of high, mid, low (ties: the earliest in its list). A line joins a
-/// list's tail when it enters it.
+/// pblk's victim choice: closed lines in four lists by valid count (`pblk_line_gc_list`); the
+/// victim is the fewest-valid line of the first non-empty list of high, mid, low, ties to the
+/// earliest in its list (`pblk_gc_get_victim_line`; a line joins a list's tail when it enters it).
+/// The lists are ranges of valid counts in order, so that line is the fewest-valid line of all
+/// (fully valid ones excepted) and, among those, the one that entered its list first. Lines are
+/// kept in buckets by valid count with the time they entered their list: a victim costs a scan
+/// of one bucket, not of a list.
 struct PblkLists {
     quarter: u32,
     half: u32,
     full: u32,
+    /// Each line's list (NOT_LISTED: open, free or taken) and when it entered it.
     list: Vec<u8>,
+    entered: Vec<u64>,
+    seq: u64,
+    /// Buckets by valid count (0..=full), doubly linked.
     prev: Vec<u32>,
     next: Vec<u32>,
-    head: [u32; 4],
-    tail: [u32; 4],
+    head: Vec<u32>,
+    /// No bucket below this holds a line.
+    lowest: usize,
 }
 
 impl PblkLists {
@@ -129,10 +138,12 @@ impl PblkLists {
             half: line_pages / 2,
             full: line_pages,
             list: vec![NOT_LISTED; lines],
+            entered: vec![0; lines],
+            seq: 0,
             prev: vec![NONE; lines],
             next: vec![NONE; lines],
-            head: [NONE; 4],
-            tail: [NONE; 4],
+            head: vec![NONE; line_pages as usize + 1],
+            lowest: 0,
         }
     }
 
@@ -148,66 +159,75 @@ impl PblkLists {
         }
     }
 
-    fn push(&mut self, l: u32, which: u8) {
-        let t = self.tail[which as usize];
-        self.prev[l as usize] = t;
-        self.next[l as usize] = NONE;
-        if t == NONE {
-            self.head[which as usize] = l;
-        } else {
-            self.next[t as usize] = l;
+    fn push(&mut self, l: u32, valid: u32) {
+        let h = self.head[valid as usize];
+        self.prev[l as usize] = NONE;
+        self.next[l as usize] = h;
+        if h != NONE {
+            self.prev[h as usize] = l;
         }
-        self.tail[which as usize] = l;
-        self.list[l as usize] = which;
+        self.head[valid as usize] = l;
+        self.lowest = self.lowest.min(valid as usize);
     }
 
-    fn unlink(&mut self, l: u32) {
-        let which = self.list[l as usize] as usize;
+    fn remove(&mut self, l: u32, valid: u32) {
         let (p, n) = (self.prev[l as usize], self.next[l as usize]);
         if p == NONE {
-            self.head[which] = n;
+            self.head[valid as usize] = n;
         } else {
             self.next[p as usize] = n;
         }
-        if n == NONE {
-            self.tail[which] = p;
-        } else {
+        if n != NONE {
             self.prev[n as usize] = p;
         }
-        self.list[l as usize] = NOT_LISTED;
+    }
+
+    fn enter(&mut self, l: u32, which: u8) {
+        self.list[l as usize] = which;
+        self.entered[l as usize] = self.seq;
+        self.seq += 1;
     }
 
     fn seal(&mut self, l: u32, valid: u32) {
-        self.push(l, self.list_of(valid));
+        self.enter(l, self.list_of(valid));
+        self.push(l, valid);
     }
 
+    /// Line `l` lost a page; `valid` is its new count.
     #[inline]
     fn on_invalidate(&mut self, l: u32, valid: u32) {
         let now = self.list[l as usize];
         if now != NOT_LISTED {
+            self.remove(l, valid + 1);
+            self.push(l, valid);
             let to = self.list_of(valid);
             if to != now {
-                self.unlink(l);
-                self.push(l, to);
+                self.enter(l, to);
             }
         }
     }
 
-    fn peek(&self, valid: &[u32]) -> Option<u32> {
-        for which in [HIGH, MID, LOW] {
-            let mut cur = self.head[which as usize];
-            let mut best = NONE;
-            while cur != NONE {
-                if best == NONE || valid[cur as usize] < valid[best as usize] {
-                    best = cur;
-                }
-                cur = self.next[cur as usize];
-            }
-            if best != NONE {
-                return Some(best);
-            }
+    /// Take line `l` (holding `valid` pages) out: it is the victim.
+    fn unlink(&mut self, l: u32, valid: u32) {
+        self.remove(l, valid);
+        self.list[l as usize] = NOT_LISTED;
+    }
+
+    fn peek(&mut self) -> Option<u32> {
+        while self.lowest < self.full as usize && self.head[self.lowest] == NONE {
+            self.lowest += 1;
         }
-        None
+        if self.lowest >= self.full as usize {
+            return None;
+        }
+        let (mut cur, mut best) = (self.head[self.lowest], NONE);
+        while cur != NONE {
+            if best == NONE || self.entered[cur as usize] < self.entered[best as usize] {
+                best = cur;
+            }
+            cur = self.next[cur as usize];
+        }
+        Some(best)
     }
 }
 
@@ -545,9 +565,9 @@ impl LinesFtl {
         while (self.free.len() as u64) < self.gc_threshold {
             let victim = match &mut self.victims {
                 Victims::Pblk(p) => {
-                    let v = p.peek(&self.valid);
+                    let v = p.peek();
                     if let Some(l) = v {
-                        p.unlink(l);
+                        p.unlink(l, self.valid[l as usize]);
                     }
                     v
                 }
@@ -894,5 +914,157 @@ impl Ftl for LinesFtl {
         );
         v.extend(self.classifier.gauges());
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pblk's victim choice: lines in four lists by valid count; the victim is the fewest-valid line
+    /// of the first non-empty list of high, mid, low (ties: the earliest in its list). A line joins a
+    /// list's tail when it enters it.
+    struct ListsReference {
+        quarter: u32,
+        half: u32,
+        full: u32,
+        list: Vec<u8>,
+        prev: Vec<u32>,
+        next: Vec<u32>,
+        head: [u32; 4],
+        tail: [u32; 4],
+    }
+
+    impl ListsReference {
+        fn new(lines: usize, line_pages: u32) -> ListsReference {
+            ListsReference {
+                quarter: line_pages / 4,
+                half: line_pages / 2,
+                full: line_pages,
+                list: vec![NOT_LISTED; lines],
+                prev: vec![NONE; lines],
+                next: vec![NONE; lines],
+                head: [NONE; 4],
+                tail: [NONE; 4],
+            }
+        }
+
+        fn list_of(&self, valid: u32) -> u8 {
+            if valid < self.quarter {
+                HIGH
+            } else if valid < self.half {
+                MID
+            } else if valid < self.full {
+                LOW
+            } else {
+                FULL
+            }
+        }
+
+        fn push(&mut self, l: u32, which: u8) {
+            let t = self.tail[which as usize];
+            self.prev[l as usize] = t;
+            self.next[l as usize] = NONE;
+            if t == NONE {
+                self.head[which as usize] = l;
+            } else {
+                self.next[t as usize] = l;
+            }
+            self.tail[which as usize] = l;
+            self.list[l as usize] = which;
+        }
+
+        fn unlink(&mut self, l: u32) {
+            let which = self.list[l as usize] as usize;
+            let (p, n) = (self.prev[l as usize], self.next[l as usize]);
+            if p == NONE {
+                self.head[which] = n;
+            } else {
+                self.next[p as usize] = n;
+            }
+            if n == NONE {
+                self.tail[which] = p;
+            } else {
+                self.prev[n as usize] = p;
+            }
+            self.list[l as usize] = NOT_LISTED;
+        }
+
+        fn seal(&mut self, l: u32, valid: u32) {
+            self.push(l, self.list_of(valid));
+        }
+
+        #[inline]
+        fn on_invalidate(&mut self, l: u32, valid: u32) {
+            let now = self.list[l as usize];
+            if now != NOT_LISTED {
+                let to = self.list_of(valid);
+                if to != now {
+                    self.unlink(l);
+                    self.push(l, to);
+                }
+            }
+        }
+
+        fn peek(&self, valid: &[u32]) -> Option<u32> {
+            for which in [HIGH, MID, LOW] {
+                let mut cur = self.head[which as usize];
+                let mut best = NONE;
+                while cur != NONE {
+                    if best == NONE || valid[cur as usize] < valid[best as usize] {
+                        best = cur;
+                    }
+                    cur = self.next[cur as usize];
+                }
+                if best != NONE {
+                    return Some(best);
+                }
+            }
+            None
+        }
+    }
+
+    /// The bucketed lists choose exactly as pblk's lists scanned in full (the reference above,
+    /// `pblk_gc_get_victim_line` over `gc_lists`), over random seals, invalidations and victims.
+    #[test]
+    fn buckets_choose_as_pblk_lists() {
+        let (lines, pages) = (40usize, 16u32);
+        let mut fast = PblkLists::new(lines, pages);
+        let mut reference = ListsReference::new(lines, pages);
+        let mut valid = vec![0u32; lines];
+        let mut x = 12345u64;
+        let mut rand = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut victims = 0;
+        for _ in 0..20_000 {
+            let l = rand(lines as u64) as usize;
+            match rand(10) {
+                0 if fast.list[l] == NOT_LISTED => {
+                    valid[l] = rand(pages as u64 + 1) as u32;
+                    fast.seal(l as u32, valid[l]);
+                    reference.seal(l as u32, valid[l]);
+                }
+                1 => {
+                    let want = reference.peek(&valid);
+                    assert_eq!(fast.peek(), want);
+                    if let Some(v) = want {
+                        fast.unlink(v, valid[v as usize]);
+                        reference.unlink(v);
+                        victims += 1;
+                    }
+                }
+                _ if fast.list[l] != NOT_LISTED && valid[l] > 0 => {
+                    valid[l] -= 1;
+                    fast.on_invalidate(l as u32, valid[l]);
+                    reference.on_invalidate(l as u32, valid[l]);
+                }
+                _ => {}
+            }
+        }
+        assert!(victims > 500, "{victims}");
     }
 }
