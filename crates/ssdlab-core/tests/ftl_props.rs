@@ -1,4 +1,4 @@
-//! Property tests of the FTLs (`page`, `block`, `bast`, `fast`): after any sequence of
+//! Property tests of the FTLs (`page`, `block`, `bast`, `fast`, `lines`): after any sequence of
 //! single-page writes, multi-page units, whole-block units (padded or full, with or without
 //! filler) and trims, every LPN maps to its latest version and every block's valid count
 //! matches its pages (`Ftl::check_integrity`, run after every step).
@@ -14,11 +14,13 @@ use ssdlab_core::ftl::bast::{BastFtl, Params};
 use ssdlab_core::ftl::block::BlockFtl;
 use ssdlab_core::ftl::fast::FastFtl;
 use ssdlab_core::ftl::hybrid::ModelStats;
+use ssdlab_core::ftl::lines::{self, LinesFtl};
 use ssdlab_core::ftl::log_stats::Utilisation;
 use ssdlab_core::ftl::page::PageFtl;
 use ssdlab_core::ftl::{Ftl, Shape, UnitPage};
 use ssdlab_core::gc::VictimPolicy;
 use ssdlab_core::nand::{Cause, Nand};
+use ssdlab_core::placement::{none::NoSeparation, sep_gc::SepGc, size_ema, Classifier};
 use ssdlab_core::units::Geometry;
 
 fn config() -> ProptestConfig {
@@ -275,6 +277,37 @@ proptest! {
         let mut f = PageFtl::new(&g, policy, gc_free, streams, separate_gc, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         run(&mut f, &mut n, &g, streams, &steps)?;
+    }
+
+    /// The line FTL: pages served from its ring until their batch is programmed, stale ring
+    /// entries programmed dead, padding filler, pblk's or another victim choice, and placements
+    /// that spread host pages and GC copies over several lines (with or without a GC line).
+    #[test]
+    fn lines_ftl_keeps_latest_versions(
+        ppb in ppb(),
+        lbns in 1u64..8,
+        victim in prop_oneof![Just("pblk"), Just("greedy"), Just("cost-benefit"), Just("fifo")],
+        placement in 0usize..3,
+        batch_pages in 1u32..10,
+        gc_line in any::<bool>(),
+        extra in 0u64..3,
+        steps in steps(),
+    ) {
+        let classifier: Box<dyn Classifier> = match placement {
+            0 => Box::new(NoSeparation),
+            1 => Box::new(SepGc),
+            // Tags 0..3 (the hint) are the classes; GC copies stay in their source's line.
+            _ => Box::new(size_ema::SizeEma::new(
+                &size_ema::Params { gc: "source".into(), ..Default::default() },
+                false,
+            )),
+        };
+        let open = classifier.classes() as u64 + gc_line as u64;
+        let p = lines::Params { victim: victim.into(), batch_pages, gc_line, ..Default::default() };
+        let g = geo(ppb, lbns, lbns + p.spare_lines(open) + extra);
+        let mut f = LinesFtl::new(&g, &p, classifier, true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        run(&mut f, &mut n, &g, 4, &steps)?;
     }
 
     /// The page FTL's bulk precondition leaves the state whole-block writes of every logical
