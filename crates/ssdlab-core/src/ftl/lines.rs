@@ -503,30 +503,30 @@ impl LinesFtl {
             // The entry leaves the ring only once placed: GC, which may run while it is, sees
             // the L2P still pointing at it.
             let e = *self.ring.front().expect("n ≤ ring length");
-            if e.lpn == NONE {
+            let (k, cause, live) = if e.lpn == NONE {
                 // Padding filler: no data, dead at once; placement does not see it.
-                let k = self.check_class(batch_class.unwrap_or(0))?;
-                self.now += 1;
-                let ppn = self.next_ppn(k, nand)?;
-                nand.program(Cause::Pad, ppn);
-                self.ring.pop_front();
-                self.ring_front = self.ring_front.wrapping_add(1);
-                continue;
-            }
-            let live = self.l2p[e.lpn as usize] == IN_RING | (self.ring_front & !IN_RING);
-            let k = match batch_class {
-                Some(c) => c,
-                None => self.classifier.user(e.lpn as Lpn, e.tag, self.now),
+                (
+                    self.check_class(batch_class.unwrap_or(0))?,
+                    Cause::Pad,
+                    false,
+                )
+            } else {
+                let live = self.l2p[e.lpn as usize] == IN_RING | (self.ring_front & !IN_RING);
+                let k = match batch_class {
+                    Some(c) => c,
+                    None => self.classifier.user(e.lpn as Lpn, e.tag, self.now),
+                };
+                let k = self.check_class(k)?;
+                if let Some(c) = self.class_pages.get_mut(k) {
+                    *c += 1;
+                }
+                if !live {
+                    self.stale_programs += 1;
+                }
+                (k, Cause::Host, live)
             };
-            let k = self.check_class(k)?;
             self.now += 1;
-            if let Some(c) = self.class_pages.get_mut(k) {
-                *c += 1;
-            }
-            if !live {
-                self.stale_programs += 1;
-            }
-            self.program(e.lpn, e.version, Cause::Host, k, live, nand)?;
+            self.program(e.lpn, e.version, cause, k, live, nand)?;
             self.ring.pop_front();
             self.ring_front = self.ring_front.wrapping_add(1);
         }

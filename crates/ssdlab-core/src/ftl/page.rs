@@ -558,7 +558,7 @@ impl PageFtl {
             debug_assert!(lpn < self.logical_pages);
             let slot = match &mut self.placement {
                 None => slot,
-                Some(_) => self.placed_slot(lpn, slot as u32, pages.len())?,
+                Some(_) => self.placed_slot(lpn, slot as u32)?,
             };
             self.now += 1;
             self.program(lpn, p.version, p.cause, slot, NONE, nand)?;
@@ -569,14 +569,14 @@ impl PageFtl {
         Ok(())
     }
 
-    /// With placement: the frontier of host page `lpn` whose unit of `n` pages carries `tag`.
+    /// With placement: the frontier of host page `lpn` whose flush unit carries `tag`.
     #[cold]
-    fn placed_slot(&mut self, lpn: Lpn, tag: u32, n: usize) -> Result<usize> {
+    fn placed_slot(&mut self, lpn: Lpn, tag: u32) -> Result<usize> {
         let streams = self.host_open.len();
         let p = self.placement.as_mut().expect("placement");
         let c = if p.classifier.per_batch() {
-            // A flush unit is the batch; it carries one tag.
-            p.classifier.batch_class(&vec![tag; n])
+            // A flush unit is the batch and carries one tag: its pages' average is that tag.
+            p.classifier.batch_class(std::slice::from_ref(&tag))
         } else {
             p.classifier.user(lpn, tag, self.now)
         };
