@@ -506,7 +506,8 @@ def line(
 
     Byte-size x keys (`*_bytes`, `*.bytes`; ints or "4MiB" strings) get KiB/MiB/GiB tick labels
     (and base-2 log scale with `logx`). `overlay=(xs, ys, label)` adds a dashed reference line
-    (an analytic curve, say, in the units shown). Other varying keys make panels, or are averaged
+    (an analytic curve, say), in the units of the data (x in `x`'s, y in `y`'s own unit, e.g. µs for
+    a `*_us` metric shown in seconds): it is scaled as the data are. Other varying keys make panels, or are averaged
     when in `mean_over` (see the module's docstring). Lines come in the order of the `by` values
     (ascending numbers, else first appearance); each line's x data ascend. Values are shown in the
     metric's reading unit (`scale`). Draws into `ax` if given. Returns the Figure.
@@ -540,7 +541,13 @@ def line(
             if overlay is not None:
                 oxs, oys, olabel = overlay
                 ax.plot(
-                    list(oxs), list(oys), color="#555555", linestyle="--", linewidth=1.0, label=str(olabel), zorder=2
+                    [float(v) / scale(x) for v in oxs],
+                    [float(v) / scale(y) for v in oys],
+                    color="#555555",
+                    linestyle="--",
+                    linewidth=1.0,
+                    label=str(olabel),
+                    zorder=2,
                 )
             if is_bytes_key(x):
                 _format_bytes_axis(ax, list(part[x]), logx)
