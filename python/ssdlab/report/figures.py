@@ -418,10 +418,19 @@ def _figure(df, plotted, draw, ax, mean_over, agg, width: float, height: float, 
         if note:
             ax.set_title(note, fontsize=7, color="#555555")
     else:
-        text = "\n".join(t for t in (subtitle(ok), note) if t)
-        if text:
-            fig.suptitle(text, fontsize=7, color="#555555")
+        _suptitle(fig, subtitle(ok), note)
     return _finish(fig, *axs)
+
+
+def _suptitle(fig, *lines: str | None) -> None:
+    """The figure's grey title, each line wrapped to the figure's width (a long subtitle centred on
+    a narrow figure would be cut off at both sides)."""
+    import textwrap
+
+    chars = max(20, int(fig.get_figwidth() * 72 / (7 * 0.55)))  # 7 pt text, ~0.55 em a character
+    text = "\n".join(textwrap.fill(t, chars) for t in lines if t)
+    if text:
+        fig.suptitle(text, fontsize=7, color="#555555")
 
 
 def _vary_message(df, keys: Sequence[str], extra: str = "") -> str:
@@ -785,8 +794,8 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
         ax.set_ylabel(label(y))
         if legend and len(frames) > 1:
             _legend(ax)
-        if own and subtitle(ok):
-            fig.suptitle(subtitle(ok), fontsize=7, color="#555555")
+        if own:
+            _suptitle(fig, subtitle(ok))
         return _finish(fig, ax)
 
 
