@@ -645,18 +645,8 @@ def cmd_reproduce(args) -> int:
         for name, st in reg.items():
             print(f"{name:<18} {' '.join(st.description.split())}")
         return 0
-    executor = args.executor or ("dask" if args.address else "local")
     try:
-        report = studies.reproduce(
-            args.name,
-            quick=args.quick,
-            out=args.out,
-            executor=executor,
-            address=args.address,
-            workers=args.workers,
-            progress=not args.quiet,
-            traces=args.traces,
-        )
+        report = studies.reproduce(args.name, quick=args.quick, out=args.out, **_run_options(args))
     except studies.CellsFailed as e:
         # The report is written and shows the failed cells; the exit status says they failed.
         print(f"wrote {e.report}")
@@ -665,22 +655,24 @@ def cmd_reproduce(args) -> int:
     return 0
 
 
+def _run_options(args) -> dict:
+    """How `reproduce` runs its cells: executor, scheduler address, workers, progress, traces."""
+    return {
+        "executor": args.executor or ("dask" if args.address else "local"),
+        "address": args.address,
+        "workers": args.workers,
+        "progress": not args.quiet,
+        "traces": args.traces,
+    }
+
+
 def _reproduce_all(args) -> int:
     """`reproduce --all`: every registered study into DIR/NAME (or DIR/NAME-quick), then the ledger."""
     from . import studies
 
     if args.name:
         raise SsdlabError(f"reproduce: give a study name or --all, not both (got `{args.name}` and --all)")
-    executor = args.executor or ("dask" if args.address else "local")
-    done, failures = studies.reproduce_all(
-        quick=args.quick,
-        out=args.out,
-        executor=executor,
-        address=args.address,
-        workers=args.workers,
-        progress=not args.quiet,
-        traces=args.traces,
-    )
+    done, failures = studies.reproduce_all(quick=args.quick, out=args.out, **_run_options(args))
     for folder in done:
         print(f"wrote {folder / 'report.html'}")
     if done:
