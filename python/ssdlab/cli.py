@@ -116,18 +116,20 @@ def write_json(dest: str, doc) -> None:
     Path(dest).write_text(text)
 
 
-def print_table(rows: list[list[str]], header: list[str], file=None) -> None:
+def print_table(rows: list[list[str]], header: list[str], file=None, left: int = 1) -> None:
+    """A text table: the first `left` columns aligned left, the others right."""
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
-    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths, strict=False)))
+
+    def fmt(r):
+        return "  ".join(
+            str(c).ljust(w) if i < left else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))
+        )
+
+    line = fmt(header)
     print(line, file=file)
     print("-" * len(line), file=file)
     for r in rows:
-        print(
-            "  ".join(
-                str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))
-            ),
-            file=file,
-        )
+        print(fmt(r), file=file)
 
 
 def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
@@ -726,7 +728,7 @@ def print_ledger(rows, file=None) -> None:
     body = [[r["seed"], r["study"], r["results"]] + [str(r[v]) for v in verdicts] for r in summary]
     totals = [str(sum(r[v] for r in summary)) for v in verdicts]
     print(file=out)
-    print_table(body + [["", "all", ""] + totals], ["seed", "study", "results"] + verdicts, file=out)
+    print_table(body + [["", "all", ""] + totals], ["seed", "study", "results"] + verdicts, file=out, left=3)
 
 
 def cmd_claims(args) -> int:
