@@ -1340,4 +1340,54 @@ share = 0.05
         assert!((small / 252_669.0 - 1.0).abs() < 0.02, "4 KiB: {small}");
         assert!((large / 252_669.0 - 1.0).abs() < 0.02, "256 KiB: {large}");
     }
+
+    /// FNV-1a over every field of every request.
+    fn digest(reqs: &[Request]) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for r in reqs {
+            for v in [
+                r.time_us.to_bits(),
+                r.op as u64,
+                r.offset_bytes,
+                r.len_bytes,
+                r.dev as u64,
+            ] {
+                for b in v.to_le_bytes() {
+                    h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+        }
+        h
+    }
+
+    #[test]
+    fn uniform_zipf_sequential_keep_their_requests() {
+        // The digests of these streams as drawn before the fio workload followed fio's
+        // defaults (random map, uniform offsets, rwmix): the other kinds share the job engine
+        // and must not change by a bit.
+        let cases: [(&str, fn(&mut WorkloadConfig), u64); 5] = [
+            ("uniform", |w| w.read_fraction = 0.3, 0x42a4_5105_c6e6_3727),
+            ("zipf", |w| w.read_fraction = 0.3, 0x206d_d66a_70f6_60d6),
+            ("zipf", |w| w.zipf_theta = 1.2, 0x0735_80f0_3830_aeb2),
+            ("sequential", |w| w.streams = 3, 0x5f4c_95a6_103e_b8ad),
+            (
+                "sequential",
+                |w| w.read_fraction = 0.5,
+                0x1326_2d0d_cbae_87ef,
+            ),
+        ];
+        let (mut got, mut want) = (vec![], vec![]);
+        for (kind, f, digest_before) in cases {
+            let mut w = WorkloadConfig {
+                kind: kind.into(),
+                requests: 20_000,
+                footprint_bytes: Size(64 << 20),
+                ..Default::default()
+            };
+            f(&mut w);
+            got.push(format!("{kind}: {:#x}", digest(&run(&w, 11))));
+            want.push(format!("{kind}: {digest_before:#x}"));
+        }
+        assert_eq!(got, want);
+    }
 }
