@@ -526,7 +526,12 @@ impl Iterator for Synth {
             }
         });
         let (op, offset_bytes, len_bytes, dev) = match &mut self.gen {
-            Gen::Jobs(jobs) => jobs.next(&mut self.rng, forced),
+            Gen::Jobs(jobs) => {
+                if self.write_first == Some(self.emitted - 1) {
+                    jobs.new_pass(); // the read job after the stonewall
+                }
+                jobs.next(&mut self.rng, forced)
+            }
             Gen::Desktop {
                 state,
                 scatter,
@@ -711,18 +716,17 @@ mod tests {
         let s4 = gen("sequential", |w| w.streams = 4);
         assert!(s4.iter().map(|r| r.dev).max() == Some(3));
         let rw = gen("fio", |w| {
-            w.tables.insert("fio".into(), json!({"rw": "randrw"}));
-            w.read_fraction = 0.3;
+            w.tables
+                .insert("fio".into(), json!({"rw": "randrw", "rwmixread": 30}));
         });
         let reads = rw.iter().filter(|r| r.op == Op::Read).count() as f64 / rw.len() as f64;
         assert!((reads - 0.3).abs() < 0.01, "{reads}");
-        // Two jobs: 600 writes (read_fraction ignored), then reads, at the same random places.
+        // Two jobs: 600 writes, then reads, at the same random places.
         let two = gen("fio", |w| {
             w.tables.insert(
                 "fio".into(),
                 json!({"rw": "randwrite-then-randread", "write_requests": 600}),
             );
-            w.read_fraction = 0.3;
             w.requests = 1000;
         });
         assert!(two[..600].iter().all(|r| r.op == Op::Write));

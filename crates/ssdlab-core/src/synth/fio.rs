@@ -4,7 +4,8 @@
 //! (random or sequential) and share of the requests. Each request picks its job by share.
 //!
 //! Offsets and sizes follow fio (io_u.c, init.c, filesetup.c): a random offset is the region's
-//! start plus a uniformly (or Zipf) drawn multiple of `blockalign`, which defaults to the
+//! start plus a uniformly (or Zipf) drawn multiple of `blockalign` (through fio's random map
+//! unless `norandommap`: every block once per pass), which defaults to the
 //! job's smallest block size, over the blocks where the smallest size still fits; the size is
 //! then drawn from the split among the sizes that fit before the region's end (fio redraws
 //! until one fits, which is the split restricted to them). A sequential job's cursor advances
@@ -22,10 +23,20 @@ use serde::{Deserialize, Serialize};
 crate::params! {
     /// The `fio` generator's parameters (`[workload.fio]`).
     pub struct FioParams {
-        /// fio rw: write (sequential) | randwrite | randrw | randwrite-then-randread (a random
-        /// write job, then a random read job over the same footprint, as two fio jobs separated
-        /// by a stonewall).
+        /// fio rw: write | read | rw (= readwrite; sequential) | randwrite | randread | randrw |
+        /// randwrite-then-randread (a random write job, then a random read job over the same
+        /// footprint, as two fio jobs separated by a stonewall).
         rw: String = "randwrite".into(),
+        /// fio rwmixread: percent of reads of a mixed job (rw, readwrite, randrw); the other of
+        /// rwmixread and rwmixwrite left at 50 yields to the one set.
+        rwmixread: u32 = 50,
+        /// fio rwmixwrite: percent of writes of a mixed job.
+        rwmixwrite: u32 = 50,
+        /// fio random_distribution of random offsets: random (uniform) | zipf:THETA (θ > 0).
+        random_distribution: String = "random".into(),
+        /// fio norandommap: true = every random offset drawn afresh (blocks may repeat before
+        /// others are touched); false = fio's random map: each pass touches every block once.
+        norandommap: bool = false,
         /// randwrite-then-randread: requests of the write job; the rest read. 0 = half of them.
         write_requests: u64 = 0,
         /// fio bssplit: request sizes drawn per request, `size/percent` pairs joined by `:`
@@ -35,8 +46,10 @@ crate::params! {
         /// fio blockalign: random offsets are multiples of it; 0 = the smallest block size.
         blockalign: FioSize = FioSize::Bytes(0),
         /// Concurrent fio jobs (`[[workload.fio.jobs]]`: rw, bs or bssplit, offset, size,
-        /// share, zipf_theta, blockalign; docs/workloads.md); each request picks a job by
-        /// share. Empty = one job from the keys above.
+        /// share, rwmixread, rwmixwrite, random_distribution, norandommap, zipf_theta,
+        /// blockalign; docs/workloads.md); each request picks a job by share. Empty = one job
+        /// from the keys above; with jobs, rwmixread, rwmixwrite, random_distribution and
+        /// norandommap above are the jobs' defaults (fio's global section).
         jobs: Vec<FioJob> = Vec::new(),
     }
 }
@@ -45,8 +58,20 @@ crate::params! {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FioJob {
-    /// write | randwrite | read | randread | randrw (reads with workload.read_fraction).
+    /// write | randwrite | read | randread | rw (= readwrite) | randrw.
     pub rw: String,
+    /// Percent of reads of a mixed job; absent = workload.fio.rwmixread (or rwmixwrite).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rwmixread: Option<u32>,
+    /// Percent of writes of a mixed job; absent = from rwmixread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rwmixwrite: Option<u32>,
+    /// random | zipf:THETA; absent = workload.fio.random_distribution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<String>,
+    /// Absent = workload.fio.norandommap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub norandommap: Option<bool>,
     /// Block size; absent = workload.request_bytes (unless `bssplit` is given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bs: Option<FioSize>,
@@ -66,7 +91,8 @@ pub struct FioJob {
     /// The job's fraction of the requests; absent = an equal part of what the others leave.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
-    /// Zipf skew of the random offsets; absent = workload.zipf_theta.
+    /// Zipf skew of the random offsets, shorthand for random_distribution = "zipf:THETA"
+    /// (0 = "random"); absent = the job's random_distribution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zipf_theta: Option<f64>,
 }
@@ -75,6 +101,10 @@ impl Default for FioJob {
     fn default() -> Self {
         FioJob {
             rw: "randwrite".into(),
+            rwmixread: None,
+            rwmixwrite: None,
+            random_distribution: None,
+            norandommap: None,
             bs: None,
             bssplit: String::new(),
             blockalign: None,
@@ -276,6 +306,46 @@ pub fn parse_bssplit(text: &str) -> std::result::Result<BsSplit, String> {
     Ok(BsSplit(split))
 }
 
+/// The Zipf θ of fio's `random_distribution`: "random" = 0 (uniform), "zipf:θ" = θ > 0.
+/// fio's other models (pareto, normal, zoned, ...) and zipf's centre are not implemented.
+fn distribution_theta(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    if t == "random" {
+        return Ok(0.0);
+    }
+    let theta = t.strip_prefix("zipf:").map(|v| v.trim().parse::<f64>());
+    match theta {
+        Some(Ok(v)) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!(
+            "`{t}` is not supported; valid: \"random\" (uniform) or \"zipf:THETA\" with THETA > 0"
+        )),
+    }
+}
+
+/// The read share of a mixed job from fio's rwmixread and rwmixwrite (percent). fio lets the
+/// one given last override the other; here one left at its default (50) yields to the other.
+fn read_share(read: u32, write: u32) -> std::result::Result<f64, String> {
+    if read > 100 || write > 100 {
+        return Err(format!(
+            "rwmixread = {read}, rwmixwrite = {write}: percentages are 0..100"
+        ));
+    }
+    let r = match (read, write) {
+        (r, w) if r + w == 100 => r,
+        (50, w) => 100 - w,
+        (r, 50) => r,
+        (r, w) => {
+            return Err(format!(
+                "rwmixread = {r} and rwmixwrite = {w} do not sum to 100: give one of them"
+            ))
+        }
+    };
+    Ok(r as f64 / 100.0)
+}
+
+/// fio rw values and what they mean here: (sequential, direction kind).
+const RW_VALUES: &str = "write, read, rw, readwrite, randwrite, randread, randrw";
+
 /// Direction of a job's requests.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Dir {
@@ -297,6 +367,11 @@ pub(crate) struct JobPlan {
     pub sequential: bool,
     /// Sequential cursors, spread evenly over the region.
     pub streams: u64,
+    /// Sequential: reads and writes follow cursors of their own (fio's per-direction
+    /// position); false = one cursor for both (the `sequential` kind).
+    pub split_dirs: bool,
+    /// Random offsets through fio's random map (every block once per pass).
+    pub random_map: bool,
     pub dir: Dir,
     pub theta: f64,
     pub share: f64,
@@ -319,18 +394,19 @@ fn job_key(i: usize, k: &str) -> String {
 impl Params for FioParams {
     fn check(&self, table: &str) -> Result<()> {
         let key = |k: &str| format!("{table}.{k}");
-        if !matches!(
-            self.rw.as_str(),
-            "write" | "randwrite" | "randrw" | "randwrite-then-randread"
-        ) {
+        if self.rw != "randwrite-then-randread" && rw_kind(&self.rw).is_none() {
             return Err(SimError::config(
                 key("rw"),
                 format!(
-                    "unknown value `{}`; valid: write, randwrite, randrw, randwrite-then-randread",
+                    "unknown value `{}`; valid: {RW_VALUES}, randwrite-then-randread",
                     self.rw
                 ),
             ));
         }
+        read_share(self.rwmixread, self.rwmixwrite)
+            .map_err(|e| SimError::config(key("rwmixread"), e))?;
+        distribution_theta(&self.random_distribution)
+            .map_err(|e| SimError::config(key("random_distribution"), e))?;
         if self.write_requests > 0 && self.rw != "randwrite-then-randread" {
             return Err(SimError::config(
                 key("write_requests"),
@@ -378,18 +454,16 @@ impl Params for FioParams {
         let mut given = 0.0;
         let mut blank = 0;
         for (i, j) in self.jobs.iter().enumerate() {
-            if !matches!(
-                j.rw.as_str(),
-                "write" | "randwrite" | "read" | "randread" | "randrw"
-            ) {
+            if rw_kind(&j.rw).is_none() {
                 return Err(SimError::config(
                     job_key(i, "rw"),
-                    format!(
-                        "unknown value `{}`; valid: write, randwrite, read, randread, randrw",
-                        j.rw
-                    ),
+                    format!("unknown value `{}`; valid: {RW_VALUES}", j.rw),
                 ));
             }
+            self.job_read_share(j)
+                .map_err(|e| SimError::config(job_key(i, "rwmixread"), e))?;
+            self.job_theta(j)
+                .map_err(|e| SimError::config(job_key(i, "random_distribution"), e))?;
             if let Some(bs) = &j.bs {
                 if !j.bssplit.is_empty() {
                     return Err(SimError::config(
@@ -422,6 +496,14 @@ impl Params for FioParams {
                         format!("{t} must be ≥ 0"),
                     ));
                 }
+                if let Some(d) = &j.random_distribution {
+                    return Err(SimError::config(
+                        job_key(i, "zipf_theta"),
+                        format!(
+                            "is set together with random_distribution = \"{d}\": give one of them"
+                        ),
+                    ));
+                }
             }
             match j.share {
                 Some(s) if !(0.0..=1.0).contains(&s) => {
@@ -452,12 +534,55 @@ impl Params for FioParams {
     }
 }
 
+/// A fio rw value's pattern: (sequential, direction), for every value but
+/// randwrite-then-randread; None = unknown. A mixed direction carries no share yet.
+fn rw_kind(rw: &str) -> Option<(bool, Dir)> {
+    Some(match rw {
+        "write" => (true, Dir::Write),
+        "read" => (true, Dir::Read),
+        "rw" | "readwrite" => (true, Dir::Mix(0.0)),
+        "randwrite" => (false, Dir::Write),
+        "randread" => (false, Dir::Read),
+        "randrw" => (false, Dir::Mix(0.0)),
+        _ => return None,
+    })
+}
+
 impl FioParams {
+    /// A job's read share: its own rwmixread/rwmixwrite, else the table's.
+    fn job_read_share(&self, j: &FioJob) -> std::result::Result<f64, String> {
+        if j.rwmixread.is_none() && j.rwmixwrite.is_none() {
+            return read_share(self.rwmixread, self.rwmixwrite);
+        }
+        read_share(j.rwmixread.unwrap_or(50), j.rwmixwrite.unwrap_or(50))
+    }
+
+    /// A job's Zipf θ (0 = uniform): zipf_theta, else its random_distribution, else the table's.
+    fn job_theta(&self, j: &FioJob) -> std::result::Result<f64, String> {
+        match (j.zipf_theta, &j.random_distribution) {
+            (Some(t), _) => Ok(t),
+            (None, Some(d)) => distribution_theta(d),
+            (None, None) => distribution_theta(&self.random_distribution),
+        }
+    }
+
     /// The jobs of a synthetic workload `w` (kind fio, uniform, zipf or sequential), resolved
     /// against its footprint. Errors name the field.
     pub(crate) fn plan(&self, w: &WorkloadConfig) -> Result<Vec<JobPlan>> {
         let footprint = w.footprint_bytes.0;
         let fio = w.kind == "fio";
+        if fio && w.read_fraction > 0.0 {
+            return Err(SimError::config(
+                "workload.read_fraction",
+                format!(
+                    "is {}, but a fio workload takes its reads from rw and its mix from \
+                     workload.fio.rwmixread (fio's): set rw = \"randrw\" (or rw, randread, read) \
+                     and rwmixread = {} instead",
+                    w.read_fraction,
+                    (w.read_fraction * 100.0).round()
+                ),
+            ));
+        }
         if !fio || self.jobs.is_empty() {
             let sizes = if fio && !self.bssplit.is_empty() {
                 let default = WorkloadConfig::default().request_bytes;
@@ -476,10 +601,28 @@ impl FioParams {
             } else {
                 BsSplit::single(w.request_bytes.0)
             };
-            let sequential = w.kind == "sequential" || (fio && self.rw == "write");
             let ba = match self.blockalign.amount(false) {
                 Ok(Amount::Bytes(b)) if fio && b > 0 => b,
                 _ => sizes.min(), // 0 = fio's default; check() refused anything else
+            };
+            // uniform, zipf and sequential: workload.read_fraction and zipf_theta, no map.
+            let (sequential, dir, theta, random_map) = if fio {
+                let (seq, dir) = rw_kind(&self.rw).unwrap_or((false, Dir::Write));
+                let theta = distribution_theta(&self.random_distribution)
+                    .map_err(|e| SimError::config("workload.fio.random_distribution", e))?;
+                let dir = match dir {
+                    Dir::Mix(_) => Dir::Mix(
+                        read_share(self.rwmixread, self.rwmixwrite)
+                            .map_err(|e| SimError::config("workload.fio.rwmixread", e))?,
+                    ),
+                    d => d,
+                };
+                // fio keeps no random map for a non-uniform distribution.
+                (seq, dir, theta, !seq && theta == 0.0 && !self.norandommap)
+            } else {
+                let theta = if w.kind == "zipf" { w.zipf_theta } else { 0.0 };
+                let seq = w.kind == "sequential";
+                (seq, Dir::Mix(w.read_fraction), theta, false)
             };
             let plan = JobPlan {
                 start: 0,
@@ -491,17 +634,10 @@ impl FioParams {
                 } else {
                     1
                 },
-                // fio rw = write writes only; otherwise workload.read_fraction applies (to
-                // randwrite as well, as it always has here).
-                dir: if fio && self.rw == "write" {
-                    Dir::Write
-                } else {
-                    Dir::Mix(w.read_fraction)
-                },
-                theta: match w.kind.as_str() {
-                    "uniform" | "sequential" => 0.0,
-                    _ => w.zipf_theta,
-                },
+                split_dirs: fio,
+                random_map,
+                dir,
+                theta,
                 share: 1.0,
                 sizes,
             };
@@ -534,15 +670,6 @@ impl FioParams {
                     "is {}, but with [[workload.fio.jobs]] each sequential job has one cursor: \
                      give each stream a job of its own",
                     w.streams
-                ),
-            ));
-        }
-        if w.read_fraction > 0.0 && !self.jobs.iter().any(|j| j.rw == "randrw") {
-            return Err(SimError::config(
-                "workload.read_fraction",
-                format!(
-                    "is {}, but no job has rw = \"randrw\" (the only jobs it applies to)",
-                    w.read_fraction
                 ),
             ));
         }
@@ -613,18 +740,31 @@ impl FioParams {
                     bytes
                 }
             };
+            let (sequential, dir) = rw_kind(&j.rw).ok_or_else(|| {
+                err(
+                    "rw",
+                    format!("unknown value `{}`; valid: {RW_VALUES}", j.rw),
+                )
+            })?;
+            let dir = match dir {
+                Dir::Mix(_) => Dir::Mix(self.job_read_share(j).map_err(|e| err("rwmixread", e))?),
+                d => d,
+            };
+            let theta = self
+                .job_theta(j)
+                .map_err(|e| err("random_distribution", e))?;
             let plan = JobPlan {
                 start: offset,
                 end: offset + size,
                 align,
-                sequential: j.rw == "write" || j.rw == "read",
+                sequential,
                 streams: 1,
-                dir: match j.rw.as_str() {
-                    "write" | "randwrite" => Dir::Write,
-                    "read" | "randread" => Dir::Read,
-                    _ => Dir::Mix(w.read_fraction),
-                },
-                theta: j.zipf_theta.unwrap_or(w.zipf_theta),
+                split_dirs: true,
+                random_map: !sequential
+                    && theta == 0.0
+                    && !j.norandommap.unwrap_or(self.norandommap),
+                dir,
+                theta,
                 share: j.share.unwrap_or(rest),
                 sizes,
             };
@@ -653,6 +793,103 @@ impl FioParams {
     }
 }
 
+/// fio's random map (its `axmap`): the blocks a pass has touched. A drawn block already
+/// touched gives way to the next untouched one after it (wrapping, as `axmap_next_free`), a
+/// request stops short at the first touched block after its start (as `mark_random_map`), and
+/// when every block is touched the next pass starts afresh. One bit a block, with one bit a
+/// word of them marking full words, so that a search skips 4,096 touched blocks at a time.
+#[derive(Clone, Debug)]
+struct RandomMap {
+    words: Vec<u64>,
+    full: Vec<u64>,
+    blocks: u64,
+    touched: u64,
+}
+
+impl RandomMap {
+    fn new(blocks: u64) -> RandomMap {
+        let n = blocks.div_ceil(64) as usize;
+        RandomMap {
+            words: vec![0; n],
+            full: vec![0; n.div_ceil(64)],
+            blocks,
+            touched: 0,
+        }
+    }
+
+    fn new_pass(&mut self) {
+        self.words.fill(0);
+        self.full.fill(0);
+        self.touched = 0;
+    }
+
+    fn is_touched(&self, b: u64) -> bool {
+        self.words[(b / 64) as usize] >> (b % 64) & 1 == 1
+    }
+
+    /// The bits of word `w` that stand for blocks.
+    fn mask(&self, w: usize) -> u64 {
+        let tail = self.blocks % 64;
+        if w + 1 == self.words.len() && tail != 0 {
+            (1 << tail) - 1
+        } else {
+            u64::MAX
+        }
+    }
+
+    fn touch(&mut self, b: u64) {
+        let w = (b / 64) as usize;
+        self.words[w] |= 1 << (b % 64);
+        self.touched += 1;
+        if self.words[w] == self.mask(w) {
+            self.full[w / 64] |= 1 << (w % 64);
+        }
+    }
+
+    /// The first untouched block in [from, blocks).
+    fn first_free(&self, from: u64) -> Option<u64> {
+        if from >= self.blocks {
+            return None;
+        }
+        let free = |w: usize| !self.words[w] & self.mask(w);
+        let at = |w: usize, bits: u64| w as u64 * 64 + bits.trailing_zeros() as u64;
+        let w = (from / 64) as usize;
+        let here = free(w) & (u64::MAX << (from % 64));
+        if here != 0 {
+            return Some(at(w, here));
+        }
+        let mut w = w + 1;
+        while w < self.words.len() {
+            let open = !self.full[w / 64] & (u64::MAX << (w % 64));
+            if open == 0 {
+                w = (w / 64 + 1) * 64;
+                continue;
+            }
+            let next = w / 64 * 64 + open.trailing_zeros() as usize;
+            return (next < self.words.len()).then(|| at(next, free(next)));
+        }
+        None
+    }
+
+    /// The first untouched block after `b`, wrapping to the start (the map is not full).
+    fn next_free(&self, b: u64) -> u64 {
+        self.first_free(b + 1)
+            .or_else(|| self.first_free(0))
+            .unwrap_or(b)
+    }
+
+    /// Touch up to `n` blocks from `b` on, stopping at a touched one or the map's end;
+    /// returns how many were touched.
+    fn take(&mut self, b: u64, n: u64) -> u64 {
+        let mut k = 0;
+        while k < n && b + k < self.blocks && !self.is_touched(b + k) {
+            self.touch(b + k);
+            k += 1;
+        }
+        k
+    }
+}
+
 /// A job while requests are drawn.
 #[derive(Clone, Debug)]
 struct Job {
@@ -663,6 +900,9 @@ struct Job {
     zipf: Option<Zipf>,
     scatter: Scatter,
     cursors: Vec<u64>,
+    /// Reads' own cursors (fio keeps a position per direction); empty = shared.
+    read_cursors: Vec<u64>,
+    map: Option<RandomMap>,
 }
 
 impl Job {
@@ -679,7 +919,7 @@ impl Job {
             })
             .collect();
         let len = plan.end - plan.start;
-        let cursors = (0..plan.streams)
+        let cursors: Vec<u64> = (0..plan.streams)
             .map(|i| plan.start + (len / plan.streams * i) / plan.align * plan.align)
             .collect();
         Job {
@@ -687,7 +927,13 @@ impl Job {
             scatter: Scatter::new(blocks, rng),
             blocks,
             cum_sizes,
+            read_cursors: if plan.split_dirs && plan.sequential && plan.dir != Dir::Write {
+                cursors.clone()
+            } else {
+                Vec::new()
+            },
             cursors,
+            map: plan.random_map.then(|| RandomMap::new(blocks)),
             plan,
         }
     }
@@ -704,25 +950,53 @@ impl Job {
         sizes[i.min(fit - 1)].0
     }
 
-    /// (offset, length, stream hint).
-    fn next(&mut self, rng: &mut Rng) -> (u64, u64, u32) {
-        let p = &self.plan;
-        if p.sequential {
+    /// (offset, length, stream hint) of a request in direction `op`.
+    fn next(&mut self, rng: &mut Rng, op: Op) -> (u64, u64, u32) {
+        if self.plan.sequential {
             let s = rng.below(self.cursors.len() as u64) as usize;
-            let mut off = self.cursors[s];
-            if off + p.sizes.min() > p.end {
-                off = p.start;
+            let own = op == Op::Read && !self.read_cursors.is_empty();
+            let at = if own {
+                self.read_cursors[s]
+            } else {
+                self.cursors[s]
+            };
+            let (start, end) = (self.plan.start, self.plan.end);
+            let off = if at + self.plan.sizes.min() > end {
+                start
+            } else {
+                at
+            };
+            let len = self.size(rng, end - off);
+            if own {
+                self.read_cursors[s] = off + len;
+            } else {
+                self.cursors[s] = off + len;
             }
-            let len = self.size(rng, p.end - off);
-            self.cursors[s] = off + len;
             return (off, len, s as u32);
         }
-        let block = match &self.zipf {
-            None => rng.below(self.blocks),
-            Some(z) => self.scatter.map(z.sample(rng) - 1),
+        let block = match (&self.zipf, &mut self.map) {
+            (Some(z), _) => self.scatter.map(z.sample(rng) - 1),
+            (None, None) => rng.below(self.blocks),
+            (None, Some(map)) => {
+                if map.touched == map.blocks {
+                    map.new_pass();
+                }
+                let b = rng.below(self.blocks);
+                if map.is_touched(b) {
+                    map.next_free(b)
+                } else {
+                    b
+                }
+            }
         };
-        let off = p.start + block * p.align;
-        let len = self.size(rng, p.end - off);
+        let (start, align, min) = (self.plan.start, self.plan.align, self.plan.sizes.min());
+        let off = start + block * align;
+        let mut len = self.size(rng, self.plan.end - off);
+        if let Some(map) = &mut self.map {
+            // Cut at the first block already touched, never below the smallest size.
+            let n = map.take(block, len.div_ceil(align));
+            len = len.min(n * align).max(min);
+        }
         (off, len, 0)
     }
 }
@@ -774,8 +1048,16 @@ impl Jobs {
             Dir::Mix(p) if p > 0.0 && rng.f64() < p => Op::Read,
             Dir::Mix(_) => Op::Write,
         });
-        let (off, len, dev) = job.next(rng);
+        let (off, len, dev) = job.next(rng, op);
         (op, off, len, dev)
+    }
+
+    /// Start a new pass of every random map: a new fio job over the same region (the read
+    /// job after the stonewall of randwrite-then-randread).
+    pub fn new_pass(&mut self) {
+        for map in self.jobs.iter_mut().filter_map(|j| j.map.as_mut()) {
+            map.new_pass();
+        }
     }
 }
 
@@ -892,7 +1174,12 @@ mod tests {
         // 100,000 requests over 4 GiB: a 256 KiB request fails to fit only at offsets in the
         // last 252 KiB (6e-5 of them), far below the 4 standard errors allowed.
         let n = 100_000;
-        let w = workload(json!({"bssplit": "4k/50:64k/30:256k/20"}), n, 4 * GIB);
+        // Without the random map, which would cut large requests short at touched blocks.
+        let w = workload(
+            json!({"bssplit": "4k/50:64k/30:256k/20", "norandommap": true}),
+            n,
+            4 * GIB,
+        );
         let reqs = run(&w, 3);
         for (size, p) in [(4096, 0.5), (65536, 0.3), (262144, 0.2)] {
             let c = reqs.iter().filter(|r| r.len_bytes == size).count();
@@ -919,7 +1206,11 @@ mod tests {
         // A 12 KiB region, 4k/50:8k/50: blockalign 4 KiB, three offsets (0, 4k, 8k) equally
         // likely; at 8k only 4 KiB fits, so it always gets 4 KiB: P(8 KiB) = 2/3 · 1/2 = 1/3.
         let n = 60_000;
-        let w = workload(json!({"bssplit": "4k/50:8k/50"}), n, 12288);
+        let w = workload(
+            json!({"bssplit": "4k/50:8k/50", "norandommap": true}),
+            n,
+            12288,
+        );
         let reqs = run(&w, 5);
         assert!(reqs.iter().all(|r| r.end_bytes() <= 12288));
         assert!(!reqs
@@ -1037,17 +1328,16 @@ mod tests {
     #[test]
     fn job_defaults_and_directions() {
         // No share: equal parts; no size: the rest of the footprint; no bs: request_bytes;
-        // randread reads, randrw reads with workload.read_fraction, zipf_theta per job.
+        // randread reads, randrw reads with its rwmixread, zipf_theta per job.
         let mut w = workload(
             json!({"jobs": [
                 {"rw": "randread", "offset": "50%"},
-                {"rw": "randrw", "size": "50%", "zipf_theta": 1.0},
+                {"rw": "randrw", "size": "50%", "zipf_theta": 1.0, "rwmixread": 25},
             ]}),
             40_000,
             256 << 20,
         );
         w.request_bytes = Size(8192);
-        w.read_fraction = 0.25;
         let reqs = run(&w, 4);
         let half = 128 << 20;
         let (hi, lo): (Vec<&Request>, Vec<&Request>) =
@@ -1303,7 +1593,9 @@ offset = "10%"
 kind = "fio"
 footprint_bytes = "4GiB"
 requests = 3000000
-zipf_theta = 0
+
+[workload.fio]
+norandommap = true
 
 [[workload.fio.jobs]]
 rw = "randwrite"
@@ -1334,10 +1626,300 @@ share = 0.05
         // written by (0.95 + 0.05 · 64) / 1,048,576 of the requests whatever their size, so
         // both sizes' data lives 1,048,576 / 4.15 = 252,669 requests.
         let mut w = cfg.workload.clone();
-        w.tables
-            .insert("fio".into(), json!({"bssplit": "4k/95:256k/5"}));
+        w.tables.insert(
+            "fio".into(),
+            json!({"bssplit": "4k/95:256k/5", "norandommap": true}),
+        );
         let [small, large] = lifetimes(&run(&w, 1), pages);
         assert!((small / 252_669.0 - 1.0).abs() < 0.02, "4 KiB: {small}");
         assert!((large / 252_669.0 - 1.0).abs() < 0.02, "256 KiB: {large}");
+    }
+
+    /// FNV-1a over every field of every request.
+    fn digest(reqs: &[Request]) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for r in reqs {
+            for v in [
+                r.time_us.to_bits(),
+                r.op as u64,
+                r.offset_bytes,
+                r.len_bytes,
+                r.dev as u64,
+            ] {
+                for b in v.to_le_bytes() {
+                    h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+        }
+        h
+    }
+
+    #[test]
+    fn uniform_zipf_sequential_keep_their_requests() {
+        // The digests of these streams as drawn before the fio workload followed fio's
+        // defaults (random map, uniform offsets, rwmix): the other kinds share the job engine
+        // and must not change by a bit.
+        let cases: [(&str, fn(&mut WorkloadConfig), u64); 5] = [
+            ("uniform", |w| w.read_fraction = 0.3, 0x42a4_5105_c6e6_3727),
+            ("zipf", |w| w.read_fraction = 0.3, 0x206d_d66a_70f6_60d6),
+            ("zipf", |w| w.zipf_theta = 1.2, 0x0735_80f0_3830_aeb2),
+            ("sequential", |w| w.streams = 3, 0x5f4c_95a6_103e_b8ad),
+            (
+                "sequential",
+                |w| w.read_fraction = 0.5,
+                0x1326_2d0d_cbae_87ef,
+            ),
+        ];
+        let (mut got, mut want) = (vec![], vec![]);
+        for (kind, f, digest_before) in cases {
+            let mut w = WorkloadConfig {
+                kind: kind.into(),
+                requests: 20_000,
+                footprint_bytes: Size(64 << 20),
+                ..Default::default()
+            };
+            f(&mut w);
+            got.push(format!("{kind}: {:#x}", digest(&run(&w, 11))));
+            want.push(format!("{kind}: {digest_before:#x}"));
+        }
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn norandommap_gives_the_former_draw() {
+        // Digests of the fio workload as it drew before it followed fio's defaults (offsets
+        // with replacement, Zipf from workload.zipf_theta = 0.9, reads from read_fraction):
+        // the same draws now come from norandommap = true, random_distribution and rwmixread.
+        let toml = |fio: &str| {
+            format!(
+                "[workload]\nkind = \"fio\"\nrequests = 20000\nfootprint_bytes = \"64MiB\"\n\
+                 seed = 11\n[workload.fio]\n{fio}\n"
+            )
+        };
+        let jobs = "norandommap = true\n[[workload.fio.jobs]]\nrw = \"randwrite\"\nbs = \"4k\"\n\
+                    size = \"25%\"\nshare = 0.5\n[[workload.fio.jobs]]\nrw = \"randwrite\"\n\
+                    bssplit = \"8k/50:16k/50\"\noffset = \"25%\"\nzipf_theta = 0.8\n";
+        for (fio, before) in [
+            (
+                "random_distribution = \"zipf:0.9\"",
+                0xa8c8_3818_b19a_fe33_u64,
+            ),
+            (
+                "rw = \"randrw\"\nrwmixread = 30\nnorandommap = true",
+                0x42a4_5105_c6e6_3727,
+            ),
+            (
+                "bssplit = \"4k/50:64k/50\"\nnorandommap = true",
+                0x7a8f_15f9_92e3_afe7,
+            ),
+            (
+                "rw = \"randwrite-then-randread\"\nwrite_requests = 10000\nnorandommap = true",
+                0x4527_6c65_9662_45d9,
+            ),
+            (jobs, 0x0b63_5267_52ba_d911),
+            ("rw = \"write\"", 0xc60c_de44_6eb3_00dd),
+        ] {
+            let mut cfg = crate::registry::parse_toml_file(&toml(fio), "t.toml").unwrap();
+            if fio.contains("\"write\"") {
+                cfg.workload.streams = 2;
+            }
+            cfg.validate().unwrap();
+            let seed = cfg.workload.seed.unwrap();
+            assert_eq!(digest(&run(&cfg.workload, seed)), before, "{fio}");
+        }
+    }
+
+    /// The blocks of `align` bytes each request covers.
+    fn blocks_of(r: &Request, start: u64, align: u64) -> std::ops::Range<u64> {
+        (r.offset_bytes - start) / align..(r.end_bytes() - start).div_ceil(align)
+    }
+
+    #[test]
+    fn random_map_touches_every_block_once_per_pass() {
+        // 1,000 blocks of 4 KiB, three passes: each pass of 1,000 requests writes every block
+        // exactly once, in an order of its own; another seed, another order.
+        let blocks = 1000;
+        let w = workload(json!({}), 3 * blocks, blocks * 4096);
+        let reqs = run(&w, 3);
+        let orders: Vec<Vec<u64>> = reqs
+            .chunks(blocks as usize)
+            .map(|pass| pass.iter().map(|r| r.offset_bytes / 4096).collect())
+            .collect();
+        for order in &orders {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..blocks).collect::<Vec<_>>());
+        }
+        assert_ne!(orders[0], orders[1]);
+        assert_ne!(orders[1], orders[2]);
+        assert_eq!(reqs, run(&w, 3));
+        assert_ne!(reqs, run(&w, 4));
+        // norandommap: drawn with replacement, 1000 draws over 1000 blocks leave about
+        // 1000 · (1 − 1/1000)^1000 = 368 blocks untouched.
+        let w = workload(json!({"norandommap": true}), blocks, blocks * 4096);
+        let mut seen = vec![false; blocks as usize];
+        for r in run(&w, 3) {
+            seen[(r.offset_bytes / 4096) as usize] = true;
+        }
+        let missed = seen.iter().filter(|s| !**s).count();
+        assert!((300..440).contains(&missed), "{missed}");
+    }
+
+    #[test]
+    fn random_map_with_a_split_never_overlaps_within_a_pass() {
+        // 4k/50:16k/50 over 256 blocks: a request never covers a block its pass has touched
+        // (a 16 KiB request stops short at one), and a pass ends when all 256 are touched.
+        let blocks = 256;
+        let w = workload(json!({"bssplit": "4k/50:16k/50"}), 5000, blocks * 4096);
+        let mut touched = vec![false; blocks as usize];
+        let (mut left, mut passes, mut short) = (blocks, 0, 0);
+        for r in run(&w, 8) {
+            if left == 0 {
+                touched.fill(false);
+                left = blocks;
+                passes += 1;
+            }
+            assert!(matches!(r.len_bytes, 4096 | 8192 | 12288 | 16384), "{r:?}");
+            short += matches!(r.len_bytes, 8192 | 12288) as usize;
+            for b in blocks_of(&r, 0, 4096) {
+                assert!(
+                    !touched[b as usize],
+                    "block {b} twice in pass {passes}: {r:?}"
+                );
+                touched[b as usize] = true;
+                left -= 1;
+            }
+        }
+        assert!(passes > 10, "{passes}");
+        assert!(short > 0);
+    }
+
+    #[test]
+    fn reads_after_writes_never_miss_written_pages() {
+        // The ptsd set-up in small: random writes of twice the footprint, then random reads
+        // of it. With fio's random map every page is written (twice) and read once; drawn
+        // with replacement, a page is unwritten with probability (1 − 1/n)^2n ≈ e^−2 = 13.5%.
+        let pages = 4096;
+        let fio = json!({"rw": "randwrite-then-randread", "write_requests": 2 * pages});
+        let w = workload(fio, 3 * pages, pages * 4096);
+        let unwritten_reads = |reqs: &[Request]| {
+            let mut written = vec![0u32; pages as usize];
+            let mut reads = vec![0u32; pages as usize];
+            let mut miss = 0;
+            for r in reqs {
+                let p = (r.offset_bytes / 4096) as usize;
+                match r.op {
+                    Op::Write => written[p] += 1,
+                    _ => {
+                        reads[p] += 1;
+                        miss += (written[p] == 0) as u64;
+                    }
+                }
+            }
+            (miss, written, reads)
+        };
+        let (miss, written, reads) = unwritten_reads(&run(&w, 5));
+        assert_eq!(miss, 0);
+        assert!(written.iter().all(|&n| n == 2));
+        assert!(reads.iter().all(|&n| n == 1));
+        let mut w = w.clone();
+        w.tables.get_mut("fio").unwrap()["norandommap"] = json!(true);
+        let (miss, _, _) = unwritten_reads(&run(&w, 5));
+        let p = (1.0 - 1.0 / pages as f64).powi(2 * pages as i32);
+        assert!(within_4se(miss as usize, pages as usize, p), "{miss}");
+    }
+
+    #[test]
+    fn rw_values_and_rwmix() {
+        let n = 20_000;
+        let ops = |fio: Value| {
+            let reqs = run(&workload(fio, n, 64 << 20), 2);
+            let reads = reqs.iter().filter(|r| r.op == Op::Read).count();
+            (reqs, reads)
+        };
+        // read and randread read only; write and randwrite write only.
+        assert_eq!(ops(json!({"rw": "read"})).1, n as usize);
+        assert_eq!(ops(json!({"rw": "randread"})).1, n as usize);
+        assert_eq!(ops(json!({"rw": "randwrite"})).1, 0);
+        // Mixed: fio's 50/50 by default; rwmixread or rwmixwrite alone set the mix.
+        for (fio, p) in [
+            (json!({"rw": "randrw"}), 0.5),
+            (json!({"rw": "randrw", "rwmixread": 30}), 0.3),
+            (json!({"rw": "randrw", "rwmixwrite": 30}), 0.7),
+            (
+                json!({"rw": "randrw", "rwmixread": 80, "rwmixwrite": 20}),
+                0.8,
+            ),
+            (json!({"rw": "readwrite", "rwmixread": 0}), 0.0),
+            (json!({"rw": "rw", "rwmixread": 100}), 1.0),
+        ] {
+            let (_, reads) = ops(fio.clone());
+            assert!(within_4se(reads, n as usize, p), "{fio}: {reads}");
+        }
+        // rw = rw: reads and writes each follow their own cursor from the start (fio's
+        // position per direction), so each direction alone is sequential.
+        let (reqs, _) = ops(json!({"rw": "rw"}));
+        for op in [Op::Read, Op::Write] {
+            let offs: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.op == op)
+                .map(|r| r.offset_bytes)
+                .collect();
+            assert_eq!(offs[0], 0);
+            assert!(offs.windows(2).all(|w| w[1] == w[0] + 4096), "{op:?}");
+        }
+        // randrw with the random map: one map for both directions, as fio's file has.
+        let (reqs, _) = ops(json!({"rw": "randrw"}));
+        let pages = (64 << 20) / 4096;
+        let mut first: Vec<u64> = reqs[..pages].iter().map(|r| r.offset_bytes).collect();
+        first.sort_unstable();
+        first.dedup();
+        assert_eq!(first.len(), pages);
+    }
+
+    #[test]
+    fn fio_errors_name_the_field() {
+        let none = |_: &mut WorkloadConfig| {};
+        let e = config_error(json!({"rw": "randrw"}), |w| w.read_fraction = 0.3);
+        assert!(
+            e.contains("workload.read_fraction") && e.contains("rwmixread = 30"),
+            "{e}"
+        );
+        let e = config_error(json!({"rwmixread": 70, "rwmixwrite": 40}), none);
+        assert!(
+            e.contains("workload.fio.rwmixread") && e.contains("sum"),
+            "{e}"
+        );
+        let e = config_error(json!({"rwmixread": 101}), none);
+        assert!(e.contains("workload.fio.rwmixread"), "{e}");
+        for d in ["pareto:1.2", "zipf:0", "zipf", "zipf:1.2:0.25"] {
+            let e = config_error(json!({"random_distribution": d}), none);
+            assert!(e.contains("workload.fio.random_distribution"), "{d}: {e}");
+        }
+        let e = config_error(
+            json!({"jobs": [{"zipf_theta": 0.5, "random_distribution": "random"}]}),
+            none,
+        );
+        assert!(e.contains("workload.fio.jobs[0].zipf_theta"), "{e}");
+        let e = config_error(json!({"jobs": [{"rw": "randrw", "rwmixread": 200}]}), none);
+        assert!(e.contains("workload.fio.jobs[0].rwmixread"), "{e}");
+    }
+
+    #[test]
+    fn random_map_search_wraps() {
+        // 130 blocks (two full words and a tail of 2): the next free block after a touched
+        // one, wrapping past the end; full words skipped.
+        let mut m = RandomMap::new(130);
+        assert_eq!(m.take(0, 128), 128);
+        assert_eq!(m.next_free(5), 128);
+        assert_eq!(m.take(129, 5), 1); // the map's end stops it
+        assert_eq!(m.next_free(129), 128);
+        assert_eq!(m.take(128, 1), 1);
+        assert_eq!(m.touched, 130);
+        m.new_pass();
+        assert_eq!(m.take(3, 2), 2);
+        assert_eq!(m.take(0, 10), 3); // stops at block 3
+        assert_eq!(m.next_free(4), 5);
+        assert_eq!(m.next_free(2), 5);
     }
 }
