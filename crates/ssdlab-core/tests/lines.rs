@@ -63,7 +63,7 @@ fn class(r: &RunResult, k: u32, line_pages: f64) -> (f64, f64) {
     ((host + gc) / host, lines * line_pages / valid - 1.0)
 }
 
-/// One open line (placement none), FIFO victims, uniform random 4 KiB writes over a filled
+/// One open line (placement none), FIFO victims, burst GC, uniform random 4 KiB writes over a filled
 /// device of 2,048 lines of 128 pages: WAF within 3% of 1/(1−u) at the measured ρ, which is the
 /// configured one less the GC reserve and the open line.
 #[test]
@@ -73,7 +73,7 @@ fn one_line_fifo_matches_the_formula() {
         let r = run(&format!(
             "[workload]\nkind = \"uniform\"\nrequests = {}\nfootprint_bytes = {}\nseed = 3\n\
              [device]\nlogical_bytes = {}\npages_per_block = 128\nop = {op}\n\
-             [ftl]\nkind = \"lines\"\n[ftl.lines]\nvictim = \"fifo\"\n\
+             [ftl]\nkind = \"lines\"\n[ftl.lines]\nvictim = \"fifo\"\ngc = \"burst\"\n\
              [buffer]\nkind = \"none\"\n\
              [run]\nprecondition = \"fill\"\nwarmup_requests = {}\n",
             pages * 8,
