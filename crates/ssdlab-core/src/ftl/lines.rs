@@ -1359,6 +1359,115 @@ mod tests {
         }
     }
 
+    /// pblk's rate limiter on the seed's device (32 lines of 8 LUNs, 22 of data, a budget of 4
+    /// windows): GC starts below 9 free lines (72 blocks, 2^7 = 128 > 72 so the shift is 7 − 2 =
+    /// 5: the host gets ⌊free blocks / 32⌋ windows); the reserve is ⌈100 / 31⌉ = 4 lines.
+    #[test]
+    fn rate_limiter_on_the_seeds_device() {
+        let rl = RateLimiter::new(32, 22, 8, 4).unwrap();
+        assert_eq!((rl.high, rl.rsv, rl.shift, rl.windows), (72, 32, 5, 4));
+        let by_free_lines: Vec<u64> = (0..=10).map(|l| rl.user_windows(l * 8)).collect();
+        assert_eq!(by_free_lines, [0, 0, 0, 0, 0, 1, 1, 1, 2, 4, 4]);
+        // The same 4 GiB in 16 MiB lines: 80 spare lines, GC below 79 (632 blocks, 2^10 >
+        // 632, shift 8): the host's share is ⌊free lines / 32⌋ quarters.
+        let rl = RateLimiter::new(256, 176, 8, 4).unwrap();
+        assert_eq!((rl.high, rl.rsv, rl.shift), (632, 32, 8));
+        assert_eq!(rl.user_windows(78 * 8), 2);
+        assert_eq!(rl.user_windows(63 * 8), 1);
+        assert_eq!(rl.user_windows(31 * 8), 0);
+        assert_eq!(rl.user_windows(79 * 8), 4);
+        // 7% over-provisioning: a reserve of 15 lines above the start (pblk refuses it).
+        let e = RateLimiter::new(107, 100, 4, 4).unwrap_err().to_string();
+        assert!(e.contains("device.op"), "{e}");
+    }
+
+    /// Records what a classifier sees: each LPN's last user-write time, and the age of every
+    /// GC copy (time at GC − that last user write).
+    struct Ages {
+        last: Vec<u64>,
+        ages: std::sync::Arc<std::sync::Mutex<Vec<(u32, u64)>>>,
+    }
+
+    impl Classifier for Ages {
+        fn classes(&self) -> u32 {
+            1
+        }
+        fn user(&mut self, lpn: Lpn, _tag: u32, now: u64) -> Class {
+            self.last[lpn as usize] = now;
+            0
+        }
+        fn gc(&mut self, lpn: Lpn, _from: Class, now: u64) -> Class {
+            let age = now - self.last[lpn as usize];
+            self.ages.lock().unwrap().push((lpn as u32, age));
+            0
+        }
+    }
+
+    /// The garbage-fraction GC (the SepBIT artifact's) and its clock, by hand: lines of 4
+    /// pages; LPNs 0, 1, 2, 3 fill line 0, then LPN 0 again. Its old copy makes line 0's 1 of 4
+    /// pages garbage, 1/5 of the written pages > 0.15, so GC collects line 0 right after that
+    /// page, and copies LPNs 1, 2, 3 with ages 3, 2, 1: the host pages written since (the
+    /// artifact's accessId, counted before a page is placed).
+    #[test]
+    fn gp_gc_collects_one_line_and_ages_count_pages_since() {
+        let g = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 16,
+            physical_blocks: 8,
+        };
+        let p = Params {
+            gc: "gp".into(),
+            batch_pages: 1,
+            ..Default::default()
+        };
+        let ages = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let c = Ages {
+            last: vec![0; 16],
+            ages: ages.clone(),
+        };
+        let mut f = LinesFtl::new(&g, &p, Box::new(c), true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        let page = |offset| UnitPage {
+            offset,
+            version: 1,
+            cause: Cause::Host,
+        };
+        for off in [0, 1, 2, 3] {
+            f.write_unit(0, &[page(off)], Shape::Pages, 0, &mut n).unwrap();
+        }
+        assert_eq!(f.gc_victims, 0);
+        f.write_unit(0, &[page(0)], Shape::Pages, 0, &mut n).unwrap();
+        assert_eq!((f.gc_victims, f.gc_moved), (1, 3));
+        assert_eq!(*ages.lock().unwrap(), [(1, 3), (2, 2), (3, 1)]);
+        // Line 0 is free again; lines 1 (the open one, LPN 0 and the three copies) holds all.
+        assert_eq!((f.garbage, f.used), (0, 4));
+        assert_eq!(f.free_lines(), 7);
+    }
+
+    /// Every class's line is taken at start (the seed prepares its four), or at the class's
+    /// first write.
+    #[test]
+    fn open_lines_at_start() {
+        let g = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 16,
+            physical_blocks: 16,
+        };
+        for (at_start, free) in [(true, 12), (false, 16)] {
+            let p = Params {
+                gc: "burst".into(),
+                gc_free_lines: 2,
+                open_at_start: at_start,
+                ..Default::default()
+            };
+            let c = crate::placement::size_ema::SizeEma::new(&Default::default(), false);
+            let f = LinesFtl::new(&g, &p, Box::new(c), false).unwrap();
+            assert_eq!(f.free_lines(), free);
+        }
+    }
+
     /// The bucketed lists choose exactly as pblk's lists scanned in full (the reference above,
     /// `pblk_gc_get_victim_line` over `gc_lists`), over random seals, invalidations and victims.
     #[test]
