@@ -85,9 +85,21 @@ def gc_at(cell, gib: float):
     return _at(_series(cell), "host.write_pages", "gc.victims", gib * GIB_PAGES)
 
 
+def _aged(s):
+    """The measured part of a series, its clock started where the warm-up (ageing) ended: counts
+    restart there, the simulated time does not."""
+    if s is None or "measured" not in s or "time_us" not in s:
+        return s
+    warm = s[s["measured"] == 0]
+    s = s[s["measured"] != 0].copy()
+    if len(warm):
+        s["time_us"] = s["time_us"] - float(warm["time_us"].iloc[-1])
+    return s if len(s) else None
+
+
 def written_at(cell, minutes: float):
-    """GiB of host pages issued by `minutes` of simulated time."""
-    pages = _at(_series(cell), "time_us", "host.write_pages", minutes * 60e6)
+    """GiB of host pages issued by `minutes` of simulated time after the device was aged."""
+    pages = _at(_aged(_series(cell)), "time_us", "host.write_pages", minutes * 60e6)
     return None if pages is None else pages / GIB_PAGES
 
 
@@ -136,14 +148,14 @@ def _timed_figure(ok):
         i = 0
         for lines, placements in (("128 MiB", ("none", "size-ema-batch")), ("16 MiB", PLACEMENTS)):
             for p in placements:
-                s = _series(_one(ok, "small-hot", p, lines, timed=True))
+                s = _aged(_series(_one(ok, "small-hot", p, lines, timed=True)))
                 if s is None or "time_us" not in s:
                     continue
                 ax.plot(
                     s["time_us"] / 60e6, s["host.write_pages"] / GIB_PAGES, label=f"{p}, {lines}", **F._cell_style(i)
                 )
                 i += 1
-        ax.set_xlabel("simulated time (minutes)")
+        ax.set_xlabel("simulated time after ageing (minutes)")
         ax.set_ylabel("data written (GiB)")
         ax.legend(fontsize=6, ncol=2)
         return fig
