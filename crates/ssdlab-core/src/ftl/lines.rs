@@ -1434,10 +1434,12 @@ mod tests {
             cause: Cause::Host,
         };
         for off in [0, 1, 2, 3] {
-            f.write_unit(0, &[page(off)], Shape::Pages, 0, &mut n).unwrap();
+            f.write_unit(0, &[page(off)], Shape::Pages, 0, &mut n)
+                .unwrap();
         }
         assert_eq!(f.gc_victims, 0);
-        f.write_unit(0, &[page(0)], Shape::Pages, 0, &mut n).unwrap();
+        f.write_unit(0, &[page(0)], Shape::Pages, 0, &mut n)
+            .unwrap();
         assert_eq!((f.gc_victims, f.gc_moved), (1, 3));
         assert_eq!(*ages.lock().unwrap(), [(1, 3), (2, 2), (3, 1)]);
         // Line 0 is free again; lines 1 (the open one, LPN 0 and the three copies) holds all.
