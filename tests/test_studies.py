@@ -451,7 +451,7 @@ def test_hotcold2022_quick_states_every_claim(tmp_path, traces):
     out = tmp_path / "hotcold2022"
     report = studies.reproduce("hotcold2022", quick=True, out=out, traces=traces, progress=False)
     text = report.read_text()
-    table = text[text.index("Claims</h2>") :].split("</table>")[0]
+    table = text[text.index("Seed 001 claims against ssdlab</h2>") :].split("</table>")[0]
     for mix in ("small-hot", "sizes-mixed"):
         assert f"cut the lines garbage-collected by 44–68% ({mix})" in table, mix
     for lines in ("128 MiB", "16 MiB"):

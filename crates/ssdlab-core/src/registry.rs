@@ -345,6 +345,15 @@ pub fn page_streams(cfg: &Config) -> Result<u32> {
     Ok(page_params(cfg)?.streams)
 }
 
+/// Blocks a line spans: `ftl.lines.luns`, or the device's LUNs.
+fn lines_luns(cfg: &Config, p: &ftl::lines::Params) -> u32 {
+    if p.luns > 0 {
+        p.luns
+    } else {
+        (cfg.device.channels * cfg.device.chips_per_channel * cfg.device.dies_per_chip).max(1)
+    }
+}
+
 /// Open lines of the line FTL: the placement's classes, plus the GC line.
 fn lines_open(cfg: &Config, p: &ftl::lines::Params) -> Result<u64> {
     let classes = placement_classes(cfg, p.open_lines)?;
@@ -470,13 +479,15 @@ pub static FTLS: &[FtlEntry] = &[
             "Line-based FTL after LightNVM pblk (seed 001): a line is an FTL block spanning the LUNs (page p on LUN p mod LUNs), \
              host pages enter a ring write buffer carrying their placement tag and are programmed in batches of batch_pages by \
              the write thread, one open line per placement class (placement none = pblk's single line shared with GC) plus an \
-             optional GC line; GC collects whole lines below gc_free_lines free, victim by pblk's lists (fewest valid of the first \
+             optional GC line; GC paced by pblk's rate limiter (or burst below gc_free_lines free lines, or the SepBIT \
+             artifact's garbage-fraction trigger), victim by pblk's lists (fewest valid of the first \
              non-empty list: < ¼, < ½, < full valid) or greedy / cost-benefit / FIFO. One erase = one line.",
             spec::<ftl::lines::Params>(),
             &["placement.kind"],
         ),
         build: |cfg, geo, classifier| {
-            let p = lines_params(cfg)?;
+            let mut p = lines_params(cfg)?;
+            p.luns = lines_luns(cfg, &p);
             Ok(Box::new(ftl::lines::LinesFtl::new(geo, &p, classifier, cfg.run.check_integrity)?))
         },
         spare_blocks: |cfg, _| {
@@ -488,6 +499,7 @@ pub static FTLS: &[FtlEntry] = &[
             let open = lines_open(cfg, &p)?;
             p.gc_free_lines = p.gc_threshold(open);
             p.open_lines = open as u32 - p.gc_line as u32;
+            p.luns = lines_luns(cfg, &p);
             cfg.ftl.tables.insert("lines".into(), serde_json::to_value(p).unwrap_or_default());
             Ok(())
         },

@@ -281,7 +281,8 @@ proptest! {
 
     /// The line FTL: pages served from its ring until their batch is programmed, stale ring
     /// entries programmed dead, padding filler, pblk's or another victim choice, and placements
-    /// that spread host pages and GC copies over several lines (with or without a GC line).
+    /// that spread host pages and GC copies over several lines (with or without a GC line), under
+    /// every GC pacing (pblk's rate limiter, burst, the garbage-fraction trigger).
     #[test]
     fn lines_ftl_keeps_latest_versions(
         ppb in ppb(),
@@ -291,6 +292,7 @@ proptest! {
         batch_pages in 1u32..10,
         gc_line in any::<bool>(),
         extra in 0u64..3,
+        gc in prop_oneof![Just("pblk"), Just("burst"), Just("gp")],
         steps in steps(),
     ) {
         let classifier: Box<dyn Classifier> = match placement {
@@ -303,8 +305,11 @@ proptest! {
             )),
         };
         let open = classifier.classes() as u64 + gc_line as u64;
-        let p = lines::Params { victim: victim.into(), batch_pages, gc_line, ..Default::default() };
-        let g = geo(ppb, lbns, lbns + p.spare_lines(open) + extra);
+        let p = lines::Params { victim: victim.into(), batch_pages, gc_line, gc: gc.into(), ..Default::default() };
+        // pblk's rate limiter needs its reserve (⌈100 / OP%⌉ lines, 2 at OP ≥ 50%) below its
+        // start (OP − 1 lines).
+        let spare = if gc == "pblk" { lbns + open + 4 } else { p.spare_lines(open) };
+        let g = geo(ppb, lbns, lbns + spare + extra);
         let mut f = LinesFtl::new(&g, &p, classifier, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         run(&mut f, &mut n, &g, 4, &steps)?;

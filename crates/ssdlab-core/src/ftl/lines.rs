@@ -44,8 +44,28 @@ crate::params! {
         /// its min_write_pgs = the device's optimal write size ws_opt (8 sectors on FEMU's
         /// Open-Channel SSD, the seed's platform).
         batch_pages: u32 = 8,
-        /// GC runs while free lines are below this; 0 = automatic (open lines + 2).
+        /// How GC is paced against host writes. `pblk`: pblk's rate limiter (pblk-rl.c): GC
+        /// starts when free blocks fall below the over-provisioning less one line and takes a
+        /// share of the write budget that grows as free blocks fall, all of it at the reserve of
+        /// ⌈100 / OP%⌉ lines. `burst`: whole lines collected at once while fewer than
+        /// `gc_free_lines` are free. `gp`: the SepBIT artifact's log: after each host page, one
+        /// line is collected when the garbage fraction of the written pages exceeds `gc_gp`.
+        gc: String = "pblk".into(),
+        /// GC runs while free lines are below this (`gc = "burst"`); 0 = automatic (open
+        /// lines + 2).
         gc_free_lines: u64 = 0,
+        /// Garbage fraction that triggers GC, and that a victim must reach (`gc = "gp"`; the
+        /// artifact's 0.15).
+        gc_gp: f64 = 0.15,
+        /// pblk's write budget in windows of 64 ring entries (rb_budget / NVM_MAX_VLBA, a power
+        /// of two): 4 on the seed's device, a ring of (mw_cunits 24 + ws_opt 8) × 8 LUNs = 256.
+        rl_windows: u32 = 4,
+        /// Parallel units a line spans (pblk's blk_per_line), which sets the rate limiter's
+        /// rounding; 0 = the device's channels × chips × dies.
+        luns: u32 = 0,
+        /// Prepare every class's open line at start, as the seed does with its four lines;
+        /// false: a class's first line is taken at its first write.
+        open_at_start: bool = true,
     }
 }
 
@@ -75,6 +95,24 @@ impl crate::params::Params for Params {
                 format!("{} must be in 1..=65536", self.batch_pages),
             ));
         }
+        if !matches!(self.gc.as_str(), "pblk" | "burst" | "gp") {
+            return Err(SimError::config(
+                format!("{table}.gc"),
+                format!("unknown value `{}`; valid: pblk, burst, gp", self.gc),
+            ));
+        }
+        if !(self.gc_gp > 0.0 && self.gc_gp < 1.0) {
+            return Err(SimError::config(
+                format!("{table}.gc_gp"),
+                format!("{} must be in (0, 1)", self.gc_gp),
+            ));
+        }
+        if !self.rl_windows.is_power_of_two() || self.rl_windows > 1 << 16 {
+            return Err(SimError::config(
+                format!("{table}.rl_windows"),
+                format!("{} must be a power of two up to 65536", self.rl_windows),
+            ));
+        }
         if self.gc_free_lines == 1 {
             return Err(SimError::config(
                 format!("{table}.gc_free_lines"),
@@ -82,6 +120,70 @@ impl crate::params::Params for Params {
             ));
         }
         Ok(())
+    }
+}
+
+/// How GC keeps pace with host writes (`gc`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pacing {
+    Pblk(RateLimiter),
+    Burst,
+    /// The garbage fraction that triggers GC.
+    Gp(f64),
+}
+
+/// pblk's rate limiter (`pblk-rl.c`, `pblk_rl_init`, `__pblk_rl_update_rates`), in blocks (one
+/// line = `luns` blocks). Free blocks at or above `high`: the whole write budget is the host's.
+/// Below: the host gets ⌊free / 2^shift⌋ of the budget's windows (shift = ⌈log2 high⌉ − log2
+/// windows), GC the rest, and nothing at or below `rsv`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateLimiter {
+    pub high: u64,
+    pub rsv: u64,
+    pub shift: u32,
+    pub windows: u64,
+}
+
+impl RateLimiter {
+    /// For `lines` lines of which `data_lines` hold logical data, `luns` blocks a line and a
+    /// budget of `windows` windows. pblk's op_blks are the lines beyond the data; high = op_blks −
+    /// one line (the metadata blocks are not modelled); rsv = ⌈100 / OP%⌉ lines, OP% = ⌊100 ·
+    /// op lines / lines⌋ (pblk_get_min_chks), at least 2 lines so GC has a line to copy into.
+    pub fn new(lines: u64, data_lines: u64, luns: u64, windows: u64) -> Result<RateLimiter> {
+        let op_lines = lines.saturating_sub(data_lines);
+        let op_pct = 100 * op_lines / lines.max(1);
+        let rsv_lines = if op_pct == 0 {
+            u64::MAX
+        } else {
+            100u64.div_ceil(op_pct).max(2)
+        };
+        if op_lines < 2 || rsv_lines >= op_lines - 1 {
+            return Err(SimError::config(
+                "device.op",
+                format!(
+                    "pblk's rate limiter needs its reserve of ⌈100 / OP%⌉ lines below its GC start of                      OP − 1 lines; {op_lines} of {lines} lines over-provisioned ({op_pct}%) leave none                      (pblk refuses such an OP): raise device.op or use ftl.lines.gc = \"burst\""
+                ),
+            ));
+        }
+        let high = (op_lines - 1) * luns;
+        let high_pw = 64 - (high - 1).leading_zeros();
+        Ok(RateLimiter {
+            high,
+            rsv: rsv_lines * luns,
+            shift: high_pw.saturating_sub(windows.trailing_zeros()),
+            windows,
+        })
+    }
+
+    /// The host's windows of the budget at `free` free blocks (GC has the rest).
+    pub fn user_windows(&self, free: u64) -> u64 {
+        if free >= self.high {
+            self.windows
+        } else if free <= self.rsv {
+            0
+        } else {
+            (free >> self.shift).min(self.windows)
+        }
     }
 }
 
@@ -269,6 +371,23 @@ pub struct LinesFtl {
     batch_pages: usize,
     batch_tags: Vec<u32>,
     gc_threshold: u64,
+    pacing: Pacing,
+    /// Blocks a line spans (the rate limiter counts free blocks).
+    luns: u64,
+    /// GC copies owed to the rate limiter, in host windows (one copy per `user` credits).
+    gc_credit: u64,
+    /// The line GC is collecting page by page (NONE: none) and its next offset.
+    gc_victim: u32,
+    gc_cursor: u32,
+    /// Sealed lines (the garbage fraction counts their invalid pages, as the artifact does).
+    sealed: Vec<bool>,
+    /// Invalid pages of sealed lines, and pages written in all lines not free.
+    garbage: u64,
+    used: u64,
+    /// Host pages that waited for GC at the rate limiter's reserve, and collections forced
+    /// by a lack of free lines outside burst GC.
+    rl_stalls: u64,
+    backstop: u64,
     in_gc: bool,
     /// Logical time: host pages programmed so far.
     now: u64,
@@ -307,7 +426,23 @@ impl LinesFtl {
         let classes = classifier.classes();
         let open = classes as u64 + p.gc_line as u64;
         let threshold = p.gc_threshold(open);
-        let need = geo.logical_blocks() + p.spare_lines(open);
+        let luns = p.luns.max(1) as u64;
+        let pacing = match p.gc.as_str() {
+            "burst" => Pacing::Burst,
+            "gp" => Pacing::Gp(p.gc_gp),
+            _ => Pacing::Pblk(RateLimiter::new(
+                lines,
+                geo.logical_blocks(),
+                luns,
+                p.rl_windows as u64,
+            )?),
+        };
+        // Paced GC needs one line to copy into beyond the open ones; burst GC its reserve.
+        let spare = match pacing {
+            Pacing::Burst => p.spare_lines(open),
+            _ => open + 2,
+        };
+        let need = geo.logical_blocks() + spare;
         if lines < need {
             let min_op = need as f64 / geo.logical_blocks() as f64 - 1.0;
             return Err(SimError::config(
@@ -328,7 +463,7 @@ impl LinesFtl {
                 line_pages,
             )),
         };
-        Ok(LinesFtl {
+        let mut f = LinesFtl {
             line_pages,
             line_of: Divisor::new(line_pages as u64),
             logical_pages: geo.logical_pages,
@@ -349,6 +484,16 @@ impl LinesFtl {
             batch_pages: p.batch_pages as usize,
             batch_tags: Vec::with_capacity(p.batch_pages as usize),
             gc_threshold: threshold,
+            pacing,
+            luns,
+            gc_credit: 0,
+            gc_victim: NONE,
+            gc_cursor: 0,
+            sealed: vec![false; lines as usize],
+            garbage: 0,
+            used: 0,
+            rl_stalls: 0,
+            backstop: 0,
             in_gc: false,
             now: 0,
             check,
@@ -369,7 +514,31 @@ impl LinesFtl {
             stale_programs: 0,
             class_pages: [0; 8],
             class_gc_pages: [0; 8],
-        })
+        };
+        if p.open_at_start {
+            for k in 0..f.open.len() {
+                f.open_line(k);
+            }
+        }
+        Ok(f)
+    }
+
+    /// Take a free line as class `k`'s open line (the caller checked one is free).
+    fn open_line(&mut self, k: usize) -> u32 {
+        let l = self.free.pop_front().expect("a free line");
+        self.open[k] = l;
+        self.class[l as usize] = k as u32;
+        self.opened[l as usize] = self.now;
+        self.written[l as usize] = 0;
+        l
+    }
+
+    /// The rate limiter, if GC is paced by pblk's.
+    pub fn rate_limiter(&self) -> Option<RateLimiter> {
+        match self.pacing {
+            Pacing::Pblk(rl) => Some(rl),
+            _ => None,
+        }
     }
 
     /// Open lines (placement classes plus the GC line).
@@ -382,6 +551,7 @@ impl LinesFtl {
         let l = self.line_of.quot(ppn as u64) as u32;
         self.p2l[ppn as usize] = NONE;
         self.valid[l as usize] -= 1;
+        self.garbage += self.sealed[l as usize] as u64;
         let v = self.valid[l as usize];
         match &mut self.victims {
             Victims::Pblk(p) => p.on_invalidate(l, v),
@@ -409,30 +579,39 @@ impl LinesFtl {
             self.seal(l);
             self.open[k] = NONE;
         }
-        if !self.in_gc && (self.free.len() as u64) < self.gc_threshold {
-            self.collect(nand)?;
+        if !self.in_gc {
+            let free = self.free.len() as u64;
+            match self.pacing {
+                Pacing::Burst if free < self.gc_threshold => self.collect(nand)?,
+                // Paced GC fell behind: collect until a line can be spared.
+                Pacing::Pblk(_) | Pacing::Gp(_) if free < 2 => {
+                    self.backstop += 1;
+                    self.collect_until(2, nand)?;
+                }
+                _ => {}
+            }
         }
         // GC may have opened this class's line while copying.
         if self.open[k] != NONE {
             return self.next_ppn(k, nand);
         }
-        let l = self.free.pop_front().ok_or_else(|| {
-            SimError::Invalid(format!(
+        if self.free.is_empty() {
+            return Err(SimError::Invalid(format!(
                 "the line FTL needed a new line for class {k} and none was free: GC copies opened more lines \
                  than ftl.lines.gc_free_lines ({}) keeps; raise it to at least the number of lines GC copies go \
                  to plus one (or device.op)",
                 self.gc_threshold
-            ))
-        })?;
-        self.open[k] = l;
-        self.class[l as usize] = k as u32;
-        self.opened[l as usize] = self.now;
+            )));
+        }
+        let l = self.open_line(k);
         self.written[l as usize] = 1;
         Ok(l * self.line_pages)
     }
 
     fn seal(&mut self, l: u32) {
         let v = self.valid[l as usize];
+        self.sealed[l as usize] = true;
+        self.garbage += (self.written[l as usize] - v) as u64;
         match &mut self.victims {
             Victims::Pblk(p) => p.seal(l, v),
             Victims::Other(s) => s.on_seal(l, v, self.now),
@@ -453,6 +632,7 @@ impl LinesFtl {
         nand: &mut Nand,
     ) -> Result<u32> {
         let ppn = self.next_ppn(k, nand)?;
+        self.used += 1;
         if live {
             self.l2p[lpn as usize] = ppn;
             self.p2l[ppn as usize] = lpn;
@@ -500,9 +680,14 @@ impl LinesFtl {
             None
         };
         for _ in 0..n {
+            // pblk's writer takes host entries only as the rate limiter lets them in.
+            self.pace(nand)?;
             // The entry leaves the ring only once placed: GC, which may run while it is, sees
             // the L2P still pointing at it.
             let e = *self.ring.front().expect("n ≤ ring length");
+            // The clock counts this page before it is placed (the artifact's accessId), so a
+            // page's age at a later GC is the host pages written since.
+            self.now += 1;
             let (k, cause, live) = if e.lpn == NONE {
                 // Padding filler: no data, dead at once; placement does not see it.
                 (
@@ -525,10 +710,121 @@ impl LinesFtl {
                 }
                 (k, Cause::Host, live)
             };
-            self.now += 1;
             self.program(e.lpn, e.version, cause, k, live, nand)?;
             self.ring.pop_front();
             self.ring_front = self.ring_front.wrapping_add(1);
+            if let Pacing::Gp(t) = self.pacing {
+                self.collect_over_gp(t, nand)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// pblk's rate limiter before a host page: at the reserve GC alone runs until free blocks
+    /// are above it; between the reserve and `high`, GC copies take their share of the budget.
+    fn pace(&mut self, nand: &mut Nand) -> Result<()> {
+        let Pacing::Pblk(rl) = self.pacing else {
+            return Ok(());
+        };
+        let mut user = rl.user_windows(self.free.len() as u64 * self.luns);
+        if user == rl.windows {
+            self.gc_credit = 0;
+            return Ok(());
+        }
+        if user == 0 {
+            self.rl_stalls += 1;
+            while user == 0 {
+                if !self.gc_step(nand)? {
+                    return Err(SimError::Invalid(
+                        "GC cannot free a line above pblk's reserve: no closed line to collect (raise device.op)"
+                            .into(),
+                    ));
+                }
+                user = rl.user_windows(self.free.len() as u64 * self.luns);
+            }
+            return Ok(());
+        }
+        self.gc_credit += rl.windows - user;
+        while self.gc_credit >= user {
+            self.gc_credit -= user;
+            if !self.gc_step(nand)? {
+                self.gc_credit = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// One step of paced GC: copy the next valid page of the line being collected (choosing a
+    /// victim first if none is), or erase it once it holds none. False: nothing to collect.
+    fn gc_step(&mut self, nand: &mut Nand) -> Result<bool> {
+        if self.gc_victim == NONE {
+            let Some(v) = self.take_victim() else {
+                return Ok(false);
+            };
+            self.gc_invocations += 1;
+            self.begin_victim(v);
+            self.gc_victim = v;
+            self.gc_cursor = 0;
+        }
+        let v = self.gc_victim;
+        self.in_gc = true;
+        let r = self.step_victim(v, nand);
+        self.in_gc = false;
+        r?;
+        if self.check && self.gc_victim == NONE {
+            self.check_structure()?;
+            self.check_versions(&self.expected)?;
+        }
+        Ok(true)
+    }
+
+    fn step_victim(&mut self, v: u32, nand: &mut Nand) -> Result<()> {
+        let base = v * self.line_pages;
+        while self.gc_cursor < self.written[v as usize] {
+            let src = base + self.gc_cursor;
+            self.gc_cursor += 1;
+            if self.p2l[src as usize] != NONE {
+                return self.move_page(src, nand);
+            }
+        }
+        self.gc_victim = NONE;
+        self.finish_victim(v, nand)
+    }
+
+    /// The SepBIT artifact's GC: when the garbage fraction of the written pages exceeds `t`,
+    /// collect one sealed line whose own garbage fraction reaches `t` (the victim policy's
+    /// choice; none if it falls short).
+    fn collect_over_gp(&mut self, t: f64, nand: &mut Nand) -> Result<()> {
+        if self.in_gc || (self.garbage as f64) <= t * self.used as f64 {
+            return Ok(());
+        }
+        let lp = self.line_pages;
+        let enough = |valid: u32| ((lp - valid) as f64) >= t * lp as f64;
+        let victim = match &mut self.victims {
+            Victims::Pblk(p) => match p.peek() {
+                Some(l) if enough(self.valid[l as usize]) => {
+                    p.unlink(l, self.valid[l as usize]);
+                    Some(l)
+                }
+                _ => None,
+            },
+            Victims::Other(s) => {
+                let valid = &self.valid;
+                match s.peek_victim(self.now, |l| valid[l as usize]) {
+                    Some(l) if enough(valid[l as usize]) => {
+                        s.remove(l, valid[l as usize]);
+                        Some(l)
+                    }
+                    _ => None,
+                }
+            }
+        };
+        if let Some(v) = victim {
+            self.in_gc = true;
+            self.gc_invocations += 1;
+            let r = self.reclaim(v, nand);
+            self.in_gc = false;
+            r?;
         }
         Ok(())
     }
@@ -548,9 +844,13 @@ impl LinesFtl {
 
     /// Reclaim lines until the free pool is back at the threshold.
     fn collect(&mut self, nand: &mut Nand) -> Result<()> {
+        self.collect_until(self.gc_threshold, nand)
+    }
+
+    fn collect_until(&mut self, threshold: u64, nand: &mut Nand) -> Result<()> {
         self.in_gc = true;
         self.gc_invocations += 1;
-        let r = self.collect_inner(nand);
+        let r = self.collect_inner(threshold, nand);
         self.in_gc = false;
         r?;
         if self.check {
@@ -560,23 +860,35 @@ impl LinesFtl {
         Ok(())
     }
 
-    fn collect_inner(&mut self, nand: &mut Nand) -> Result<()> {
-        let mut stalled = 0usize;
-        while (self.free.len() as u64) < self.gc_threshold {
-            let victim = match &mut self.victims {
-                Victims::Pblk(p) => {
-                    let v = p.peek();
-                    if let Some(l) = v {
-                        p.unlink(l, self.valid[l as usize]);
-                    }
-                    v
+    /// The victim policy's next line, taken out of its lists.
+    fn take_victim(&mut self) -> Option<u32> {
+        match &mut self.victims {
+            Victims::Pblk(p) => {
+                let v = p.peek();
+                if let Some(l) = v {
+                    p.unlink(l, self.valid[l as usize]);
                 }
-                Victims::Other(s) => {
-                    let valid = &self.valid;
-                    s.take_victim(self.now, |l| valid[l as usize])
-                }
+                v
             }
-            .ok_or_else(|| {
+            Victims::Other(s) => {
+                let valid = &self.valid;
+                s.take_victim(self.now, |l| valid[l as usize])
+            }
+        }
+    }
+
+    fn collect_inner(&mut self, threshold: u64, nand: &mut Nand) -> Result<()> {
+        let mut stalled = 0usize;
+        while (self.free.len() as u64) < threshold {
+            // A line paced GC was collecting is finished first.
+            if self.gc_victim != NONE {
+                let v = self.gc_victim;
+                while self.gc_victim != NONE {
+                    self.step_victim(v, nand)?;
+                }
+                continue;
+            }
+            let victim = self.take_victim().ok_or_else(|| {
                 SimError::Invalid(
                     "GC found no line to collect: every closed line is fully valid (raise device.op)"
                         .into(),
@@ -600,13 +912,7 @@ impl LinesFtl {
 
     /// Move the valid pages of line `victim` to the lines placement chooses, and erase it.
     fn reclaim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
-        let from = self.class[victim as usize];
-        self.classifier
-            .collected(from, self.opened[victim as usize], self.now);
-        if self.valid[victim as usize] == 0 {
-            self.gc_empty += 1;
-        }
-        let gc_k = self.open.len() - 1;
+        self.begin_victim(victim);
         let base = victim * self.line_pages;
         for off in 0..self.written[victim as usize] {
             let src = base + off;
@@ -614,10 +920,28 @@ impl LinesFtl {
             if let Some(&ahead) = self.p2l.get((src + GC_AHEAD) as usize) {
                 crate::units::prefetch_once(&self.l2p, ahead as usize);
             }
-            let lpn = self.p2l[src as usize];
-            if lpn == NONE {
-                continue;
+            if self.p2l[src as usize] != NONE {
+                self.move_page(src, nand)?;
             }
+        }
+        self.finish_victim(victim, nand)
+    }
+
+    fn begin_victim(&mut self, victim: u32) {
+        let from = self.class[victim as usize];
+        self.classifier
+            .collected(from, self.opened[victim as usize], self.now);
+        if self.valid[victim as usize] == 0 {
+            self.gc_empty += 1;
+        }
+    }
+
+    /// Copy valid page `src` of a victim to the line placement chooses.
+    fn move_page(&mut self, src: u32, nand: &mut Nand) -> Result<()> {
+        let lpn = self.p2l[src as usize];
+        let from = self.class[self.line_of.quot(src as u64) as usize];
+        let gc_k = self.open.len() - 1;
+        {
             let c = self.classifier.gc(lpn as Lpn, from, self.now);
             let k = if self.gc_line {
                 gc_k
@@ -637,7 +961,16 @@ impl LinesFtl {
                 *c += 1;
             }
         }
+        Ok(())
+    }
+
+    /// Erase a victim whose pages are all invalid and return it to the free pool.
+    fn finish_victim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
         debug_assert_eq!(self.valid[victim as usize], 0);
+        let w = self.written[victim as usize] as u64;
+        self.garbage -= w;
+        self.used -= w;
+        self.sealed[victim as usize] = false;
         self.written[victim as usize] = 0;
         nand.erase(victim);
         self.free.push_back(victim);
@@ -865,6 +1198,8 @@ impl Ftl for LinesFtl {
             ("gc.invocations", self.gc_invocations),
             ("ftl.lines.empty_victims", self.gc_empty),
             ("ftl.lines.stale_programs", self.stale_programs),
+            ("ftl.lines.rl_stalls", self.rl_stalls),
+            ("ftl.lines.backstop_gc", self.backstop),
         ];
         let n = self.open.len().min(8);
         v.extend(
@@ -1021,6 +1356,117 @@ mod tests {
                 }
             }
             None
+        }
+    }
+
+    /// pblk's rate limiter on the seed's device (32 lines of 8 LUNs, 22 of data, a budget of 4
+    /// windows): GC starts below 9 free lines (72 blocks, 2^7 = 128 > 72 so the shift is 7 − 2 =
+    /// 5: the host gets ⌊free blocks / 32⌋ windows); the reserve is ⌈100 / 31⌉ = 4 lines.
+    #[test]
+    fn rate_limiter_on_the_seeds_device() {
+        let rl = RateLimiter::new(32, 22, 8, 4).unwrap();
+        assert_eq!((rl.high, rl.rsv, rl.shift, rl.windows), (72, 32, 5, 4));
+        let by_free_lines: Vec<u64> = (0..=10).map(|l| rl.user_windows(l * 8)).collect();
+        assert_eq!(by_free_lines, [0, 0, 0, 0, 0, 1, 1, 1, 2, 4, 4]);
+        // The same 4 GiB in 16 MiB lines: 80 spare lines, GC below 79 (632 blocks, 2^10 >
+        // 632, shift 8): the host's share is ⌊free lines / 32⌋ quarters.
+        let rl = RateLimiter::new(256, 176, 8, 4).unwrap();
+        assert_eq!((rl.high, rl.rsv, rl.shift), (632, 32, 8));
+        assert_eq!(rl.user_windows(78 * 8), 2);
+        assert_eq!(rl.user_windows(63 * 8), 1);
+        assert_eq!(rl.user_windows(31 * 8), 0);
+        assert_eq!(rl.user_windows(79 * 8), 4);
+        // 7% over-provisioning: a reserve of 15 lines above the start (pblk refuses it).
+        let e = RateLimiter::new(107, 100, 4, 4).unwrap_err().to_string();
+        assert!(e.contains("device.op"), "{e}");
+    }
+
+    /// Records what a classifier sees: each LPN's last user-write time, and the age of every
+    /// GC copy (time at GC − that last user write).
+    struct Ages {
+        last: Vec<u64>,
+        ages: std::sync::Arc<std::sync::Mutex<Vec<(u32, u64)>>>,
+    }
+
+    impl Classifier for Ages {
+        fn classes(&self) -> u32 {
+            1
+        }
+        fn user(&mut self, lpn: Lpn, _tag: u32, now: u64) -> Class {
+            self.last[lpn as usize] = now;
+            0
+        }
+        fn gc(&mut self, lpn: Lpn, _from: Class, now: u64) -> Class {
+            let age = now - self.last[lpn as usize];
+            self.ages.lock().unwrap().push((lpn as u32, age));
+            0
+        }
+    }
+
+    /// The garbage-fraction GC (the SepBIT artifact's) and its clock, by hand: lines of 4
+    /// pages; LPNs 0, 1, 2, 3 fill line 0, then LPN 0 again. Its old copy makes line 0's 1 of 4
+    /// pages garbage, 1/5 of the written pages > 0.15, so GC collects line 0 right after that
+    /// page, and copies LPNs 1, 2, 3 with ages 3, 2, 1: the host pages written since (the
+    /// artifact's accessId, counted before a page is placed).
+    #[test]
+    fn gp_gc_collects_one_line_and_ages_count_pages_since() {
+        let g = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 16,
+            physical_blocks: 8,
+        };
+        let p = Params {
+            gc: "gp".into(),
+            batch_pages: 1,
+            ..Default::default()
+        };
+        let ages = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let c = Ages {
+            last: vec![0; 16],
+            ages: ages.clone(),
+        };
+        let mut f = LinesFtl::new(&g, &p, Box::new(c), true).unwrap();
+        let mut n = Nand::new(g.physical_blocks);
+        let page = |offset| UnitPage {
+            offset,
+            version: 1,
+            cause: Cause::Host,
+        };
+        for off in [0, 1, 2, 3] {
+            f.write_unit(0, &[page(off)], Shape::Pages, 0, &mut n)
+                .unwrap();
+        }
+        assert_eq!(f.gc_victims, 0);
+        f.write_unit(0, &[page(0)], Shape::Pages, 0, &mut n)
+            .unwrap();
+        assert_eq!((f.gc_victims, f.gc_moved), (1, 3));
+        assert_eq!(*ages.lock().unwrap(), [(1, 3), (2, 2), (3, 1)]);
+        // Line 0 is free again; lines 1 (the open one, LPN 0 and the three copies) holds all.
+        assert_eq!((f.garbage, f.used), (0, 4));
+        assert_eq!(f.free_lines(), 7);
+    }
+
+    /// Every class's line is taken at start (the seed prepares its four), or at the class's
+    /// first write.
+    #[test]
+    fn open_lines_at_start() {
+        let g = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 16,
+            physical_blocks: 16,
+        };
+        for (at_start, free) in [(true, 12), (false, 16)] {
+            let p = Params {
+                gc: "burst".into(),
+                gc_free_lines: 2,
+                open_at_start: at_start,
+                ..Default::default()
+            };
+            let c = crate::placement::size_ema::SizeEma::new(&Default::default(), false);
+            let f = LinesFtl::new(&g, &p, Box::new(c), false).unwrap();
+            assert_eq!(f.free_lines(), free);
         }
     }
 

@@ -1,4 +1,5 @@
-//! `oracle`: future knowledge, the lower bound of placement. A pre-pass over the workload gives
+//! `oracle`: future knowledge of each page's remaining lifetime (not a lower bound of placement:
+//! with few classes its bounds are coarse; see docs/config.md). A pre-pass over the workload gives
 //! every host page write the time of the next write of its LPN; a page's class is its remaining
 //! lifetime r (host page writes until that overwrite), at user writes and GC copies alike, against
 //! bounds that double up to the device's logical pages N (`geometric`: N/2^(K−2), …, N/2, N for K
@@ -52,6 +53,12 @@ impl crate::params::Params for Params {
             return Err(SimError::config(
                 format!("{table}.classes"),
                 format!("{} must be 0 (automatic) or in 2..=64", self.classes),
+            ));
+        }
+        if !matches!(self.spacing.as_str(), "geometric" | "lines") {
+            return Err(SimError::config(
+                format!("{table}.spacing"),
+                format!("unknown value `{}`; valid: geometric, lines", self.spacing),
             ));
         }
         Ok(())
