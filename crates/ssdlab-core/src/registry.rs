@@ -174,7 +174,7 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
         info: c(
             "buffer",
             "bpac",
-            "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. Default padding: none.",
+            "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. PIRD, BIRD and idle ages count distinct pages written in between (seed 003's re-use distance). Default padding: none.",
             spec::<buffer::bpac::Params>(),
             GROUP_KEYS,
         ),

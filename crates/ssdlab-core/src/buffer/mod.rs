@@ -24,6 +24,7 @@ pub mod lru_wsr;
 pub mod none;
 pub mod pagecache;
 pub mod r#ref;
+pub mod reuse;
 
 use crate::error::Result;
 use crate::ftl::FtlView;
