@@ -213,13 +213,26 @@ def _trace_figure(part, name):
     with F.style():
         fig = Figure(figsize=(2 * F.PANEL[0] + 1.3, 2 * F.PANEL[1]), layout="constrained")
         FigureCanvasAgg(fig)
-        axs = fig.subplots(2, 2).flat
-    for i, (ax, (metric, _)) in enumerate(zip(axs, METRICS, strict=True)):
-        F.line(part, x="buffer.bytes", y=metric, by="buffer.kind", logx=True, ax=ax, legend=i == 1)
+        axs = list(fig.subplots(2, 2).flat)
+    for ax, (metric, _) in zip(axs, METRICS, strict=True):
+        F.line(part, x="buffer.bytes", y=metric, by="buffer.kind", logx=True, ax=ax, legend=False)
+        _dash_reads(ax)
         if metric in (MEAN, P99):
             ax.set_yscale("log")
+    with F.style():
+        F._legend(axs[1], "buffer.kind")
     fig.suptitle(name, fontsize=8)
     return F._finish(fig)
+
+
+def _dash_reads(ax) -> None:
+    """Draw a policy's "reads cached" line as its write-only line's colour and marker, dashed and
+    hollow (the palette would otherwise give it another policy's colour)."""
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    for kind, label in READS.items():
+        if label in lines and kind in lines:
+            base, ln = lines[kind], lines[label]
+            ln.set(color=base.get_color(), marker=base.get_marker(), linestyle="--", markerfacecolor="white")
 
 
 def _same(part, a, b) -> bool:
@@ -240,6 +253,12 @@ def figures(df):
         notes = ""
         if (part["gc.victims"] == 0).all():
             notes += " GC never ran on this trace (its writes fit in the spare blocks): no erases."
+        same = [NAMES[k] for k in ("lru-wsr", "cflru") if _same(part, "lru", k)]
+        if same:
+            notes += (
+                f" {' and '.join(same)} without read caching {'are' if len(same) > 1 else 'is'} LRU here: "
+                "their lines hide LRU's."
+            )
         if _same(part, "clc", "integrated"):
             notes += (
                 " The integrated buffer's line hides CLC's: on a page-mapped FTL (no log blocks) it chooses as CLC."
