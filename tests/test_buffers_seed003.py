@@ -182,8 +182,11 @@ def test_mixed_stream(tmp_path):
         for cap in caps:
             lru = run(path, "cflru", cap, window=1 / cap)
             hits = lru_hits(stream, cap)
-            assert lru["buffer.read_hit_pages"] + lru["buffer.write_hit_pages"] == hits, f"{name} at {cap}"
+            # A write to a page cached clean for a read is an access hit, counted apart from write hits.
+            found = lru["buffer.read_hit_pages"] + lru["buffer.write_hit_pages"] + lru["buffer.clean_write_hit_pages"]
+            assert found == hits, f"{name} at {cap}"
             assert lru["buffer.read_hit_pages"] > 0 and lru["buffer.write_hit_pages"] > 0
+            assert name != "cloud" or lru["buffer.clean_write_hit_pages"] > 0
             for kind in KINDS:
                 m = run(path, kind, cap)
                 assert m["host.write_pages"] == lru["host.write_pages"]

@@ -57,3 +57,21 @@ def test_bad_parameter_names_the_field(traces):
         ssdlab.simulate(config(traces, TRACES[0], "page", cold_eviction="eager"))
     with pytest.raises(ssdlab.SsdlabError, match="buffer.hwb.initial_alpha"):
         ssdlab.simulate(config(traces, TRACES[0], "page", initial_alpha=2))
+
+
+def test_room_only_in_a_full_buffer(traces):
+    """The seed's rule (evict_when = "buffer_full", the default) fills the buffer before anything
+    leaves; the old rule (region_full) flushes from a region at its size while the buffer has room,
+    so it holds fewer pages on average (its hit ratio may still be higher: which pages stay differs)."""
+    full = ssdlab.simulate(config(traces, TRACES[0], "page"))
+    region = ssdlab.simulate(config(traces, TRACES[0], "page", evict_when="region_full")).metrics
+    assert full.config["buffer"]["hwb"]["evict_when"] == "buffer_full"
+    m = full.metrics
+    cap = m["buffer.capacity_pages"]
+    assert region["buffer.occupancy.mean"] < m["buffer.occupancy.mean"] <= cap
+    assert m["buffer.occupancy.mean"] > 0.9 * cap
+    assert region["buffer.write_hit_pages"] != m["buffer.write_hit_pages"]
+    for r in (m, region):
+        assert r["buffer.flushed_pages"] == r["host.write_pages"] - r["buffer.write_hit_pages"]
+    with pytest.raises(ssdlab.SsdlabError, match="buffer.hwb.evict_when"):
+        ssdlab.simulate(config(traces, TRACES[0], "page", evict_when="never"))

@@ -20,6 +20,10 @@ pub struct HostCounters {
     pub write_hit_pages: u64,
     pub write_hit_sectors: u64,
     pub read_hit_pages: u64,
+    /// Host page writes that found their page buffered clean (cached for a read): not write hits.
+    pub clean_write_hit_pages: u64,
+    /// Σ over write requests of the pages buffered once the request is buffered.
+    pub occupancy_sum: u64,
     pub flushes: u64,
     pub flushed_pages: u64,
     pub padded_flushes: u64,
@@ -44,6 +48,8 @@ impl HostCounters {
             write_hit_pages: self.write_hit_pages - b.write_hit_pages,
             write_hit_sectors: self.write_hit_sectors - b.write_hit_sectors,
             read_hit_pages: self.read_hit_pages - b.read_hit_pages,
+            clean_write_hit_pages: self.clean_write_hit_pages - b.clean_write_hit_pages,
+            occupancy_sum: self.occupancy_sum - b.occupancy_sum,
             flushes: self.flushes - b.flushes,
             flushed_pages: self.flushed_pages - b.flushed_pages,
             padded_flushes: self.padded_flushes - b.padded_flushes,
@@ -89,6 +95,18 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     put("host.write_bytes", h.write_bytes as f64);
     put("buffer.write_hit_pages", h.write_hit_pages as f64);
     put("buffer.read_hit_pages", h.read_hit_pages as f64);
+    put(
+        "buffer.clean_write_hit_pages",
+        h.clean_write_hit_pages as f64,
+    );
+    put(
+        "buffer.occupancy.mean",
+        if h.write_requests == 0 {
+            f64::NAN
+        } else {
+            h.occupancy_sum as f64 / h.write_requests as f64
+        },
+    );
     put(
         "buffer.page_hit_ratio",
         ratio(h.write_hit_pages, h.write_pages),

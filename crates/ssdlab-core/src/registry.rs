@@ -174,7 +174,7 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
         info: c(
             "buffer",
             "bpac",
-            "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. Default padding: none.",
+            "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. PIRD, BIRD and idle ages count distinct pages written in between (seed 003's re-use distance). Default padding: none.",
             spec::<buffer::bpac::Params>(),
             GROUP_KEYS,
         ),
@@ -244,7 +244,8 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
             "HWB (seed 003): hot and warm regions of pages, a cold region of LBN blocks, sizes starting equal. A page's temperature \
              α·F_self/F_avg + (1−α)·D_avg/D_predict (D_predict = 2λ·D_last + β; metadata kept with buffered pages and in a ghost \
              buffer) decides the five insertion cases: new pages and ghost hits go to cold (a ghost hit to warm if hotter than the \
-             warm tail), cold hits to warm and warm hits to hot if hotter than that region's tail, hot hits to the hot head. A full \
+             warm tail), cold hits to warm and warm hits to hot if hotter than that region's tail, hot hits to the hot head. Room is made \
+             only when a write finds the buffer full (evict_when; region sizes are targets): a full \
              hot region demotes its tail to warm (if hotter than the warm tail) or to its cold block, a full warm region its tail to \
              its cold block; a full cold region flushes its tail block whole in ascending offset (active eviction: also while its ED = Pt + \
              predicted distance < now). Hot and warm pages leave only through the cold region. A region pair's promotions or demotions above \

@@ -2,7 +2,7 @@
 //! with integrity checking, in counts and timed mode; and the settings where one of them is
 //! exactly another policy: CLC with the whole buffer hot is block-level LRU and with none hot is
 //! FAB, REF with a one-page window is page-level LRU, BPAC without a page region and without
-//! promotions (T_PIRD = 0) and with LRU victims is block-level LRU.
+//! promotions (T_PIRD = 0, distances in page writes) and with LRU victims is block-level LRU.
 
 use ssdlab_core::engine::{NoProgress, RunResult};
 use ssdlab_core::{simulate, Config};
@@ -107,10 +107,12 @@ fn reductions_to_existing_policies() {
             fab.metrics["buffer.write_hit_pages"], block_lru.metrics["buffer.write_hit_pages"],
             "the two references differ"
         );
+        // T_PIRD = 0 promotes nothing only in page writes (a distance of at least 1); in distinct
+        // pages a page re-written with no other page in between has PIRD 0.
         let bpac_blocks = run(&cfg(
             "bpac",
             "[buffer.bpac]\npage_target_fraction = 0.0\npird_mode = \"fixed\"\n\
-             pird_threshold = 0.0\nblock_victim = \"oldest\"\n",
+             pird_threshold = 0.0\nblock_victim = \"oldest\"\ndistance = \"page_writes\"\n",
         ));
         assert_same(
             &bpac_blocks,

@@ -4,9 +4,12 @@
 //! over BIRD is evicted"). ALGORITHMS.md reconstructs the policy from the paper's abstract; every
 //! rule the sources leave open is a named parameter.
 //!
-//! * Clock: host page writes. PIRD(p) = clock distance between the last two writes of page p;
-//!   BIRD(b) = distance between the last two writes into LBN b's block-region cluster; a
-//!   cluster's idle age = now − its last write.
+//! * Distances count distinct pages, as seed 003 defines a re-use distance ("the number of
+//!   distinct pages between two consecutive accesses to the same page"; [`super::reuse`]):
+//!   PIRD(p) = the distinct pages written between the last two writes of page p; BIRD(b) = the
+//!   distinct pages written between the last two writes into LBN b's block-region cluster; a
+//!   cluster's idle age = the distinct pages written since its last write. `distance =
+//!   "page_writes"` counts host page writes instead (the difference of two writes' clock values).
 //! * Page region: pages in LRU order, at most P_target of them (`page_overflow = "demote"`).
 //!   Block region: the other pages, clustered by LBN, clusters in LRU order.
 //! * A page missing the buffer enters the block region (its LBN's cluster, which moves to MRU).
@@ -58,13 +61,13 @@ crate::params! {
         /// | fixed (`pird_threshold` throughout).
         pird_mode: String = "median".into(),
         /// T_PIRD before the first window completes (median) or always (fixed), as a fraction
-        /// of the buffer's pages, in page writes (≥ 0).
+        /// of the buffer's pages, in `distance` units (≥ 0).
         pird_threshold: f64 = 0.5,
         /// T_BIRD: mean (the mean of each `stat_window` BIRDs observed) | fixed
         /// (`bird_threshold` throughout).
         bird_mode: String = "mean".into(),
         /// T_BIRD before the first window completes (mean) or always (fixed), as a fraction of
-        /// the buffer's pages, in page writes (≥ 0).
+        /// the buffer's pages, in `distance` units (≥ 0).
         bird_threshold: f64 = 1.0,
         /// Observations per update of T_PIRD and of T_BIRD (≥ 1).
         stat_window: u64 = 1024,
@@ -75,6 +78,10 @@ crate::params! {
         /// Block-region victim: largest (the largest cluster idle longer than T_BIRD, else the
         /// LRU cluster) | oldest (the LRU cluster).
         block_victim: String = "largest".into(),
+        /// Unit of PIRD, BIRD and a cluster's idle age: distinct_pages (the distinct pages
+        /// written in between, seed 003's re-use distance) | page_writes (host page writes: the
+        /// difference of the two writes' clock values).
+        distance: String = "distinct_pages".into(),
     }
 }
 
@@ -136,6 +143,8 @@ pub struct BpacParams {
     pub stat_window: u64,
     pub demote: bool,
     pub largest: bool,
+    /// `distance = "distinct_pages"` (else page writes).
+    pub distinct: bool,
 }
 
 impl BpacParams {
@@ -163,6 +172,12 @@ impl BpacParams {
                 &p.block_victim,
                 &["largest", "oldest"],
             )? == "largest",
+            distinct: choice(
+                table,
+                "distance",
+                &p.distance,
+                &["distinct_pages", "page_writes"],
+            )? == "distinct_pages",
         })
     }
 }
@@ -242,7 +257,11 @@ const DEMOTED: u64 = 1 << 63;
 pub struct BpacBuffer {
     capacity: u64,
     p: BpacParams,
+    /// The write being handled: its position in `reuse` (distinct_pages) or its page-write
+    /// count; every stamp below is such a value.
     now: u64,
+    /// The latest write of every page written (distinct_pages).
+    reuse: super::reuse::Reuse,
     // Block region.
     store: GroupStore,
     /// Last write per page slot of `store` (| DEMOTED).
@@ -283,6 +302,7 @@ impl BpacBuffer {
         BpacBuffer {
             capacity: cap,
             now: 0,
+            reuse: Default::default(),
             store: GroupStore::new(cap, bp.pages_per_block),
             pstamp: Vec::new(),
             gstamp: Vec::new(),
@@ -319,6 +339,30 @@ impl BpacBuffer {
     /// Pages moved into the page region and back into the block region so far.
     pub fn moves(&self) -> (u64, u64) {
         (self.promotions, self.demotions)
+    }
+
+    /// The distance from stamp `s` to the write being handled (module doc).
+    fn dist(&self, s: u64) -> u64 {
+        if self.p.distinct {
+            self.reuse.since(s)
+        } else {
+            self.now - s
+        }
+    }
+
+    /// Renumber every stamp as `reuse` asks before it compacts its positions.
+    fn renumber(&mut self) {
+        let r = &self.reuse;
+        for n in &mut self.nodes {
+            n.stamp = r.rank(n.stamp);
+        }
+        for s in &mut self.pstamp {
+            *s = (*s & DEMOTED) | r.rank(*s & !DEMOTED);
+        }
+        for s in &mut self.gstamp {
+            *s = r.rank(*s);
+        }
+        self.reuse.compact();
     }
 
     fn observe_pird(&mut self, d: u64) {
@@ -433,7 +477,7 @@ impl BpacBuffer {
     fn block_victim(&self) -> u32 {
         if self.p.largest {
             for g in self.buckets.tails_desc() {
-                if (self.now - self.gstamp[g as usize]) as f64 > self.t_bird {
+                if self.dist(self.gstamp[g as usize]) as f64 > self.t_bird {
                     return g;
                 }
             }
@@ -484,31 +528,21 @@ impl BpacBuffer {
         }
         Ok(true)
     }
-}
 
-impl WriteBuffer for BpacBuffer {
-    #[inline]
-    fn prefetch(&mut self, lpn: Lpn) {
-        self.pindex.prefetch(lpn);
-        self.store.prefetch(lpn);
-        self.page_ghost.prefetch(lpn as u32);
-        self.block_ghost.prefetch(self.store.lbn_of(lpn) as u32);
-    }
-
-    fn write(
+    /// A write of page `lpn` (key `k`) at clock `self.now`.
+    fn write_page(
         &mut self,
+        k: u32,
         lpn: Lpn,
         mask: SectorMask,
         version: u32,
         hint: u32,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        let k = checked_key(lpn)?;
-        self.now += 1;
         if let Some(i) = self.pindex.get(k) {
+            let before = self.nodes[i as usize].mask;
+            let pird = self.dist(self.nodes[i as usize].stamp);
             let n = &mut self.nodes[i as usize];
-            let before = n.mask;
-            let pird = self.now - n.stamp;
             n.mask |= mask;
             n.version = version;
             n.hint = hint;
@@ -524,11 +558,11 @@ impl WriteBuffer for BpacBuffer {
             let w = self.store.write(lpn, mask, version, hint)?;
             let g = w.group;
             let last = self.pstamp[w.page as usize];
-            let pird = self.now - (last & !DEMOTED);
+            let pird = self.dist(last & !DEMOTED);
             // Decided on the thresholds so far; then this write's distances are observed.
             let promote = pird as f64 <= self.t_pird;
             self.observe_pird(pird);
-            self.observe_bird(self.now - self.gstamp[g as usize]);
+            self.observe_bird(self.dist(self.gstamp[g as usize]));
             if promote {
                 let t = self.store.take(lpn).expect("page is buffered");
                 if last & DEMOTED != 0 {
@@ -570,12 +604,45 @@ impl WriteBuffer for BpacBuffer {
         self.grow_tables(w.page, w.group);
         self.pstamp[w.page as usize] = self.now;
         if !w.new_group {
-            self.observe_bird(self.now - self.gstamp[w.group as usize]);
+            self.observe_bird(self.dist(self.gstamp[w.group as usize]));
         }
         let size = self.store.group(w.group).n_pages;
         self.cluster_written(w.group, (!w.new_group).then(|| size - 1));
         self.rebalance()?;
         Ok(0)
+    }
+}
+
+impl WriteBuffer for BpacBuffer {
+    #[inline]
+    fn prefetch(&mut self, lpn: Lpn) {
+        self.pindex.prefetch(lpn);
+        self.store.prefetch(lpn);
+        self.page_ghost.prefetch(lpn as u32);
+        self.block_ghost.prefetch(self.store.lbn_of(lpn) as u32);
+    }
+
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+        sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        let k = checked_key(lpn)?;
+        if !self.p.distinct {
+            self.now += 1;
+            return self.write_page(k, lpn, mask, version, hint, sink);
+        }
+        if self.reuse.full() {
+            self.renumber();
+        }
+        self.now = self.reuse.next_position();
+        // Distances are taken before the write is recorded: it is not "in between".
+        let r = self.write_page(k, lpn, mask, version, hint, sink);
+        self.reuse.record(lpn);
+        r
     }
 
     fn read(
@@ -752,7 +819,8 @@ mod tests {
         );
     }
 
-    /// Capacity 6, T_PIRD = 0 (no promotion: BPAC is its block region alone), T_BIRD = 3.
+    /// Capacity 6, T_PIRD = 0 (no promotion: BPAC is its block region alone), T_BIRD = 3, idle
+    /// ages in page writes (`distance = "page_writes"`).
     ///
     /// t1 4 (B)  t2-t4 0 1 2 (A, 3 pages)  t5 8 (C)  t6 12 (D): full.  t7 8, t8 12: hits.
     /// t9 16: idle ages B 8, A 5, C 2, D 1; beyond 3: B (1 page) and A (3) → the largest, A,
@@ -763,7 +831,11 @@ mod tests {
     ///    LRU order E, F, G (not the larger G before F).
     #[test]
     fn largest_idle_cluster_else_lru() {
-        let mut b = bpac(6, fixed(0.0, 0.5));
+        let writes = || Params {
+            distance: "page_writes".into(),
+            ..fixed(0.0, 0.5)
+        };
+        let mut b = bpac(6, writes());
         let mut s = FakeSink::default();
         assert_eq!(write_all(&mut b, &mut s, &[4, 0, 1, 2, 8, 12, 8, 12]), 2);
         write_all(&mut b, &mut s, &[16]);
@@ -785,7 +857,7 @@ mod tests {
         assert_eq!(b.moves(), (0, 0));
         let p = Params {
             block_victim: "oldest".into(),
-            ..fixed(0.0, 0.5)
+            ..writes()
         };
         let mut b = bpac(6, p);
         let mut s = FakeSink::default();
@@ -794,35 +866,94 @@ mod tests {
     }
 
     /// Capacity 16: T_PIRD starts at 8, T_BIRD at 16; `stat_window` = 3 observations of each.
+    /// Distances in distinct pages (tN = the write's position; a page's latest write is its mark):
     ///
-    /// t1 0, t2 1 (A: BIRD 1), t3 4 (B)
-    /// t4 0: PIRD 3 ≤ 8 → promoted; BIRD 2           PIRDs [3]      BIRDs [1 2]
-    /// t5 0 (page region): PIRD 1                     [3 1]
-    /// t6 4: PIRD 3 ≤ 8 → promoted; BIRD 3            [3 1 3] → T_PIRD = median 3
-    ///                                                               [1 2 3] → T_BIRD = 2
-    /// t7 1: PIRD 5 > 3 → stays; BIRD 7 − 4 = 3       [5]            [3]
+    /// t1 0 (A), t2 1 (A: BIRD = pages written since A's write t1: none, 0), t3 4 (B)
+    /// t4 0: PIRD = pages since t1: {1, 4} = 2 ≤ 8 → promoted; BIRD since t2: {4} = 1; A's last
+    ///    write is now t4 (it lost a page)                 PIRDs [2]      BIRDs [0 1]
+    /// t5 0 (page region): PIRD 0                         [2 0]
+    /// t6 4: PIRD = pages since t3: {0} = 1 ≤ 8 → promoted; BIRD since t3: 1
+    ///                                                    [2 0 1] → T_PIRD = lower median 1
+    ///                                                    [0 1 1] → T_BIRD = 2/3
+    /// t7 1: PIRD = pages since t2: {0, 4} = 2 > 1 → stays; BIRD since t4: {0, 4} = 2
+    /// In page writes the same writes give PIRDs 3 1 3 5 and BIRDs 1 2 3 3: T_PIRD 3, T_BIRD 2.
     #[test]
     fn thresholds_adapt() {
+        for (distance, t_pird, t_bird) in [
+            ("distinct_pages", 1.0, 2.0 / 3.0),
+            ("page_writes", 3.0, 2.0),
+        ] {
+            let p = Params {
+                stat_window: 3,
+                distance: distance.into(),
+                ..Params::default()
+            };
+            let mut b = bpac(16, p);
+            let mut s = FakeSink::default();
+            write_all(&mut b, &mut s, &[0, 1, 4, 0, 0]);
+            assert_eq!(b.state(), (1, 4, 8.0, 16.0));
+            write_all(&mut b, &mut s, &[4]);
+            assert_eq!(b.state(), (2, 4, t_pird, t_bird), "{distance}");
+            write_all(&mut b, &mut s, &[1]);
+            assert_eq!((b.state().0, b.moves()), (2, (2, 0)));
+            assert_eq!(
+                b.gauges(&s.view),
+                vec![
+                    ("buffer.bpac.page_target", 4.0),
+                    ("buffer.bpac.t_pird", t_pird),
+                    ("buffer.bpac.t_bird", t_bird)
+                ]
+            );
+        }
+    }
+
+    /// Renumbering the write positions (many times over 30,000 writes of 600 pages) changes
+    /// nothing: the same flushes, hits and thresholds as with positions never renumbered.
+    #[test]
+    fn renumbering_keeps_every_distance() {
         let p = Params {
-            stat_window: 3,
+            stat_window: 16,
             ..Params::default()
         };
-        let mut b = bpac(16, p);
-        let mut s = FakeSink::default();
-        write_all(&mut b, &mut s, &[0, 1, 4, 0, 0]);
-        assert_eq!(b.state(), (1, 4, 8.0, 16.0));
-        write_all(&mut b, &mut s, &[4]);
-        assert_eq!(b.state(), (2, 4, 3.0, 2.0));
-        write_all(&mut b, &mut s, &[1]);
-        assert_eq!((b.state().0, b.moves()), (2, (2, 0)));
-        assert_eq!(
-            b.gauges(&s.view),
-            vec![
-                ("buffer.bpac.page_target", 4.0),
-                ("buffer.bpac.t_pird", 3.0),
-                ("buffer.bpac.t_bird", 2.0)
-            ]
-        );
+        let mut rng = crate::rng::Rng::new(3);
+        let lpns: Vec<u64> = (0..30_000)
+            .map(|_| {
+                if rng.below(3) == 0 {
+                    rng.below(40)
+                } else {
+                    rng.below(600)
+                }
+            })
+            .collect();
+        let (mut a, mut b) = (bpac(64, p.clone()), bpac(64, p));
+        b.reuse = super::super::reuse::Reuse::with_len(40_000);
+        let (mut sa, mut sb) = (FakeSink::default(), FakeSink::default());
+        for chunk in lpns.chunks(1000) {
+            assert_eq!(
+                write_all(&mut a, &mut sa, chunk),
+                write_all(&mut b, &mut sb, chunk)
+            );
+            assert_eq!(a.state(), b.state());
+        }
+        assert!(a.moves().0 > 100);
+        assert_eq!(flushed(&sa), flushed(&sb));
+    }
+
+    /// T_PIRD = 1 (fixed, 1/8 of 8 pages). Writes 0 1 1 1 0: 1's second write is 0 distinct
+    /// pages after its first → promoted; 0's second write comes 1 distinct page ({1}) after its
+    /// first → promoted, where in page writes it comes 4 writes later and stays in its cluster.
+    #[test]
+    fn pird_counts_distinct_pages() {
+        for (distance, promotions) in [("distinct_pages", 2), ("page_writes", 1)] {
+            let p = Params {
+                distance: distance.into(),
+                ..fixed(0.125, 100.0)
+            };
+            let mut b = bpac(8, p);
+            let mut s = FakeSink::default();
+            assert_eq!(write_all(&mut b, &mut s, &[0, 1, 1, 1, 0]), 3);
+            assert_eq!(b.moves(), (promotions, 0), "{distance}");
+        }
     }
 
     /// Two entries: 1 2 3 → 1 is forgotten. 3 is removed on a hit. 2 inserted again becomes

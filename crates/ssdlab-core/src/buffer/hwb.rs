@@ -3,7 +3,16 @@
 //! * Three regions: **hot** and **warm** hold pages (LRU lists, newest at the head), **cold**
 //!   holds blocks (an LRU list of LBN nodes, each with that LBN's cold pages). Capacity and
 //!   region sizes count pages; the sizes start equal (the remainder goes to cold) and sum to the
-//!   capacity. After every page write each region holds at most its size.
+//!   capacity.
+//! * When pages leave (`evict_when`): the seed applies its cases "if buffer is full", so by
+//!   default (`buffer_full`) a region's size is a target that free space may exceed: while the
+//!   buffer has a free page when a write arrives, pages move between regions as the cases say
+//!   but nothing is demoted to make room or flushed. In a full buffer each case evicts one
+//!   victim from the region a page enters when that region holds its size (cascading down as
+//!   below); should the buffer then hold one page too many (the page entered a region below its
+//!   size), the highest region above its size gives up its tail, until it fits. `region_full`
+//!   evicts as soon as the region a page enters holds its size, however empty the buffer, so
+//!   that each region holds at most its size after every page write.
 //! * Temperature (Eq 1): T = α·F_self/F_avg + (1−α)·D_avg/D_predict, D_predict = 2λ·D_last + β
 //!   (Eq 2), λ = D_last/D_last-one when D_last-one < D_last, else 0; β = an observed re-use
 //!   distance minus its estimate. Every buffered page carries its metadata (Pt, D_last-one,
@@ -12,7 +21,8 @@
 //! * Writes (seed §III.D, the five cases): (1) buffer and ghost miss → into its block in cold;
 //!   (2) ghost hit → warm if T > T(warm tail), else cold; (3) cold hit → warm if T > T(warm
 //!   tail), else its block moves to the cold head; (4) warm hit → hot if T > T(hot tail), else
-//!   warm head; (5) hot hit → hot head. A page entering a full region first evicts from it:
+//!   warm head; (5) hot hit → hot head. A page entering a full region (in a full buffer, by
+//!   default) first evicts from it:
 //!   hot tail → warm head if its T > T(warm tail), else into its cold block; warm tail → into its
 //!   cold block (the block moves to the cold head); cold tail block → flushed whole.
 //! * Region sizes: promotions (cold → warm, warm → hot) and demotions (hot → warm, hot → cold,
@@ -91,6 +101,12 @@ crate::params! {
         /// (the seed states its comparisons for a full buffer); false: compare with the region's
         /// tail whenever it has one.
         promote_into_free: bool = true,
+        /// When pages are demoted and flushed to make room: buffer_full (the seed's "if buffer
+        /// is full": only when a write finds every page of the buffer taken, one victim per
+        /// case; a region's size is a target that free space may exceed, and a full buffer
+        /// short of room takes it from the highest region above its size) | region_full (as
+        /// soon as the region a page enters holds its size, however empty the buffer).
+        evict_when: String = "buffer_full".into(),
     }
 }
 
@@ -154,6 +170,8 @@ fn unit_interval(table: &str, field: &str, v: f64) -> Result<()> {
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
     pub cold_eviction: ColdEviction,
+    /// `evict_when = "buffer_full"` (else region_full).
+    pub buffer_full: bool,
     pub alpha: f64,
     pub alpha_step: f64,
     pub period: u64,
@@ -191,6 +209,12 @@ impl Settings {
                     ("passive", ColdEviction::Passive),
                     ("active", ColdEviction::Active),
                 ],
+            )?,
+            buffer_full: choice(
+                table,
+                "evict_when",
+                &p.evict_when,
+                &[("buffer_full", true), ("region_full", false)],
             )?,
             alpha: p.initial_alpha,
             alpha_step: p.alpha_step,
@@ -354,6 +378,9 @@ pub struct HwbBuffer {
     cold: List,
     size: [u64; 3],
     occ: [u64; 3],
+    capacity: u64,
+    /// The buffer was full when the write being handled arrived (`buffer_full`: room is made).
+    full: bool,
     /// Moves per [`MOVES`] pair since that pair last resized.
     moves: [u64; 5],
     now: u64,
@@ -396,6 +423,8 @@ impl HwbBuffer {
             cold: List::default(),
             size: [third, third, cap - 2 * third],
             occ: [0; 3],
+            capacity: cap,
+            full: true,
             moves: [0; 5],
             now: 0,
             epoch: 0,
@@ -678,8 +707,17 @@ impl HwbBuffer {
         self.free_nodes.push(i);
     }
 
-    /// Make room for one page in region `r` (its size is at least 1).
+    /// Make room for one page in region `r` (its size is at least 1). `buffer_full`: only in a
+    /// buffer that was full when the write arrived, and one victim (the seed's cases each evict
+    /// one: "B is evicted", "the block at the tail of the cold list is written back"), as a
+    /// region above its size may stay so; [`Self::settle`] then keeps the capacity.
     fn make_room(&mut self, r: usize, sink: &mut dyn FlushSink) -> Result<()> {
+        if self.p.buffer_full {
+            if self.full && self.occ[r] >= self.size[r] && self.occ[r] > 0 {
+                self.evict_one(r, sink)?;
+            }
+            return Ok(());
+        }
         while self.occ[r] >= self.size[r] && self.occ[r] > 0 {
             self.evict_one(r, sink)?;
         }
@@ -791,9 +829,15 @@ impl HwbBuffer {
         m.pt as f64 + dist
     }
 
-    /// Bring every region within its size (after a resize), highest region first.
+    /// `region_full`: bring every region within its size (after a resize), highest region
+    /// first. `buffer_full`: bring the buffer within its capacity (a page entered a full buffer
+    /// through a region below its size), taking from the highest region above its size (the
+    /// sizes sum to the capacity, so there is one); pages only move down, so this ends.
     fn settle(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
         loop {
+            if self.p.buffer_full && self.pages() <= self.capacity {
+                return Ok(());
+            }
             let r = match (0..3).find(|&r| self.occ[r] > self.size[r]) {
                 Some(r) => r,
                 None => return Ok(()),
@@ -948,6 +992,7 @@ impl WriteBuffer for HwbBuffer {
         if self.p.clock == Clock::PageWrites {
             self.tick();
         }
+        self.full = self.pages() >= self.capacity;
         let (pos, found) = self.index.find(k);
         let node = found.then(|| self.index.value(pos));
         let before = match node {
@@ -1053,6 +1098,7 @@ mod tests {
             ghost_entries: 8,
             resize_threshold: 1000,
             promote_into_free: true,
+            buffer_full: false,
         }
     }
 
@@ -1280,6 +1326,98 @@ mod tests {
             req(&mut b, &mut s, &[lpn]);
         }
         assert_eq!(b.state(), st(&[], &[], &[(0, &[1, 0]), (1, &[4])], &[]));
+    }
+
+    /// `evict_when = "buffer_full"` on a 6-page buffer (hot 2, warm 2, cold 2): regions pass
+    /// their sizes while the buffer has room; once it is full each case evicts one victim.
+    #[test]
+    fn buffer_full_evicts_only_from_a_full_buffer() {
+        let mut b = hwb(
+            6,
+            Settings {
+                buffer_full: true,
+                ..settings()
+            },
+        );
+        let mut s = FakeSink::default();
+        let steps: [(u64, State); 11] = [
+            (0, st(&[], &[], &[(0, &[0])], &[])),
+            (4, st(&[], &[], &[(1, &[4]), (0, &[0])], &[])),
+            // Cold holds 3 pages, over its size 2: region_full would flush block 0 here.
+            (8, st(&[], &[], &[(2, &[8]), (1, &[4]), (0, &[0])], &[])),
+            // Case 3, warm empty: 0 moves up, its block goes.
+            (0, st(&[], &[0], &[(2, &[8]), (1, &[4])], &[])),
+            (12, st(&[], &[0], &[(3, &[12]), (2, &[8]), (1, &[4])], &[])),
+            (
+                16,
+                st(
+                    &[],
+                    &[0],
+                    &[(4, &[16]), (3, &[12]), (2, &[8]), (1, &[4])],
+                    &[],
+                ),
+            ),
+            // Six pages: full.
+            (
+                20,
+                st(
+                    &[],
+                    &[0],
+                    &[(5, &[20]), (4, &[16]), (3, &[12]), (2, &[8]), (1, &[4])],
+                    &[],
+                ),
+            ),
+            // Case 1 in a full buffer: one block, the cold tail, is written back (not every
+            // block until cold is within its size).
+            (
+                24,
+                st(
+                    &[],
+                    &[0],
+                    &[(6, &[24]), (5, &[20]), (4, &[16]), (3, &[12]), (2, &[8])],
+                    &[4],
+                ),
+            ),
+            // Case 2, warm below its size: 4 enters warm without a victim there; the buffer
+            // then holds 7 pages, and cold, the region above its size, flushes its tail.
+            (
+                4,
+                st(
+                    &[],
+                    &[4, 0],
+                    &[(6, &[24]), (5, &[20]), (4, &[16]), (3, &[12])],
+                    &[8],
+                ),
+            ),
+            // Case 4, hot empty: 0 moves up; nothing leaves.
+            (
+                0,
+                st(
+                    &[0],
+                    &[4],
+                    &[(6, &[24]), (5, &[20]), (4, &[16]), (3, &[12])],
+                    &[8],
+                ),
+            ),
+            // Case 3, warm below its size: 16 moves up, its block goes.
+            (
+                16,
+                st(&[0], &[16, 4], &[(6, &[24]), (5, &[20]), (3, &[12])], &[8]),
+            ),
+        ];
+        for (k, (lpn, want)) in steps.into_iter().enumerate() {
+            req(&mut b, &mut s, &[lpn]);
+            assert_eq!(b.state(), want, "request {}", k + 1);
+            assert!(b.pages() <= 6);
+        }
+        assert_eq!(flushed(&s), vec![(1, vec![0]), (2, vec![0])]);
+        // region_full: the third write already flushes block 0.
+        let mut b = hwb(6, settings());
+        let mut s = FakeSink::default();
+        for lpn in [0, 4, 8] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(flushed(&s), vec![(0, vec![0])]);
     }
 
     #[test]
@@ -1658,9 +1796,10 @@ mod tests {
     /// their representatives, the ghost's bound, the index, and the frequency sums.
     fn check(b: &HwbBuffer, cap: u64, model: &std::collections::BTreeMap<Lpn, (SectorMask, u32)>) {
         assert_eq!(b.size.iter().sum::<u64>(), cap);
+        assert!(b.pages() <= cap);
         for r in 0..3 {
             assert!(
-                b.occ[r] <= b.size[r],
+                b.p.buffer_full || b.occ[r] <= b.size[r],
                 "region {r}: {:?} > {:?}",
                 b.occ,
                 b.size
@@ -1823,8 +1962,9 @@ mod tests {
     fn invariants_under_a_random_stream() {
         let mut runs = 0;
         for cap in [1, 2, 3, 7, 16, 40] {
-            for k in 0..8u64 {
+            for k in 0..16u64 {
                 let p = Settings {
+                    buffer_full: k >= 8,
                     cold_eviction: if k & 1 == 0 {
                         ColdEviction::Passive
                     } else {
@@ -1836,7 +1976,7 @@ mod tests {
                     } else {
                         Clock::PageWrites
                     },
-                    beta_error: if k < 4 {
+                    beta_error: if k % 8 < 4 {
                         BetaError::Prediction
                     } else {
                         BetaError::ScaledTerm
@@ -1861,7 +2001,7 @@ mod tests {
                 runs += 1;
             }
         }
-        assert_eq!(runs, 48);
+        assert_eq!(runs, 96);
     }
 
     #[test]
@@ -1945,6 +2085,13 @@ mod tests {
                     ..d()
                 },
                 "initial_beta",
+            ),
+            (
+                Params {
+                    evict_when: "region".into(),
+                    ..d()
+                },
+                "evict_when",
             ),
         ] {
             let e = check(p);

@@ -24,6 +24,7 @@ pub mod lru_wsr;
 pub mod none;
 pub mod pagecache;
 pub mod r#ref;
+pub mod reuse;
 
 use crate::error::Result;
 use crate::ftl::FtlView;
@@ -95,6 +96,12 @@ pub trait WriteBuffer: Send {
         hint: u32,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask>;
+    /// Whether the page of the last `write` that found its page buffered was clean (cached for
+    /// a read, with no program pending): such a write saves no program, and the engine counts
+    /// it apart from write hits. Only buffers that cache reads have clean pages.
+    fn last_write_hit_clean(&self) -> bool {
+        false
+    }
     /// A host read of sectors `mask` of `lpn`: returns the sectors present in the buffer; unless
     /// they cover `mask`, the engine then reads the page from flash. Write buffers leave their
     /// order unchanged; policies that cache clean pages (`cflru`, `lru-wsr` with `cache_reads`)

@@ -144,6 +144,8 @@ pub struct PageCache<P> {
     cache_reads: bool,
     /// Clean pages evicted to make room ("buffer.clean_evictions").
     clean_evictions: u64,
+    /// The last write hit found its page clean ([`WriteBuffer::last_write_hit_clean`]).
+    hit_clean: bool,
     /// The pages nearest the LRU end as last seen (`ahead[d]`: `d` places up from the tail), for
     /// prefetch hints only: it may go stale, and is walked again when it no longer starts at the
     /// tail.
@@ -166,6 +168,7 @@ impl<P: CachePolicy> PageCache<P> {
             full: full_mask,
             cache_reads,
             clean_evictions: 0,
+            hit_clean: false,
             ahead: [NIL; NODE_AHEAD],
         }
     }
@@ -292,6 +295,7 @@ impl<P: CachePolicy> WriteBuffer for PageCache<P> {
             // A clean page holds every sector: it becomes dirty and stays whole.
             let p = self.pages.get_mut(i);
             let before = p.mask;
+            self.hit_clean = !p.dirty;
             p.mask |= mask;
             p.version = version;
             p.hint = hint;
@@ -315,6 +319,11 @@ impl<P: CachePolicy> WriteBuffer for PageCache<P> {
         };
         self.insert(k, page, sink)?;
         Ok(0)
+    }
+
+    #[inline]
+    fn last_write_hit_clean(&self) -> bool {
+        self.hit_clean
     }
 
     fn read(&mut self, lpn: Lpn, mask: SectorMask, sink: &mut dyn FlushSink) -> Result<SectorMask> {

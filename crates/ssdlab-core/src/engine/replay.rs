@@ -255,9 +255,15 @@ impl Sim {
         };
         let before = self.buffer.write(lpn, mask, v, hint, &mut self.be)?;
         if before != 0 {
+            // A page cached clean for a read saves no program: counted apart.
+            let clean = self.buffer.last_write_hit_clean();
             let h = &mut self.be.host;
-            h.write_hit_pages += 1;
-            h.write_hit_sectors += (before & mask).count_ones() as u64;
+            if clean {
+                h.clean_write_hit_pages += 1;
+            } else {
+                h.write_hit_pages += 1;
+                h.write_hit_sectors += (before & mask).count_ones() as u64;
+            }
         }
         Ok(())
     }
@@ -286,14 +292,16 @@ impl Sim {
                     h.write_pages += 1;
                     h.write_sectors += 1 << shift;
                     let lpn = req.offset_bytes >> self.page_shift;
-                    return self.write_page(lpn, self.geo.full_mask(), req, at);
+                    self.write_page(lpn, self.geo.full_mask(), req, at)?;
+                } else {
+                    let h = &mut self.be.host;
+                    h.write_pages += span.pages();
+                    h.write_sectors += span.sectors();
+                    for (lpn, mask) in span {
+                        self.write_page(lpn, mask, req, at)?;
+                    }
                 }
-                let h = &mut self.be.host;
-                h.write_pages += span.pages();
-                h.write_sectors += span.sectors();
-                for (lpn, mask) in span {
-                    self.write_page(lpn, mask, req, at)?;
-                }
+                self.be.host.occupancy_sum += self.buffer.pages();
             }
             Op::Read => {
                 self.be.host.read_requests += 1;

@@ -1,4 +1,4 @@
-"""Figures and the claim-by-claim comparison of the hwb study (seed 003, P. Li's HWB)."""
+"""Figures, tables and the claim judges (claims.toml) of the hwb study (seed 003, P. Li's HWB)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import ssdlab
 from ssdlab import studies
+from ssdlab.claims import Outcome
 from ssdlab.report import figures as F
 from ssdlab.report.html import table
 from ssdlab.traces import traces_dir
@@ -23,8 +24,23 @@ METRICS = (
     (MEAN, "mean write response time"),
     (P99, "p99 write response time"),
 )
+OCC = "buffer.occupancy.mean"  # pages held, averaged over write requests
 SEED_KINDS = ("lru", "lru-wsr", "bpac", "hwb")  # the seed's four policies
-NAMES = {"lru": "LRU", "lru-wsr": "LRU-WSR", "bpac": "BPAC", "hwb": "HWB"}
+# The "reads cached" grid's LRU-WSR and CFLRU (cache_reads = true), told apart from the
+# write-only ones the seed compares.
+READS = {"lru-wsr": "lru-wsr+reads", "cflru": "cflru+reads"}
+NAMES = {
+    "lru": "LRU",
+    "lru-wsr": "LRU-WSR",
+    "bpac": "BPAC",
+    "hwb": "HWB",
+    "cflru": "CFLRU",
+    "clc": "CLC",
+    "ref": "REF",
+    "integrated": "integrated",
+    "lru-wsr+reads": "LRU-WSR (reads cached)",
+    "cflru+reads": "CFLRU (reads cached)",
+}
 REF_BYTES = 32 << 20  # the seed reports at 32 MB
 CLASSES = ("fs", "fl", "is", "il")
 NUM = ' class="num"'  # a right-aligned table cell
@@ -36,7 +52,14 @@ def short(path) -> str:
 
 
 def _ok(df):
-    return df[df["status"] == "ok"] if "status" in df.columns else df
+    """The cells that ran, with LRU-WSR and CFLRU caching reads relabelled (READS)."""
+    ok = (df[df["status"] == "ok"] if "status" in df.columns else df).copy()
+    for kind, label in READS.items():
+        col = f"buffer.{kind}.cache_reads"
+        if col in ok.columns:
+            reads = (ok["buffer.kind"] == kind) & (ok[col] == True)  # noqa: E712 (object column)
+            ok.loc[reads, "buffer.kind"] = label
+    return ok
 
 
 def _paths(ok) -> list[str]:
@@ -190,13 +213,26 @@ def _trace_figure(part, name):
     with F.style():
         fig = Figure(figsize=(2 * F.PANEL[0] + 1.3, 2 * F.PANEL[1]), layout="constrained")
         FigureCanvasAgg(fig)
-        axs = fig.subplots(2, 2).flat
-    for i, (ax, (metric, _)) in enumerate(zip(axs, METRICS, strict=True)):
-        F.line(part, x="buffer.bytes", y=metric, by="buffer.kind", logx=True, ax=ax, legend=i == 1)
+        axs = list(fig.subplots(2, 2).flat)
+    for ax, (metric, _) in zip(axs, METRICS, strict=True):
+        F.line(part, x="buffer.bytes", y=metric, by="buffer.kind", logx=True, ax=ax, legend=False)
+        _dash_reads(ax)
         if metric in (MEAN, P99):
             ax.set_yscale("log")
+    with F.style():
+        F._legend(axs[1], "buffer.kind")
     fig.suptitle(name, fontsize=8)
     return F._finish(fig)
+
+
+def _dash_reads(ax) -> None:
+    """Draw a policy's "reads cached" line as its write-only line's colour and marker, dashed and
+    hollow (the palette would otherwise give it another policy's colour)."""
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    for kind, label in READS.items():
+        if label in lines and kind in lines:
+            base, ln = lines[kind], lines[label]
+            ln.set(color=base.get_color(), marker=base.get_marker(), linestyle="--", markerfacecolor="white")
 
 
 def _same(part, a, b) -> bool:
@@ -217,6 +253,12 @@ def figures(df):
         notes = ""
         if (part["gc.victims"] == 0).all():
             notes += " GC never ran on this trace (its writes fit in the spare blocks): no erases."
+        same = [NAMES[k] for k in ("lru-wsr", "cflru") if _same(part, "lru", k)]
+        if same:
+            notes += (
+                f" {' and '.join(same)} without read caching {'are' if len(same) > 1 else 'is'} LRU here: "
+                "their lines hide LRU's."
+            )
         if _same(part, "clc", "integrated"):
             notes += (
                 " The integrated buffer's line hides CLC's: on a page-mapped FTL (no log blocks) it chooses as CLC."
@@ -319,12 +361,7 @@ def _why_hit(name, by, prof, a, b) -> str:
                 f"(the profile's bucket {lo:,}–{hi - 1:,} pages holds both sizes)"
             )
     text += f"; {NAMES[a]} sent {_units(by, a)}, {NAMES[b]} {_units(by, b)}"
-    lru = by[HIT].get("lru")
-    if b in ("lru-wsr", "cflru") and lru is not None and by.loc[b, HIT] > lru + 0.005:
-        text += (
-            f"; {NAMES.get(b, b)} also caches read pages (cache_reads, its default) and counts a write to one as a "
-            f"hit: {by.loc[b, HIT]:.1%} against LRU's {lru:.1%}"
-        )
+    text += f"; mean occupancy {_vs(by, a, b, OCC)} pages"
     return text
 
 
@@ -366,7 +403,7 @@ def _why_counts(name, by, a, b, latency: bool) -> str:
             f"{_vs(by, a, b, 'queue.mean_outstanding', ',.1f')} on average"
         )
         for k in (a, b):
-            if k in ("lru-wsr", "cflru"):
+            if k in READS.values():
                 text += (
                     f"; {NAMES[k]} dropped {by.loc[k, 'buffer.clean_evictions']:,.0f} clean (read-cached) pages "
                     "without a write, and a read miss waits for the flush of a dirty victim"
@@ -374,136 +411,64 @@ def _why_counts(name, by, a, b, latency: bool) -> str:
     return text
 
 
-def claim_rows(df) -> list[dict]:
-    """Every claim of the seed with what this grid measures: claim, seed, measured, verdict
-    (holds / does not hold / not measured), why, and the per-trace outcomes."""
+def _at_ref(df):
+    """The cells at the claims' buffer size (32 MiB, else the nearest), and that size in bytes."""
     ok = _ok(df)
     if not len(ok):
-        return []
+        raise ValueError("no cell ran")
     ref = ref_bytes(ok)
-    at = ok[ok["buffer.bytes"].astype(int) == ref]
-    profs = {p: profile(str(p)) for p in _paths(at)}
-    kinds = set(at["buffer.kind"])
-    specs = [
-        (
-            "Write hit ratio: HWB above LRU",
-            "32 MB: HWB 48 / 60 / 76 / 31 % vs LRU 30 / 52 / 57 / 27 % (FIN / SCR / STG / Exchange), above on all four",
-            HIT,
-            "hwb",
-            ("lru",),
-        ),
-        (
-            "Block erases: HWB below LRU",
-            "32 MB: HWB 34,050 / 7,058 / 8,102 / 4,252 vs LRU 48,570 / 7,689 / 14,120 / 4,785",
-            ERASES,
-            "hwb",
-            ("lru",),
-        ),
-        (
-            "Block erases: HWB below BPAC",
-            "“HWB outperforms BPAC in terms of the number of erase under all workloads” (Fig 6; the text gives "
-            "no BPAC numbers)",
-            ERASES,
-            "hwb",
-            ("bpac",),
-        ),
-        (
-            "Mean write response time: HWB below LRU",
-            "32 MB: HWB 110,321 / 67,009 / 73,021 / 98,501 ns vs LRU 143,726 / 78,238 / 107,661 / 123,171 ns",
-            MEAN,
-            "hwb",
-            ("lru",),
-        ),
-        (
-            "Write hit ratio: HWB above LRU-WSR and BPAC",
-            "“Compared with LRU-WRS and BPAC, HWB also has higher performance” (Fig 5, no numbers)",
-            HIT,
-            "hwb",
-            ("lru-wsr", "bpac"),
-        ),
-        (
-            "Write hit ratio: LRU-WSR above BPAC",
-            "“LRU-WSR write hit ratio is higher than that of BPAC” (Fig 5)",
-            HIT,
-            "lru-wsr",
-            ("bpac",),
-        ),
-        (
-            "Block erases: BPAC below LRU-WSR",
-            "“BPAC outperforms LRU-WRS in terms of erase count under all workloads” (Fig 6)",
-            ERASES,
-            "bpac",
-            ("lru-wsr",),
-        ),
-        (
-            "Mean write response time: HWB the lowest of LRU, LRU-WSR, BPAC and HWB",
-            "“HWB outperforms any other algorithm in terms of response time under all workloads” (Fig 7)",
-            MEAN,
-            "hwb",
-            ("lru", "lru-wsr", "bpac"),
-        ),
-        (
-            "Mean write response time: BPAC below LRU-WSR",
-            "“BPAC outperforms LRU-WRS in terms of response time under all workloads”, though its hit ratio is "
-            "lower (Fig 7)",
-            MEAN,
-            "bpac",
-            ("lru-wsr",),
-        ),
-    ]
-    rows = []
-    for claim, seed, metric, a, bs in specs:
-        row = {"claim": claim, "seed": seed, "metric": metric, "a": a, "b": bs, "traces": {}}
-        if not ({a, *bs} <= kinds):
-            _set(row, ["(policies not in this grid)"], "not measured", [])
-            rows.append(row)
+    return ok[ok["buffer.bytes"].astype(int) == ref], ref
+
+
+def beats(df, claim) -> Outcome:
+    """Policy `a` better than each of `b` on `metric` (hit ratio: higher; erases and response
+    times: lower) at the claims' buffer size, trace by trace; holds on more than half of the traces
+    that can judge it (not one whose written pages fit in the buffer, nor for erases one where GC
+    never ran)."""
+    at, ref = _at_ref(df)
+    metric, a, bs = claim["metric"], claim["a"], list(claim["b"])
+    if not ({a, *bs} <= set(at["buffer.kind"])):
+        return Outcome("—", None, f"{', '.join(NAMES[k] for k in (a, *bs))} are not all in this grid")
+    parts, skipped, whys, cells, judged = [], [], [], [], []
+    for path in _paths(at):
+        by = at[at["workload.path"] == path].set_index("buffer.kind")
+        name = short(path)
+        reason = _skip(by, profile(str(path)), metric == ERASES)
+        if reason:
+            skipped.append(f"{name}: {reason}")
             continue
-        parts, skipped, whys = [], [], []
-        for path in _paths(at):
-            by = at[at["workload.path"] == path].set_index("buffer.kind")
-            name = short(path)
-            reason = _skip(by, profs[path], metric == ERASES)
-            if reason:
-                skipped.append(f"{name}: {reason}")
-                continue
-            va = float(by.loc[a, metric])
-            vb = [float(by.loc[b, metric]) for b in bs]
-            good = all(va > v for v in vb) if metric == HIT else all(va < v for v in vb)
-            row["traces"][name] = good
-            parts.append(
-                f"{name} {_fmt(metric, va)} vs " + " / ".join(_fmt(metric, v) for v in vb) + (" ✓" if good else " ✗")
-            )
-            if not good:
-                for b, v in zip(bs, vb, strict=True):
-                    if (metric == HIT and va <= v) or (metric != HIT and va >= v):
-                        whys.append(
-                            _why_hit(name, by, profs[path], a, b)
-                            if metric == HIT
-                            else _why_counts(name, by, a, b, metric == MEAN)
-                        )
-        n, k = len(row["traces"]), sum(row["traces"].values())
-        verdict = "not measured" if n == 0 else ("holds" if k > n / 2 else "does not hold")
-        who = f"{NAMES[a]} vs " + " / ".join(NAMES[b] for b in bs)
-        lines = [f"{ref >> 20} MiB, {who}:", *parts, f"{k} of {n} traces"]
-        lines += [f"not judged: {s}" for s in skipped]
-        _set(row, lines, verdict, whys)
-        rows.append(row)
-    durations = {p: float(at[at["workload.path"] == p]["time.simulated_us"].max()) / 1e6 for p in _paths(at)}
-    rows.append(_frequency_claim(profs, durations))
-    return rows
+        va = float(by.loc[a, metric])
+        vb = [float(by.loc[b, metric]) for b in bs]
+        good = all(va > v for v in vb) if metric == HIT else all(va < v for v in vb)
+        judged.append(good)
+        cells += [str(by.loc[k, "cell"]) for k in (a, *bs)]
+        parts.append(
+            f"{name} {_fmt(metric, va)} vs " + " / ".join(_fmt(metric, v) for v in vb) + (" ✓" if good else " ✗")
+        )
+        for b, v in zip(bs, vb, strict=True):
+            if (metric == HIT and va <= v) or (metric != HIT and va >= v):
+                whys.append(
+                    _why_hit(name, by, profile(str(path)), a, b)
+                    if metric == HIT
+                    else _why_counts(name, by, a, b, metric == MEAN)
+                )
+    n, k = len(judged), sum(judged)
+    who = f"{NAMES[a]} vs " + " / ".join(NAMES[b] for b in bs)
+    measured = "; ".join([f"{ref >> 20} MiB, {who}: " + ", ".join(parts), f"{k} of {n} traces"])
+    if n == 0:
+        return Outcome(measured, None, "no trace can judge it: " + "; ".join(skipped), cells)
+    why = "; ".join(whys + [f"not judged: {x}" for x in skipped])
+    return Outcome(measured, k > n / 2, why, cells)
 
 
-def _frequency_claim(profs, durations) -> dict:
-    """Seed 003 Fig 1(b): FS pages are updated 10^4 times, FL pages 10^2 times as often as IS / IL."""
-    row = {
-        "claim": "Fig 1(b): FS pages written about 10⁴ times, FL pages about 10² times as often as IS / IL pages",
-        "seed": "“the average update times of class FS pages is 10^4 more than that of class IS or IL pages, and "
-        "... FL pages is 10^2 more”",
-        "metric": "page_classes",
-        "traces": {},
-    }
-    parts, whys = [], []
-    for path, p in profs.items():
+def frequency_factors(df, claim) -> Outcome:
+    """Seed 003 Fig 1(b): FS pages updated about 10^4 times, FL pages 10^2 times as often as IS / IL
+    pages (from the trace profiles of the grid's traces); within an order of magnitude of the seed's
+    factors counts, on more than half of the traces that have FS and FL pages."""
+    at, _ = _at_ref(df)
+    judged, parts, whys = [], [], []
+    for path in _paths(at):
+        p = profile(str(path))
         if not isinstance(p, dict):
             continue
         pc = p["page_classes"]
@@ -511,9 +476,8 @@ def _frequency_claim(profs, durations) -> dict:
         if not (base and pc["fs"]["pages"] and pc["fl"]["pages"]):
             continue
         fs, fl = pc["fs"]["writes_mean"] / base, pc["fl"]["writes_mean"] / base
-        # Within an order of magnitude of the seed's factors.
         good = fs >= 1e3 and fl >= 1e1
-        row["traces"][short(path)] = good
+        judged.append(good)
         parts.append(f"{short(path)} FS {fs:.1f}×, FL {fl:.1f}×" + (" ✓" if good else " ✗"))
         if not good:
             why = (
@@ -524,33 +488,16 @@ def _frequency_claim(profs, durations) -> dict:
             if top and top[-1] != ">30000":
                 most = top[-1].split("-")[-1]
                 why += f"; no 512-byte sector is written more than {int(most):,} times"
-                secs = durations.get(path)
+                secs = float(at[at["workload.path"] == path]["time.simulated_us"].max()) / 1e6
                 if secs:
                     why += f" in the trace's {secs / 3600:.2f} h"
             whys.append(why)
-    n, k = len(row["traces"]), sum(row["traces"].values())
-    lines = ["FS and FL mean writes per page over the IS and IL pages' (the trace profile's classes):", *parts]
-    lines += [
-        f"{k} of {n} traces at least 10³× and 10× (the seed's factors within an order of magnitude); "
-        "traces without FS or FL pages not judged"
-    ]
-    _set(row, lines, "not measured" if n == 0 else ("holds" if k > n / 2 else "does not hold"), whys)
-    return row
-
-
-def _set(row, lines, verdict, whys) -> None:
-    """A claim's outcome: `measured` and `why` as text (lines joined by "; "), also kept as lines."""
-    row.update(measured_lines=lines, measured="; ".join(lines), verdict=verdict, why_lines=whys, why="; ".join(whys))
-
-
-def _row(r) -> str:
-    def lines(key):
-        return "<br>".join(html.escape(t) for t in r.get(f"{key}_lines", [r[key]]))
-
-    return (
-        f"<tr><td>{html.escape(r['claim'])}</td><td>{html.escape(r['seed'])}</td><td>{lines('measured')}</td>"
-        f'<td style="white-space: nowrap"><b>{r["verdict"]}</b></td><td>{lines("why")}</td></tr>'
-    )
+    n, k = len(judged), sum(judged)
+    measured = "FS and FL mean writes per page over the IS and IL pages': " + ", ".join(parts)
+    measured += f"; {k} of {n} traces at least 10³× and 10×"
+    if n == 0:
+        return Outcome(measured, None, "no trace of the grid has both FS and FL pages")
+    return Outcome(measured, k > n / 2, "; ".join(whys))
 
 
 def _values_table(at) -> str:
@@ -558,6 +505,7 @@ def _values_table(at) -> str:
         "trace",
         "policy",
         "write hit ratio",
+        "mean occupancy (pages)",
         "erases",
         "mean write response (µs)",
         "p99 write response (µs)",
@@ -573,6 +521,7 @@ def _values_table(at) -> str:
                 short(path),
                 str(r["buffer.kind"]),
                 f"{r[HIT]:.4f}",
+                f"{r[OCC]:,.0f} of {r['buffer.capacity_pages']:,.0f}",
                 f"{r[ERASES]:,.0f}",
                 f"{r[MEAN]:,.1f}",
                 f"{r[P99]:,.0f}",
@@ -591,45 +540,16 @@ def _values_table(at) -> str:
 def sections(df):
     ok = _ok(df)
     out = []
-    rows = claim_rows(df)
-    if rows:
-        ref = ref_bytes(ok)
-        kinds = set(ok["buffer.kind"])
-        readers = [k for k in ("lru-wsr", "cflru") if k in kinds]
-        intro = (
-            "<p>Each quantitative claim of seed 003 against what ssdlab measures at "
-            f"{ref >> 20} MiB. The seed's traces — Financial (UMass / SPC), source control and web staging "
-            "(MSR Cambridge src and stg), Exchange (SNIA) — are not in the trace directory (its only MSR file is a "
-            "1,000-record sample of hm_0): the real traces of this grid stand in for them, none of them the "
-            "same workload; the nearest in kind are the database traces linux-mysql and windows-mssql for "
-            "Financial (OLTP) and linux-webserver-2 for web staging, and none is a source-control or mail "
-            "server. A claim is judged per trace (✓ / ✗) and <b>holds</b> when it holds on more than half "
-            "of the traces that can judge it; a trace whose written pages fit in the buffer cannot (no policy "
-            "evicts before the end), nor, for erases, one on which GC never ran. The seed's device is SSDsim's; "
-            "this one has 8 channels × 4 dies, and where a trace's write bursts outrun them (800 µs per page "
-            "program) requests queue (the columns die busy and requests in the device below show it). The "
-            "policies run with their default parameters"
-            + (
-                f": {' and '.join(NAMES.get(k, k.upper()) for k in readers)} "
-                f"{'cache' if len(readers) > 1 else 'caches'} read pages too (cache_reads = true)"
-                if readers
-                else ""
-            )
-            + (
-                ", and the integrated buffer, on a page-mapped FTL (no log blocks), chooses as CLC does"
-                if "integrated" in kinds
-                else ""
-            )
-            + ".</p>"
-        )
-        claims = table(("claim", "seed 003", "ssdlab", "verdict", "why"), (_row(r) for r in rows))
-        out.append(("Seed 003 claims against ssdlab", intro + claims))
-        at = ok[ok["buffer.bytes"].astype(int) == ref]
+    if len(ok):
+        at, ref = _at_ref(df)
         out.append(
             (
                 f"Measured at {ref >> 20} MiB",
-                "<p>Every policy on every trace at the claims' buffer size (die busy: the die's mean "
-                "utilisation over the replay; requests in the device: time-averaged).</p>" + _values_table(at),
+                "<p>Every policy on every trace at the claims' buffer size (mean occupancy: pages held after each "
+                "write request, averaged; die busy: the die's mean utilisation over the replay; requests in the "
+                "device: time-averaged). LRU-WSR and CFLRU hold written pages only; the rows “reads cached” run "
+                "them with read caching, where a write to a page cached clean for a read is not a write hit.</p>"
+                + _values_table(at),
             )
         )
     prows = _profiles(df)
