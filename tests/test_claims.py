@@ -102,12 +102,12 @@ def test_the_verdict_follows_the_numbers(tiny, tmp_path):
     out = tmp_path / "r"
     studies.reproduce("tiny", out=out, progress=False)
     df = ssdlab.load_results(out)
-    (c, _) = claims.judge_study(tiny, df)
+    (c, _) = studies.judge_study(tiny, df)
     by = df.set_index("buffer.kind")["nand.programs.total"]
     assert c.verdict == ("holds" if by["lru"] < by["none"] else "does not hold")
     assert c.measured == f"lru {by['lru']:,.0f} vs none {by['none']:,.0f}"
     df.loc[df["buffer.kind"] == "lru", "nand.programs.total"] = by["none"] + 1
-    assert claims.judge_study(tiny, df)[0].verdict == "does not hold"
+    assert studies.judge_study(tiny, df)[0].verdict == "does not hold"
 
 
 @pytest.mark.parametrize(

@@ -122,7 +122,7 @@ def test_hitstat2009_quick_states_every_claim(tmp_path, capsys):
     assert drawn == 2
     # The ledger (`ssdlab claims`) judges the same claims as the report, with the same verdicts.
     declared = claims_mod.read_declared(studies.get("hitstat2009").folder / "claims.toml")
-    ledger = claims_mod.ledger([out])
+    ledger = studies.ledger([out])
     assert [c.id for c in ledger] == [c["id"] for c in declared.claims]
     for c in ledger:
         assert c.seed == "000" and c.verdict in ("holds", "does not hold") and c.cells

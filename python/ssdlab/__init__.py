@@ -7,7 +7,6 @@
 See README.md for the tour and docs/ for the configuration keys, metrics and components.
 """
 
-from . import claims
 from ._core import SsdlabError, __version__
 from .api import Config, Result, components, simulate
 from .store import load_results
@@ -18,7 +17,6 @@ __all__ = [
     "Config",
     "Result",
     "SsdlabError",
-    "claims",
     "__version__",
     "components",
     "expand_study",

@@ -13,8 +13,9 @@ A registered study declares its seed's claims in `claims.toml` beside its `study
     # any further keys are the judge's own parameters
 
 `judge(df, claim) -> Outcome` measures the claim on a results frame (`claim` is the table above,
-as a dict). The study's report and `ssdlab claims` both read the claims through `judge_study`, so
-what a report says and what the ledger says cannot differ.
+as a dict). The study's report and `ssdlab claims` both read the claims through
+`ssdlab.studies.judge_study` (the ledger: `ssdlab.studies.ledger`), so what a report says and what
+the ledger says cannot differ.
 """
 
 from __future__ import annotations
@@ -107,7 +108,8 @@ def read_declared(path: str | Path) -> Declared:
     return Declared(path=path, seed=seed, intro=str(doc.get("intro", "")), claims=claims)
 
 
-def _judge_one(module, study: str, seed: str, c: Mapping, df) -> Claim:
+def judge_one(module, study: str, seed: str, c: Mapping, df) -> Claim:
+    """Judge one declared claim `c` of `study` with its judge, a function of `module`."""
     fn = getattr(module, c["judge"], None) if module is not None else None
     if not callable(fn):
         raise ClaimsError(f"study {study}: claim `{c['id']}` names judge `{c['judge']}`, not a function of figures.py")
@@ -132,17 +134,6 @@ def _judge_one(module, study: str, seed: str, c: Mapping, df) -> Claim:
     )
 
 
-def judge_study(study, df) -> list[Claim]:
-    """Judge every claim of a registered study (`ssdlab.studies.Study`) on its results frame; []
-    when the study declares none."""
-    path = study.folder / CLAIMS_FILE
-    if not path.exists():
-        return []
-    declared = read_declared(path)
-    module = study.module()
-    return [_judge_one(module, study.name, declared.seed, c, df) for c in declared.claims]
-
-
 def claims_html(claims: Iterable[Claim], intro: str = "") -> str:
     """The report's claims table: claim, the seed's value, ssdlab's, verdict, why."""
     rows = []
@@ -155,52 +146,6 @@ def claims_html(claims: Iterable[Claim], intro: str = "") -> str:
     head = "".join(f"<th>{h}</th>" for h in ("figure", "claim", "seed", "ssdlab", "verdict", "why"))
     para = f"<p>{html.escape(intro)}</p>" if intro else ""
     return f"{para}<table><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-def report_section(study, df) -> list[tuple[str, str]]:
-    """The report section of a study's claims ([(title, html)]; [] without claims)."""
-    path = study.folder / CLAIMS_FILE
-    if not path.exists():
-        return []
-    declared = read_declared(path)
-    claims = judge_study(study, df)
-    return [(f"Seed {declared.seed} claims against ssdlab", claims_html(claims, declared.intro))]
-
-
-def results_dirs(paths: Iterable[str | Path]) -> list[Path]:
-    """The study results folders among `paths`: each path is one (it holds study.toml) or holds
-    them as subfolders (as `ssdlab reproduce --all --out DIR` writes). Sorted, without repeats."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if (p / "study.toml").is_file():
-            found = [p]
-        elif p.is_dir():
-            found = sorted(q for q in p.iterdir() if (q / "study.toml").is_file())
-            if not found:
-                raise SsdlabError(f"{p}: holds no study results (no study.toml in it or in its subfolders)")
-        else:
-            raise SsdlabError(f"{p}: no such results folder")
-        out += [q for q in found if q not in out]
-    return out
-
-
-def ledger(paths: Iterable[str | Path]) -> list[Claim]:
-    """Every claim of every registered study found in `paths` (results folders, or folders of them),
-    judged on its results; folders of studies without claims.toml (or not registered) add nothing."""
-    from . import studies
-    from .report.html import load_results, read_study
-
-    reg = studies.registry()
-    out: list[Claim] = []
-    for d in results_dirs(paths):
-        spec, _ = read_study(d)
-        study = reg.get((spec.get("study") or {}).get("name", ""))
-        if study is None or not (study.folder / CLAIMS_FILE).exists():
-            continue
-        for c in judge_study(study, load_results(d)):
-            c.results = str(d)
-            out.append(c)
-    return sorted(out, key=lambda c: (c.seed, c.study, c.results))
 
 
 def summary(claims: Sequence[Claim]) -> list[dict]:

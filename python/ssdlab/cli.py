@@ -679,7 +679,7 @@ def _reproduce_all(args) -> int:
         print(f"wrote {folder / 'report.html'}")
     if done:
         print()
-        print_ledger(claims.ledger(done))
+        print_ledger(studies.ledger(done))
     for line in failures:
         print(f"ssdlab: {line}", file=sys.stderr)
     return 1 if failures and not args.allow_failures else 0
@@ -732,8 +732,10 @@ def print_ledger(rows, file=None) -> None:
 
 
 def cmd_claims(args) -> int:
+    from . import studies
+
     paths = args.results or ["results"]
-    rows = claims.ledger(paths)
+    rows = studies.ledger(paths)
     if args.json:
         doc = {"claims": [r.to_dict() for r in rows], "summary": claims.summary(rows)}
         print(json.dumps(doc, indent=2, ensure_ascii=False))

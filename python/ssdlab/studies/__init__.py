@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import importlib.util
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from .._core import SsdlabError
+from ..claims import CLAIMS_FILE, Claim, claims_html, judge_one, read_declared
 from ..sweep.study import strings, substitute
 from ..traces import trace_dir_candidates, traces_dir
 
@@ -84,8 +85,6 @@ class Study:
     def report_hooks(self) -> tuple[Callable | None, Callable]:
         """`figures(df)` of the study's figures.py (None: the default figures) and its report
         sections: the claims table (claims.toml, judged) first, then figures.py's `sections(df)`."""
-        from ..claims import report_section
-
         mod = self.module()
         extra = getattr(mod, "sections", None)
 
@@ -124,6 +123,65 @@ def hooks(study_dir: str | Path) -> tuple[Callable | None, Callable | None]:
     if study is None:
         return None, None
     return study.report_hooks()
+
+
+# -- claims ------------------------------------------------------------------------------------
+
+
+def judge_study(study, df) -> list[Claim]:
+    """Judge every claim of a registered study (`ssdlab.studies.Study`) on its results frame; []
+    when the study declares none."""
+    path = study.folder / CLAIMS_FILE
+    if not path.exists():
+        return []
+    declared = read_declared(path)
+    module = study.module()
+    return [judge_one(module, study.name, declared.seed, c, df) for c in declared.claims]
+
+
+def report_section(study, df) -> list[tuple[str, str]]:
+    """The report section of a study's claims ([(title, html)]; [] without claims)."""
+    path = study.folder / CLAIMS_FILE
+    if not path.exists():
+        return []
+    declared = read_declared(path)
+    claims = judge_study(study, df)
+    return [(f"Seed {declared.seed} claims against ssdlab", claims_html(claims, declared.intro))]
+
+
+def results_dirs(paths: Iterable[str | Path]) -> list[Path]:
+    """The study results folders among `paths`: each path is one (it holds study.toml) or holds
+    them as subfolders (as `ssdlab reproduce --all --out DIR` writes). Sorted, without repeats."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if (p / "study.toml").is_file():
+            found = [p]
+        elif p.is_dir():
+            found = sorted(q for q in p.iterdir() if (q / "study.toml").is_file())
+            if not found:
+                raise SsdlabError(f"{p}: holds no study results (no study.toml in it or in its subfolders)")
+        else:
+            raise SsdlabError(f"{p}: no such results folder")
+        out += [q for q in found if q not in out]
+    return out
+
+
+def ledger(paths: Iterable[str | Path]) -> list[Claim]:
+    """Every claim of every registered study found in `paths` (results folders, or folders of them),
+    judged on its results; folders of studies without claims.toml (or not registered) add nothing."""
+    from ..report.html import load_results, read_study
+
+    reg = registry()
+    out: list[Claim] = []
+    for d in results_dirs(paths):
+        spec, _ = read_study(d)
+        study = reg.get((spec.get("study") or {}).get("name", ""))
+        if study is None or not (study.folder / CLAIMS_FILE).exists():
+            continue
+        for c in judge_study(study, load_results(d)):
+            c.results = str(d)
+            out.append(c)
+    return sorted(out, key=lambda c: (c.seed, c.study, c.results))
 
 
 class CellsFailed(SsdlabError):
