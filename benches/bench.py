@@ -190,7 +190,6 @@ def dftl_timed_configs() -> dict[str, dict]:
     seed004 = {
         "workload": {
             "kind": "fio",
-            "zipf_theta": 0.0,
             "requests": 3 * pages,
             "footprint_bytes": "4GiB",
             "fio": {"rw": "randwrite-then-randread", "write_requests": 2 * pages},

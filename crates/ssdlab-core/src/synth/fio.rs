@@ -583,6 +583,24 @@ impl FioParams {
                 ),
             ));
         }
+        let default_theta = WorkloadConfig::default().zipf_theta;
+        if fio && w.zipf_theta != default_theta {
+            // fio's offsets follow random_distribution; a workload-wide θ would be ignored silently.
+            let wanted = if w.zipf_theta == 0.0 {
+                "random".to_string()
+            } else {
+                format!("zipf:{}", w.zipf_theta)
+            };
+            return Err(SimError::config(
+                "workload.zipf_theta",
+                format!(
+                    "is {}, but a fio workload draws its offsets by workload.fio.random_distribution \
+                     (fio's default: uniform): set random_distribution = \"{wanted}\" instead and \
+                     leave workload.zipf_theta out",
+                    w.zipf_theta
+                ),
+            ));
+        }
         if !fio || self.jobs.is_empty() {
             let sizes = if fio && !self.bssplit.is_empty() {
                 let default = WorkloadConfig::default().request_bytes;
@@ -1481,6 +1499,13 @@ mod tests {
             e.contains("workload.read_fraction") && e.contains("randrw"),
             "{e}"
         );
+        let e = config_error(json!({"rw": "randwrite"}), |w| w.zipf_theta = 0.8);
+        assert!(
+            e.contains("workload.zipf_theta") && e.contains("random_distribution = \"zipf:0.8\""),
+            "{e}"
+        );
+        let e = config_error(json!({"rw": "randwrite"}), |w| w.zipf_theta = 0.0);
+        assert!(e.contains("random_distribution = \"random\""), "{e}");
         let e = config_error(json!({"blockalign": "8g"}), none);
         assert!(
             e.contains("workload.fio.blockalign") && e.contains("no offset"),
