@@ -4,6 +4,7 @@
 
 pub mod reref;
 
+use crate::buffer::PageWrite;
 use crate::ftl::FtlView;
 use crate::units::Lbn;
 
@@ -16,6 +17,18 @@ pub trait Padding: Send {
         pages_per_block: u64,
         view: &dyn FtlView,
     ) -> bool;
+
+    /// As `pad`, seeing the group's pages in ascending offset (what group-based buffers call).
+    /// A policy that prices the merge its unpadded log block would get overrides this.
+    fn pad_unit(
+        &mut self,
+        lbn: Lbn,
+        pages: &[PageWrite],
+        pages_per_block: u64,
+        view: &dyn FtlView,
+    ) -> bool {
+        self.pad(lbn, pages.len() as u64, pages_per_block, view)
+    }
 
     /// The current padding threshold in pages (groups with at least this many pages are padded),
     /// or None when the policy never pads. HitStat(adj) uses it as a weight floor.
