@@ -258,7 +258,7 @@ impl Padding for ReRefPadding {
         let frac = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
         vec![
             ("padding.reref.padded", self.padded as f64),
-            ("padding.reref.in_order", self.prefixes as f64),
+            ("padding.reref.prefixes_logged", self.prefixes as f64),
             ("padding.reref.predictions", t.made as f64),
             ("padding.reref.accuracy", frac(t.right, t.made)),
             ("padding.reref.predicted_reref", t.observed as f64),
@@ -446,7 +446,7 @@ mod tests {
         );
         let g = p.gauges();
         let get = |k: &str| g.iter().find(|(n, _)| *n == k).unwrap().1;
-        assert_eq!(get("padding.reref.in_order"), 2.0);
+        assert_eq!(get("padding.reref.prefixes_logged"), 2.0);
         assert_eq!(get("padding.reref.padded"), 1.0);
         // Step 3's hit trained LBN 1's counter: re-referenced.
         assert!(p.predicts_reref(1));
@@ -461,7 +461,7 @@ mod tests {
                 observed_right: 0
             }
         );
-        assert_eq!(p.gauges()[1], ("padding.reref.in_order", 0.0));
+        assert_eq!(p.gauges()[1], ("padding.reref.prefixes_logged", 0.0));
         // `pad` without the pages never sees a prefix.
         let mut q = ReRefPadding::new(&Params::default());
         let s = bast(8);
