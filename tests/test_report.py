@@ -170,9 +170,13 @@ def test_line_never_averages_unasked_panels_or_mean_over(df):
 
 def test_figures_name_workload_and_device_and_use_reading_units(df):
     fig = F.line(df, x="buffer.bytes", y="time.program_erase_us", by="buffer.kind")
-    assert fig.get_suptitle() == (
+    assert " ".join(fig.get_suptitle().split()) == (
         "uniform, 64 MiB footprint, 2,000 requests · 64 MiB logical, 4 KiB pages, 128 pages/block, OP 0.07"
     )
+    # wrapped to the figure's width, so that a narrow figure does not cut it off at both sides
+    fig.canvas.draw()
+    title = fig._suptitle.get_window_extent()
+    assert 0 <= title.x0 and title.x1 <= fig.bbox.width
     ax = fig.axes[0]
     assert ax.get_ylabel() == "program + erase time (s)"
     lru = ax.get_lines()[1]

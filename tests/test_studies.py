@@ -1,10 +1,13 @@
 """Registered studies: `ssdlab reproduce NAME --quick` produces a report from the real grid."""
 
+import html
+import json
 import subprocess
 import sys
 
 import pytest
 import ssdlab
+from ssdlab import claims as claims_mod
 from ssdlab import cli, studies, sweep
 from ssdlab.analytic import greedy_waf
 
@@ -60,11 +63,11 @@ def test_buffers_basic_quick(tmp_path, traces):
         assert lru["buffer.page_hit_ratio"].is_monotonic_increasing
 
 
-def test_hitstat2009_quick_states_every_claim(tmp_path):
+def test_hitstat2009_quick_states_every_claim(tmp_path, capsys):
     out = tmp_path / "hs"
     report = studies.reproduce("hitstat2009", quick=True, out=out, progress=False)
     text = report.read_text()
-    assert "Thesis claims against ssdlab" in text
+    assert "Seed 000 claims against ssdlab" in text
     claims = [
         "Flushed groups: HitStat &lt; BPLRU &lt; FAB",
         "Write throughput on BAST",
@@ -106,6 +109,29 @@ def test_hitstat2009_quick_states_every_claim(tmp_path):
         assert len(series) > 5 and series["padding.threshold_fraction"].iloc[-1] == pytest.approx(
             row["padding.threshold_fraction"]
         )
+    # The Padding Model's dashed line is drawn at the model's elapsed time, in the axis's seconds.
+    drawn = 0
+    for caption, figure in fig.figures(df):
+        if caption.startswith("Tables 5–6 / Fig 21 analogue"):
+            ftl = caption.split(", ")[-1].split(";")[0].lower()
+            pick = model[(model["ftl.kind"] == ftl) & (model["ftl.model_stats"] == "seed")]
+            dashed = [ln for ln in figure.axes[0].lines if ln.get_linestyle() == "--"]
+            assert len(dashed) == 1
+            assert dashed[0].get_ydata() == pytest.approx([float(pick[fig.ELAPSED].iloc[0]) / 1e6] * 2)
+            drawn += 1
+    assert drawn == 2
+    # The ledger (`ssdlab claims`) judges the same claims as the report, with the same verdicts.
+    declared = claims_mod.read_declared(studies.get("hitstat2009").folder / "claims.toml")
+    ledger = claims_mod.ledger([out])
+    assert [c.id for c in ledger] == [c["id"] for c in declared.claims]
+    for c in ledger:
+        assert c.seed == "000" and c.verdict in ("holds", "does not hold") and c.cells
+        assert f"<b>{c.verdict}</b>" in _claim_row(text, html.escape(c.claim)), c.claim
+    assert cli.main(["claims", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [c["id"] for c in doc["claims"]] == [c.id for c in ledger]
+    (row,) = doc["summary"]
+    assert row["holds"] + row["does not hold"] == len(ledger) and row["not judged"] == 0
 
 
 # -- finding the real traces ---------------------------------------------------------------------

@@ -7,6 +7,7 @@
 See README.md for the tour and docs/ for the configuration keys, metrics and components.
 """
 
+from . import claims
 from ._core import SsdlabError, __version__
 from .api import Config, Result, components, simulate
 from .store import load_results
@@ -17,6 +18,7 @@ __all__ = [
     "Config",
     "Result",
     "SsdlabError",
+    "claims",
     "__version__",
     "components",
     "expand_study",

@@ -1,5 +1,5 @@
 """The `ssdlab` command line: run, compare, config show, trace info|profile|convert|generate, policies, sweep,
-results, plot, report, reproduce.
+results, plot, report, reproduce, claims.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
 with status 2; Ctrl-C exits with status 130.
@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import api, describe, traces
+from . import api, claims, describe, traces
 from ._core import SsdlabError
 
 # Metrics shown in tables (all metrics go to the JSON files).
@@ -636,6 +636,8 @@ def _add_report_parsers(sub) -> None:
 def cmd_reproduce(args) -> int:
     from . import studies
 
+    if args.all:
+        return _reproduce_all(args)
     if args.list or not args.name:
         reg = studies.registry()
         if not args.list:
@@ -643,18 +645,8 @@ def cmd_reproduce(args) -> int:
         for name, st in reg.items():
             print(f"{name:<18} {' '.join(st.description.split())}")
         return 0
-    executor = args.executor or ("dask" if args.address else "local")
     try:
-        report = studies.reproduce(
-            args.name,
-            quick=args.quick,
-            out=args.out,
-            executor=executor,
-            address=args.address,
-            workers=args.workers,
-            progress=not args.quiet,
-            traces=args.traces,
-        )
+        report = studies.reproduce(args.name, quick=args.quick, out=args.out, **_run_options(args))
     except studies.CellsFailed as e:
         # The report is written and shows the failed cells; the exit status says they failed.
         print(f"wrote {e.report}")
@@ -663,12 +655,45 @@ def cmd_reproduce(args) -> int:
     return 0
 
 
+def _run_options(args) -> dict:
+    """How `reproduce` runs its cells: executor, scheduler address, workers, progress, traces."""
+    return {
+        "executor": args.executor or ("dask" if args.address else "local"),
+        "address": args.address,
+        "workers": args.workers,
+        "progress": not args.quiet,
+        "traces": args.traces,
+    }
+
+
+def _reproduce_all(args) -> int:
+    """`reproduce --all`: every registered study into DIR/NAME (or DIR/NAME-quick), then the ledger."""
+    from . import studies
+
+    if args.name:
+        raise SsdlabError(f"reproduce: give a study name or --all, not both (got `{args.name}` and --all)")
+    done, failures = studies.reproduce_all(quick=args.quick, out=args.out, **_run_options(args))
+    for folder in done:
+        print(f"wrote {folder / 'report.html'}")
+    if done:
+        print()
+        print_ledger(claims.ledger(done))
+    for line in failures:
+        print(f"ssdlab: {line}", file=sys.stderr)
+    return 1 if failures and not args.allow_failures else 0
+
+
 def _add_reproduce_parser(sub) -> None:
     p = sub.add_parser("reproduce", help="run a registered study end to end (sweep, then report)")
     p.add_argument("name", nargs="?", metavar="NAME", help="study name (see --list)")
     p.add_argument("--list", action="store_true", help="list the registered studies")
+    p.add_argument("--all", action="store_true", help="every registered study, one folder each under --out DIR")
     p.add_argument("--quick", action="store_true", help="the reduced grid (minutes); default is the full grid")
-    p.add_argument("--out", metavar="DIR", help="output directory (default results/NAME, or results/NAME-quick)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output directory (default results/NAME, or results/NAME-quick; with --all the folder that holds them)",
+    )
     p.add_argument("--executor", choices=["local", "dask"], help="local process pool (default) or dask")
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
     p.add_argument("--workers", type=int, metavar="N", help="local workers (default: all cores)")
@@ -678,6 +703,53 @@ def _add_reproduce_parser(sub) -> None:
     )
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.set_defaults(func=cmd_reproduce)
+
+
+# -- claims --------------------------------------------------------------------------------------
+
+
+def print_ledger(rows, file=None) -> None:
+    """The ledger as text: one block per claim, then the per-study summary."""
+    out = file or sys.stdout
+    for c in rows:
+        print(f"[{c.seed}] {c.study} · {c.figure} · {c.verdict.upper()}", file=out)
+        print(f"  claim:    {c.claim}", file=out)
+        print(f"  seed:     {c.seed_value}", file=out)
+        print(f"  measured: {c.measured}" + (f" ({len(c.cells)} cells)" if c.cells else ""), file=out)
+        if c.why:
+            print(f"  why:      {c.why}", file=out)
+    summary = claims.summary(rows)
+    if not summary:
+        print("no claims: none of these results belongs to a study that declares claims", file=out)
+        return
+    verdicts = list(claims.VERDICTS.values())
+    body = [[r["seed"], r["study"], r["results"]] + [str(r[v]) for v in verdicts] for r in summary]
+    totals = [str(sum(r[v] for r in summary)) for v in verdicts]
+    print(file=out)
+    print_table(body + [["", "all", ""] + totals], ["seed", "study", "results"] + verdicts, file=out)
+
+
+def cmd_claims(args) -> int:
+    paths = args.results or ["results"]
+    rows = claims.ledger(paths)
+    if args.json:
+        doc = {"claims": [r.to_dict() for r in rows], "summary": claims.summary(rows)}
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        print_ledger(rows)
+    return 0
+
+
+def _add_claims_parser(sub) -> None:
+    p = sub.add_parser("claims", help="every seed's claims judged on study results (the claims ledger)")
+    p.add_argument(
+        "results",
+        nargs="*",
+        metavar="RESULTS_DIR",
+        help="study results folders, or folders holding them (default: results)",
+    )
+    p.add_argument("--json", action="store_true", help="print the ledger as JSON")
+    p.set_defaults(func=cmd_claims)
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -769,6 +841,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_parsers(sub)
     _add_report_parsers(sub)
     _add_reproduce_parser(sub)
+    _add_claims_parser(sub)
     return ap
 
 

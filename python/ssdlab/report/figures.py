@@ -418,10 +418,19 @@ def _figure(df, plotted, draw, ax, mean_over, agg, width: float, height: float, 
         if note:
             ax.set_title(note, fontsize=7, color="#555555")
     else:
-        text = "\n".join(t for t in (subtitle(ok), note) if t)
-        if text:
-            fig.suptitle(text, fontsize=7, color="#555555")
+        _suptitle(fig, subtitle(ok), note)
     return _finish(fig, *axs)
+
+
+def _suptitle(fig, *lines: str | None) -> None:
+    """The figure's grey title, each line wrapped to the figure's width (a long subtitle centred on
+    a narrow figure would be cut off at both sides)."""
+    import textwrap
+
+    chars = max(20, int(fig.get_figwidth() * 72 / (7 * 0.55)))  # 7 pt text, ~0.55 em a character
+    text = "\n".join(textwrap.fill(t, chars) for t in lines if t)
+    if text:
+        fig.suptitle(text, fontsize=7, color="#555555")
 
 
 def _vary_message(df, keys: Sequence[str], extra: str = "") -> str:
@@ -506,7 +515,8 @@ def line(
 
     Byte-size x keys (`*_bytes`, `*.bytes`; ints or "4MiB" strings) get KiB/MiB/GiB tick labels
     (and base-2 log scale with `logx`). `overlay=(xs, ys, label)` adds a dashed reference line
-    (an analytic curve, say, in the units shown). Other varying keys make panels, or are averaged
+    (an analytic curve, say), in the units of the data (x in `x`'s, y in `y`'s own unit, e.g. µs for
+    a `*_us` metric shown in seconds): it is scaled as the data are. Other varying keys make panels, or are averaged
     when in `mean_over` (see the module's docstring). Lines come in the order of the `by` values
     (ascending numbers, else first appearance); each line's x data ascend. Values are shown in the
     metric's reading unit (`scale`). Draws into `ax` if given. Returns the Figure.
@@ -540,7 +550,13 @@ def line(
             if overlay is not None:
                 oxs, oys, olabel = overlay
                 ax.plot(
-                    list(oxs), list(oys), color="#555555", linestyle="--", linewidth=1.0, label=str(olabel), zorder=2
+                    [float(v) / scale(x) for v in oxs],
+                    [float(v) / scale(y) for v in oys],
+                    color="#555555",
+                    linestyle="--",
+                    linewidth=1.0,
+                    label=str(olabel),
+                    zorder=2,
                 )
             if is_bytes_key(x):
                 _format_bytes_axis(ax, list(part[x]), logx)
@@ -778,8 +794,8 @@ def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend:
         ax.set_ylabel(label(y))
         if legend and len(frames) > 1:
             _legend(ax)
-        if own and subtitle(ok):
-            fig.suptitle(subtitle(ok), fontsize=7, color="#555555")
+        if own:
+            _suptitle(fig, subtitle(ok))
         return _finish(fig, ax)
 
 

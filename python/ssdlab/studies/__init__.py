@@ -1,6 +1,8 @@
 """Registered studies: one folder each, holding `study.toml` (the full grid), `quick.toml` (a
-reduced grid that runs in minutes) and `figures.py` (optional `figures(df)` returning
-[(caption, Figure)] and `sections(df)` returning [(title, html)] for the report).
+reduced grid that runs in minutes), `figures.py` (optional `figures(df)` returning
+[(caption, Figure)] and `sections(df)` returning [(title, html)] for the report) and, for a seed's
+study, `claims.toml` (the seed's claims as data, judged by functions of figures.py; see
+`ssdlab.claims`).
 
 Adding a study = adding a folder here. String values in a study file may use `{traces}` for the
 real-trace directory (`--traces DIR` / `traces=`, else SSDLAB_TRACES, else ../shared/traces beside
@@ -79,6 +81,19 @@ class Study:
         spec.loader.exec_module(mod)
         return mod
 
+    def report_hooks(self) -> tuple[Callable | None, Callable]:
+        """`figures(df)` of the study's figures.py (None: the default figures) and its report
+        sections: the claims table (claims.toml, judged) first, then figures.py's `sections(df)`."""
+        from ..claims import report_section
+
+        mod = self.module()
+        extra = getattr(mod, "sections", None)
+
+        def sections(df):
+            return report_section(self, df) + (list(extra(df)) if extra else [])
+
+        return getattr(mod, "figures", None), sections
+
 
 def registry() -> dict[str, Study]:
     """Every study folder, by its `[study] name`."""
@@ -106,10 +121,9 @@ def hooks(study_dir: str | Path) -> tuple[Callable | None, Callable | None]:
     spec, _ = read_study(study_dir)
     name = (spec.get("study") or {}).get("name")
     study = registry().get(name) if name else None
-    mod = study.module() if study is not None else None
-    if mod is None:
+    if study is None:
         return None, None
-    return getattr(mod, "figures", None), getattr(mod, "sections", None)
+    return study.report_hooks()
 
 
 class CellsFailed(SsdlabError):
@@ -149,8 +163,29 @@ def reproduce(
     summary = run_sweep(
         study.spec(quick, traces), out_dir, executor=executor, address=address, workers=workers, progress=progress
     )
-    mod = study.module()
-    report = write_report(out_dir, figures=getattr(mod, "figures", None), sections=getattr(mod, "sections", None))
+    figures, sections = study.report_hooks()
+    report = write_report(out_dir, figures=figures, sections=sections)
     if summary.failed and not allow_failures:
         raise CellsFailed(summary, report)
     return report
+
+
+def reproduce_all(quick: bool = False, out: str | Path | None = None, **kwargs) -> tuple[list[Path], list[str]]:
+    """Run every registered study (as `reproduce`), each into its own folder under `out` (default
+    results/): NAME, or NAME-quick for the quick grids. A study that fails does not stop the others.
+    Returns the results folders written and one line per failed study."""
+    base = Path(out) if out else Path("results")
+    done: list[Path] = []
+    failures: list[str] = []
+    studies = registry()
+    for name in studies:
+        folder = base / (f"{name}-quick" if quick else name)
+        try:
+            reproduce(name, quick=quick, out=folder, **kwargs)
+        except CellsFailed as e:
+            failures.append(f"{name}: {e}")
+        except SsdlabError as e:
+            failures.append(f"{name}: {e}")
+            continue
+        done.append(folder)
+    return done, failures

@@ -1,4 +1,4 @@
-"""Figures and the claim-by-claim comparison of the hitstat2009 study (seed 000)."""
+"""Figures, tables and the claim judges (claims.toml) of the hitstat2009 study (seed 000)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+from ssdlab.claims import Outcome
 from ssdlab.report import figures as F
-from ssdlab.report.html import claim_row, table
 
 ELAPSED = "time.program_erase_us"  # the thesis's elapsed time: program + erase time
 THROUGHPUT = "throughput.program_erase_write_mib_s"
@@ -233,164 +233,169 @@ def _padding_table(ftl, fixed, model):
     return (f"Table {5 if bast else 6} analogue: HitStat with {ftl.upper()}", intro + table)
 
 
-def sections(df):
-    rows = []
+# -- claims (claims.toml names these judges) -----------------------------------------------------
+
+
+def _at_ref(df):
+    """The buffer grid at the reference size, and that size in bytes."""
     g = _grid(df, "buffers")
-    if len(g):
-        ref = _ref_bytes(g)
-        at = g[g["buffer.bytes"].astype(int) == ref]
-        mib = ref / (1 << 20)
+    if not len(g):
+        raise ValueError("the grid has no buffer-size cells")
+    ref = _ref_bytes(g)
+    return g[g["buffer.bytes"].astype(int) == ref], ref
 
-        def v(ftl, kind, metric):
-            s = at[(at["ftl.kind"] == ftl) & (at["buffer.kind"] == kind)][metric]
-            return float(s.iloc[0]) if len(s) else float("nan")
 
-        fg = {k: v("bast", k, "buffer.flushed_groups") for k in ("fab", "bplru", "hitstat")}
-        rows.append(
-            claim_row(
-                "Flushed groups: HitStat < BPLRU < FAB",
-                "HitStat = 58.1% of FAB, 71.3% of BPLRU (32 MB)",
-                f"HitStat = {fg['hitstat'] / fg['fab']:.1%} of FAB, "
-                f"{fg['hitstat'] / fg['bplru']:.1%} of BPLRU ({mib:g} MiB)",
-                fg["hitstat"] < fg["bplru"] < fg["fab"],
-            )
+def _pick(at, ftl, kind):
+    """The one cell of (ftl, buffer kind) in `at`."""
+    row = at[(at["ftl.kind"] == ftl) & (at["buffer.kind"] == kind)]
+    if len(row) != 1:
+        raise ValueError(f"{len(row)} cells of {kind} on {ftl}, expected 1")
+    return row.iloc[0]
+
+
+def flushed_groups_order(df, claim):
+    at, ref = _at_ref(df)
+    rows = {k: _pick(at, "bast", k) for k in ("fab", "bplru", "hitstat")}
+    fg = {k: float(r["buffer.flushed_groups"]) for k, r in rows.items()}
+    return Outcome(
+        f"HitStat = {fg['hitstat'] / fg['fab']:.1%} of FAB, {fg['hitstat'] / fg['bplru']:.1%} of BPLRU "
+        f"({ref / (1 << 20):g} MiB)",
+        fg["hitstat"] < fg["bplru"] < fg["fab"],
+        cells=[r["cell"] for r in rows.values()],
+    )
+
+
+def throughput_above(df, claim):
+    at, _ = _at_ref(df)
+    ftl, kind = claim["ftl"], claim["kind"]
+    rows = {k: _pick(at, ftl, k) for k in ("fab", "bplru", kind)}
+    t, e, p = ({k: float(r[m]) for k, r in rows.items()} for m in (THROUGHPUT, "nand.erases", "nand.programs.total"))
+    holds = t[kind] > t["fab"] and t[kind] > t["bplru"]
+    why = (
+        ""
+        if holds
+        else f"erases {kind} {e[kind]:,.0f} vs FAB {e['fab']:,.0f} / BPLRU {e['bplru']:,.0f}; page programs "
+        f"{p[kind]:,.0f} vs {p['fab']:,.0f} / {p['bplru']:,.0f}: on this synthetic desktop profile the "
+        "fewer flushed groups do not turn into fewer merges"
+    )
+    return Outcome(
+        f"{kind} = {t[kind] / t['fab']:.1%} of FAB, {t[kind] / t['bplru']:.1%} of BPLRU",
+        holds,
+        why,
+        [r["cell"] for r in rows.values()],
+    )
+
+
+def full_merge_share(df, claim):
+    at, _ = _at_ref(df)
+    kinds = ("fab", "bplru", "hitstat", "hitstat-adj")
+    rows = {k: _pick(at, "fast", k) for k in kinds}
+    share = {k: float(r["ftl.erases.full"]) / float(r["nand.erases"]) for k, r in rows.items()}
+    lowest = min(share["fab"], share["bplru"])
+    holds = share["hitstat"] <= claim["at_most"] * lowest
+    why = ""
+    if not holds:
+        padded = ", ".join(
+            f"{k} pads {float(r['buffer.padded_flushes']) / float(r['buffer.flushed_groups']):.1%} of "
+            f"{float(r['buffer.flushed_groups']):,.0f} flushed groups"
+            for k, r in rows.items()
         )
-        for ftl, kind, thesis in (
-            ("bast", "hitstat", "HitStat = 113.9% of FAB, 128.0% of BPLRU (BAST, 2048 log blocks)"),
-            ("fast", "hitstat-adj", "HitStat(adj) = 133.2% of FAB, 138.6% of BPLRU (FAST, 128 log blocks)"),
-        ):
-            t = {k: v(ftl, k, THROUGHPUT) for k in ("fab", "bplru", kind)}
-            e = {k: v(ftl, k, "nand.erases") for k in ("fab", "bplru", kind)}
-            p = {k: v(ftl, k, "nand.programs.total") for k in ("fab", "bplru", kind)}
-            holds = t[kind] > t["fab"] and t[kind] > t["bplru"]
-            why = (
-                ""
-                if holds
-                else (
-                    f"erases {kind} {e[kind]:,.0f} vs FAB {e['fab']:,.0f} / BPLRU {e['bplru']:,.0f}; page programs "
-                    f"{p[kind]:,.0f} vs {p['fab']:,.0f} / {p['bplru']:,.0f}: on this synthetic desktop profile the "
-                    "fewer flushed groups do not turn into fewer merges"
-                )
-            )
-            rows.append(
-                claim_row(
-                    f"Write throughput on {ftl.upper()}: {kind} above FAB and BPLRU",
-                    thesis,
-                    f"{kind} = {t[kind] / t['fab']:.1%} of FAB, {t[kind] / t['bplru']:.1%} of BPLRU",
-                    holds,
-                    why,
-                )
-            )
-        share = {
-            k: v("fast", k, "ftl.erases.full") / v("fast", k, "nand.erases")
-            for k in ("fab", "bplru", "hitstat", "hitstat-adj")
-        }
-        rows.append(
-            claim_row(
-                "Full-merge share of erases on FAST: HitStat far below FAB and BPLRU",
-                "FAB 89.9%, BPLRU 76.1%, HitStat 14.8%, HitStat(adj) 16.1%",
-                ", ".join(f"{k} {s:.1%}" for k, s in share.items()),
-                # "Far below": at most half the smaller of FAB's and BPLRU's shares (the thesis: a fifth).
-                share["hitstat"] <= 0.5 * min(share["fab"], share["bplru"]),
-                ""
-                if share["hitstat"] <= 0.5 * min(share["fab"], share["bplru"])
-                else (
-                    "lower than FAB's and BPLRU's"
-                    if share["hitstat"] < min(share["fab"], share["bplru"])
-                    else "not lower than FAB's and BPLRU's"
-                )
-                + " but not far below: "
-                + ", ".join(
-                    f"{k} pads {v('fast', k, 'buffer.padded_flushes') / v('fast', k, 'buffer.flushed_groups'):.1%} of "
-                    f"{v('fast', k, 'buffer.flushed_groups'):,.0f} flushed groups"
-                    for k in ("fab", "bplru", "hitstat", "hitstat-adj")
-                )
-                + "; the rest go to the 127 RW log blocks and are full-merged",
-            )
-        )
+        lower = "lower than" if share["hitstat"] < lowest else "not lower than"
+        why = f"{lower} FAB's and BPLRU's but not far below: {padded}; the rest go to the RW log blocks (full merges)"
+    return Outcome(", ".join(f"{k} {s:.1%}" for k, s in share.items()), holds, why, [r["cell"] for r in rows.values()])
+
+
+def always_pad(df, claim):
     pg = _grid(df, "padding")
     always = pg[(pg["buffer.padding"] == "fixed") & (pg["padding.fixed.threshold"] == 0.0)].set_index("ftl.kind")
-    if {"bast", "fast"} <= set(always.index):
-        n = float(always["device.pages_per_block"].iloc[0])
-        same = float(always.loc["bast", ELAPSED]) == float(always.loc["fast", ELAPSED])
-        exact = all(
-            float(r["nand.erases"]) == float(r["buffer.flushed_groups"])
-            and float(r["nand.programs.total"]) == n * float(r["nand.erases"])
-            for _, r in always.iterrows()
-        )
-        b = always.loc["bast"]
-        rows.append(
-            claim_row(
-                "Always padding (0.00): one erase and N page writes per flushed group, the same on BAST and FAST",
-                "131,960 erases, 16,890,880 page writes (= 128 × 131,960), 13,710.644 s in both Tables 5 and 6",
-                f"{float(b['nand.erases']):,.0f} erases = flushed groups, {float(b['nand.programs.total']):,.0f} page "
-                f"writes (= {n:g} × erases), {float(b[ELAPSED]) / 1e6:,.3f} s on BAST and "
-                f"{float(always.loc['fast', ELAPSED]) / 1e6:,.3f} s on FAST",
-                same and exact,
-            )
-        )
-    tables = []
-    for ftl, thesis, thesis_bw in (
-        (
-            "bast",
-            "model 0.14 vs best fixed 0.16: 11693.7 s vs 11699.6 s",
-            "B_w/N converges to 0.12–0.14; best fixed 0.16",
-        ),
-        ("fast", "model 0.07 vs best fixed 0.06: 11964.4 s vs 11903.8 s", "B_w/N converges to 0.07; best fixed 0.06"),
-    ):
+    b, f = always.loc["bast"], always.loc["fast"]
+    n = float(always["device.pages_per_block"].iloc[0])
+    same = float(b[ELAPSED]) == float(f[ELAPSED])
+    exact = all(
+        float(r["nand.erases"]) == float(r["buffer.flushed_groups"])
+        and float(r["nand.programs.total"]) == n * float(r["nand.erases"])
+        for r in (b, f)
+    )
+    return Outcome(
+        f"{float(b['nand.erases']):,.0f} erases = flushed groups, {float(b['nand.programs.total']):,.0f} page "
+        f"writes (= {n:g} × erases), {float(b[ELAPSED]) / 1e6:,.3f} s on BAST and "
+        f"{float(f[ELAPSED]) / 1e6:,.3f} s on FAST",
+        same and exact,
+        cells=[b["cell"], f["cell"]],
+    )
+
+
+def _padding_runs(df, ftl):
+    """The fixed-threshold cells, the best of them and the Padding Model's cell (seed statistics)."""
+    part = _grid(df, "padding")
+    part = part[part["ftl.kind"] == ftl]
+    fixed, model = part[part["buffer.padding"] == "fixed"], part[part["buffer.padding"] == "model"]
+    seed = model[model["ftl.model_stats"] == "seed"]
+    if not (len(fixed) and len(seed)):
+        raise ValueError(f"no fixed-threshold or Padding Model cells on {ftl}")
+    return fixed, model, fixed.loc[fixed[ELAPSED].idxmin()], seed.iloc[0]
+
+
+def model_vs_best_fixed(df, claim):
+    fixed, model, best, m = _padding_runs(df, claim["ftl"])
+    gap = float(m[ELAPSED]) / float(best[ELAPSED]) - 1
+    others = "; ".join(
+        f"{r['ftl.model_stats']} statistics: {float(r[ELAPSED]) / 1e6:,.1f} s "
+        f"({float(r[ELAPSED]) / float(best[ELAPSED]) - 1:+.1%})"
+        for _, r in model.iterrows()
+        if r["ftl.model_stats"] != "seed"
+    )
+    holds = gap <= claim["within"]
+    why = (
+        ""
+        if holds
+        else f"padded flushes: model {float(m['buffer.padded_flushes']):,.0f} vs "
+        f"{float(best['buffer.padded_flushes']):,.0f}; erases {float(m['nand.erases']):,.0f} vs "
+        f"{float(best['nand.erases']):,.0f}; page writes {float(m['nand.programs.total']):,.0f} vs "
+        f"{float(best['nand.programs.total']):,.0f}"
+    )
+    return Outcome(
+        f"model {float(m[ELAPSED]) / 1e6:,.1f} s vs best fixed {best['padding.fixed.threshold']:g}: "
+        f"{float(best[ELAPSED]) / 1e6:,.1f} s ({gap:+.1%})" + (f"; {others}" if others else ""),
+        holds,
+        why,
+        [m["cell"], best["cell"]],
+    )
+
+
+def bw_near_best_fixed(df, claim):
+    fixed, _, best, m = _padding_runs(df, claim["ftl"])
+    bw = _final_bw(m)
+    holds = abs(bw - float(best["padding.fixed.threshold"])) <= claim["within"]
+    closest = fixed.loc[(fixed["padding.fixed.threshold"] - bw).abs().idxmin()]
+    flat = float(closest[ELAPSED]) / float(best[ELAPSED]) - 1
+    why = (
+        ""
+        if holds
+        else f"R_DB {float(m['ftl.r_db']):.2f}, R_LB {float(m['ftl.r_lb']):.2f}, U_LB "
+        f"{float(m['ftl.u_lb']):.1%} from {float(m['ftl.model_samples']):,.0f} samples "
+        f"give B_w/N = {bw:.3f}; the fixed threshold nearest it "
+        f"({closest['padding.fixed.threshold']:g}) costs {flat:+.1%} over the best one"
+    )
+    return Outcome(
+        f"B_w/N at the end {bw:.3f}; best fixed threshold {best['padding.fixed.threshold']:g}",
+        holds,
+        why,
+        [m["cell"], best["cell"]],
+    )
+
+
+# -- report sections after the claims ----------------------------------------------------------
+
+
+def sections(df):
+    pg = _grid(df, "padding")
+    out = []
+    for ftl in ("bast", "fast"):
         part = pg[pg["ftl.kind"] == ftl]
         fixed, model = part[part["buffer.padding"] == "fixed"], part[part["buffer.padding"] == "model"]
         if len(fixed):
-            tables.append(_padding_table(ftl, fixed, model))
-        seed = model[model["ftl.model_stats"] == "seed"]
-        if not (len(fixed) and len(seed)):
-            continue
-        best = fixed.loc[fixed[ELAPSED].idxmin()]
-        m = seed.iloc[0]
-        gap = float(m[ELAPSED]) / float(best[ELAPSED]) - 1
-        others = "; ".join(
-            f"{r['ftl.model_stats']} statistics: {float(r[ELAPSED]) / 1e6:,.1f} s "
-            f"({float(r[ELAPSED]) / float(best[ELAPSED]) - 1:+.1%})"
-            for _, r in model.iterrows()
-            if r["ftl.model_stats"] != "seed"
-        )
-        rows.append(
-            claim_row(
-                f"Padding Model within a few percent of the best fixed threshold ({ftl.upper()})",
-                thesis,
-                f"model {float(m[ELAPSED]) / 1e6:,.1f} s vs best fixed {best['padding.fixed.threshold']:g}: "
-                f"{float(best[ELAPSED]) / 1e6:,.1f} s ({gap:+.1%})" + (f"; {others}" if others else ""),
-                gap <= 0.05,
-                ""
-                if gap <= 0.05
-                else (
-                    f"padded flushes: model {float(m['buffer.padded_flushes']):,.0f} vs "
-                    f"{float(best['buffer.padded_flushes']):,.0f}; erases {float(m['nand.erases']):,.0f} vs "
-                    f"{float(best['nand.erases']):,.0f}; page writes {float(m['nand.programs.total']):,.0f} vs "
-                    f"{float(best['nand.programs.total']):,.0f}"
-                ),
-            )
-        )
-        bw = _final_bw(m)
-        near = abs(bw - float(best["padding.fixed.threshold"])) <= 0.05
-        closest = fixed.loc[(fixed["padding.fixed.threshold"] - bw).abs().idxmin()]
-        flat = float(closest[ELAPSED]) / float(best[ELAPSED]) - 1
-        rows.append(
-            claim_row(
-                f"The model's B_w/N converges near the best fixed threshold ({ftl.upper()})",
-                thesis_bw,
-                f"B_w/N at the end {bw:.3f}; best fixed threshold {best['padding.fixed.threshold']:g}",
-                near,
-                ""
-                if near
-                else (
-                    f"R_DB {float(m['ftl.r_db']):.2f}, R_LB {float(m['ftl.r_lb']):.2f}, U_LB "
-                    f"{float(m['ftl.u_lb']):.1%} from {float(m['ftl.model_samples']):,.0f} samples "
-                    f"give B_w/N = {bw:.3f}; the fixed threshold nearest it "
-                    f"({closest['padding.fixed.threshold']:g}) costs {flat:+.1%} over the best one"
-                ),
-            )
-        )
+            out.append(_padding_table(ftl, fixed, model))
     trace_rows = []
     tr = _grid(df, "traces")
     for (path, ftl, size), part in tr.groupby(["workload.path", "ftl.kind", "buffer.bytes"]) if len(tr) else []:
@@ -401,16 +406,6 @@ def sections(df):
             f"<tr><td>{html.escape(Path(str(path)).name)}</td><td>{html.escape(ftl.upper())}</td>"
             f"<td>{int(size) >> 20} MiB</td><td>{html.escape(fg)}</td><td>{html.escape(tp)}</td></tr>"
         )
-    if not rows:
-        return []
-    claims = (
-        "<p>Each claim of the thesis against what ssdlab measures on this grid (program + erase time, as the "
-        "thesis computes it). The workload is a synthetic desktop profile, not the thesis's month-long Windows XP "
-        "trace, on a device of the thesis's size (20 GiB, 512 KiB blocks); a claim that does not hold is reported "
-        "as such, with the counts "
-        "that explain it.</p>" + table(("claim", "thesis", "ssdlab", "verdict", "why"), rows)
-    )
-    out = [("Thesis claims against ssdlab", claims)] + tables
     if trace_rows:
         out.append(
             (
