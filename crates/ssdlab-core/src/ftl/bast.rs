@@ -786,6 +786,33 @@ mod tests {
         }
     }
 
+    /// The premise of reref's in-order rule (`padding/reref.rs`): on the one-to-one BAST an
+    /// unpadded flush of the in-order prefix 0..S_c−1 ends in a partial merge that costs exactly
+    /// what padding costs (N programs, N − S_c reads, 1 erase; padding's reads are the buffer's),
+    /// while any other partial flush ends in a full merge (S_c + N programs, N reads, 2 erases).
+    #[test]
+    fn in_order_prefix_merges_at_padding_cost() {
+        let reads = |n: &Nand| n.counters.reads.iter().sum::<u64>();
+        for (offsets, cost) in [(&[0, 1][..], (4, 2, 1)), (&[1, 2][..], (6, 4, 2))] {
+            let (mut f, mut n) = bast("single", 2, 4, 50);
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
+            let (p0, r0, e0) = (progs(&n), reads(&n), n.counters.erases);
+            f.write_pages(0, &host(offsets, 2), 0, &mut n).unwrap();
+            f.merge(0, &mut n).unwrap();
+            let got = (progs(&n) - p0, reads(&n) - r0, n.counters.erases - e0);
+            assert_eq!(got, cost, "{offsets:?}");
+        }
+        // Padding [0, 1]: 2 host + 2 pad programs, the old data block erased.
+        let (mut f, mut n) = bast("single", 2, 4, 50);
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
+        let (p0, e0) = (progs(&n), n.counters.erases);
+        f.write_unit(0, &padded(&[0, 1], 2, &[2, 3], 1), BLOCK, 0, &mut n)
+            .unwrap();
+        assert_eq!((progs(&n) - p0, n.counters.erases - e0), (4, 1));
+    }
+
     #[test]
     fn whole_block_without_data_block() {
         // An LBN never written: the unit is its first data block (no merge, no erase). With fill,
