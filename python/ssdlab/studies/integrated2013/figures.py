@@ -37,9 +37,14 @@ def _headline(df):
     ok = _variant(df, "single")
     if not len(ok):
         ok = _ok(df)
-    if "padding.reref.in_order" in ok:
-        ok = ok[ok["padding.reref.in_order"].map(lambda v: v is None or v != v or bool(v))]
-    return ok
+    return ok[~_earlier(ok)]
+
+
+def _earlier(rows):
+    """Which rows ran the earlier reref predictor (`padding.reref.in_order = false`)."""
+    if "padding.reref.in_order" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["padding.reref.in_order"].map(lambda v: v is False or (v is not pd.NA and v == 0))
 
 
 def _desktop(df):
@@ -416,7 +421,7 @@ def sections(df):
             continue
         where = "desktop" if r["workload.kind"] == "desktop" else Path(str(r["workload.path"])).name
         in_order = r.get("padding.reref.in_order")
-        rule = "earlier" if in_order is not None and in_order == in_order and not in_order else "in-order"
+        rule = "earlier" if in_order is False or (in_order is not pd.NA and in_order == 0) else "in-order"
         prefixes = r.get("padding.reref.prefixes_logged")
         pred.append(
             f"<tr><td>{html.escape(where)}</td><td>{html.escape(str(r.get('ftl.bast.variant') or 'chain'))}</td>"
@@ -459,7 +464,7 @@ def sections(df):
         )
     tr = _traces(df)
     earlier = _variant(df, "single")
-    earlier = earlier[(earlier["workload.kind"] == "trace") & (earlier.get("padding.reref.in_order") == False)]  # noqa: E712
+    earlier = earlier[(earlier["workload.kind"] == "trace") & _earlier(earlier)]
     chain = _variant(df, "chain")
     chain = chain[chain["workload.kind"] == "trace"] if len(_variant(df, "single")) else chain.iloc[:0]
     trows = []
