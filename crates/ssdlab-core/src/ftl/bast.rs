@@ -4,14 +4,16 @@
 //! gets a data block). Otherwise it is appended to the LBN's log blocks, which only ever hold that
 //! LBN's pages. `ftl.log_blocks` log blocks exist at a time.
 //!
-//! Variants (`ftl.bast_variant`):
+//! Variants (`ftl.bast.variant`):
 //! - `chain` (seed 000 Table 3, default): an LBN may own a chain of log blocks. When its last log
-//!   block is full it gets another, unless the chain already has `ftl.bast_chain_limit` blocks:
+//!   block is full it gets another, unless the chain already has `ftl.bast.chain_limit` blocks:
 //!   then the chain is merged first. When a log block is needed and none is free, the victim is
-//!   the longest chain among the next `ftl.bast_lookahead` chains in round-robin LBN order
+//!   the longest chain among the next `ftl.bast.lookahead` chains in round-robin LBN order
 //!   (ties: the first one met); the round-robin cursor then moves past the victim.
-//! - `single` (the original BAST): at most one log block per LBN, merged as soon as it is full;
-//!   the victim for a needed log block is the least recently written log block.
+//! - `single` (the original BAST; seed 002 §3.1, "data blocks and log blocks mapped 1:1"): at
+//!   most one log block per LBN, merged as soon as it is full (the rest of the unit goes to a new
+//!   log block, the seed's "log block overflow"); the victim for a needed log block is the least
+//!   recently written log block (the seed names no victim rule).
 //!
 //! A log block that fills holding offsets 0..N−1 in order (the only live log block of its chain)
 //! is switch-merged at once, in both variants.
