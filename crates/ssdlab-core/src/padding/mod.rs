@@ -4,7 +4,6 @@
 
 pub mod reref;
 
-use crate::buffer::PageWrite;
 use crate::ftl::FtlView;
 use crate::units::Lbn;
 
@@ -18,16 +17,18 @@ pub trait Padding: Send {
         view: &dyn FtlView,
     ) -> bool;
 
-    /// As `pad`, seeing the group's pages in ascending offset (what group-based buffers call).
-    /// A policy that prices the merge its unpadded log block would get overrides this.
+    /// As `pad`, told whether the group's pages are the block's in-order prefix 0..n−1 (what
+    /// group-based buffers call). A policy that prices the merge its unpadded log block would
+    /// get overrides this.
     fn pad_unit(
         &mut self,
         lbn: Lbn,
-        pages: &[PageWrite],
+        buffered_pages: u64,
+        _in_order_prefix: bool,
         pages_per_block: u64,
         view: &dyn FtlView,
     ) -> bool {
-        self.pad(lbn, pages.len() as u64, pages_per_block, view)
+        self.pad(lbn, buffered_pages, pages_per_block, view)
     }
 
     /// The current padding threshold in pages (groups with at least this many pages are padded),

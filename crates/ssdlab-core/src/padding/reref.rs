@@ -39,7 +39,6 @@
 //! ones alone (whose outcome is observed, not judged by the rule).
 
 use super::Padding;
-use crate::buffer::PageWrite;
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
 use crate::units::Lbn;
@@ -245,12 +244,12 @@ impl Padding for ReRefPadding {
     fn pad_unit(
         &mut self,
         lbn: Lbn,
-        pages: &[PageWrite],
+        buffered_pages: u64,
+        in_order_prefix: bool,
         pages_per_block: u64,
         view: &dyn FtlView,
     ) -> bool {
-        let prefix = pages.iter().zip(0..).all(|(p, i)| p.offset == i);
-        self.decide(lbn, pages.len() as u64, prefix, pages_per_block, view)
+        self.decide(lbn, buffered_pages, in_order_prefix, pages_per_block, view)
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
@@ -294,7 +293,8 @@ mod tests {
                 version: 1,
             })
             .collect();
-        let padded = p.pad_unit(lbn, &pages, 4, s.view());
+        let prefix = offsets.iter().zip(0..).all(|(&o, i)| o == i);
+        let padded = p.pad_unit(lbn, pages.len() as u64, prefix, 4, s.view());
         s.flush(&FlushUnit {
             lbn,
             pages: &pages,
