@@ -14,7 +14,9 @@
 //!    CLC, and as log blocks become plentiful it prefers clusters whose log block is still there,
 //!    as REF does. With no log blocks (page FTL) h stays 0 and it is exactly CLC (a test).
 //! 2. **Padding only what will not be re-referenced**: the default padding is `reref`
-//!    (`padding/reref.rs`), which predicts per LBN.
+//!    (`padding/reref.rs`), which predicts per LBN, and never pads a miss whose pages are the
+//!    block's in-order prefix (its log block ends in a partial or switch merge, which costs what
+//!    padding costs, or less when later flushes continue the order).
 //! 3. **Log-block utilisation**: u is the utilisation the victim brings its log block to, and
 //!    S_c/N_p is that of the new log block a miss takes, so the score prefers the victim that
 //!    fills log blocks most.

@@ -154,7 +154,14 @@ pub fn flush_gathered(
     sink: &mut dyn FlushSink,
 ) -> Result<()> {
     pages.sort_unstable_by_key(|p| p.offset);
-    let padded = padding.pad(lbn, pages.len() as u64, pages_per_block, sink.view());
+    let prefix = pages.iter().zip(0..).all(|(p, i)| p.offset == i);
+    let padded = padding.pad_unit(
+        lbn,
+        pages.len() as u64,
+        prefix,
+        pages_per_block,
+        sink.view(),
+    );
     sink.flush(&FlushUnit {
         lbn,
         pages,

@@ -4,14 +4,16 @@
 //! gets a data block). Otherwise it is appended to the LBN's log blocks, which only ever hold that
 //! LBN's pages. `ftl.log_blocks` log blocks exist at a time.
 //!
-//! Variants (`ftl.bast_variant`):
+//! Variants (`ftl.bast.variant`):
 //! - `chain` (seed 000 Table 3, default): an LBN may own a chain of log blocks. When its last log
-//!   block is full it gets another, unless the chain already has `ftl.bast_chain_limit` blocks:
+//!   block is full it gets another, unless the chain already has `ftl.bast.chain_limit` blocks:
 //!   then the chain is merged first. When a log block is needed and none is free, the victim is
-//!   the longest chain among the next `ftl.bast_lookahead` chains in round-robin LBN order
+//!   the longest chain among the next `ftl.bast.lookahead` chains in round-robin LBN order
 //!   (ties: the first one met); the round-robin cursor then moves past the victim.
-//! - `single` (the original BAST): at most one log block per LBN, merged as soon as it is full;
-//!   the victim for a needed log block is the least recently written log block.
+//! - `single` (the original BAST; seed 002 §3.1, "data blocks and log blocks mapped 1:1"): at
+//!   most one log block per LBN, merged as soon as it is full (the rest of the unit goes to a new
+//!   log block, the seed's "log block overflow"); the victim for a needed log block is the least
+//!   recently written log block (the seed names no victim rule).
 //!
 //! A log block that fills holding offsets 0..N−1 in order (the only live log block of its chain)
 //! is switch-merged at once, in both variants.
@@ -784,6 +786,33 @@ mod tests {
             f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
         }
+    }
+
+    /// The premise of reref's in-order rule (`padding/reref.rs`): on the one-to-one BAST an
+    /// unpadded flush of the in-order prefix 0..S_c−1 ends in a partial merge that costs exactly
+    /// what padding costs (N programs, N − S_c reads, 1 erase; padding's reads are the buffer's),
+    /// while any other partial flush ends in a full merge (S_c + N programs, N reads, 2 erases).
+    #[test]
+    fn in_order_prefix_merges_at_padding_cost() {
+        let reads = |n: &Nand| n.counters.reads.iter().sum::<u64>();
+        for (offsets, cost) in [(&[0, 1][..], (4, 2, 1)), (&[1, 2][..], (6, 4, 2))] {
+            let (mut f, mut n) = bast("single", 2, 4, 50);
+            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+                .unwrap();
+            let (p0, r0, e0) = (progs(&n), reads(&n), n.counters.erases);
+            f.write_pages(0, &host(offsets, 2), 0, &mut n).unwrap();
+            f.merge(0, &mut n).unwrap();
+            let got = (progs(&n) - p0, reads(&n) - r0, n.counters.erases - e0);
+            assert_eq!(got, cost, "{offsets:?}");
+        }
+        // Padding [0, 1]: 2 host + 2 pad programs, the old data block erased.
+        let (mut f, mut n) = bast("single", 2, 4, 50);
+        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
+            .unwrap();
+        let (p0, e0) = (progs(&n), n.counters.erases);
+        f.write_unit(0, &padded(&[0, 1], 2, &[2, 3], 1), BLOCK, 0, &mut n)
+            .unwrap();
+        assert_eq!((progs(&n) - p0, n.counters.erases - e0), (4, 1));
     }
 
     #[test]

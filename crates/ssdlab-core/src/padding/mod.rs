@@ -17,6 +17,20 @@ pub trait Padding: Send {
         view: &dyn FtlView,
     ) -> bool;
 
+    /// As `pad`, told whether the group's pages are the block's in-order prefix 0..n−1 (what
+    /// group-based buffers call). A policy that prices the merge its unpadded log block would
+    /// get overrides this.
+    fn pad_unit(
+        &mut self,
+        lbn: Lbn,
+        buffered_pages: u64,
+        _in_order_prefix: bool,
+        pages_per_block: u64,
+        view: &dyn FtlView,
+    ) -> bool {
+        self.pad(lbn, buffered_pages, pages_per_block, view)
+    }
+
     /// The current padding threshold in pages (groups with at least this many pages are padded),
     /// or None when the policy never pads. HitStat(adj) uses it as a weight floor.
     fn threshold_pages(&mut self, _pages_per_block: u64, _view: &dyn FtlView) -> Option<f64> {

@@ -21,11 +21,19 @@
 //!
 //! **Decision.** A group is padded when it is partial, its flush misses (a hit means the log
 //! record is being re-referenced right now, and padding would discard it), and the prediction is
-//! "not re-referenced". On an FTL without log blocks (no `log_blocks` statistic, or 0: the page
+//! "not re-referenced" — unless (`in_order`, default) its pages are the in-order prefix
+//! 0..S_c−1 of the block. Seed 002's Eq. 2 prices the unpadded flush as a full merge,
+//! S_c·W + N_p·(R + W) + 2E; a log block holding an in-order prefix is reclaimed instead by a
+//! partial merge (the rest copied in from the data block, then a switch: one erase), which costs
+//! (N_p − S_c)·(R + W) + S_c·W + E, exactly Eq. 1's padding, and less if later flushes of the LBN
+//! continue the order (down to a switch merge: one erase). Padding it gains nothing and loses
+//! that chance, so it is logged: no prediction, though its outcome still trains the counter.
+//! On an FTL without log blocks (no `log_blocks` statistic, or 0: the page
 //! FTL, block mapping) it never pads: under page mapping padding only adds reads and programs,
 //! and under block mapping every flush is a merge of the same cost either way.
 //!
-//! **Accuracy.** Every padding decision (a partial miss) is a prediction. It is resolved at the
+//! **Accuracy.** Every padding decision (a partial miss, in-order prefixes aside) is a
+//! prediction. It is resolved at the
 //! LBN's next flush, or at the end of the run as "not re-referenced" (nothing came back). The
 //! gauges report predictions made and the fraction right, over all of them and over the unpadded
 //! ones alone (whose outcome is observed, not judged by the rule).
@@ -45,6 +53,9 @@ crate::params! {
         /// Log-block allocations within which the next flush of a padded LBN counts as a
         /// re-reference (the rule for flushes that left no log record); 0 = the FTL's log blocks.
         horizon: u64 = 0,
+        /// Never pad a miss whose pages are the block's in-order prefix 0..S_c−1 (its log block
+        /// ends in a partial or switch merge, no dearer than padding); false = predict it too.
+        in_order: bool = true,
     }
 }
 
@@ -89,6 +100,7 @@ pub struct Tally {
 
 pub struct ReRefPadding {
     horizon: u64,
+    in_order: bool,
     /// Weight of a new outcome in `rate`.
     alpha: f64,
     /// Global re-reference rate (exponential mean of outcomes).
@@ -100,12 +112,15 @@ pub struct ReRefPadding {
     /// Unresolved predictions, by prediction (false, true).
     open: [u64; 2],
     padded: u64,
+    /// Partial misses logged unpadded because their pages were an in-order prefix.
+    prefixes: u64,
 }
 
 impl ReRefPadding {
     pub fn new(p: &Params) -> Self {
         ReRefPadding {
             horizon: p.horizon,
+            in_order: p.in_order,
             alpha: 1.0 / p.window as f64,
             rate: 0.0,
             lbns: FxHashMap::default(),
@@ -113,6 +128,7 @@ impl ReRefPadding {
             resolved: Tally::default(),
             open: [0; 2],
             padded: 0,
+            prefixes: 0,
         }
     }
 
@@ -144,11 +160,14 @@ impl ReRefPadding {
     }
 }
 
-impl Padding for ReRefPadding {
-    fn pad(
+impl ReRefPadding {
+    /// The decision for a flush of `buffered_pages` pages of `lbn`; `prefix`: they are offsets
+    /// 0..buffered_pages−1.
+    fn decide(
         &mut self,
         lbn: Lbn,
         buffered_pages: u64,
+        prefix: bool,
         pages_per_block: u64,
         view: &dyn FtlView,
     ) -> bool {
@@ -185,7 +204,8 @@ impl Padding for ReRefPadding {
             self.rate += self.alpha * (reref as u64 as f64 - self.rate);
         }
         let partial_miss = !hit && buffered_pages < pages_per_block;
-        let predicted = partial_miss.then_some(match s.counter {
+        let switchable = partial_miss && prefix && self.in_order;
+        let predicted = (partial_miss && !switchable).then_some(match s.counter {
             NEW => self.rate >= 0.5,
             c => c >= 2,
         });
@@ -204,7 +224,32 @@ impl Padding for ReRefPadding {
             self.allocs += 1;
         }
         self.padded += pad as u64;
+        self.prefixes += switchable as u64;
         pad
+    }
+}
+
+impl Padding for ReRefPadding {
+    /// Without the pages, the group is taken not to be an in-order prefix.
+    fn pad(
+        &mut self,
+        lbn: Lbn,
+        buffered_pages: u64,
+        pages_per_block: u64,
+        view: &dyn FtlView,
+    ) -> bool {
+        self.decide(lbn, buffered_pages, false, pages_per_block, view)
+    }
+
+    fn pad_unit(
+        &mut self,
+        lbn: Lbn,
+        buffered_pages: u64,
+        in_order_prefix: bool,
+        pages_per_block: u64,
+        view: &dyn FtlView,
+    ) -> bool {
+        self.decide(lbn, buffered_pages, in_order_prefix, pages_per_block, view)
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
@@ -212,6 +257,7 @@ impl Padding for ReRefPadding {
         let frac = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
         vec![
             ("padding.reref.padded", self.padded as f64),
+            ("padding.reref.prefixes_logged", self.prefixes as f64),
             ("padding.reref.predictions", t.made as f64),
             ("padding.reref.accuracy", frac(t.right, t.made)),
             ("padding.reref.predicted_reref", t.observed as f64),
@@ -230,17 +276,25 @@ mod tests {
     use crate::buffer::groups::testutil::{FakeSink, FakeView};
     use crate::buffer::{FlushSink, FlushUnit, PageWrite};
 
-    /// Flush `n` pages of `lbn` (block of 4 pages) through `p` into the toy BAST of `s`;
-    /// returns whether it was padded.
+    /// Flush the last `n` pages of `lbn` (block of 4 pages: never an in-order prefix unless
+    /// whole) through `p` into the toy BAST of `s`; returns whether it was padded.
     fn flush(p: &mut ReRefPadding, s: &mut FakeSink, lbn: Lbn, n: u32) -> bool {
-        let padded = p.pad(lbn, n as u64, 4, s.view());
-        let pages: Vec<PageWrite> = (0..n)
-            .map(|offset| PageWrite {
+        let offsets: Vec<u32> = (4 - n..4).collect();
+        flush_at(p, s, lbn, &offsets)
+    }
+
+    /// Flush the pages of `lbn` at `offsets` (ascending) through `p` into the toy BAST of `s`.
+    fn flush_at(p: &mut ReRefPadding, s: &mut FakeSink, lbn: Lbn, offsets: &[u32]) -> bool {
+        let pages: Vec<PageWrite> = offsets
+            .iter()
+            .map(|&offset| PageWrite {
                 offset,
                 mask: 0xff,
                 version: 1,
             })
             .collect();
+        let prefix = offsets.iter().zip(0..).all(|(&o, i)| o == i);
+        let padded = p.pad_unit(lbn, pages.len() as u64, prefix, 4, s.view());
         s.flush(&FlushUnit {
             lbn,
             pages: &pages,
@@ -281,6 +335,7 @@ mod tests {
         let mut p = ReRefPadding::new(&Params {
             window: 1,
             horizon: 0,
+            in_order: true,
         });
         let mut s = bast(2);
         let steps = [
@@ -322,6 +377,7 @@ mod tests {
         let mut p = ReRefPadding::new(&Params {
             window: 1,
             horizon: 1,
+            in_order: true,
         });
         let mut s = bast(8);
         // LBNs 0 and 1 have no history and the rate is 0: both padded (no allocation).
@@ -340,6 +396,76 @@ mod tests {
                 observed_right: 0
             }
         );
+    }
+
+    /// The in-order prefix rule, by hand: 8 log blocks of 4 pages, window 1; the global rate
+    /// starts at 0, so an LBN without history is predicted "not re-referenced".
+    ///
+    /// step flush          in_order = true                      in_order = false
+    ///  1   0 @ [1]        miss, predicted no: padded           the same
+    ///  2   1 @ [0, 1]     miss, a prefix: logged, no predict.  miss, predicted no: padded
+    ///  3   1 @ [2]        hit (re-referenced): logged          miss (padded before): predicted
+    ///                                                          re (came back at once): logged
+    ///  4   2 @ [0, 1, 2]  miss, a prefix: logged               rate 1: predicted re: logged
+    ///  5   3 @ [0, 1, 2, 3] whole block: no decision          the same
+    /// In-order: 1 prediction (step 1, open, "no": right by the end rule), 2 prefixes logged.
+    /// Old rule: 4 predictions; step 2 resolved wrong at step 3 ("no", came back), step 1 open
+    /// right, steps 3 and 4 open "re": wrong.
+    #[test]
+    fn in_order_prefix_is_logged() {
+        let steps: [(Lbn, &[u32]); 5] = [
+            (0, &[1]),
+            (1, &[0, 1]),
+            (1, &[2]),
+            (2, &[0, 1, 2]),
+            (3, &[0, 1, 2, 3]),
+        ];
+        let run = |in_order: bool| {
+            let mut p = ReRefPadding::new(&Params {
+                window: 1,
+                horizon: 0,
+                in_order,
+            });
+            let mut s = bast(8);
+            let pads: Vec<bool> = steps
+                .iter()
+                .map(|&(lbn, offsets)| flush_at(&mut p, &mut s, lbn, offsets))
+                .collect();
+            (p, pads)
+        };
+        let (p, pads) = run(true);
+        assert_eq!(pads, [true, false, false, false, false]);
+        assert_eq!(
+            p.tally(),
+            Tally {
+                made: 1,
+                right: 1,
+                observed: 0,
+                observed_right: 0
+            }
+        );
+        let g = p.gauges();
+        let get = |k: &str| g.iter().find(|(n, _)| *n == k).unwrap().1;
+        assert_eq!(get("padding.reref.prefixes_logged"), 2.0);
+        assert_eq!(get("padding.reref.padded"), 1.0);
+        // Step 3's hit trained LBN 1's counter: re-referenced.
+        assert!(p.predicts_reref(1));
+        let (p, pads) = run(false);
+        assert_eq!(pads, [true, true, false, false, false]);
+        assert_eq!(
+            p.tally(),
+            Tally {
+                made: 4,
+                right: 1,
+                observed: 2,
+                observed_right: 0
+            }
+        );
+        assert_eq!(p.gauges()[1], ("padding.reref.prefixes_logged", 0.0));
+        // `pad` without the pages never sees a prefix.
+        let mut q = ReRefPadding::new(&Params::default());
+        let s = bast(8);
+        assert!(q.pad(5, 2, 4, &s.view));
     }
 
     /// Without log blocks (no `log_blocks` statistic, or 0) nothing is padded or predicted.
@@ -361,7 +487,7 @@ mod tests {
         use crate::params::Params as _;
         let e = Params {
             window: 0,
-            horizon: 0,
+            ..Params::default()
         }
         .check("padding.reref")
         .unwrap_err()
