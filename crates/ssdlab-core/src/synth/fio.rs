@@ -1095,7 +1095,6 @@ mod tests {
             kind: "fio".into(),
             requests,
             footprint_bytes: Size(footprint),
-            zipf_theta: 0.0,
             ..Default::default()
         };
         w.tables.insert("fio".into(), fio);
@@ -1562,7 +1561,6 @@ mod tests {
 kind = "fio"
 footprint_bytes = "4GiB"
 requests = 1000
-zipf_theta = 0
 
 [[workload.fio.jobs]]
 rw = "randwrite"
