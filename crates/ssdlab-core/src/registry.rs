@@ -597,7 +597,8 @@ pub static PLACEMENTS: &[PlacementEntry] = &[
             "size-ema-batch",
             "Seed 001 as implemented: a write request's size against an EMA of request sizes (weight 0.0001) gives its class \
              (≤ 0.5·mean → 0 hottest, ≤ mean → 1, ≤ 1.5·mean → 2, else 3), carried by its pages' ring entries; the write \
-             thread writes each batch to the line of its entries' average class. GC copies: the coldest line or their source's.",
+             thread writes each batch to the line of its entries' average class. GC copies: the coldest line, their source's, \
+             or (ring) the ring as entries of the coldest class, batched with host entries as pblk's pblk_write_gc_to_cache.",
             spec::<placement::size_ema::Params>(),
             &[],
         ),

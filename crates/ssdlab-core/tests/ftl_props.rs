@@ -281,14 +281,15 @@ proptest! {
 
     /// The line FTL: pages served from its ring until their batch is programmed, stale ring
     /// entries programmed dead, padding filler, pblk's or another victim choice, and placements
-    /// that spread host pages and GC copies over several lines (with or without a GC line), under
+    /// that spread host pages and GC copies over several lines (with or without a GC line, GC copies
+    /// written at once or through the ring with the host entries), under
     /// every GC pacing (pblk's rate limiter, burst, the garbage-fraction trigger).
     #[test]
     fn lines_ftl_keeps_latest_versions(
         ppb in ppb(),
         lbns in 1u64..8,
         victim in prop_oneof![Just("pblk"), Just("greedy"), Just("cost-benefit"), Just("fifo")],
-        placement in 0usize..3,
+        placement in 0usize..5,
         batch_pages in 1u32..10,
         gc_line in any::<bool>(),
         extra in 0u64..3,
@@ -299,9 +300,14 @@ proptest! {
             0 => Box::new(NoSeparation),
             1 => Box::new(SepGc),
             // Tags 0..3 (the hint) are the classes; GC copies stay in their source's line.
-            _ => Box::new(size_ema::SizeEma::new(
+            2 => Box::new(size_ema::SizeEma::new(
                 &size_ema::Params { gc: "source".into(), ..Default::default() },
                 false,
+            )),
+            // GC copies through the ring, per entry or averaged into the host entries' batches.
+            k => Box::new(size_ema::SizeEma::new(
+                &size_ema::Params { gc: "ring".into(), ..Default::default() },
+                k == 4,
             )),
         };
         let open = classifier.classes() as u64 + gc_line as u64;

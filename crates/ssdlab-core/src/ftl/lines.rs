@@ -338,12 +338,14 @@ enum Victims {
     Other(VictimSelector),
 }
 
-/// A ring entry: a host page waiting for the write thread.
+/// A ring entry: a host page (or, with GC through the ring, a GC copy) waiting for the write
+/// thread.
 #[derive(Clone, Copy)]
 struct Entry {
     lpn: u32,
     tag: u32,
     version: u32,
+    gc: bool,
 }
 
 pub struct LinesFtl {
@@ -362,6 +364,8 @@ pub struct LinesFtl {
     /// The open line of each class (NONE: none yet); the last is GC's own with `gc_line`.
     open: Vec<u32>,
     gc_line: bool,
+    /// GC copies enter the ring (the placement's `gc_through_ring`, not with `gc_line`).
+    gc_ring: bool,
     victims: Victims,
     classifier: Box<dyn Classifier>,
     per_batch: bool,
@@ -476,6 +480,7 @@ impl LinesFtl {
             free: (0..lines as u32).collect(),
             open: vec![NONE; open as usize],
             gc_line: p.gc_line,
+            gc_ring: classifier.gc_through_ring() && !p.gc_line,
             victims,
             per_batch: classifier.per_batch(),
             classifier,
@@ -647,14 +652,19 @@ impl LinesFtl {
 
     /// A host page enters the ring: its flash copy (if any) is invalid from now on.
     #[inline(always)]
-    fn enter_ring(&mut self, lpn: u32, tag: u32, version: u32) {
+    fn enter_ring(&mut self, lpn: u32, tag: u32, version: u32, gc: bool) {
         let old = self.l2p[lpn as usize];
         if old != NONE && old & IN_RING == 0 {
             self.invalidate(old);
         }
         let seq = self.ring_front.wrapping_add(self.ring.len() as u32);
         self.l2p[lpn as usize] = IN_RING | (seq & !IN_RING);
-        self.ring.push_back(Entry { lpn, tag, version });
+        self.ring.push_back(Entry {
+            lpn,
+            tag,
+            version,
+            gc,
+        });
         if self.check {
             self.expected[lpn as usize] = version;
         }
@@ -680,6 +690,10 @@ impl LinesFtl {
             None
         };
         for _ in 0..n {
+            if self.ring.front().is_some_and(|e| e.gc) {
+                self.write_gc_entry(batch_class, nand)?;
+                continue;
+            }
             // pblk's writer takes host entries only as the rate limiter lets them in.
             self.pace(nand)?;
             // The entry leaves the ring only once placed: GC, which may run while it is, sees
@@ -716,6 +730,29 @@ impl LinesFtl {
             if let Pacing::Gp(t) = self.pacing {
                 self.collect_over_gp(t, nand)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Program the ring's front entry, a GC copy: to the batch's line, or to the class it
+    /// carries. It is GC's share of the budget (no pacing) and no host page (the clock stands).
+    fn write_gc_entry(&mut self, batch_class: Option<Class>, nand: &mut Nand) -> Result<()> {
+        let e = *self.ring.front().expect("a GC entry");
+        let k = self.check_class(batch_class.unwrap_or(e.tag))?;
+        // A host write or trim of the LPN since GC copied it leaves the copy dead on arrival.
+        let live =
+            e.lpn != NONE && self.l2p[e.lpn as usize] == IN_RING | (self.ring_front & !IN_RING);
+        if !live {
+            self.stale_programs += 1;
+        }
+        if let Some(c) = self.class_gc_pages.get_mut(k) {
+            *c += 1;
+        }
+        self.program(e.lpn, e.version, Cause::Gc, k, live, nand)?;
+        self.ring.pop_front();
+        self.ring_front = self.ring_front.wrapping_add(1);
+        if let Pacing::Gp(t) = self.pacing {
+            self.collect_over_gp(t, nand)?;
         }
         Ok(())
     }
@@ -954,9 +991,14 @@ impl LinesFtl {
                 0
             };
             nand.read(Cause::Gc, src);
+            self.gc_moved += 1;
+            if self.gc_ring {
+                // pblk_write_gc_to_cache: the copy waits in the ring with the host entries.
+                self.enter_ring(lpn, k as u32, version, true);
+                return Ok(());
+            }
             self.invalidate(src);
             self.program(lpn, version, Cause::Gc, k, true, nand)?;
-            self.gc_moved += 1;
             if let Some(c) = self.class_gc_pages.get_mut(k) {
                 *c += 1;
             }
@@ -1109,7 +1151,7 @@ impl Ftl for LinesFtl {
         for p in pages {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
-            self.enter_ring(lpn as u32, hint, p.version);
+            self.enter_ring(lpn as u32, hint, p.version, false);
             self.drain(nand)?;
         }
         // Filler of a padded block (a buffer's padding policy): programmed in turn, dead at once.
@@ -1119,6 +1161,7 @@ impl Ftl for LinesFtl {
                     lpn: NONE,
                     tag: hint,
                     version: 0,
+                    gc: false,
                 });
                 self.drain(nand)?;
             }
@@ -1445,6 +1488,89 @@ mod tests {
         // Line 0 is free again; lines 1 (the open one, LPN 0 and the three copies) holds all.
         assert_eq!((f.garbage, f.used), (0, 4));
         assert_eq!(f.free_lines(), 7);
+    }
+
+    /// GC through the ring (`size-ema-batch`, `gc = "ring"`), by hand: lines and batches of 4
+    /// pages, the four class lines 0–3 opened at start. LPNs 0–3 then 4–7, both batches of class
+    /// 0, fill line 0 and seal it (4–7 go to line 4). LPNs 0 and 1 are written again (class 0,
+    /// two entries: no batch yet), leaving 2 and 3 valid in line 0. GC of line 0 puts the two
+    /// copies in the ring as entries of the coldest class 3 (pblk_write_gc_to_cache), where the
+    /// write thread takes them with the two host entries: classes 0, 0, 3, 3 average 1.5, which
+    /// rounds to 2, so line 2 receives all four. With `coldest` the copies go straight to line 3
+    /// and the host entries wait in the ring.
+    #[test]
+    fn gc_copies_batched_with_host_entries_through_the_ring() {
+        let g = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 16,
+            physical_blocks: 16,
+        };
+        let p = Params {
+            gc: "burst".into(),
+            gc_free_lines: 2,
+            batch_pages: 4,
+            ..Default::default()
+        };
+        let page = |offset| UnitPage {
+            offset,
+            version: 1 + offset / 4,
+            cause: Cause::Host,
+        };
+        for gc in ["ring", "coldest"] {
+            let sp = crate::placement::size_ema::Params {
+                gc: gc.into(),
+                ..Default::default()
+            };
+            let c = crate::placement::size_ema::SizeEma::new(&sp, true);
+            let mut f = LinesFtl::new(&g, &p, Box::new(c), true).unwrap();
+            let mut n = Nand::new(g.physical_blocks);
+            let first: Vec<_> = (0..8).map(page).collect();
+            f.write_unit(0, &first, Shape::Pages, 0, &mut n).unwrap();
+            assert_eq!((f.written[0], f.written[4], f.valid[0]), (4, 4, 4));
+            let again = [
+                UnitPage {
+                    offset: 0,
+                    version: 9,
+                    cause: Cause::Host,
+                },
+                UnitPage {
+                    offset: 1,
+                    version: 9,
+                    cause: Cause::Host,
+                },
+            ];
+            f.write_unit(0, &again, Shape::Pages, 0, &mut n).unwrap();
+            assert_eq!((f.ring.len(), f.valid[0]), (2, 2));
+            assert_eq!(f.take_victim(), Some(0));
+            f.reclaim(0, &mut n).unwrap();
+            assert_eq!((f.gc_victims, f.gc_moved), (1, 2));
+            if gc == "ring" {
+                let ring: Vec<_> = f.ring.iter().map(|e| (e.lpn, e.tag, e.gc)).collect();
+                assert_eq!(
+                    ring,
+                    [(0, 0, false), (1, 0, false), (2, 3, true), (3, 3, true)]
+                );
+                f.drain(&mut n).unwrap();
+                assert!(f.ring.is_empty());
+                assert_eq!((f.written[2], f.valid[2], f.written[3]), (4, 4, 0));
+                assert_eq!(
+                    (f.class_pages[2], f.class_gc_pages[2], f.class_gc_pages[3]),
+                    (2, 2, 0)
+                );
+                for lpn in 0..4 {
+                    assert_eq!(f.line_of.quot(f.l2p[lpn] as u64), 2, "LPN {lpn}");
+                }
+                // The clock counts host pages only: 8 + 2.
+                assert_eq!(f.now, 10);
+            } else {
+                assert_eq!((f.ring.len(), f.written[3], f.class_gc_pages[3]), (2, 2, 2));
+                assert_eq!(f.written[2], 0);
+            }
+            assert_eq!(f.written[0], 0, "line 0 is free again");
+            f.check_structure().unwrap();
+            f.check_versions(&f.expected).unwrap();
+        }
     }
 
     /// Every class's line is taken at start (the seed prepares its four), or at the class's

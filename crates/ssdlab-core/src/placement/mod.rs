@@ -57,8 +57,15 @@ pub trait Classifier: Send {
     }
     /// Host page `lpn`, carrying `tag`, is programmed at logical time `now`: its line.
     fn user(&mut self, lpn: Lpn, tag: u32, now: u64) -> Class;
-    /// GC copies `lpn` out of a line of class `from` at logical time `now`: its line.
+    /// GC copies `lpn` out of a line of class `from` at logical time `now`: its line, or with
+    /// [`Classifier::gc_through_ring`] the class its ring entry carries.
     fn gc(&mut self, lpn: Lpn, from: Class, now: u64) -> Class;
+    /// Whether GC copies enter the write ring as entries (pblk's `pblk_write_gc_to_cache`) and
+    /// are batched and placed with host entries by the write thread, rather than written
+    /// straight to their line.
+    fn gc_through_ring(&self) -> bool {
+        false
+    }
     /// A line of class `class` was filled and closed at `now`.
     fn sealed(&mut self, _class: Class, _now: u64) {}
     /// A line of class `class`, opened at `opened`, is collected at `now` (before its pages'

@@ -19,7 +19,9 @@ crate::params! {
         /// class whose bound b has s ≤ b·m, else in the last (classes = bounds + 1).
         bounds: Vec<f64> = vec![0.5, 1.0, 1.5],
         /// Where GC copies go: coldest (the last class's line) | source (the line class they
-        /// were collected from). The thesis does not say.
+        /// were collected from) | ring (into the write ring as pblk's `pblk_write_gc_to_cache`
+        /// does, each entry carrying the coldest class, batched with host entries: in
+        /// size-ema-batch they count in the batch's average). The thesis does not say.
         gc: String = "coldest".into(),
         /// size-ema-batch: the batch's class is the average of its entries' classes rounded to
         /// nearest (halves up) | floor (integer division).
@@ -45,10 +47,10 @@ impl crate::params::Params for Params {
                 ),
             ));
         }
-        if !matches!(self.gc.as_str(), "coldest" | "source") {
+        if !matches!(self.gc.as_str(), "coldest" | "source" | "ring") {
             return Err(SimError::config(
                 format!("{table}.gc"),
-                format!("unknown value `{}`; valid: coldest, source", self.gc),
+                format!("unknown value `{}`; valid: coldest, source, ring", self.gc),
             ));
         }
         if !matches!(self.rounding.as_str(), "nearest" | "floor") {
@@ -70,6 +72,7 @@ pub struct SizeEma {
     current: Class,
     per_batch: bool,
     gc_source: bool,
+    gc_ring: bool,
     floor: bool,
     /// Requests per class (`placement.size-ema.requests_class<k>`).
     requests: [u64; 4],
@@ -84,6 +87,7 @@ impl SizeEma {
             current: 0,
             per_batch,
             gc_source: p.gc == "source",
+            gc_ring: p.gc == "ring",
             floor: p.rounding == "floor",
             requests: [0; 4],
         }
@@ -141,12 +145,19 @@ impl Classifier for SizeEma {
     fn user(&mut self, _lpn: Lpn, tag: u32, _now: u64) -> Class {
         tag.min(self.bounds.len() as u32)
     }
+    /// With `ring`, the class a GC entry carries: the thesis tags an entry from its request's
+    /// size and GC entries come from no request; they carry the coldest class, as GC data goes
+    /// with `coldest` (data that outlived its line), so `ring` differs from `coldest` only in
+    /// the path: the copies share the write thread's batches with host entries.
     fn gc(&mut self, _lpn: Lpn, from: Class, _now: u64) -> Class {
         if self.gc_source {
             from
         } else {
             self.bounds.len() as Class
         }
+    }
+    fn gc_through_ring(&self) -> bool {
+        self.gc_ring
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
@@ -219,5 +230,12 @@ mod tests {
         };
         let e = p.check("placement.size-ema-batch").unwrap_err().to_string();
         assert!(e.contains("placement.size-ema-batch.bounds"), "{e}");
+        let p = Params {
+            gc: "line".into(),
+            ..Params::default()
+        };
+        let e = p.check("placement.size-ema-batch").unwrap_err().to_string();
+        assert!(e.contains("placement.size-ema-batch.gc"), "{e}");
+        assert!(e.contains("valid: coldest, source, ring"), "{e}");
     }
 }

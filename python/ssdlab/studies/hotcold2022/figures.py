@@ -40,13 +40,17 @@ def mix(row) -> str:
 
 
 SOURCE = " (GC → source)"
+RING = " (GC → ring)"
 
 
 def variant(row) -> str:
-    """The placement, marked when the size classifier sends GC copies to their source's line."""
+    """The placement, marked when the size classifier sends GC copies to their source's line or
+    through the ring."""
     p = str(row["placement.kind"])
     gc = row.get(f"placement.{p}.gc")
-    return p + SOURCE if p.startswith("size-ema") and gc == "source" else p
+    if p.startswith("size-ema") and gc in ("source", "ring"):
+        return p + (SOURCE if gc == "source" else RING)
+    return p
 
 
 def _cells(df):
@@ -282,7 +286,7 @@ def _source_table(ok) -> str:
         if base is None:
             continue
         for p in ("size-ema-batch", "size-ema-entry"):
-            for v in (p, p + SOURCE):
+            for v in (p, p + SOURCE, p + RING):
                 c = _one(ok, "small-hot", v, lines)
                 if c is None:
                     continue
@@ -446,7 +450,7 @@ def sections(df):
         return []
     counts = ok[~ok["timed"]]
     out = [("Table 4.1: lines garbage-collected, thesis device", _gc_table(counts))]
-    if (counts["variant"].str.endswith(SOURCE)).any():
+    if (counts["variant"].str.endswith(SOURCE) | counts["variant"].str.endswith(RING)).any():
         out.append(("Where the size classifier's GC copies go", _source_table(counts)))
     mixes = [m for m in MIXES if (counts["mix"] == m).any()]
     if mixes:
