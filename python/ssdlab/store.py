@@ -455,10 +455,9 @@ def load_results(
         df["series"] = pd.Series([decode_series(v) for v in df["series"].tolist()], dtype=object)
 
     if len(df):
-        df["_ok"] = df["status"] == "ok"
-        df["_order"] = range(len(df))
         finished = df["prov.finished_at"].fillna("") if "prov.finished_at" in df else ""
-        df["_finished"] = finished
+        # one assign, not three inserts into a frame of hundreds of columns (pandas warns then)
+        df = df.assign(_ok=df["status"] == "ok", _order=range(len(df)), _finished=finished)
         df = df.sort_values(["key", "_ok", "_finished", "_order"]).drop_duplicates("key", keep="last")
         df = df.drop(columns=["_ok", "_order", "_finished"])
         df = df.sort_values(["cell", "prov.finished_at"], na_position="last", kind="stable")

@@ -142,8 +142,7 @@ def _bar_figure(ok, groups, lines, placements, ylabel, value):
             ax.bar(np.arange(len(groups)) + i * width, ys, width, label=p, color=F._cell_style(i).get("color"))
         ax.set_xticks(np.arange(len(groups)) + 0.4 - width / 2, groups, rotation=20, fontsize=7)
         ax.set_ylabel(ylabel)
-        # Above the axes, clear of the bars.
-        fig.subplots_adjust(top=0.78)
+        # Above the axes, clear of the bars (the layout engine makes room for it).
         ax.legend(fontsize=6, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.01), frameon=False)
         return fig
 
