@@ -101,11 +101,7 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     );
     put(
         "buffer.occupancy.mean",
-        if h.write_requests == 0 {
-            f64::NAN
-        } else {
-            h.occupancy_sum as f64 / h.write_requests as f64
-        },
+        ratio(h.occupancy_sum, h.write_requests),
     );
     put(
         "buffer.page_hit_ratio",

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .._core import SsdlabError
-from ..claims import CLAIMS_FILE, Claim, claims_html, judge_one, read_declared
+from ..claims import CLAIMS_FILE, Claim, Declared, claims_html, judge_one, read_declared
 from ..sweep.study import strings, substitute
 from ..traces import trace_dir_candidates, traces_dir
 
@@ -89,7 +89,7 @@ class Study:
         extra = getattr(mod, "sections", None)
 
         def sections(df):
-            return report_section(self, df) + (list(extra(df)) if extra else [])
+            return report_section(self, df, mod) + (list(extra(df)) if extra else [])
 
         return getattr(mod, "figures", None), sections
 
@@ -128,24 +128,29 @@ def hooks(study_dir: str | Path) -> tuple[Callable | None, Callable | None]:
 # -- claims ------------------------------------------------------------------------------------
 
 
-def judge_study(study, df) -> list[Claim]:
-    """Judge every claim of a registered study (`ssdlab.studies.Study`) on its results frame; []
-    when the study declares none."""
+def _declared(study) -> Declared | None:
     path = study.folder / CLAIMS_FILE
-    if not path.exists():
-        return []
-    declared = read_declared(path)
-    module = study.module()
+    return read_declared(path) if path.exists() else None
+
+
+def _judge(study, declared: Declared, df, module) -> list[Claim]:
+    module = module if module is not None else study.module()
     return [judge_one(module, study.name, declared.seed, c, df) for c in declared.claims]
 
 
-def report_section(study, df) -> list[tuple[str, str]]:
+def judge_study(study, df, module=None) -> list[Claim]:
+    """Judge every claim of a registered study (`ssdlab.studies.Study`) on its results frame; []
+    when the study declares none. `module`: its figures.py, if already loaded."""
+    declared = _declared(study)
+    return _judge(study, declared, df, module) if declared else []
+
+
+def report_section(study, df, module=None) -> list[tuple[str, str]]:
     """The report section of a study's claims ([(title, html)]; [] without claims)."""
-    path = study.folder / CLAIMS_FILE
-    if not path.exists():
+    declared = _declared(study)
+    if declared is None:
         return []
-    declared = read_declared(path)
-    claims = judge_study(study, df)
+    claims = _judge(study, declared, df, module)
     return [(f"Seed {declared.seed} claims against ssdlab", claims_html(claims, declared.intro))]
 
 
@@ -176,9 +181,10 @@ def ledger(paths: Iterable[str | Path]) -> list[Claim]:
     for d in results_dirs(paths):
         spec, _ = read_study(d)
         study = reg.get((spec.get("study") or {}).get("name", ""))
-        if study is None or not (study.folder / CLAIMS_FILE).exists():
+        declared = _declared(study) if study is not None else None
+        if declared is None:
             continue
-        for c in judge_study(study, load_results(d)):
+        for c in _judge(study, declared, load_results(d), None):
             c.results = str(d)
             out.append(c)
     return sorted(out, key=lambda c: (c.seed, c.study, c.results))

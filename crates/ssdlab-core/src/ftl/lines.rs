@@ -161,7 +161,9 @@ impl RateLimiter {
             return Err(SimError::config(
                 "device.op",
                 format!(
-                    "pblk's rate limiter needs its reserve of ⌈100 / OP%⌉ lines below its GC start of                      OP − 1 lines; {op_lines} of {lines} lines over-provisioned ({op_pct}%) leave none                      (pblk refuses such an OP): raise device.op or use ftl.lines.gc = \"burst\""
+                    "pblk's rate limiter needs its reserve of ⌈100 / OP%⌉ lines below its GC start of \
+                     OP − 1 lines; {op_lines} of {lines} lines over-provisioned ({op_pct}%) leave none \
+                     (pblk refuses such an OP): raise device.op or use ftl.lines.gc = \"burst\""
                 ),
             ));
         }
@@ -836,27 +838,7 @@ impl LinesFtl {
             return Ok(());
         }
         let lp = self.line_pages;
-        let enough = |valid: u32| ((lp - valid) as f64) >= t * lp as f64;
-        let victim = match &mut self.victims {
-            Victims::Pblk(p) => match p.peek() {
-                Some(l) if enough(self.valid[l as usize]) => {
-                    p.unlink(l, self.valid[l as usize]);
-                    Some(l)
-                }
-                _ => None,
-            },
-            Victims::Other(s) => {
-                let valid = &self.valid;
-                match s.peek_victim(self.now, |l| valid[l as usize]) {
-                    Some(l) if enough(valid[l as usize]) => {
-                        s.remove(l, valid[l as usize]);
-                        Some(l)
-                    }
-                    _ => None,
-                }
-            }
-        };
-        if let Some(v) = victim {
+        if let Some(v) = self.take_victim_if(|valid| ((lp - valid) as f64) >= t * lp as f64) {
             self.in_gc = true;
             self.gc_invocations += 1;
             let r = self.reclaim(v, nand);
@@ -899,17 +881,26 @@ impl LinesFtl {
 
     /// The victim policy's next line, taken out of its lists.
     fn take_victim(&mut self) -> Option<u32> {
+        self.take_victim_if(|_| true)
+    }
+
+    /// The victim policy's next line if `accept(its valid pages)`, taken out of its lists; else
+    /// None, the lists unchanged.
+    fn take_victim_if(&mut self, accept: impl Fn(u32) -> bool) -> Option<u32> {
+        let valid = &self.valid;
+        let ok = |l: u32| accept(valid[l as usize]);
         match &mut self.victims {
             Victims::Pblk(p) => {
-                let v = p.peek();
-                if let Some(l) = v {
-                    p.unlink(l, self.valid[l as usize]);
-                }
-                v
+                let l = p.peek().filter(|&l| ok(l))?;
+                p.unlink(l, valid[l as usize]);
+                Some(l)
             }
             Victims::Other(s) => {
-                let valid = &self.valid;
-                s.take_victim(self.now, |l| valid[l as usize])
+                let l = s
+                    .peek_victim(self.now, |l| valid[l as usize])
+                    .filter(|&l| ok(l))?;
+                s.remove(l, valid[l as usize]);
+                Some(l)
             }
         }
     }
@@ -977,31 +968,28 @@ impl LinesFtl {
     fn move_page(&mut self, src: u32, nand: &mut Nand) -> Result<()> {
         let lpn = self.p2l[src as usize];
         let from = self.class[self.line_of.quot(src as u64) as usize];
-        let gc_k = self.open.len() - 1;
-        {
-            let c = self.classifier.gc(lpn as Lpn, from, self.now);
-            let k = if self.gc_line {
-                gc_k
-            } else {
-                self.check_class(c)?
-            };
-            let version = if self.check {
-                self.oob_version[src as usize]
-            } else {
-                0
-            };
-            nand.read(Cause::Gc, src);
-            self.gc_moved += 1;
-            if self.gc_ring {
-                // pblk_write_gc_to_cache: the copy waits in the ring with the host entries.
-                self.enter_ring(lpn, k as u32, version, true);
-                return Ok(());
-            }
-            self.invalidate(src);
-            self.program(lpn, version, Cause::Gc, k, true, nand)?;
-            if let Some(c) = self.class_gc_pages.get_mut(k) {
-                *c += 1;
-            }
+        let c = self.classifier.gc(lpn as Lpn, from, self.now);
+        let k = if self.gc_line {
+            self.open.len() - 1 // GC's own line
+        } else {
+            self.check_class(c)?
+        };
+        let version = if self.check {
+            self.oob_version[src as usize]
+        } else {
+            0
+        };
+        nand.read(Cause::Gc, src);
+        self.gc_moved += 1;
+        if self.gc_ring {
+            // pblk_write_gc_to_cache: the copy waits in the ring with the host entries.
+            self.enter_ring(lpn, k as u32, version, true);
+            return Ok(());
+        }
+        self.invalidate(src);
+        self.program(lpn, version, Cause::Gc, k, true, nand)?;
+        if let Some(c) = self.class_gc_pages.get_mut(k) {
+            *c += 1;
         }
         Ok(())
     }
