@@ -117,6 +117,11 @@ def test_durations_in_the_largest_unit_above_one(us, text):
     assert describe.timestamp(us) == text  # times since the trace began, not Unix stamps
 
 
+def test_unix_stamps_read_as_dates_up_to_the_year_9999():
+    assert describe.timestamp(1_172_164_929_551_466.5) == "2007-02-22 17:22:09.551466 UTC"
+    assert describe.timestamp(1e19) == "2,777,777,778 h"  # no date that far: a duration, no crash
+
+
 def test_results_show_byte_columns_as_sizes(tmp_path, capsys):
     study = tmp_path / "s.toml"
     study.write_text(

@@ -835,7 +835,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="values to compare (repeatable: the grid is their product); default buffer.kind=none,lru,block-lru",
     )
     p.add_argument("--metrics", help="comma-separated metrics for the table")
-    p.add_argument("--json", metavar="PATH", help="also write the runs as JSON to PATH (`-`: standard output)")
+    p.add_argument(
+        "--json",
+        metavar="PATH",
+        help="also write the runs as JSON to PATH (`-`: standard output, alone, and no files unless --out)",
+    )
     p.add_argument(
         "--chart-metrics",
         default="waf,nand.erases,buffer.page_hit_ratio",

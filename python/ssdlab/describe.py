@@ -158,8 +158,10 @@ def timestamp(us: Any) -> str:
     if _number(us) and float(us) >= UNIX_STAMP_US:
         from datetime import UTC, datetime
 
-        when = datetime.fromtimestamp(float(us) / 1e6, tz=UTC)
-        return when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        try:
+            return datetime.fromtimestamp(float(us) / 1e6, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        except (OverflowError, OSError, ValueError):  # past the year 9999: no date, a duration
+            pass
     return duration(us)
 
 
