@@ -66,6 +66,8 @@ def test_study_summary_defaults_to_the_first_sentence(tmp_path, monkeypatch):
     st = studies.registry()["s"]
     assert st.summary == "One line" and st.description == "One line. Then the details."
     assert st.cells() == 1 and st.cells(quick=True) is None  # no quick.toml
+    (folder / "quick.toml").write_text("[axes\n")
+    assert st.cells(quick=True) is None  # not TOML: "?" in the list, not a traceback
 
 
 def msr_trace(path: Path) -> Path:

@@ -80,7 +80,7 @@ class Study:
 
         try:
             return load_study(self.raw_spec(quick), base_dir=self.folder).size
-        except (OSError, SsdlabError):
+        except (OSError, ValueError, SsdlabError):  # missing, not TOML, not a study
             return None
 
     def module(self) -> ModuleType | None:
