@@ -101,9 +101,7 @@ def _new_figure(width: float = PANEL[0], height: float = PANEL[1]):
     return fig
 
 
-def is_bytes_key(key: str) -> bool:
-    """Keys holding a size in bytes: `buffer.bytes`, `workload.footprint_bytes`, ..."""
-    return key.endswith("_bytes") or key.endswith(".bytes")
+is_bytes_key = describe.is_bytes_key
 
 
 def parse_size(v: Any) -> float:
