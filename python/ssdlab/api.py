@@ -14,6 +14,8 @@ from typing import Any, Union
 
 from . import _core
 from ._core import SsdlabError
+from .frames import flatten as flatten  # re-exported: ssdlab.api.flatten
+from .frames import series_frame
 
 ConfigLike = Union[str, Path, Mapping[str, Any], "Config"]
 
@@ -151,18 +153,6 @@ class Result:
         return self.metrics[name]
 
 
-def series_frame(columns: Mapping[str, Any] | None):
-    """A time series given as columns {name: [values]} (None = NaN) as a float DataFrame, with
-    `requests` and `measured` first."""
-    import pandas as pd
-
-    columns = columns or {}
-    first = [c for c in ("requests", "measured") if c in columns]
-    order = first + sorted(c for c in columns if c not in first)
-    data = {c: [math.nan if v is None else float(v) for v in columns[c]] for c in order}
-    return pd.DataFrame(data, columns=order, dtype="float64")
-
-
 @functools.cache
 def component_tables() -> frozenset[str]:
     """Dotted names of every component's parameter table (`buffer.hitstat`, `padding.fixed`)."""
@@ -192,18 +182,6 @@ def config_columns(config: Mapping[str, Any], extra_keys: Iterable[str] = ()) ->
         for part in key.split("."):
             node = node.get(part) if isinstance(node, Mapping) else None
         out[key] = node
-    return out
-
-
-def flatten(d: Mapping[str, Any], prefix: str = "") -> dict:
-    """{"a": {"b": 1}} -> {"a.b": 1}"""
-    out = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
     return out
 
 

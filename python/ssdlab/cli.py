@@ -550,8 +550,6 @@ def cmd_plot(args) -> int:
     if filters:
         df = F.select(df, filters)
     mean_over = args.mean_over or []
-    if mean_over and args.kind in ("series", "cdf"):
-        raise SsdlabError(f"--mean-over applies to line, bars, normalized and heatmap figures, not {args.kind}")
     if args.kind == "line":
         fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx, mean_over=mean_over)
     elif args.kind == "bars":
@@ -561,10 +559,12 @@ def cmd_plot(args) -> int:
     elif args.kind == "heatmap":
         fig = F.heatmap(df, x=args.x, y=args.by, value=args.y, mean_over=mean_over)
     elif args.kind == "series":
-        fig = F.series(df, args.y, x=args.x, logx=args.logx)
+        fig = F.series(df, args.y, x=args.x, by=args.by, logx=args.logx, mean_over=mean_over)
     elif args.y not in df.columns and "histograms" in df.columns:
-        # A stored distribution (timed mode's latency.read_ns …): one CDF per cell.
-        fig = F.distribution_cdf(df, args.y, tail=args.tail, logx=args.logx)
+        # A stored distribution (timed mode's latency.read_ns …): a CDF per value of --by.
+        fig = F.distribution_cdf(df, args.y, by=args.by, tail=args.tail, logx=args.logx, mean_over=mean_over)
+    elif mean_over:
+        raise SsdlabError(f"--mean-over: `{args.y}` is a metric, whose CDF is over the cells themselves")
     else:
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
     name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
@@ -601,11 +601,14 @@ def _add_report_parsers(sub) -> None:
         "--y",
         required=True,
         metavar="METRIC",
-        help="metric to plot (heatmap: the cell value; series: a time-series column, one line per cell; "
-        "cdf: a metric over cells, or a stored distribution such as latency.read_ns, one CDF per cell)",
+        help="metric to plot (heatmap: the cell value; series: a time-series column; cdf: a stored "
+        "distribution such as latency.read_ns, or a metric whose values over the cells make the CDF)",
     )
     p.add_argument(
-        "--by", metavar="KEY", help="one line/bar/CDF per value of KEY (heatmap: the rows; normalized: required)"
+        "--by",
+        metavar="KEY",
+        help="one line/bar/CDF/series per value of KEY (heatmap: the rows; normalized: required); other keys "
+        "that vary make panels",
     )
     p.add_argument("--baseline", metavar="VALUE", help="normalized: the value of --by to divide by")
     p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep cells where KEY == VALUE (repeatable)")
