@@ -1162,6 +1162,30 @@ def png_bytes(fig, dpi: int = DPI) -> bytes:
     return buf.getvalue()
 
 
+DENSE_POINTS = 1000  # a line or collection with more points is an image inside an embedded SVG
+EMBED_DPI = 150
+
+
+def svg_bytes(fig, dpi: int = EMBED_DPI) -> bytes:
+    """The figure as compact SVG for embedding in a page: text as text (in the page's fonts of the
+    same families, not as glyph outlines), lines and collections of more than DENSE_POINTS points
+    drawn as one image at `dpi` (a CDF of thousands of steps costs more as vectors than as
+    pixels), everything else as vectors."""
+    import io
+
+    import matplotlib
+
+    for ax in fig.axes:
+        for artist in [*ax.lines, *ax.collections]:
+            points = len(artist.get_xydata()) if hasattr(artist, "get_xydata") else len(artist.get_offsets())
+            if points > DENSE_POINTS:
+                artist.set_rasterized(True)
+    buf = io.BytesIO()
+    with style(), matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", dpi=dpi, metadata={"Creator": "ssdlab", "Date": None})
+    return buf.getvalue()
+
+
 def close_figure(fig) -> None:
     """Release a figure (also removes it from pyplot if it was made there)."""
     plt = sys.modules.get("matplotlib.pyplot")
