@@ -1,8 +1,8 @@
 """One self-contained HTML report per study: `write_report(study_dir) -> Path`.
 
 The report embeds its figures as SVG data URIs (text as text, dense lines as images) and its CSS
-inline, loads nothing from elsewhere (a Content-Security-Policy forbids it) and opens offline. A small script checks, once the page has
-loaded, that every image decoded, and sets the document title to "ssdlab report: N figures OK" or
+inline, loads nothing from elsewhere (a Content-Security-Policy forbids it) and opens offline. A
+small script checks, once the page has loaded, that every image decoded, and sets the document title to "ssdlab report: N figures OK" or
 "ssdlab report: BROKEN IMAGES".
 """
 
