@@ -2,8 +2,8 @@
 
 The report embeds its figures as SVG data URIs (text as text, dense lines as images) and its CSS
 inline, loads nothing from elsewhere (a Content-Security-Policy forbids it) and opens offline. A
-small script checks, once the page has loaded, that every image decoded, and sets the document title to "ssdlab report: N figures OK" or
-"ssdlab report: BROKEN IMAGES".
+small script checks, once the page has loaded, that every image decoded, and sets the document
+title to "ssdlab report: N figures OK" or "ssdlab report: BROKEN IMAGES".
 """
 
 from __future__ import annotations
