@@ -142,9 +142,18 @@ def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
 
 def cmd_run(args) -> int:
     cfg = _config_from_args(args)
+    if args.plot_cdf and cfg.resolved()["run"]["mode"] != "timed":  # checked before a long run
+        raise SsdlabError('--plot-cdf: only a timed run (run.mode = "timed") records latencies')
     res = _simulate(cfg, args.quiet)
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    wrote = ""
+    if args.plot_cdf:
+        from .report import figures as F
+
+        wrote = f"wrote {F.save_as(res.plot_cdf(), args.plot_cdf)}"
+        if args.json == "-":  # standard output holds the JSON alone
+            print(wrote, file=sys.stderr)
     if args.json:
         out = {"config": res.config, "metrics": res.metrics}
         if res.series_columns:  # run.sample_every: the time series as columns
@@ -155,6 +164,8 @@ def cmd_run(args) -> int:
     print(describe.run_summary(res.config))
     names = list(res.metrics) if args.all else [m for m in KEY_METRICS + TIMED_METRICS if m in res.metrics]
     print_table([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
+    if wrote:
+        print(wrote)
     return 0
 
 
@@ -791,6 +802,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help='write {"config": ..., "metrics": ...} to PATH (`-`: standard output, alone)'
     )
     p.add_argument("--all", action="store_true", help="print every metric")
+    p.add_argument(
+        "--plot-cdf",
+        metavar="FILE",
+        help="timed runs: write the read and write latency CDFs (whole and tail) to FILE (.png, .svg or .pdf)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compare", help="compare buffers / FTLs / settings on one workload")

@@ -1152,6 +1152,14 @@ def save(fig, path_stem: str | Path, formats: Sequence[str] = ("png", "svg"), cl
     return out
 
 
+def save_as(fig, path: str | Path) -> Path:
+    """Write `fig` to one file, in the format its extension names (.png, .svg, .pdf; none or
+    another: PNG added to the name). Returns the path written."""
+    p = Path(path)
+    ext = p.suffix.lower().lstrip(".")
+    return save(fig, p if ext in FORMATS else p.parent / f"{p.name}.png", formats=[ext if ext in FORMATS else "png"])[0]
+
+
 def png_bytes(fig, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes (for embedding)."""
     import io
