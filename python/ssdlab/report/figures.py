@@ -359,17 +359,17 @@ def _varies_within(df, keys: Sequence[str], c: str) -> bool:
 def subtitle(df) -> str:
     """What the cells of `df` simulate, from their configuration columns: the workload and device
     facts they all share, e.g. "uniform, 64 MiB footprint, 2,000 requests · 64 MiB logical, 4 KiB pages"."""
-    cfgs = []
-    for _i, row in df.iterrows():
+    cols = [
+        c for c in df.columns if isinstance(c, str) and c.count(".") == 1 and c.split(".")[0] in ("workload", "device")
+    ]
+    cfgs: dict[str, dict] = {}  # the distinct configurations (cells of a grid share most)
+    for rec in df[cols].to_dict("records"):
         cfg: dict = {}
-        for c in df.columns:
-            if isinstance(c, str) and c.count(".") == 1:
-                sec, key = c.split(".")
-                if sec in ("workload", "device"):
-                    v = row[c]
-                    cfg.setdefault(sec, {})[key] = v.item() if isinstance(v, np.generic) else v
-        cfgs.append(cfg)
-    return subtitle_of(*cfgs)
+        for c, v in rec.items():
+            sec, key = c.split(".")
+            cfg.setdefault(sec, {})[key] = v.item() if isinstance(v, np.generic) else v
+        cfgs.setdefault(repr(cfg), cfg)
+    return subtitle_of(*cfgs.values())
 
 
 def subtitle_of(*configs: Mapping) -> str:
@@ -1190,7 +1190,15 @@ def svg_bytes(fig, dpi: int = EMBED_DPI) -> bytes:
                 artist.set_rasterized(True)
     buf = io.BytesIO()
     with style(), matplotlib.rc_context({"svg.fonttype": "none"}):
+        engine = fig.get_layout_engine()
+        if engine is not None:
+            # Lay the figure out once, then draw it once: savefig would draw it twice (a dry run
+            # for the layout, then the output), and drawing is most of a report's time.
+            engine.execute(fig)
+            fig.set_layout_engine("none")
         fig.savefig(buf, format="svg", dpi=dpi, metadata={"Creator": "ssdlab", "Date": None})
+        if engine is not None:
+            fig.set_layout_engine(engine)
     return buf.getvalue()
 
 
