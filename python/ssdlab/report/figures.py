@@ -852,10 +852,10 @@ def series(
     df,
     y: str,
     x: str = "requests",
-    by: str | None = None,
     logx: bool = False,
     ax=None,
     legend: bool = True,
+    by: str | None = None,
     mean_over: Iterable[str] = (),
 ):
     """Time series (`run.sample_every`): column `y` of each ok cell's `series` against column `x`
@@ -936,11 +936,11 @@ def histogram_of(v, name: str):
 def distribution_cdf(
     df,
     name: str,
-    by: str | None = None,
     tail: bool = False,
     logx: bool = False,
     ax=None,
     legend: bool = True,
+    by: str | None = None,
     mean_over: Iterable[str] = (),
 ):
     """CDFs of a stored distribution (`Result.histograms`, e.g. timed mode's `latency.read_ns`,
