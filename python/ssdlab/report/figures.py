@@ -834,20 +834,6 @@ def series_of(v):
     return frame if len(frame) else None
 
 
-def series_labels(df) -> list[str]:
-    """A label per row: the study axes that vary across `df` ("k=v, ..."), else the cell number."""
-    cell_axes = [axes_of(a) for a in df["axes"]] if "axes" in df.columns else [{} for _ in range(len(df))]
-    keys = list(dict.fromkeys(list(getattr(df, "attrs", {}).get("axes") or []) + [k for a in cell_axes for k in a]))
-
-    def value(i, k):
-        return df[k].iloc[i] if k in df.columns else cell_axes[i].get(k)
-
-    varying = [k for k in keys if len({_norm(value(i, k)) for i in range(len(df))}) > 1]
-    if not varying:
-        return [f"cell {c}" for c in (df["cell"] if "cell" in df.columns else range(len(df)))]
-    return [", ".join(f"{k}={format_value(k, value(i, k))}" for k in varying) for i in range(len(df))]
-
-
 def series(
     df,
     y: str,
