@@ -145,9 +145,18 @@ def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
 
 def cmd_run(args) -> int:
     cfg = _config_from_args(args)
+    if args.plot_cdf and cfg.resolved()["run"]["mode"] != "timed":  # checked before a long run
+        raise SsdlabError('--plot-cdf: only a timed run (run.mode = "timed") records latencies')
     res = _simulate(cfg, args.quiet)
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    wrote = ""
+    if args.plot_cdf:
+        from .report import figures as F
+
+        wrote = f"wrote {F.save_as(res.plot_cdf(), args.plot_cdf)}"
+        if args.json == "-":  # standard output holds the JSON alone
+            print(wrote, file=sys.stderr)
     if args.json:
         out = {"config": res.config, "metrics": res.metrics}
         if res.series_columns:  # run.sample_every: the time series as columns
@@ -158,6 +167,8 @@ def cmd_run(args) -> int:
     print(describe.run_summary(res.config))
     names = list(res.metrics) if args.all else [m for m in KEY_METRICS + TIMED_METRICS if m in res.metrics]
     print_table([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
+    if wrote:
+        print(wrote)
     return 0
 
 
@@ -577,8 +588,6 @@ def cmd_plot(args) -> int:
     if filters:
         df = F.select(df, filters)
     mean_over = args.mean_over or []
-    if mean_over and args.kind in ("series", "cdf"):
-        raise SsdlabError(f"--mean-over applies to line, bars, normalized and heatmap figures, not {args.kind}")
     if args.kind == "line":
         fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx, mean_over=mean_over)
     elif args.kind == "bars":
@@ -588,10 +597,12 @@ def cmd_plot(args) -> int:
     elif args.kind == "heatmap":
         fig = F.heatmap(df, x=args.x, y=args.by, value=args.y, mean_over=mean_over)
     elif args.kind == "series":
-        fig = F.series(df, args.y, x=args.x, logx=args.logx)
+        fig = F.series(df, args.y, x=args.x, by=args.by, logx=args.logx, mean_over=mean_over)
     elif args.y not in df.columns and "histograms" in df.columns:
-        # A stored distribution (timed mode's latency.read_ns …): one CDF per cell.
-        fig = F.distribution_cdf(df, args.y, tail=args.tail, logx=args.logx)
+        # A stored distribution (timed mode's latency.read_ns …): a CDF per value of --by.
+        fig = F.distribution_cdf(df, args.y, by=args.by, tail=args.tail, logx=args.logx, mean_over=mean_over)
+    elif mean_over:
+        raise SsdlabError(f"--mean-over: `{args.y}` is a metric, whose CDF is over the cells themselves")
     else:
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
     name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
@@ -628,11 +639,14 @@ def _add_report_parsers(sub) -> None:
         "--y",
         required=True,
         metavar="METRIC",
-        help="metric to plot (heatmap: the cell value; series: a time-series column, one line per cell; "
-        "cdf: a metric over cells, or a stored distribution such as latency.read_ns, one CDF per cell)",
+        help="metric to plot (heatmap: the cell value; series: a time-series column; cdf: a stored "
+        "distribution such as latency.read_ns, or a metric whose values over the cells make the CDF)",
     )
     p.add_argument(
-        "--by", metavar="KEY", help="one line/bar/CDF per value of KEY (heatmap: the rows; normalized: required)"
+        "--by",
+        metavar="KEY",
+        help="one line/bar/CDF/series per value of KEY (heatmap: the rows; normalized: required); other keys "
+        "that vary make panels",
     )
     p.add_argument("--baseline", metavar="VALUE", help="normalized: the value of --by to divide by")
     p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep cells where KEY == VALUE (repeatable)")
@@ -824,6 +838,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help='write {"config": ..., "metrics": ...} to PATH (`-`: standard output, alone)'
     )
     p.add_argument("--all", action="store_true", help="print every metric")
+    p.add_argument(
+        "--plot-cdf",
+        metavar="FILE",
+        help="timed runs: write the read and write latency CDFs (whole and tail) to FILE (.png, .svg or .pdf)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compare", help="compare buffers / FTLs / settings on one workload")
