@@ -210,8 +210,7 @@ fn zero_length_requests_are_counted_but_touch_no_page() {
     assert_eq!(m["host.write_bytes"], 4608.0);
 }
 
-const DEVICE: &str = "[device]\nlogical_bytes = \"2MiB\"\npages_per_block = 16\nop = 0.25\n\
-                      [buffer]\nkind = \"none\"\n";
+const DEVICE: &str = "[device]\nlogical_bytes = \"2MiB\"\npages_per_block = 16\nop = 0.25\n";
 
 /// An MSR trace: one write of pages 0..written, then one read of pages 0..read.
 fn write_then_read(name: &str, written: u64, read: u64) -> String {
@@ -226,7 +225,13 @@ fn write_then_read(name: &str, written: u64, read: u64) -> String {
 }
 
 fn trace_run(path: &str, extra: &str) -> ssdlab_core::RunResult {
-    let toml = format!("[workload]\nkind = \"trace\"\npath = \"{path}\"\n{DEVICE}{extra}");
+    // No buffer unless `extra` names one: every read goes to the FTL.
+    let buffer = if extra.contains("[buffer]") {
+        ""
+    } else {
+        "[buffer]\nkind = \"none\"\n"
+    };
+    let toml = format!("[workload]\nkind = \"trace\"\npath = \"{path}\"\n{DEVICE}{buffer}{extra}");
     simulate(&config(&toml), &mut NoProgress).unwrap()
 }
 
