@@ -467,6 +467,7 @@ def load_results(
     # Stores written before warnings were kept have no column: their cells show none.
     stored = df["warnings"].tolist() if "warnings" in df.columns else [None] * len(df)
     df["warnings"] = pd.Series([json.loads(v) if v else [] for v in stored], dtype=object, index=df.index)
+    df = df.copy()  # the columns replaced above, one block each: consolidated again before more
 
     if len(df):
         finished = df["prov.finished_at"].fillna("") if "prov.finished_at" in df else ""
