@@ -220,11 +220,13 @@ def test_bars_grouped_heights_equal_the_frames_values(df):
 
 
 def test_normalized_bars_divide_by_the_baseline(df):
-    fig = F.normalized_bars(df, x="buffer.bytes", y="time.elapsed_us", by="buffer.kind", baseline="none")
+    fig = F.normalized_bars(df, x="buffer.bytes", y="time.nand_serial_us", by="buffer.kind", baseline="none")
     ax = fig.axes[0]
     sizes = [1 * MiB, 4 * MiB, 16 * MiB]
     expected = [
-        value(df, k, s, "time.elapsed_us") / value(df, "none", s, "time.elapsed_us") for k in KINDS for s in sizes
+        value(df, k, s, "time.nand_serial_us") / value(df, "none", s, "time.nand_serial_us")
+        for k in KINDS
+        for s in sizes
     ]
     heights = [p.get_height() for p in ax.patches]
     assert heights == pytest.approx(expected)
@@ -275,16 +277,16 @@ def test_heatmap_cells_hold_the_values(df):
 
 def test_heatmap_panels_per_other_key_and_times_in_seconds(df):
     ok = df[df["status"] == "ok"]
-    both = pd.concat([ok, ok.assign(**{"ftl.gc": "fifo", "time.elapsed_us": ok["time.elapsed_us"] * 2})])
-    fig = F.heatmap(both, x="buffer.bytes", y="buffer.kind", value="time.elapsed_us")
+    both = pd.concat([ok, ok.assign(**{"ftl.gc": "fifo", "time.nand_serial_us": ok["time.nand_serial_us"] * 2})])
+    fig = F.heatmap(both, x="buffer.bytes", y="buffer.kind", value="time.nand_serial_us")
     panels = [ax for ax in fig.axes if ax.images]
     assert [ax.get_title() for ax in panels] == ["ftl.gc = greedy", "ftl.gc = fifo"]
     for ax, factor in zip(panels, [1, 2], strict=True):
         expected = [
-            [value(df, k, s, "time.elapsed_us") * factor / 1e6 for s in (MiB, 4 * MiB, 16 * MiB)] for k in KINDS
+            [value(df, k, s, "time.nand_serial_us") * factor / 1e6 for s in (MiB, 4 * MiB, 16 * MiB)] for k in KINDS
         ]
         assert np.asarray(ax.images[0].get_array()) == pytest.approx(np.asarray(expected))
-    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["elapsed NAND time (s)"] * 2  # the colour bars
+    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["serial NAND time (s)"] * 2  # the colour bars
 
 
 def test_save_writes_png_at_200_dpi_and_svg_or_pdf(df, tmp_path):
@@ -445,7 +447,10 @@ def test_cli_report_and_plot(study_dir, tmp_path, capsys):
     assert Path(f"{stem}.png").exists() and Path(f"{stem}.svg").exists()
     for kind, extra in (
         ("bars", ["--x", "buffer.kind", "--y", "waf"]),
-        ("normalized", ["--x", "buffer.bytes", "--y", "time.elapsed_us", "--by", "buffer.kind", "--baseline", "none"]),
+        (
+            "normalized",
+            ["--x", "buffer.bytes", "--y", "time.nand_serial_us", "--by", "buffer.kind", "--baseline", "none"],
+        ),
         ("heatmap", ["--x", "buffer.bytes", "--y", "waf", "--by", "buffer.kind"]),
         ("cdf", ["--y", "waf", "--by", "buffer.kind", "--filter", "buffer.bytes=4MiB"]),
     ):

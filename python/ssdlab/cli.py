@@ -28,7 +28,7 @@ KEY_METRICS = [
     "nand.erases",
     "waf",
     "gc.moved_pages",
-    "time.elapsed_us",
+    "time.nand_serial_us",
     "throughput.write_mib_s",
 ]
 
@@ -45,6 +45,12 @@ TIMED_METRICS = [
     "util.die.mean",
     "time.simulated_us",
 ]
+
+# The two times side by side read as a contradiction without a word on each (`ssdlab run`).
+TIME_NOTES = {
+    "time.nand_serial_us": "serial: every NAND operation's time, one after another",
+    "time.simulated_us": "timed clock: first issue to last completion, dies in parallel",
+}
 
 
 class ProgressBar:
@@ -119,8 +125,8 @@ def write_json(dest: str, doc) -> None:
     Path(dest).write_text(text)
 
 
-def print_table(rows: list[list[str]], header: list[str], file=None, left: int = 1) -> None:
-    """A text table: the first `left` columns aligned left, the others right."""
+def table_lines(rows: list[list[str]], header: list[str], left: int = 1) -> list[str]:
+    """A text table's lines (header, rule, rows): the first `left` columns aligned left, the others right."""
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
 
     def fmt(r):
@@ -129,10 +135,14 @@ def print_table(rows: list[list[str]], header: list[str], file=None, left: int =
         )
         return "  ".join(cells).rstrip()
 
-    print(fmt(header), file=file)
-    print("-" * (sum(widths) + 2 * (len(widths) - 1)), file=file)
-    for r in rows:
-        print(fmt(r), file=file)
+    line = fmt(header)
+    return [line, "-" * (sum(widths) + 2 * (len(widths) - 1))] + [fmt(r) for r in rows]
+
+
+def print_table(rows: list[list[str]], header: list[str], file=None, left: int = 1) -> None:
+    """A text table: the first `left` columns aligned left, the others right."""
+    for line in table_lines(rows, header, left):
+        print(line, file=file)
 
 
 def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
@@ -165,11 +175,22 @@ def cmd_run(args) -> int:
         if args.json == "-":  # standard output holds the JSON alone
             return 0
     print(describe.run_summary(res.config))
-    names = list(res.metrics) if args.all else [m for m in KEY_METRICS + TIMED_METRICS if m in res.metrics]
-    print_table([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
+    names = list(res.metrics) if args.all else _run_metrics(res.metrics)
+    lines = table_lines([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
+    for line, m in zip(lines, [None, None, *names], strict=True):
+        print(f"{line}  ({TIME_NOTES[m]})" if m in TIME_NOTES else line)
     if wrote:
         print(wrote)
     return 0
+
+
+def _run_metrics(metrics: dict) -> list[str]:
+    """The key metrics of a run, a timed run's clock right after the serial NAND time."""
+    names = [m for m in KEY_METRICS + TIMED_METRICS if m in metrics]
+    if "time.simulated_us" in names:
+        names.remove("time.simulated_us")
+        names.insert(names.index("time.nand_serial_us") + 1, "time.simulated_us")
+    return names
 
 
 def cmd_config_show(args) -> int:
@@ -423,6 +444,8 @@ def cmd_sweep(args) -> int:
         print(f"  {name:<10} {value}")
     if s.duplicates:
         print(f"\n{s.duplicates_line()}")
+    if s.warned:
+        print(f"\n{s.warnings_line()}")
     if s.errors:
         print(f"\nfailed cells (first {min(len(s.errors), 5)} of {s.failed}):")
         for index, values, error in sorted(s.errors, key=lambda e: e[0])[:5]:

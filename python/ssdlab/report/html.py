@@ -20,7 +20,7 @@ from typing import Any
 
 from . import figures as F
 
-TABLE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio", "time.elapsed_us"]
+TABLE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio", "time.nand_serial_us"]
 FIGURE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio"]
 MAX_LINES = 8  # a `by` axis with more values is not used for lines
 MAX_PANELS = 6  # a facet axis with more values is not used for panels
