@@ -38,12 +38,16 @@ bench: build
 	$(PY) benches/bench.py
 	$(PY) benches/bench_sweep.py
 
-# Fuzz every trace reader, format detection and the config parser for FUZZ_SECONDS each
+# Fuzz every trace reader, format detection and the config parser for FUZZ_SECONDS each,
+# FUZZ_JOBS targets at a time; FUZZ_CMIN=1 minimises each corpus afterwards
 # (nightly toolchain + `cargo install cargo-fuzz`; not part of `make test`; docs/fuzzing.md).
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
+FUZZ_CMIN    ?= 0
 FUZZ_TRACES  ?= $(wildcard ../shared/traces)
 fuzz:
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TRACES=$(abspath $(FUZZ_TRACES)) fuzz/run.sh $(FUZZ_TARGETS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_CMIN=$(FUZZ_CMIN) \
+	FUZZ_TRACES=$(abspath $(FUZZ_TRACES)) fuzz/run.sh $(FUZZ_TARGETS)
 
 fmt:
 	cargo fmt --all

@@ -132,6 +132,16 @@ pub fn read_trace(data: &[u8], format: Option<Format>) {
     }
 }
 
+/// Read `data[1..]` with the reader of the format `data[0]` picks (modulo the number of
+/// formats, in `Format::all()` order), so one target and one corpus cover every reader.
+pub fn read_any(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let formats = Format::all();
+    read_trace(rest, Some(formats[pick as usize % formats.len()]));
+}
+
 /// Detect the format of `data`, then read it with the detected reader and summarise it.
 pub fn detect_and_read(data: &[u8]) {
     let path = write_scratch(data);
