@@ -81,7 +81,7 @@ def _config_from_args(args) -> api.Config:
         if "=" not in item:
             raise SsdlabError(f"--set {item!r}: expected section.key=value")
         key, value = item.split("=", 1)
-        cfg.set(key.strip(), api.parse_value(value.strip()))
+        cfg = cfg.set(key.strip(), api.parse_value(value.strip()))
     return cfg
 
 
@@ -179,7 +179,7 @@ def cmd_compare(args) -> int:
     vary = _parse_vary(args.vary or ["buffer.kind=none,lru,block-lru"])
     cells: list[tuple[dict, api.Config]] = [({}, base)]
     for key, values in vary:
-        cells = [({**vals, key: v}, api.Config(c.to_dict()).set(key, v)) for vals, c in cells for v in values]
+        cells = [({**vals, key: v}, c.set(key, v)) for vals, c in cells for v in values]
     # Every combination is checked before any runs, so a bad value does not end a long comparison.
     for vals, cfg in cells:
         try:
