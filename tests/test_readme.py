@@ -32,6 +32,8 @@ SKIP = "<!-- readme-test: skip"
 # Setting up the shell, which the test does itself: `ssdlab` is defined for every command.
 SETUP = {"source .venv/bin/activate"}
 FENCE = re.compile(r"^```(\w*)\s*$")
+SHELL = {"sh", "bash", "shell"}
+PYTHON = {"python", "py"}
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 WRITES_FILE = re.compile(r"^cat\s+>\s*\S+\s+<<")
 # Paths a block names: results and shared files, and file names with the extensions the tour uses.
@@ -81,7 +83,8 @@ def shell_commands(block: Block) -> list[tuple[int, str]]:
             i += 1
             cmd += "\n" + lines[i]
         if m := HEREDOC.search(cmd):
-            end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == m.group(2))
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == m.group(2)), None)
+            assert end is not None, f"README.md:{block.line + start}: the here-document `{m.group(2)}` does not end"
             cmd = "\n".join([cmd, *lines[i + 1 : end + 1]])
             i = end
         i += 1
@@ -94,17 +97,48 @@ def the_readme() -> str:
     return README.read_text()
 
 
-def test_readme_blocks_are_recognised():
-    # Guards the parser: the tour's blocks are found, with their commands whole.
-    bs = blocks(the_readme())
-    langs = {b.lang for b in bs}
-    assert {"sh", "python", "toml"} <= langs
-    commands = [c for b in bs if b.lang == "sh" and not b.skip for _, c in shell_commands(b)]
-    assert sum(c.startswith("ssdlab ") for c in commands) >= 20
-    heredoc = next(c for c in commands if c.startswith("cat > my.toml"))
-    assert heredoc.rstrip().endswith("TOML") and "[workload]" in heredoc
-    continued = [c for c in commands if "\\\n" in c]
-    assert continued and all(c.startswith("ssdlab ") and not c.endswith("\\") for c in continued)
+SAMPLE = """# Title
+
+```sh
+ssdlab run --set a=1   # a comment
+# a comment line
+
+cat > x.toml <<'END'
+[run]
+seed = 1
+END
+ssdlab run --config x.toml \\
+  --set b=2
+```
+
+<!-- readme-test: skip (why) -->
+
+```sh
+make all
+```
+
+```python
+print(1)
+```
+"""
+
+
+def test_blocks_and_commands_are_read_as_written():
+    bs = blocks(SAMPLE)
+    assert [(b.lang, b.line, b.skip) for b in bs] == [("sh", 4, False), ("sh", 18, True), ("python", 22, False)]
+    assert bs[2].text == "print(1)\n"
+    assert shell_commands(bs[0]) == [
+        (4, "ssdlab run --set a=1   # a comment"),
+        (7, "cat > x.toml <<'END'\n[run]\nseed = 1\nEND"),
+        (11, "ssdlab run --config x.toml \\\n  --set b=2"),
+    ]
+
+
+def test_the_readme_has_blocks_that_run():
+    bs = [b for b in blocks(the_readme()) if not b.skip]
+    commands = [c for b in bs if b.lang in SHELL for _, c in shell_commands(b)]
+    assert sum(c.startswith("ssdlab ") for c in commands) >= 10
+    assert any(b.lang in PYTHON for b in bs)
 
 
 @pytest.mark.skipif(not (SHARED / "traces").is_dir(), reason="../shared/traces is not beside the repository")
@@ -127,14 +161,14 @@ def test_readme_runs_as_written(tmp_path):
 
     ran: list[Block] = []
     for b in blocks(the_readme()):
-        if b.skip or b.lang not in ("sh", "python", "toml"):
+        if b.skip or b.lang not in SHELL | PYTHON | {"toml"}:
             continue
         ran.append(b)
         if b.lang == "toml":
             first = b.text.splitlines()[0]
             if m := re.fullmatch(r"#\s*([\w.-]+\.toml)\s*", first):
                 (repo / m.group(1)).write_text(b.text)
-        elif b.lang == "python":
+        elif b.lang in PYTHON:
             p = subprocess.run([sys.executable, "-c", b.text], cwd=repo, env=env, capture_output=True, text=True)
             check("this Python block", b.line, p)
         else:
