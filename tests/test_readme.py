@@ -36,10 +36,11 @@ SHELL = {"sh", "bash", "shell"}
 PYTHON = {"python", "py"}
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 WRITES_FILE = re.compile(r"^cat\s+>\s*\S+\s+<<")
-# Paths a block names: results and shared files, and file names with the extensions the tour uses.
-BLOCK_PATH = re.compile(
-    r"(?<![\w/.~-])((?:\.\./shared|results)(?:/[\w.+-]+)+/?|[\w-]+\.(?:json|toml|csv|ssdt|png|svg|pdf|html|gz))(?![\w/-])"
-)
+# Paths a block names: results and shared files (comments included), and outside comments file
+# names with the extensions the tour uses.
+BLOCK_PATH = re.compile(r"(?<![\w/.~-])((?:\.\./shared|results)(?:/[\w.+-]+)+)")
+FILE_NAME = re.compile(r"(?<![\w/.~-])([\w-]+\.(?:json|toml|csv|ssdt|png|svg|pdf|html|gz))(?![\w/-])")
+COMMENT = re.compile(r"(^|\s)#.*$", re.M)
 # Repository paths the prose names: markdown links and `top-level-folder/...` in backticks.
 PROSE_PATH = re.compile(r"\]\(([^)#:\s]+)\)|`((?:crates|python|tests|benches|docs|fuzz)/[^`\s]*)`")
 
@@ -192,7 +193,7 @@ def test_readme_runs_as_written(tmp_path):
         {
             f"README.md:{b.line}: {path}"
             for b in ran
-            for path in BLOCK_PATH.findall(b.text)
+            for path in [*BLOCK_PATH.findall(b.text), *FILE_NAME.findall(COMMENT.sub("", b.text))]
             if not (repo / path.rstrip(".")).exists()
         }
     )

@@ -33,7 +33,7 @@ def test_waf_vs_op_quick(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     html = (out / "report.html").read_text()
-    assert "Greedy GC against the analytic model" in html and "data:image/png;base64," in html
+    assert "Greedy GC against the analytic model" in html and "data:image/svg+xml;base64," in html
     df = ssdlab.load_results(out)
     assert len(df) == 24 and (df["status"] == "ok").all()
     greedy = df[(df["ftl.gc"] == "greedy") & (df["workload.kind"] == "uniform")]

@@ -131,6 +131,40 @@ def size(v: Any) -> str:
     return f"{v:.4g} B"
 
 
+def is_bytes_key(key: str) -> bool:
+    """Keys holding a size in bytes: `buffer.bytes`, `workload.footprint_bytes`, `host.write_bytes`."""
+    return key.endswith("_bytes") or key.endswith(".bytes")
+
+
+def duration(us: Any) -> str:
+    """A time in µs in the largest unit that keeps it above 1: "850 µs", "1.5 ms", "2.12 min", "1,565 h"."""
+    if not _number(us):
+        return "-"
+    s = float(us) / 1e6
+    for unit, secs in (("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3)):
+        if abs(s) >= secs:
+            x = s / secs
+            return f"{x:,.4g} {unit}" if abs(x) < 1e4 else f"{x:,.0f} {unit}"
+    return f"{float(us):.4g} µs"
+
+
+# Trace times from this many µs on (2001-09-09) are wall-clock stamps (µs since the Unix epoch, as
+# MSR and SYSTOR traces record them), not times since the trace began.
+UNIX_STAMP_US = 1e15
+
+
+def timestamp(us: Any) -> str:
+    """A trace time: a UTC date for a Unix stamp ("2007-02-22 17:22:09.551466 UTC"), else a duration."""
+    if _number(us) and float(us) >= UNIX_STAMP_US:
+        from datetime import UTC, datetime
+
+        try:
+            return datetime.fromtimestamp(float(us) / 1e6, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        except (OverflowError, OSError, ValueError):  # past the year 9999: no date, a duration
+            pass
+    return duration(us)
+
+
 def workload_parts(cfg: dict) -> list[str]:
     """["zipf", "64 MiB footprint", "2,000 requests"] or ["trace hm_0.csv"]."""
     w = cfg.get("workload") or {}
