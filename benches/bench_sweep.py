@@ -1,8 +1,8 @@
 """`make bench`: sweep executors.
 
-1. Local process pool speed-up: a study of 16 cells of about 1 s each (uniform random writes),
+1. Local executor speed-up (threads): a study of 16 cells of about 1 s each (uniform random writes),
    run with workers=1 and workers=2; the ratio of the two wall times.
-2. Dask overhead per cell: a study of 40 tiny cells (about 10 ms each) on the local pool and on a
+2. Dask overhead per cell: a study of 40 tiny cells (about 10 ms each) on the local executor and on a
    2-worker Dask LocalCluster bound to 127.0.0.1, both (a) with the cluster started by the sweep
    (start-up included, as `ssdlab sweep --executor dask` does) and (b) on an already running
    cluster (`--address`). Overhead per cell = (dask wall - local wall) / cells. Also the mean
@@ -56,7 +56,7 @@ def main() -> None:
     cores = os.cpu_count()
     out: dict = {"cores": cores, "ssdlab_version": ssdlab.__version__}
 
-    # 1. speed-up of the local pool
+    # 1. speed-up of the local executor
     slow = study(SLOW_REQUESTS, 16)
     w1, c1 = timed_sweep(slow, workers=1)
     w2, c2 = timed_sweep(slow, workers=2)

@@ -29,7 +29,7 @@ def small(**sections):
     cfg = ssdlab.Config(SMALL)
     for section, values in sections.items():
         for k, v in values.items():
-            cfg.set(f"{section}.{k}", v)
+            cfg = cfg.set(f"{section}.{k}", v)
     return cfg
 
 

@@ -61,7 +61,7 @@ def run_cells(grid: list[dict], base: dict = BASE) -> pd.DataFrame:
     for i, axes in enumerate(grid):
         cfg = ssdlab.Config(base)
         for k, v in axes.items():
-            cfg.set(k, v)
+            cfg = cfg.set(k, v)
         t0 = time.monotonic()
         try:
             r = ssdlab.simulate(cfg)

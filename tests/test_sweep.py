@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 
@@ -428,7 +429,7 @@ def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path):
                 break
             time.sleep(0.02)
         assert proc.poll() is None, f"the sweep finished before it could be killed: {proc.stderr.read()}"
-        os.killpg(proc.pid, signal.SIGKILL)  # the sweep, its forkserver and its workers
+        os.killpg(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
     stored = len(ResultStore(out).files())
@@ -475,21 +476,73 @@ def test_dask_executor_matches_the_local_pool(tmp_path):
 _run_cell = sweep.run_cell
 
 
-def _killing_run_cell(task):
+def _raising_run_cell(task, progress=None):
     if task["values"].get("run.seed") == 3:
-        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
-    return _run_cell(task)
+        raise RuntimeError("a cell that breaks")
+    return _run_cell(task, progress)
 
 
-def test_a_cell_that_kills_its_worker_fails_alone(tmp_path, monkeypatch):
-    import multiprocessing
-
-    monkeypatch.setattr(sweep, "_mp_context", lambda: multiprocessing.get_context("fork"))
-    monkeypatch.setattr(sweep, "run_cell", _killing_run_cell)
+def test_a_cell_that_raises_fails_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "run_cell", _raising_run_cell)
     s = run_sweep({"base": TINY, "axes": {"run.seed": list(range(8))}}, tmp_path, workers=2, progress=False)
     assert (s.ran, s.ok, s.failed) == (8, 7, 1)
     df = ssdlab.load_results(tmp_path, status="failed")
-    assert df["run.seed"].tolist() == [3] and "worker process died" in df["error"].iloc[0]
+    assert df["run.seed"].tolist() == [3] and df["error"].iloc[0] == "RuntimeError: a cell that breaks"
+
+
+def test_local_workers_run_cells_at_the_same_time(tmp_path, monkeypatch):
+    # Every cell waits until another one is running too: with one cell at a time the barrier
+    # breaks and the cells fail.
+    barrier = threading.Barrier(2, timeout=60)
+
+    def meeting_run_cell(task, progress=None):
+        barrier.wait()
+        return _run_cell(task, progress)
+
+    monkeypatch.setattr(sweep, "run_cell", meeting_run_cell)
+    s = run_sweep({"base": TINY, "axes": {"run.seed": list(range(4))}}, tmp_path, workers=2, progress=False)
+    assert (s.workers, s.ok, s.failed) == (2, 4, 0)
+
+
+def test_stopping_a_local_sweep_cancels_the_runs_in_flight():
+    # Cell 0 is tiny, cells 1 and 2 would take many minutes; storing cell 0's record is interrupted
+    # (as by Ctrl-C), and the runs in flight stop through their progress callbacks.
+    ended = []
+
+    def cell(task, progress=None):
+        try:
+            return _run_cell(task, progress)
+        except BaseException as e:
+            ended.append(type(e).__name__)
+            raise
+
+    def task(i, requests):
+        config = {"workload": {**TINY["workload"], "requests": requests}}
+        return {"index": i, "key": str(i), "values": {}, "config": config, "resolved": config}
+
+    def on_record(rec):
+        raise KeyboardInterrupt
+
+    tasks = [task(0, 2000), task(1, 10**9), task(2, 10**9)]
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run_local(tasks, 2, on_record, fn=cell)
+    # Cell 1 was cancelled, and so was cell 2 if its thread took it up before the stop.
+    assert ended in (["_Cancelled"], ["_Cancelled", "_Cancelled"])
+
+
+def test_run_sweep_in_a_script_without_a_main_guard(tmp_path):
+    script = tmp_path / "sweep_script.py"
+    script.write_text(
+        "import ssdlab\n"
+        f"study = {{'base': {TINY!r}, 'axes': {{'buffer.kind': ['none', 'lru', 'block-lru']}}}}\n"
+        "s = ssdlab.run_sweep(study, 'out', workers=2, progress=False)\n"
+        "print('done', s.ok, s.failed)\n"
+    )
+    p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "done 3 0\n"
+    assert "Traceback" not in p.stderr
+    assert len(ssdlab.load_results(tmp_path / "out", status="ok")) == 3
 
 
 def test_several_grids_in_one_study():

@@ -43,8 +43,9 @@ def read_toml(path: Path, error: type[SsdlabError] = SsdlabError) -> tuple[str, 
 class Config:
     """A simulation configuration: sections `workload, device, nand, ftl, buffer, run`.
 
-    Build one from a TOML file, a dict, or nothing (all defaults), then change keys with
-    `set("buffer.bytes", "8MiB")`. Keys are checked when the configuration is validated or run.
+    Build one from a TOML file, a dict, or nothing (all defaults), then derive others with
+    `set("buffer.bytes", "8MiB")`, which returns a new Config and leaves this one unchanged. Keys
+    are checked when the configuration is validated or run.
     """
 
     def __init__(self, data: Mapping[str, Any] | None = None):
@@ -76,18 +77,20 @@ class Config:
         raise TypeError(f"config must be a TOML path, a dict or a Config, not {type(config).__name__}")
 
     def set(self, key: str, value: Any) -> Config:
-        """Set a dotted key, e.g. `set("buffer.kind", "lru")`. Returns self."""
+        """A copy of this configuration with a dotted key set, e.g. `set("buffer.kind", "lru")`;
+        this one is left unchanged, so a loop over `base.set(...)` gives distinct configurations."""
         parts = key.split(".")
         if len(parts) < 2 or not all(parts):
             raise SsdlabError(f"config field `{key}`: expected section.key")
-        node = self._data
+        new = Config(self._data)
+        node = new._data
         for p in parts[:-1]:
             nxt = node.setdefault(p, {})
             if not isinstance(nxt, dict):
                 raise SsdlabError(f"config field `{key}`: `{p}` is not a section")
             node = nxt
-        node[parts[-1]] = value
-        return self
+        node[parts[-1]] = copy.deepcopy(value)
+        return new
 
     def to_dict(self) -> dict:
         return copy.deepcopy(self._data)

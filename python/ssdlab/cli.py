@@ -88,7 +88,7 @@ def _config_from_args(args) -> api.Config:
         if "=" not in item:
             raise SsdlabError(f"--set {item!r}: expected section.key=value")
         key, value = item.split("=", 1)
-        cfg.set(key.strip(), api.parse_value(value.strip()))
+        cfg = cfg.set(key.strip(), api.parse_value(value.strip()))
     return cfg
 
 
@@ -219,7 +219,7 @@ def cmd_compare(args) -> int:
     vary = _parse_vary(args.vary or ["buffer.kind=none,lru,block-lru"])
     cells: list[tuple[dict, api.Config]] = [({}, base)]
     for key, values in vary:
-        cells = [({**vals, key: v}, api.Config(c.to_dict()).set(key, v)) for vals, c in cells for v in values]
+        cells = [({**vals, key: v}, c.set(key, v)) for vals, c in cells for v in values]
     # Every combination is checked before any runs, so a bad value does not end a long comparison.
     for vals, cfg in cells:
         try:
@@ -545,7 +545,7 @@ def _add_sweep_parsers(sub) -> None:
     p = sub.add_parser("sweep", help="run every cell of a study file (resumable) into a results directory")
     p.add_argument("study", metavar="STUDY.toml", help="study file (docs/studies.md)")
     p.add_argument("--out", "-o", required=True, metavar="DIR", help="results directory (re-runs skip stored cells)")
-    p.add_argument("--executor", choices=["local", "dask"], help="local process pool (default) or a Dask cluster")
+    p.add_argument("--executor", choices=["local", "dask"], help="local threads (default) or a Dask cluster")
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler (default: a local 127.0.0.1 cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
@@ -769,7 +769,7 @@ def _add_reproduce_parser(sub) -> None:
         metavar="DIR",
         help="output directory (default results/NAME, or results/NAME-quick; with --all the folder that holds them)",
     )
-    p.add_argument("--executor", choices=["local", "dask"], help="local process pool (default) or dask")
+    p.add_argument("--executor", choices=["local", "dask"], help="local threads (default) or dask")
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
     p.add_argument("--workers", type=int, metavar="N", help="local workers (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")

@@ -7,8 +7,9 @@ use ssdlab_core::error::SimError;
 use ssdlab_core::{registry, trace, Config};
 use std::path::Path;
 
+// Named after the package that exports it, so that it shows (and pickles) as `ssdlab.SsdlabError`.
 pyo3::create_exception!(
-    _core,
+    ssdlab,
     SsdlabError,
     PyValueError,
     "An ssdlab error caused by the input (configuration, trace, capacity)."

@@ -9,7 +9,7 @@ The parts, each a module of this package:
     study       study files: Study, load_study, StudyError, `{traces}` placeholders, dump_toml
     cells       grid expansion: Cell, expand_study, cell keys (cell_key) and trace digests
     task        one cell as a task: run_cell (what a worker runs) and the record it returns
-    executors   a local process pool (run_local) and a Dask cluster (run_dask), SweepError
+    executors   threads of this process (run_local) and a Dask cluster (run_dask), SweepError
     progress    the progress display (tqdm)
 
 and the results store is ssdlab.store. This module runs a sweep (`run_sweep`): expand the study,
@@ -30,7 +30,6 @@ from pathlib import Path
 from ..store import ResultStore
 from .cells import Cell, cell_key, describe, expand_study, trace_digest
 from .executors import EXECUTORS, SweepError, run_dask, run_local
-from .executors import mp_context as _mp_context
 from .progress import Progress
 from .study import MAX_VALUES, RANGE_KEYS, Study, StudyError, dump_toml, load_study
 from .task import failed_record, git_revision, make_record, run_cell
@@ -141,7 +140,8 @@ def run_sweep(
     """Run every cell of a study not already stored (status ok) in `out_dir`, storing each record
     as soon as it finishes (see ssdlab.store). Failed cells are stored as failed and re-run next time.
 
-    executor: "local" (a process pool, `workers` processes, default os.cpu_count()) or "dask"
+    executor: "local" (`workers` threads of this process, default os.cpu_count(): the simulations
+    release the GIL, and a script needs no `if __name__ == "__main__":` guard) or "dask"
     (`distributed.Client(address)`, or without an address a LocalCluster on 127.0.0.1 with
     `workers` single-threaded worker processes, closed afterwards).
     """
@@ -227,12 +227,12 @@ def run_sweep(
         bar.update(rec["status"] != "ok")
 
     try:
-        # run_cell and _mp_context are looked up here, in this package, when the sweep runs: a
-        # test (or a script) may replace ssdlab.sweep.run_cell or ssdlab.sweep._mp_context.
+        # run_cell is looked up here, in this package, when the sweep runs: a test (or a script)
+        # may replace ssdlab.sweep.run_cell.
         if tasks:
             if executor == "local":
                 summary.workers = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
-                run_local(tasks, summary.workers, on_record, fn=run_cell, context=_mp_context())
+                run_local(tasks, summary.workers, on_record, fn=run_cell)
             else:
                 summary.workers = run_dask(tasks, address, workers, on_record, fn=run_cell)
     finally:

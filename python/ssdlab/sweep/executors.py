@@ -1,15 +1,15 @@
 """Executors: running tasks (ssdlab.sweep.task) in parallel and handing back each record as it
-arrives, on a local process pool (`run_local`) or a Dask cluster (`run_dask`).
+arrives, on threads of this process (`run_local`) or a Dask cluster (`run_dask`).
 
-Both record a task whose worker died as failed and go on with the others; neither stores
-anything (the caller's `on_record` does).
+Both record a task that raised as failed and go on with the others; neither stores anything (the
+caller's `on_record` does).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections import deque
+import threading
 from collections.abc import Callable
 
 from .._core import SsdlabError
@@ -17,7 +17,6 @@ from .study import StudyError
 from .task import failed_record, run_cell
 
 EXECUTORS = ("local", "dask")
-DIED = "the worker process died while running this cell (killed, e.g. out of memory?)"
 
 
 class SweepError(SsdlabError):
@@ -26,109 +25,49 @@ class SweepError(SsdlabError):
     kind = "invalid"
 
 
-def mp_context():
-    """The start method of the local pool's workers: forkserver where the platform has it, else spawn."""
-    import multiprocessing
-
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+class _Cancelled(BaseException):
+    """Raised by the progress callback of a run in flight when the sweep stops (Ctrl-C, an
+    error storing a record); not an Exception, so that run_cell does not record it."""
 
 
 def run_local(
     tasks: list[dict],
     workers: int,
     on_record: Callable[[dict], None],
-    fn: Callable[[dict], dict] = run_cell,
-    context=None,
+    fn: Callable[..., dict] = run_cell,
 ) -> None:
-    """Run `fn(task)` for every task on a process pool of `workers` processes started with
-    `context` (default `mp_context()`), passing each record to `on_record` as it arrives.
+    """Run `fn(task, progress=...)` for every task on `workers` threads of this process, passing
+    each record to `on_record` (in the calling thread) as it arrives.
 
-    If a worker process dies (e.g. killed by the OS for memory), the tasks that were in flight
-    are re-run one at a time, so that only the task that kills its worker again is recorded as
-    failed; the others proceed."""
-    pending = deque(tasks)
-    suspects: deque = deque()
-    ctx = context if context is not None else mp_context()
-    while pending or suspects:
-        if suspects:
-            lost = _drain(suspects, fn, 1, 1, ctx, on_record)
-            if lost and not _pool_works(ctx):
-                raise SweepError(
-                    "the local worker processes die before running anything; they must be able to import the "
-                    "main module (a script read from stdin cannot be: save it to a file, or use `ssdlab sweep`)"
-                )
-            for t in lost:
-                on_record(
-                    failed_record(t, "the worker process died while running this cell (killed, e.g. out of memory?)")
-                )
-        else:
-            suspects.extend(_drain(pending, fn, workers, 2 * workers, ctx, on_record))
+    The simulations release the GIL, so the threads run them in parallel; threads, unlike worker
+    processes, need nothing of the calling script (no `if __name__ == "__main__":` guard, no
+    importable main module). When the caller stops (Ctrl-C, or `on_record` raises), the runs in
+    flight are cancelled through their progress callback within about 100 ms."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+    stop = threading.Event()
 
-def _probe() -> int:
-    return os.getpid()
+    def progress(done: int, total: int) -> None:
+        if stop.is_set():
+            raise _Cancelled
 
-
-def _pool_works(ctx) -> bool:
-    """Whether a fresh one-process pool can run a no-op (tells a cell that kills its worker from
-    worker processes that cannot start at all)."""
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-        try:
-            pool.submit(_probe).result(timeout=120)
-        except (BrokenProcessPool, TimeoutError):
-            return False
-    return True
-
-
-def _drain(queue: deque, fn, workers: int, window: int, ctx, on_record) -> list[dict]:
-    """Run the queue's tasks on a fresh pool, at most `window` in flight. Returns the tasks that
-    were in flight when the pool broke (empty when the queue was drained)."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-    inflight: dict = {}
-    lost: list[dict] = []
-    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ssdlab-cell")
     try:
-        while queue or inflight:
-            while queue and len(inflight) < window and not lost:
-                t = queue.popleft()
-                try:
-                    inflight[pool.submit(fn, t)] = t
-                except BrokenProcessPool:
-                    queue.appendleft(t)
-                    lost.extend(inflight.values())
-                    inflight.clear()
-            if not inflight:
-                break
+        inflight = {pool.submit(fn, t, progress=progress): t for t in tasks}
+        while inflight:
             done, _ = wait(inflight, return_when=FIRST_COMPLETED)
             for f in done:
                 t = inflight.pop(f)
                 try:
                     rec = f.result()
-                except BrokenProcessPool:
-                    lost.append(t)
-                    continue
                 except KeyboardInterrupt:
                     raise
-                except BaseException as e:  # e.g. a result that cannot be pickled: record, go on
+                except BaseException as e:  # e.g. a panic in the engine: record, go on
                     rec = failed_record(t, f"{type(e).__name__}: {e}")
                 on_record(rec)
-            if lost:
-                lost.extend(inflight.values())
-                inflight.clear()
-                break
-    except BaseException:
-        interrupted = True
-        raise
     finally:
-        pool.shutdown(wait=not interrupted, cancel_futures=True)
-    return lost
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_dask(

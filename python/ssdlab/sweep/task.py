@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -20,12 +20,14 @@ from .._core import SsdlabError, __version__
 from ..store import utc_now
 
 
-def run_cell(task: Mapping) -> dict:
+def run_cell(task: Mapping, progress: Callable[[int, int], None] | None = None) -> dict:
     """Run one cell and return its record. Never raises for a failing simulation: any exception
-    becomes a record with status "failed". (The same function runs in local and Dask workers.)"""
+    becomes a record with status "failed". (The same function runs in local and Dask workers.)
+    `progress` is passed to `simulate`; a BaseException it raises (not an Exception) cancels the
+    run and propagates."""
     t0 = time.perf_counter()
     try:
-        res = api.simulate(task["config"])
+        res = api.simulate(task["config"], progress)
     except Exception as e:
         msg = str(e) if isinstance(e, SsdlabError) else f"{type(e).__name__}: {e}"
         return make_record(task, "failed", msg, task["resolved"], {}, time.perf_counter() - t0)
