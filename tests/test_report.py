@@ -443,8 +443,18 @@ def test_cli_report_and_plot(study_dir, tmp_path, capsys):
 
     argv = ["plot", str(study_dir), "--x", "buffer.bytes", "--y", "nand.erases", "--by", "buffer.kind", "--logx"]
     assert cli.main(argv) == 0
-    stem = study_dir / "figures" / "line-nand.erases-vs-buffer.bytes"
+    stem = study_dir / "figures" / "line-nand.erases-vs-buffer.bytes-by-buffer.kind"
     assert Path(f"{stem}.png").exists() and Path(f"{stem}.svg").exists()
+    # Figures that differ only in a filter get files of their own (none overwrites another).
+    for size in ("4MiB", "16MiB"):
+        assert (
+            cli.main(
+                [*argv[:2], "--kind", "bars", "--x", "buffer.kind", "--y", "waf", "--filter", f"buffer.bytes={size}"]
+            )
+            == 0
+        )
+    names = {p.name for p in (study_dir / "figures").glob("bars-waf-*.svg")}
+    assert names == {"bars-waf-vs-buffer.kind-buffer.bytes-4MiB.svg", "bars-waf-vs-buffer.kind-buffer.bytes-16MiB.svg"}
     for kind, extra in (
         ("bars", ["--x", "buffer.kind", "--y", "waf"]),
         (

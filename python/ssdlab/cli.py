@@ -12,6 +12,7 @@ import json
 import math
 import numbers
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -587,6 +588,18 @@ def _results_dir(path: str) -> Path:
     return d
 
 
+def _plot_name(args) -> str:
+    """The default file name: every option that changes the figure is in it, so two different
+    figures of one results folder never overwrite each other."""
+    parts = [args.kind, args.y]
+    parts += [f"vs-{args.x}"] if args.x and args.kind != "cdf" else []
+    parts += [f"by-{args.by}"] if args.by else []
+    parts += [f"mean-over-{k}" for k in args.mean_over or []]
+    parts += [f"{f.replace('=', '-')}" for f in args.filter or []]
+    parts += ["tail"] if args.tail else []
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", "-".join(parts))
+
+
 @_user_errors
 def cmd_plot(args) -> int:
     from .report import figures as F
@@ -628,9 +641,7 @@ def cmd_plot(args) -> int:
         raise SsdlabError(f"--mean-over: `{args.y}` is a metric, whose CDF is over the cells themselves")
     else:
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
-    name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
-    name += "-tail" if args.tail else ""
-    stem = Path(args.out) if args.out else d / "figures" / name
+    stem = Path(args.out) if args.out else d / "figures" / _plot_name(args)
     for path in F.save(fig, stem, formats=args.format.split(","), close=True):
         print(f"wrote {path}")
     return 0
@@ -685,7 +696,11 @@ def _add_report_parsers(sub) -> None:
         action="store_true",
         help="cdf of a distribution (--y latency.read_ns): the upper tail, 0.9 to 0.9999, on a logit axis",
     )
-    p.add_argument("--out", metavar="STEM", help="output path without extension (default: DIR/figures/KIND-Y-vs-X)")
+    p.add_argument(
+        "--out",
+        metavar="STEM",
+        help="output path without extension (default: DIR/figures/KIND-Y-vs-X[-by-B][-FILTERS], named by every option)",
+    )
     p.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf (default png,svg)")
     p.set_defaults(func=cmd_plot)
 
