@@ -27,7 +27,7 @@ fn to_py(e: SimError) -> PyErr {
 }
 
 fn parse_config(config_json: &str) -> PyResult<Config> {
-    Config::from_json_str(config_json).map_err(to_py)
+    registry::parse_json(config_json).map_err(to_py)
 }
 
 /// Run one simulation. `progress(done, total)` is called at most every 100 ms; an exception it

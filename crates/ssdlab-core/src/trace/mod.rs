@@ -138,13 +138,10 @@ impl Format {
             .copied()
             .find(|f| f.name().eq_ignore_ascii_case(t))
             .ok_or_else(|| {
+                let names: Vec<&str> = Format::all().iter().map(|f| f.name()).collect();
                 SimError::Invalid(format!(
-                    "unknown trace format `{s}`; valid formats: {}",
-                    Format::all()
-                        .iter()
-                        .map(|f| f.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "unknown trace format `{s}`; {}",
+                    crate::error::suggestion(t, &names)
                 ))
             })
     }
@@ -328,6 +325,10 @@ pub(crate) struct TextSource {
     input: Box<dyn BufRead + Send>,
     buf: Vec<u8>,
     parser: TextParser,
+    /// Lines that hold something (not empty, not a comment), and records of the format among
+    /// them: none of many says the file is of another format.
+    content: u64,
+    records: u64,
 }
 
 impl TextSource {
@@ -336,6 +337,8 @@ impl TextSource {
             input,
             buf: Vec::with_capacity(256),
             parser,
+            content: 0,
+            records: 0,
         }
     }
 
@@ -381,9 +384,14 @@ impl TextSource {
             if t.is_empty() || t.as_bytes()[0] == b'#' {
                 continue;
             }
+            self.content += 1;
             match self.parser.parse(t, *line) {
-                Ok(Parsed::Req(r)) => return Step::Req(r),
-                Ok(_) => continue,
+                Ok(Parsed::Req(r)) => {
+                    self.records += 1;
+                    return Step::Req(r);
+                }
+                Ok(Parsed::Record) => self.records += 1,
+                Ok(Parsed::Other) => {}
                 Err(m) => return Step::Bad(m),
             }
         }
@@ -504,6 +512,20 @@ impl TraceReader {
     /// reordered).
     pub fn late(&self) -> u64 {
         self.reorder.as_ref().map_or(0, |r| r.late)
+    }
+    /// Once the trace has been read: an error when it had lines but none was a record of the
+    /// format it was read as — a trace of another format, most likely (`declared`: the format
+    /// was given, not detected, so detection is asked what the file is).
+    pub fn check_recognised(&self, declared: bool) -> Result<()> {
+        match &self.src {
+            Source::Text(t) if t.content > 0 && t.records == 0 => Err(no_requests(
+                &self.file,
+                self.format.name(),
+                self.line,
+                declared,
+            )),
+            _ => Ok(()),
+        }
     }
     /// Like the reader [`open`] returns, with a reorder window of `window` requests
     /// (blkparse only; for tests).
@@ -632,6 +654,22 @@ impl TraceReader {
 }
 
 impl std::iter::FusedIterator for TraceReader {}
+
+/// The error for a trace of which no request was read: how many lines, read as what format,
+/// and, when the format was given rather than detected, what detection makes of the file.
+pub fn no_requests(file: &str, format: &str, lines: u64, declared: bool) -> SimError {
+    let hint = match (declared, detect(Path::new(file))) {
+        (true, Ok(f)) if f.name() != format => {
+            format!("; detection suggests format `{}`", f.name())
+        }
+        (true, Err(_)) => "; detection recognises no format either".to_string(),
+        _ => String::new(),
+    };
+    SimError::Invalid(format!(
+        "trace {file} has no requests: read {} lines, none parsed as format `{format}`{hint}",
+        crate::units::grouped(lines)
+    ))
+}
 
 /// Open a trace for streaming. With `opts.format == None` the format is detected
 /// ([`detect`]). An empty trace (or one with no request of `opts.device`) is not an error.
