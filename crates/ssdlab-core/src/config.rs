@@ -410,65 +410,6 @@ fn decimal_size_warnings(v: &serde_json::Value, path: &str, out: &mut Vec<String
     }
 }
 
-/// At most this many errors are gathered from one input (a file of garbage stops there).
-pub const MAX_ERRORS: usize = 100;
-
-/// Deserialize a `T` from `v`, gathering every error: the key at fault is removed and
-/// deserialization tried again, so one pass reports every unknown key and wrong type (up to
-/// [`MAX_ERRORS`]). Error paths start with `prefix` (a component's table, `buffer.hitstat`).
-/// Returns the value built without the wrong keys (None when an error could not be isolated).
-pub(crate) fn deserialize_all<T: serde::de::DeserializeOwned>(
-    v: &mut serde_json::Value,
-    prefix: &str,
-) -> (Option<T>, Vec<SimError>) {
-    let mut errors = Vec::new();
-    loop {
-        let e = match serde_path_to_error::deserialize::<_, T>(&*v) {
-            Ok(t) => return (Some(t), errors),
-            Err(e) => e,
-        };
-        let removed = remove_path(v, e.path());
-        let at = e.path().to_string();
-        let field = match (prefix, at.as_str()) {
-            ("", _) => at.clone(),
-            (p, ".") => p.to_string(),
-            (p, a) if a.starts_with('[') => format!("{p}{a}"),
-            (p, a) => format!("{p}.{a}"),
-        };
-        errors.push(field_error(field, e.into_inner().to_string()));
-        if !removed || errors.len() >= MAX_ERRORS {
-            return (None, errors);
-        }
-    }
-}
-
-/// Remove the key at `path` from `v`; false when the path is not a key of a table.
-fn remove_path(v: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
-    use serde_path_to_error::Segment;
-    let segments: Vec<&Segment> = path.iter().collect();
-    let Some((last, parents)) = segments.split_last() else {
-        return false;
-    };
-    let mut node = v;
-    for s in parents {
-        node = match (s, node) {
-            (Segment::Map { key }, serde_json::Value::Object(m)) => match m.get_mut(key) {
-                Some(n) => n,
-                None => return false,
-            },
-            (Segment::Seq { index }, serde_json::Value::Array(a)) => match a.get_mut(*index) {
-                Some(n) => n,
-                None => return false,
-            },
-            _ => return false,
-        };
-    }
-    match (last, node) {
-        (Segment::Map { key }, serde_json::Value::Object(m)) => m.remove(key).is_some(),
-        _ => false,
-    }
-}
-
 /// 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -594,7 +535,7 @@ pub(crate) fn place_errors(
 /// found: unknown keys and wrong types. The configuration (with the wrong keys left out) is
 /// there for further checks unless an error could not be isolated.
 fn parse_value(mut v: serde_json::Value) -> (Option<Config>, Vec<SimError>) {
-    let (c, mut errors) = deserialize_all::<Config>(&mut v, "");
+    let (c, mut errors) = crate::params::deserialize_all::<Config>(&mut v, "");
     let Some(mut c) = c else {
         return (None, errors);
     };
@@ -675,7 +616,7 @@ impl Config {
                 .map(|k| {
                     tables.remove(&k);
                     let path = format!("{section}.{k}");
-                    let msg = crate::registry::unknown_key_message(&path, &fields);
+                    let msg = crate::error::unknown_key_message(&path, &fields);
                     let msg = if msg.contains("did you mean") {
                         msg
                     } else {
@@ -1166,6 +1107,13 @@ mod tests {
             );
             assert!(e.ends_with(&format!("; did you mean `{near}`?")), "{e}");
         }
+        // A component's table checked twice (on its own, then by the workload it drives) gives
+        // its error once.
+        let e = error("[workload]\nkind = \"fio\"\n[workload.fio]\nrw = \"randwirte\"\n");
+        assert_eq!(
+            e,
+            "config field `workload.fio.rw`: unknown value `randwirte`; did you mean `randwrite`?"
+        );
     }
 
     #[test]
@@ -1175,15 +1123,25 @@ mod tests {
             e,
             "c.toml:3: config field `workload.rw`: unknown key; did you mean `workload.fio.rw`?"
         );
-        let e = Config::from_json_str(r#"{"device": {"read_us": 50}}"#).unwrap_err();
+        let e = crate::registry::parse_json(r#"{"device": {"read_us": 50}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
             "config field `device.read_us`: unknown key; did you mean `nand.read_us`?"
         );
-        let e = Config::from_json_str(r#"{"ftl": {"seed": 5}}"#).unwrap_err();
+        let e = crate::registry::parse_json(r#"{"ftl": {"seed": 5}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
             "config field `ftl.seed`: unknown key; did you mean `run.seed` or `workload.seed`?"
+        );
+        // Unknown keys of a component's table too, at validation.
+        let mut c = Config::default();
+        c.workload.kind = "fio".into();
+        c.workload
+            .tables
+            .insert("fio".into(), serde_json::json!({"read_fraction": 0.5}));
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "config field `workload.fio.read_fraction`: unknown key; did you mean `workload.read_fraction`?"
         );
     }
 

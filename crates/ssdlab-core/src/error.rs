@@ -58,13 +58,13 @@ impl SimError {
             other => SimError::Invalid(format!("{}: {other}", at.into())),
         }
     }
-    /// Ok when `errors` is empty, else the one error, or all of them as [`SimError::Many`].
+    /// Ok when `errors` is empty, else the one error, or all of them as [`SimError::Many`]
+    /// (each once: two checks may find the same fault).
     pub fn all(errors: Vec<SimError>) -> Result<()> {
-        let mut flat = Vec::new();
-        for e in errors {
-            match e {
-                SimError::Many(v) => flat.extend(v),
-                e => flat.push(e),
+        let mut flat: Vec<SimError> = Vec::new();
+        for e in errors.into_iter().flat_map(SimError::into_list) {
+            if !flat.contains(&e) {
+                flat.push(e);
             }
         }
         match flat.len() {
@@ -160,10 +160,21 @@ pub fn field_error(path: String, msg: String) -> SimError {
     let msg = plain_words(&msg);
     match unknown_key(&msg) {
         Some((_, valid)) => {
-            let msg = crate::registry::unknown_key_message(&path, &valid);
+            let msg = unknown_key_message(&path, &valid);
             SimError::config(path, msg)
         }
         None => SimError::config(path, msg),
+    }
+}
+
+/// The message for the unknown key `path` where `valid` are the keys of its table: the nearest
+/// valid key, else the list of them (`registry` adds the keys of that name in other tables).
+pub fn unknown_key_message(path: &str, valid: &[&str]) -> String {
+    let (section, last) = path.rsplit_once('.').unwrap_or(("", path));
+    match nearest(last, valid) {
+        Some(k) if section.is_empty() => format!("unknown key; did you mean `{k}`?"),
+        Some(k) => format!("unknown key; did you mean `{section}.{k}`?"),
+        None => format!("unknown key; valid: {}", valid.join(", ")),
     }
 }
 
@@ -281,6 +292,18 @@ mod tests {
         assert_eq!(lines[1], "  c.toml:1: config field `k1`: bad");
         assert_eq!(lines[20], "  c.toml:20: config field `k20`: bad");
         assert_eq!(lines[21], "  … and 3 more");
+        let twice = SimError::all(vec![
+            one.clone(),
+            SimError::Invalid("x".into()),
+            one.clone(),
+        ]);
+        assert_eq!(
+            twice,
+            Err(SimError::Many(vec![
+                one.clone(),
+                SimError::Invalid("x".into())
+            ]))
+        );
         let mixed = SimError::all(vec![one, SimError::Invalid("x".into())]).unwrap_err();
         assert_eq!(mixed.kind(), "invalid");
     }

@@ -140,7 +140,7 @@ fn resolve_table<T: Params>(
     let mut v = as_table(table, path)?.clone();
     let mut errors = Vec::new();
     loop {
-        let (p, found) = crate::config::deserialize_all::<T>(&mut v, path);
+        let (p, found) = deserialize_all::<T>(&mut v, path);
         errors.extend(found);
         let Some(p) = p else { break };
         let Err(e) = p.check(path) else {
@@ -156,7 +156,7 @@ fn resolve_table<T: Params>(
         };
         let removed = key.is_some_and(|k| v.as_object_mut().is_some_and(|m| m.remove(k).is_some()));
         errors.push(e);
-        if !removed || errors.len() >= crate::config::MAX_ERRORS {
+        if !removed || errors.len() >= MAX_ERRORS {
             break;
         }
     }
@@ -182,7 +182,7 @@ pub fn parse<T: Params>(table: Option<&serde_json::Value>, path: &str) -> Result
         return Ok(T::default());
     };
     let mut v = as_table(v, path)?.clone();
-    let (p, errors) = crate::config::deserialize_all::<T>(&mut v, path);
+    let (p, errors) = deserialize_all::<T>(&mut v, path);
     SimError::all(errors)?;
     p.ok_or_else(|| SimError::config(path, "invalid parameters"))
 }
@@ -193,4 +193,63 @@ pub fn of<T: Params>(tables: &Tables, section: &str, name: &str) -> Result<T> {
     let p = parse::<T>(tables.get(name), &path)?;
     p.check(&path)?;
     Ok(p)
+}
+
+/// At most this many errors are gathered from one input (a file of garbage stops there).
+pub const MAX_ERRORS: usize = 100;
+
+/// Deserialize a `T` from `v`, gathering every error: the key at fault is removed and
+/// deserialization tried again, so one pass reports every unknown key and wrong type (up to
+/// [`MAX_ERRORS`]). Error paths start with `prefix` (a component's table, `buffer.hitstat`).
+/// Returns the value built without the wrong keys (None when an error could not be isolated).
+pub(crate) fn deserialize_all<T: serde::de::DeserializeOwned>(
+    v: &mut serde_json::Value,
+    prefix: &str,
+) -> (Option<T>, Vec<SimError>) {
+    let mut errors = Vec::new();
+    loop {
+        let e = match serde_path_to_error::deserialize::<_, T>(&*v) {
+            Ok(t) => return (Some(t), errors),
+            Err(e) => e,
+        };
+        let removed = remove_path(v, e.path());
+        let at = e.path().to_string();
+        let field = match (prefix, at.as_str()) {
+            ("", _) => at.clone(),
+            (p, ".") => p.to_string(),
+            (p, a) if a.starts_with('[') => format!("{p}{a}"),
+            (p, a) => format!("{p}.{a}"),
+        };
+        errors.push(crate::error::field_error(field, e.into_inner().to_string()));
+        if !removed || errors.len() >= MAX_ERRORS {
+            return (None, errors);
+        }
+    }
+}
+
+/// Remove the key at `path` from `v`; false when the path is not a key of a table.
+fn remove_path(v: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let Some((last, parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut node = v;
+    for s in parents {
+        node = match (s, node) {
+            (Segment::Map { key }, serde_json::Value::Object(m)) => match m.get_mut(key) {
+                Some(n) => n,
+                None => return false,
+            },
+            (Segment::Seq { index }, serde_json::Value::Array(a)) => match a.get_mut(*index) {
+                Some(n) => n,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match (last, node) {
+        (Segment::Map { key }, serde_json::Value::Object(m)) => m.remove(key).is_some(),
+        _ => false,
+    }
 }

@@ -965,30 +965,28 @@ pub fn known_keys() -> Vec<String> {
     keys
 }
 
-/// The message for the unknown key `path` where `valid` are the keys of its table: the keys
-/// elsewhere with the same last part (`workload.rw` → `workload.fio.rw`), else the nearest
-/// valid key, else the list of valid keys.
-pub fn unknown_key_message(path: &str, valid: &[&str]) -> String {
-    let (section, last) = path.rsplit_once('.').unwrap_or(("", path));
-    let elsewhere: Vec<String> = known_keys()
-        .into_iter()
-        .filter(|k| k != path && k.rsplit_once('.').is_some_and(|(_, l)| l == last))
-        .map(|k| format!("`{k}`"))
-        .collect();
-    if let Some((final_one, others)) = elsewhere.split_last() {
-        return if others.is_empty() {
-            format!("unknown key; did you mean {final_one}?")
-        } else {
-            format!(
-                "unknown key; did you mean {} or {final_one}?",
-                others.join(", ")
-            )
-        };
-    }
-    match nearest(last, valid) {
-        Some(k) if section.is_empty() => format!("unknown key; did you mean `{k}`?"),
-        Some(k) => format!("unknown key; did you mean `{section}.{k}`?"),
-        None => format!("unknown key; valid: {}", valid.join(", ")),
+/// `e` with every unknown key whose last part is a key elsewhere pointed to that key
+/// (`workload.rw` → `workload.fio.rw`), rather than to a near key of its own table.
+fn suggest_elsewhere(e: SimError) -> SimError {
+    match e {
+        SimError::Many(v) => SimError::Many(v.into_iter().map(suggest_elsewhere).collect()),
+        SimError::Config { field, msg, at } if msg.starts_with("unknown key") => {
+            let last = field.rsplit('.').next().unwrap_or("");
+            let elsewhere: Vec<String> = known_keys()
+                .into_iter()
+                .filter(|k| *k != field && k.rsplit('.').next() == Some(last))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            let msg = match elsewhere.split_last() {
+                None => msg,
+                Some((one, [])) => format!("unknown key; did you mean {one}?"),
+                Some((last, others)) => {
+                    format!("unknown key; did you mean {} or {last}?", others.join(", "))
+                }
+            };
+            SimError::Config { field, msg, at }
+        }
+        e => e,
     }
 }
 
@@ -1115,7 +1113,7 @@ pub fn validate(cfg: &Config) -> Result<()> {
     }
     check_selection(cfg, &mut errors);
     errors.extend(crate::synth::check(&cfg.workload).err());
-    SimError::all(errors)
+    SimError::all(errors).map_err(suggest_elsewhere)
 }
 
 /// The checks of each key on its own (a value, a component's name, a component's table), which
@@ -1203,6 +1201,10 @@ pub fn parse_toml_file(text: &str, file: &str) -> Result<Config> {
     if let Some(c) = &cfg {
         errors.extend(check_values(c).into_iter().map(|e| (e, None)));
     }
+    let errors = errors
+        .into_iter()
+        .map(|(e, at)| (suggest_elsewhere(e), at))
+        .collect();
     crate::config::place_errors(errors, text, file)?;
     cfg.ok_or_else(|| SimError::Invalid(format!("{file}: the configuration could not be read")))
 }
@@ -1214,7 +1216,7 @@ pub fn parse_json(text: &str) -> Result<Config> {
     if let Some(c) = &cfg {
         errors.extend(check_values(c));
     }
-    SimError::all(errors)?;
+    SimError::all(errors).map_err(suggest_elsewhere)?;
     cfg.ok_or_else(|| SimError::Invalid("the configuration could not be read".into()))
 }
 

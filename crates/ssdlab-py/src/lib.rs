@@ -117,8 +117,12 @@ fn default_config() -> String {
 }
 
 fn trace_opts(options_json: &str) -> PyResult<trace::TraceOptions> {
-    serde_json::from_str(options_json)
-        .map_err(|e| to_py(SimError::config("trace options", e.to_string())))
+    serde_json::from_str(options_json).map_err(|e| {
+        // Without serde_json's " at line L column C" of a JSON text the user never wrote.
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or_default();
+        to_py(SimError::Invalid(format!("trace options: {msg}")))
+    })
 }
 
 /// Statistics of a trace file, as JSON.

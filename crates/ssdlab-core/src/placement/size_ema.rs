@@ -233,7 +233,7 @@ mod tests {
         let e = p.check("placement.size-ema-batch").unwrap_err().to_string();
         assert!(e.contains("placement.size-ema-batch.bounds"), "{e}");
         let p = Params {
-            gc: "line".into(),
+            gc: "warmest".into(),
             ..Params::default()
         };
         let e = p.check("placement.size-ema-batch").unwrap_err().to_string();

@@ -71,7 +71,7 @@ use fields::{LineResult, Parsed};
 
 /// A trace file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum Format {
     Msr,
     Umass,
@@ -105,6 +105,14 @@ const ALL_FORMATS: [Format; 14] = [
     Format::Generic,
     Format::Binary,
 ];
+
+/// A format read by name (as [`Format::from_name`]: any case, a suggestion for a typo).
+impl TryFrom<String> for Format {
+    type Error = SimError;
+    fn try_from(s: String) -> Result<Format> {
+        Format::from_name(&s)
+    }
+}
 
 impl Format {
     /// The name used in configuration files and on the command line.
@@ -513,17 +521,20 @@ impl TraceReader {
     pub fn late(&self) -> u64 {
         self.reorder.as_ref().map_or(0, |r| r.late)
     }
-    /// Once the trace has been read: an error when it had lines but none was a record of the
-    /// format it was read as — a trace of another format, most likely (`declared`: the format
-    /// was given, not detected, so detection is asked what the file is).
+    /// Once the trace has been read: an error when it had lines, none of them a record of the
+    /// format given (`declared`), and detection recognises the file as another format. (A file
+    /// no format recognises, a header alone say, stays an empty trace.)
     pub fn check_recognised(&self, declared: bool) -> Result<()> {
-        match &self.src {
-            Source::Text(t) if t.content > 0 && t.records == 0 => Err(no_requests(
-                &self.file,
-                self.format.name(),
-                self.line,
-                declared,
-            )),
+        let Source::Text(t) = &self.src else {
+            return Ok(());
+        };
+        if !declared || t.records > 0 || t.content == 0 {
+            return Ok(());
+        }
+        match detect(Path::new(&self.file)) {
+            Ok(f) if f != self.format => {
+                Err(no_requests(&self.file, self.format.name(), self.line, true))
+            }
             _ => Ok(()),
         }
     }
