@@ -40,7 +40,10 @@ def test_enumerated_values_suggest_the_nearest(capsys):
         code, _, err = run_cli(capsys, "run", "--set", item)
         assert (code, err) == (2, f"ssdlab: error: {msg}\n")
     code, _, err = run_cli(capsys, "trace", "info", "t.csv", "--format", "blkparce")
-    assert (code, err) == (2, "ssdlab: error: trace options: unknown trace format `blkparce`; did you mean `blkparse`?\n")
+    assert (code, err) == (
+        2,
+        "ssdlab: error: trace options: unknown trace format `blkparce`; did you mean `blkparse`?\n",
+    )
 
 
 def test_unknown_key_suggests_the_key_of_that_name_elsewhere(tmp_path, capsys):

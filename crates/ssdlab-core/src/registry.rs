@@ -1209,11 +1209,12 @@ pub fn parse_toml_file(text: &str, file: &str) -> Result<Config> {
     cfg.ok_or_else(|| SimError::Invalid(format!("{file}: the configuration could not be read")))
 }
 
-/// Parse a configuration in JSON (what the Python layer sends) and check each key's value on
-/// its own; every error found is reported (the checks between keys are [`validate`]'s).
+/// Parse a configuration in JSON (what the Python layer sends). With unknown keys or wrong
+/// types, the values of the other keys are checked too, and every error found is reported;
+/// otherwise [`validate`] checks it whole.
 pub fn parse_json(text: &str) -> Result<Config> {
     let (cfg, mut errors) = Config::parse_json(text);
-    if let Some(c) = &cfg {
+    if let (Some(c), false) = (&cfg, errors.is_empty()) {
         errors.extend(check_values(c));
     }
     SimError::all(errors).map_err(suggest_elsewhere)?;
