@@ -202,29 +202,33 @@ fn unknown_key(msg: &str) -> Option<(&str, Vec<&str>)> {
     Some((key, valid))
 }
 
-/// The valid name closest to `name` by edit distance, if it is close enough to be a typo (and
-/// has something in common with it: `X` is not a typo of `Q`).
+/// The valid name closest to `name` by edit distance (a swap of two neighbours counts as one
+/// edit), if it is close enough to be a typo: one edit in a short name, a third of a long one.
 pub fn nearest<'a>(name: &str, valid: &[&'a str]) -> Option<&'a str> {
     let distance = |a: &str, b: &str| {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut prev = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let cur = row[j + 1];
-                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-                prev = cur;
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        // Rows i-2, i-1 and i of the optimal-string-alignment table.
+        let mut before: Vec<usize> = vec![0; b.len() + 1];
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            let mut row = vec![i; b.len() + 1];
+            for j in 1..=b.len() {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                row[j] = (prev[j - 1] + cost).min(prev[j] + 1).min(row[j - 1] + 1);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    row[j] = row[j].min(before[j - 2] + 1);
+                }
             }
+            before = std::mem::replace(&mut prev, row);
         }
-        row[b.len()]
+        prev[b.len()]
     };
     let (best, d) = valid
         .iter()
         .map(|v| (*v, distance(name, v)))
         .min_by_key(|(_, d)| *d)?;
     let n = name.chars().count();
-    (d <= (n / 3).max(2) && d < n).then_some(best)
+    (d <= (n / 3).max(1) && d < n).then_some(best)
 }
 
 /// "did you mean `x`?" for the valid name nearest to `name`, else "valid: a, b, c".
@@ -270,8 +274,11 @@ mod tests {
             unknown_value("k", "zzzzzz", &valid).to_string(),
             "config field `k`: unknown value `zzzzzz`; valid: none, lru, block-lru"
         );
-        // One letter is no typo of another.
+        // One letter is no typo of another; two edits of three letters are not a typo.
         assert_eq!(nearest("X", &["Q", "D", "C"]), None);
+        assert_eq!(nearest("arc", &valid), None);
+        assert_eq!(nearest("modle", &["model", "fixed"]), Some("model"));
+        assert_eq!(nearest("periodd", &["period"]), Some("period"));
         one_of("k", "lru", &valid).unwrap();
     }
 

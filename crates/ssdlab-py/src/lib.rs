@@ -103,7 +103,8 @@ fn config_from_toml(text: &str) -> PyResult<String> {
     Ok(Config::from_toml_str(text).map_err(to_py)?.to_json())
 }
 
-/// Check a TOML configuration file's text; errors name `file:line` (unknown keys, wrong types).
+/// Check a TOML configuration file's text key by key; every error names its `file:line`
+/// (unknown keys, wrong types, values wrong on their own).
 #[pyfunction]
 fn check_config_file(text: &str, file: &str) -> PyResult<()> {
     registry::parse_toml_file(text, file).map_err(to_py)?;
