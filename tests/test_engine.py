@@ -204,7 +204,10 @@ def test_unknown_component_lists_valid():
 
 def test_unknown_key_lists_valid():
     valid = "background_gc, background_gc_idle_us, gc, kind, log_blocks, log_utilisation, model_stats"
-    with pytest.raises(SsdlabError, match=rf"ftl.victim`: unknown key; valid: {valid}"):
+    with pytest.raises(SsdlabError, match=rf"ftl.wear`: unknown key; valid: {valid}"):
+        ssdlab.simulate({"ftl": {"wear": "greedy"}})
+    # A key of another table is named.
+    with pytest.raises(SsdlabError, match=r"ftl.victim`: unknown key; did you mean `ftl.lines.victim`\?"):
         ssdlab.simulate({"ftl": {"victim": "greedy"}})
 
 

@@ -53,8 +53,9 @@ class Config:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Config:
-        """Read a TOML file. Unknown keys and wrong types are errors naming the file and line; a
-        relative `workload.path` is taken relative to the file's folder."""
+        """Read a TOML file. Unknown keys, wrong types and values wrong on their own are errors
+        naming the file and line, all of them at once; a relative `workload.path` is taken
+        relative to the file's folder."""
         p = Path(path)
         text, data = read_toml(p)
         # Checked here, where the text is at hand, so that errors can name the line.

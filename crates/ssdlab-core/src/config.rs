@@ -2,7 +2,7 @@
 //! Unknown keys are errors that list the valid ones; values are validated with the field named.
 //! The public section and key names are documented in docs/config.md.
 
-use crate::error::{field_error, nearest, Result, SimError};
+use crate::error::{field_error, Result, SimError};
 use crate::params::Tables;
 use crate::trace::GenericSpec;
 use crate::units::{check_power_of_two, Size, SizeVisitor, SECTOR_BYTES};
@@ -415,133 +415,237 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// An error in a TOML file as `file:line: message`: at `span` when the parser knows it, else
-/// at the first line that sets the error's field (or opens its table).
-pub fn locate(e: SimError, span: Option<usize>, text: &str, file: &str) -> SimError {
-    let line = match (span, &e) {
-        (Some(at), _) => Some(line_of(text, at)),
-        (None, SimError::Config { field, .. }) => line_of_key(text, field),
-        _ => None,
-    };
-    match line {
-        Some(l) => SimError::Invalid(format!("{file}:{l}: {e}")),
-        None => SimError::Invalid(format!("{file}: {e}")),
+/// Where each key of a TOML text is: its dotted path (`buffer.hitstat.period`, array elements
+/// as `jobs[1]`) and the line that gives it, from the parser's spans.
+struct Places(Vec<(String, usize)>);
+
+impl Places {
+    fn new(text: &str) -> Places {
+        let mut out = Vec::new();
+        if let Ok(doc) = toml_edit::ImDocument::parse(text) {
+            Self::table(doc.as_table(), "", text, &mut out);
+        }
+        Places(out)
+    }
+
+    fn table(t: &dyn toml_edit::TableLike, path: &str, text: &str, out: &mut Vec<(String, usize)>) {
+        for (k, item) in t.iter() {
+            let p = if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            };
+            let span = t
+                .get_key_value(k)
+                .and_then(|(key, _)| key.span())
+                .or_else(|| item.span());
+            if let Some(s) = span {
+                out.push((p.clone(), line_of(text, s.start)));
+            }
+            match item {
+                toml_edit::Item::ArrayOfTables(a) => {
+                    for (i, t) in a.iter().enumerate() {
+                        let q = format!("{p}[{i}]");
+                        if let Some(s) = t.span() {
+                            out.push((q.clone(), line_of(text, s.start)));
+                        }
+                        Self::table(t, &q, text, out);
+                    }
+                }
+                toml_edit::Item::Value(toml_edit::Value::Array(a)) => {
+                    for (i, v) in a.iter().enumerate() {
+                        let q = format!("{p}[{i}]");
+                        if let Some(s) = v.span() {
+                            out.push((q.clone(), line_of(text, s.start)));
+                        }
+                        if let Some(t) = v.as_inline_table() {
+                            Self::table(t, &q, text, out);
+                        }
+                    }
+                }
+                _ => {
+                    if let Some(t) = item.as_table_like() {
+                        Self::table(t, &p, text, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The line that sets `path`, else the first line inside it (a table's first key).
+    fn line(&self, path: &str) -> Option<usize> {
+        let inside = |k: &str| {
+            k.strip_prefix(path)
+                .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+        };
+        self.0
+            .iter()
+            .filter(|(k, _)| k == path)
+            .map(|(_, l)| *l)
+            .min()
+            .or_else(|| {
+                self.0
+                    .iter()
+                    .filter(|(k, _)| inside(k))
+                    .map(|(_, l)| *l)
+                    .min()
+            })
     }
 }
 
-/// First line of a TOML text whose key (under its table header) is `path` or inside it.
-fn line_of_key(text: &str, path: &str) -> Option<usize> {
-    let norm = |k: &str| -> String {
-        k.split('.')
-            .map(|p| p.trim().trim_matches('"'))
-            .collect::<Vec<_>>()
-            .join(".")
-    };
-    let mut table = String::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        let key = if let Some(h) = line.strip_prefix('[') {
-            table = norm(h.trim_start_matches('[').split(']').next().unwrap_or(""));
-            table.clone()
-        } else if let Some((k, _)) = line.split_once('=') {
-            let k = norm(k);
-            if table.is_empty() {
-                k
-            } else {
-                format!("{table}.{k}")
-            }
-        } else {
-            continue;
-        };
-        if key == path || key.starts_with(&format!("{path}.")) {
-            return Some(i + 1);
-        }
+/// Errors found in a TOML file, each placed at `file:line` (a syntax error at the byte offset
+/// it comes with, the others at the line of the key they name), in line order; all of them.
+pub(crate) fn place_errors(
+    errors: Vec<(SimError, Option<usize>)>,
+    text: &str,
+    file: &str,
+) -> Result<()> {
+    if errors.is_empty() {
+        return Ok(());
     }
-    None
+    let places = Places::new(text);
+    let mut placed: Vec<(Option<usize>, SimError)> = errors
+        .into_iter()
+        .flat_map(|(e, at)| {
+            let at = at.map(|o| line_of(text, o));
+            e.into_list().into_iter().map(move |e| (at, e))
+        })
+        .map(|(at, e)| {
+            let line = at.or_else(|| match &e {
+                SimError::Config { field, .. } => places.line(field),
+                _ => None,
+            });
+            (line, e)
+        })
+        .collect();
+    // Top to bottom; errors whose line is unknown last.
+    placed.sort_by_key(|(l, _)| l.unwrap_or(usize::MAX));
+    SimError::all(
+        placed
+            .into_iter()
+            .map(|(l, e)| match l {
+                Some(l) => e.at(format!("{file}:{l}")),
+                None => e.at(file),
+            })
+            .collect(),
+    )
+}
+
+/// A configuration parsed from a JSON value (what TOML and JSON texts become), with every error
+/// found: unknown keys and wrong types. The configuration (with the wrong keys left out) is
+/// there for further checks unless an error could not be isolated.
+fn parse_value(mut v: serde_json::Value) -> (Option<Config>, Vec<SimError>) {
+    let (c, mut errors) = crate::params::deserialize_all::<Config>(&mut v, "");
+    let Some(mut c) = c else {
+        return (None, errors);
+    };
+    errors.extend(c.take_stray_keys());
+    decimal_size_warnings(&v, "", &mut c.warnings);
+    (Some(c), errors)
 }
 
 impl Config {
-    /// Parse a TOML document.
+    /// Parse a TOML document; every unknown key and wrong type is reported.
     pub fn from_toml_str(text: &str) -> Result<Config> {
-        Self::toml(text).map_err(|(e, _)| e)
+        let (c, errors) = Self::parse_toml(text);
+        SimError::all(errors.into_iter().map(|(e, _)| e).collect())?;
+        c.ok_or_else(|| SimError::Invalid("the configuration could not be read".into()))
     }
 
     /// Parse a TOML file's text; errors start with `file:line:` where the line is known.
     pub fn from_toml_file(text: &str, file: &str) -> Result<Config> {
-        Self::toml(text).map_err(|(e, span)| locate(e, span, text, file))
+        let (c, errors) = Self::parse_toml(text);
+        place_errors(errors, text, file)?;
+        c.ok_or_else(|| SimError::Invalid(format!("{file}: the configuration could not be read")))
     }
 
-    /// Parse TOML; an error comes with the byte offset it points at, when known.
-    fn toml(text: &str) -> std::result::Result<Config, (SimError, Option<usize>)> {
-        let de = toml::Deserializer::new(text);
-        let mut c: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let at = inner.span().map(|s| s.start);
-            (field_error(path, inner.message().to_string()), at)
-        })?;
-        c.check_keys().map_err(|e| (e, None))?;
-        if let Ok(v) = toml::from_str::<toml::Value>(text) {
-            if let Ok(json) = serde_json::to_value(v) {
-                decimal_size_warnings(&json, "", &mut c.warnings);
+    /// Parse TOML: the configuration (unless it cannot be built) and every error found, each
+    /// with the byte offset it points at when the parser knows it (a syntax error).
+    pub(crate) fn parse_toml(text: &str) -> (Option<Config>, Vec<(SimError, Option<usize>)>) {
+        match toml::from_str::<serde_json::Value>(text) {
+            Ok(v) => {
+                let (c, errors) = parse_value(v);
+                (c, errors.into_iter().map(|e| (e, None)).collect())
+            }
+            Err(e) => {
+                let at = e.span().map(|s| s.start);
+                let err = field_error(".".into(), e.message().to_string());
+                (None, vec![(err, at)])
             }
         }
-        Ok(c)
     }
 
-    /// Parse a JSON document (what the Python layer sends).
+    /// Parse a JSON document (what the Python layer sends); every unknown key and wrong type is
+    /// reported.
     pub fn from_json_str(text: &str) -> Result<Config> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let mut c: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let msg = e.into_inner().to_string();
+        let (c, errors) = Self::parse_json(text);
+        SimError::all(errors)?;
+        c.ok_or_else(|| SimError::Invalid("the configuration could not be read".into()))
+    }
+
+    /// Parse JSON: the configuration (unless it cannot be built) and every error found.
+    pub(crate) fn parse_json(text: &str) -> (Option<Config>, Vec<SimError>) {
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v) => parse_value(v),
             // serde_json appends " at line L column C"; the field path is more useful here.
-            field_error(
-                path,
-                msg.split(" at line ").next().unwrap_or("").to_string(),
-            )
-        })?;
-        c.check_keys()?;
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
-            decimal_size_warnings(&v, "", &mut c.warnings);
+            Err(e) => {
+                let msg = e.to_string();
+                let msg = msg.split(" at line ").next().unwrap_or("").to_string();
+                (None, vec![field_error(".".into(), msg)])
+            }
         }
-        Ok(c)
     }
 
     /// A section's keys that are not its own fields must be component tables
-    /// (`[buffer.hitstat]`); which components exist is the registry's to check.
-    fn check_keys(&self) -> Result<()> {
-        fn check<T: Serialize + Default>(section: &str, tables: &Tables) -> Result<()> {
+    /// (`[buffer.hitstat]`; which components exist is the registry's to check): the others are
+    /// taken out and returned as errors.
+    fn take_stray_keys(&mut self) -> Vec<SimError> {
+        fn take<T: Serialize + Default>(section: &str, tables: &mut Tables) -> Vec<SimError> {
             let fields = serde_json::to_value(T::default()).unwrap_or_default();
             let fields: Vec<&str> = fields
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            for (k, v) in tables {
-                if !v.is_object() {
-                    let msg = match nearest(k, &fields) {
-                        Some(f) => format!("unknown key; did you mean `{section}.{f}`?"),
-                        None => format!(
-                            "unknown key; valid: {}, or a component's table such as [{section}.<name>]",
-                            fields.join(", ")
-                        ),
+            let stray: Vec<String> = tables
+                .iter()
+                .filter(|(_, v)| !v.is_object())
+                .map(|(k, _)| k.clone())
+                .collect();
+            stray
+                .into_iter()
+                .map(|k| {
+                    tables.remove(&k);
+                    let path = format!("{section}.{k}");
+                    let msg = crate::error::unknown_key_message(&path, &fields);
+                    let msg = if msg.contains("did you mean") {
+                        msg
+                    } else {
+                        format!("{msg}, or a component's table such as [{section}.<name>]")
                     };
-                    return Err(SimError::config(format!("{section}.{k}"), msg));
-                }
-            }
-            Ok(())
+                    SimError::config(path, msg)
+                })
+                .collect()
         }
-        check::<WorkloadConfig>("workload", &self.workload.tables)?;
-        check::<FtlConfig>("ftl", &self.ftl.tables)?;
-        check::<BufferConfig>("buffer", &self.buffer.tables)?;
-        check::<PlacementConfig>("placement", &self.placement.tables)?;
+        let mut errors = take::<WorkloadConfig>("workload", &mut self.workload.tables);
+        errors.extend(take::<FtlConfig>("ftl", &mut self.ftl.tables));
+        errors.extend(take::<BufferConfig>("buffer", &mut self.buffer.tables));
+        errors.extend(take::<PlacementConfig>(
+            "placement",
+            &mut self.placement.tables,
+        ));
         for (section, tables) in [
-            ("gc", &self.gc),
-            ("padding", &self.padding),
-            ("scheduler", &self.scheduler),
+            ("gc", &mut self.gc),
+            ("padding", &mut self.padding),
+            ("scheduler", &mut self.scheduler),
         ] {
-            if let Some((k, _)) = tables.iter().find(|(_, v)| !v.is_object()) {
-                return Err(SimError::config(
+            let stray: Vec<String> = tables
+                .iter()
+                .filter(|(_, v)| !v.is_object())
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in stray {
+                tables.remove(&k);
+                errors.push(SimError::config(
                     format!("{section}.{k}"),
                     format!(
                         "expected a table of a {section} policy's parameters, [{section}.<name>]"
@@ -549,105 +653,107 @@ impl Config {
                 ));
             }
         }
-        Ok(())
+        errors
     }
 
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("config serialises")
     }
 
-    /// Check the sections' own fields (components' parameters and names are checked by
-    /// `registry::validate`, which calls this). Errors name the field.
+    /// Check the sections' own fields, every error reported (components' parameters and names
+    /// are checked by `registry::validate`, which calls this). Errors name the field.
     pub fn check_fields(&self) -> Result<()> {
+        let mut errors = Vec::new();
+        self.check_values(&mut errors);
+        self.check_relations(&mut errors);
+        SimError::all(errors)
+    }
+
+    /// The checks of one field's value on its own: wrong whatever the other keys say (a file
+    /// is checked with these, since overrides may complete it).
+    pub(crate) fn check_values(&self, errors: &mut Vec<SimError>) {
         let w = &self.workload;
-        if w.kind == "trace" && w.path.is_none() {
-            return Err(SimError::config(
-                "workload.path",
-                "kind = \"trace\" needs a trace path",
-            ));
-        }
-        // Otherwise the synthetic workload would run and the trace be ignored without a word.
-        if w.kind != "trace" && w.path.is_some() {
-            return Err(SimError::config(
-                "workload.path",
-                format!(
-                    "is set but workload.kind = \"{}\"; set workload.kind = \"trace\" to replay the trace",
-                    w.kind
-                ),
-            ));
-        }
+        let d = &self.device;
         if let Some(f) = &w.format {
-            crate::trace::Format::from_name(f)
-                .map_err(|e| SimError::config("workload.format", e.to_string()))?;
-        }
-        if let Some(a) = &w.blkparse_action {
-            if !matches!(a.as_str(), "Q" | "D" | "C") {
-                return Err(SimError::config(
-                    "workload.blkparse_action",
-                    format!("`{a}`: expected Q, D or C"),
-                ));
+            if let Err(e) = crate::trace::Format::from_name(f) {
+                errors.push(SimError::config("workload.format", e.to_string()));
             }
         }
-        if !matches!(w.address_map.as_str(), "none" | "fold" | "compact") {
-            return Err(SimError::config(
+        let mut choices: Vec<(&str, &str, &[&str])> = vec![
+            (
                 "workload.address_map",
-                format!(
-                    "unknown value `{}`; valid: none, fold, compact",
-                    w.address_map
-                ),
-            ));
+                &w.address_map,
+                &["none", "fold", "compact"],
+            ),
+            ("workload.arrival", &w.arrival, &["fixed", "poisson"]),
+            ("device.stripe", &d.stripe, &["channel-first", "die-first"]),
+            (
+                "nand.service",
+                &self.nand.service,
+                &["fixed", "exponential"],
+            ),
+            ("run.mode", &self.run.mode, &["counts", "timed"]),
+            (
+                "run.scheduler",
+                &self.run.scheduler,
+                &["fifo", "read-priority", "write-stop"],
+            ),
+            (
+                "run.precondition",
+                &self.run.precondition,
+                &["none", "fill"],
+            ),
+            (
+                "buffer.padding_fill",
+                &self.buffer.padding_fill,
+                &["all", "existing"],
+            ),
+        ];
+        if let Some(a) = &w.blkparse_action {
+            choices.push(("workload.blkparse_action", a, &["Q", "D", "C"]));
         }
+        for (field, value, valid) in choices {
+            errors.extend(crate::error::one_of(field, value, valid).err());
+        }
+        let power_of_two = check_power_of_two("device.page_bytes", d.page_bytes.0);
+        let page_bytes_ok = power_of_two.is_ok();
+        errors.extend(power_of_two.err());
+        let mut fail = |field: &str, msg: String| errors.push(SimError::config(field, msg));
         if !(0.0..=1.0).contains(&w.read_fraction) {
-            return Err(SimError::config(
+            fail(
                 "workload.read_fraction",
                 format!("{} is not in [0, 1]", w.read_fraction),
-            ));
+            );
         }
         if !(w.zipf_theta >= 0.0 && w.zipf_theta.is_finite()) {
-            return Err(SimError::config(
+            fail(
                 "workload.zipf_theta",
                 format!("{} must be ≥ 0", w.zipf_theta),
-            ));
+            );
         }
         if w.streams == 0 {
-            return Err(SimError::config("workload.streams", "must be ≥ 1"));
+            fail("workload.streams", "must be ≥ 1".into());
         }
-        if w.kind != "trace" {
-            if w.request_bytes.0 == 0 || !w.request_bytes.0.is_multiple_of(SECTOR_BYTES) {
-                return Err(SimError::config(
-                    "workload.request_bytes",
-                    format!("{} must be a positive multiple of 512", w.request_bytes.0),
-                ));
-            }
-            if w.footprint_bytes.0 < w.request_bytes.0 {
-                return Err(SimError::config(
-                    "workload.footprint_bytes",
-                    "must be at least workload.request_bytes",
-                ));
-            }
-            if w.requests == 0 {
-                return Err(SimError::config("workload.requests", "must be ≥ 1"));
-            }
+        if !(w.iops > 0.0 && w.iops.is_finite()) {
+            fail("workload.iops", format!("{} must be > 0", w.iops));
         }
-        let d = &self.device;
-        check_power_of_two("device.page_bytes", d.page_bytes.0)?;
-        if d.page_bytes.0 < 512 || d.page_bytes.0 > 32768 {
-            return Err(SimError::config(
+        if page_bytes_ok && (d.page_bytes.0 < 512 || d.page_bytes.0 > 32768) {
+            fail(
                 "device.page_bytes",
                 format!("{} must be between 512 and 32768", d.page_bytes.0),
-            ));
+            );
         }
         if d.pages_per_block < 2 || d.pages_per_block > 65536 {
-            return Err(SimError::config(
+            fail(
                 "device.pages_per_block",
                 format!("{} must be in 2..=65536", d.pages_per_block),
-            ));
+            );
         }
         if !(d.op > 0.0 && d.op < 100.0) {
-            return Err(SimError::config(
+            fail(
                 "device.op",
                 format!("{} must be > 0 (ρ = physical/logical − 1)", d.op),
-            ));
+            );
         }
         for (k, v) in [
             ("device.channels", d.channels),
@@ -656,26 +762,8 @@ impl Config {
             ("device.planes_per_die", d.planes_per_die),
         ] {
             if v == 0 {
-                return Err(SimError::config(k, "must be ≥ 1"));
+                fail(k, "must be ≥ 1".into());
             }
-        }
-        if d.dies() > 65536 {
-            return Err(SimError::config(
-                "device.channels",
-                format!(
-                    "{} dies in all (channels × chips × dies); at most 65536",
-                    d.dies()
-                ),
-            ));
-        }
-        if !matches!(d.stripe.as_str(), "channel-first" | "die-first") {
-            return Err(SimError::config(
-                "device.stripe",
-                format!(
-                    "unknown value `{}`; valid: channel-first, die-first",
-                    d.stripe
-                ),
-            ));
         }
         let n = &self.nand;
         for (k, v) in [
@@ -688,120 +776,109 @@ impl Config {
             ("nand.dram_us", n.dram_us),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
-                return Err(SimError::config(k, format!("{v} must be ≥ 0")));
+                fail(k, format!("{v} must be ≥ 0"));
             }
         }
+        let idle = self.ftl.background_gc_idle_us;
+        if !(idle >= 0.0 && idle.is_finite()) {
+            fail("ftl.background_gc_idle_us", format!("{idle} must be ≥ 0"));
+        }
+        if !(self.run.time_scale > 0.0 && self.run.time_scale.is_finite()) {
+            fail(
+                "run.time_scale",
+                format!("{} must be > 0", self.run.time_scale),
+            );
+        }
+        if let Some(f) = self.buffer.fraction {
+            if !(0.0..=1.0).contains(&f) {
+                fail("buffer.fraction", format!("{f} is not in [0, 1]"));
+            }
+        }
+        if self.run.repeat == 0 {
+            fail("run.repeat", "must be ≥ 1".into());
+        }
+    }
+
+    /// The checks between fields (a trace needs a path, background GC needs timed mode, ...).
+    pub(crate) fn check_relations(&self, errors: &mut Vec<SimError>) {
+        let mut fail = |field: &str, msg: String| errors.push(SimError::config(field, msg));
+        let w = &self.workload;
+        if w.kind == "trace" && w.path.is_none() {
+            fail(
+                "workload.path",
+                "kind = \"trace\" needs a trace path".into(),
+            );
+        }
+        // Otherwise the synthetic workload would run and the trace be ignored without a word.
+        if w.kind != "trace" && w.path.is_some() {
+            fail(
+                "workload.path",
+                format!(
+                    "is set but workload.kind = \"{}\"; set workload.kind = \"trace\" to replay the trace",
+                    w.kind
+                ),
+            );
+        }
+        if w.kind != "trace" {
+            if w.request_bytes.0 == 0 || !w.request_bytes.0.is_multiple_of(SECTOR_BYTES) {
+                fail(
+                    "workload.request_bytes",
+                    format!("{} must be a positive multiple of 512", w.request_bytes.0),
+                );
+            } else if w.footprint_bytes.0 < w.request_bytes.0 {
+                fail(
+                    "workload.footprint_bytes",
+                    "must be at least workload.request_bytes".into(),
+                );
+            }
+            if w.requests == 0 {
+                fail("workload.requests", "must be ≥ 1".into());
+            }
+        }
+        let d = &self.device;
+        if d.dies() > 65536 {
+            fail(
+                "device.channels",
+                format!(
+                    "{} dies in all (channels × chips × dies); at most 65536",
+                    d.dies()
+                ),
+            );
+        }
+        let n = &self.nand;
         if n.channel_mb_s > 0.0 && n.transfer_us > 0.0 {
-            return Err(SimError::config(
+            fail(
                 "nand.channel_mb_s",
-                "set either nand.channel_mb_s or nand.transfer_us (the page transfer time), not both",
-            ));
-        }
-        if !matches!(n.service.as_str(), "fixed" | "exponential") {
-            return Err(SimError::config(
-                "nand.service",
-                format!("unknown value `{}`; valid: fixed, exponential", n.service),
-            ));
-        }
-        if !matches!(w.arrival.as_str(), "fixed" | "poisson") {
-            return Err(SimError::config(
-                "workload.arrival",
-                format!("unknown value `{}`; valid: fixed, poisson", w.arrival),
-            ));
-        }
-        if !(w.iops > 0.0 && w.iops.is_finite()) {
-            return Err(SimError::config(
-                "workload.iops",
-                format!("{} must be > 0", w.iops),
-            ));
-        }
-        if !matches!(self.run.mode.as_str(), "counts" | "timed") {
-            return Err(SimError::config(
-                "run.mode",
-                format!("unknown value `{}`; valid: counts, timed", self.run.mode),
-            ));
-        }
-        if !matches!(
-            self.run.scheduler.as_str(),
-            "fifo" | "read-priority" | "write-stop"
-        ) {
-            return Err(SimError::config(
-                "run.scheduler",
-                format!(
-                    "unknown value `{}`; valid: fifo, read-priority, write-stop",
-                    self.run.scheduler
-                ),
-            ));
-        }
-        if self.run.scheduler != "fifo" && self.ftl.background_gc {
-            return Err(SimError::config(
-                "ftl.background_gc",
-                format!(
-                    "background GC runs only with run.scheduler = \"fifo\", not \"{}\"",
-                    self.run.scheduler
-                ),
-            ));
+                "set either nand.channel_mb_s or nand.transfer_us (the page transfer time), not both"
+                    .into(),
+            );
         }
         if self.ftl.background_gc {
-            if self.run.mode != "timed" {
-                return Err(SimError::config(
+            if self.run.scheduler != "fifo" {
+                fail(
                     "ftl.background_gc",
-                    "background GC needs idle time: set run.mode = \"timed\"",
-                ));
+                    format!(
+                        "background GC runs only with run.scheduler = \"fifo\", not \"{}\"",
+                        self.run.scheduler
+                    ),
+                );
+            }
+            if self.run.mode != "timed" {
+                fail(
+                    "ftl.background_gc",
+                    "background GC needs idle time: set run.mode = \"timed\"".into(),
+                );
             }
             if self.ftl.kind != "page" {
-                return Err(SimError::config(
+                fail(
                     "ftl.background_gc",
                     format!(
                         "background GC is implemented for the page FTL, not ftl.kind = \"{}\"",
                         self.ftl.kind
                     ),
-                ));
+                );
             }
         }
-        let idle = self.ftl.background_gc_idle_us;
-        if !(idle >= 0.0 && idle.is_finite()) {
-            return Err(SimError::config(
-                "ftl.background_gc_idle_us",
-                format!("{idle} must be ≥ 0"),
-            ));
-        }
-        if !(self.run.time_scale > 0.0 && self.run.time_scale.is_finite()) {
-            return Err(SimError::config(
-                "run.time_scale",
-                format!("{} must be > 0", self.run.time_scale),
-            ));
-        }
-        if let Some(f) = self.buffer.fraction {
-            if !(0.0..=1.0).contains(&f) {
-                return Err(SimError::config(
-                    "buffer.fraction",
-                    format!("{f} is not in [0, 1]"),
-                ));
-            }
-        }
-        if !matches!(self.buffer.padding_fill.as_str(), "all" | "existing") {
-            return Err(SimError::config(
-                "buffer.padding_fill",
-                format!(
-                    "unknown value `{}`; valid: all, existing",
-                    self.buffer.padding_fill
-                ),
-            ));
-        }
-        if !matches!(self.run.precondition.as_str(), "none" | "fill") {
-            return Err(SimError::config(
-                "run.precondition",
-                format!(
-                    "unknown value `{}`; valid: none, fill",
-                    self.run.precondition
-                ),
-            ));
-        }
-        if self.run.repeat == 0 {
-            return Err(SimError::config("run.repeat", "must be ≥ 1"));
-        }
-        Ok(())
     }
 }
 
@@ -911,8 +988,161 @@ mod tests {
             e.starts_with("c.toml:6: config field `buffer.hitstat.periodd`"),
             "{e}"
         );
-        assert_eq!(line_of_key("[a]\nx.y = 1\n[b.c]\n", "b.c"), Some(3));
-        assert_eq!(line_of_key("[a]\nx.y = 1\n", "a.x.y"), Some(2));
+        let places = Places::new(
+            "[a]\nx.y = 1\n[b.c]\nz = 2\n[[b.d]]\nk = 1\n[[b.d]]\nk = { m = [1, 2] }\n",
+        );
+        assert_eq!(places.line("b.c"), Some(3));
+        assert_eq!(places.line("a.x.y"), Some(2));
+        assert_eq!(places.line("b"), Some(3)); // the first line inside it
+        assert_eq!(places.line("b.d[1].k.m"), Some(8));
+        assert_eq!(places.line("b.d[0].k"), Some(6));
+        assert_eq!(places.line("c"), None);
+    }
+
+    /// `registry::parse_toml_file`'s error message for `text` as `c.toml`.
+    fn file_error(text: &str) -> String {
+        crate::registry::parse_toml_file(text, "c.toml")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn file_value_errors_name_the_line_and_all_are_listed() {
+        let text = "[device]\nop = -0.1\n\n[buffer]\nkind = \"lur\"\nbytes = \"8MiB\"\n\
+                    [run]\nmode = \"timd\"\nrepeat = \"twice\"\n";
+        assert_eq!(
+            file_error(text),
+            "4 errors:\n  \
+             c.toml:2: config field `device.op`: -0.1 must be > 0 (ρ = physical/logical − 1)\n  \
+             c.toml:5: config field `buffer.kind`: unknown buffer `lur`; did you mean `lru`?\n  \
+             c.toml:8: config field `run.mode`: unknown value `timd`; did you mean `timed`?\n  \
+             c.toml:9: config field `run.repeat`: string \"twice\", expected a whole number ≥ 0"
+        );
+        // One error stays one line; inline tables and component tables are placed too.
+        assert_eq!(
+            file_error("buffer = { kind = \"fifo\", fifo = { batch_pages = -1 } }\n"),
+            "c.toml:1: config field `buffer.fifo.batch_pages`: integer `-1`, expected a whole number ≥ 0"
+        );
+        let e =
+            file_error("[ftl]\nkind = \"lines\"\n[ftl.lines]\nvictim = \"gredy\"\ngc = \"brst\"\n");
+        assert_eq!(
+            e,
+            "2 errors:\n  \
+             c.toml:4: config field `ftl.lines.victim`: unknown value `gredy`; did you mean `greedy`?\n  \
+             c.toml:5: config field `ftl.lines.gc`: unknown value `brst`; did you mean `burst`?"
+        );
+        // A check between keys waits for the whole configuration (overrides may complete the
+        // file): a trace without its path passes the file check, not validation.
+        let c =
+            crate::registry::parse_toml_file("[workload]\nkind = \"trace\"\n", "c.toml").unwrap();
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("workload.path"));
+    }
+
+    #[test]
+    fn errors_beyond_twenty_are_counted() {
+        let text: String = (0..25).map(|i| format!("k{i} = 1\n")).collect();
+        let e = file_error(&format!("[device]\n{text}"));
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 22, "{e}");
+        assert_eq!(lines[0], "25 errors:");
+        assert!(
+            lines[1].starts_with("  c.toml:2: config field `device.k0`: unknown key"),
+            "{e}"
+        );
+        assert!(
+            lines[20].starts_with("  c.toml:21: config field `device.k19`"),
+            "{e}"
+        );
+        assert_eq!(lines[21], "  … and 5 more");
+    }
+
+    #[test]
+    fn every_enumerated_key_suggests_the_nearest_value() {
+        for (text, field, near) in [
+            ("[ftl]\nkind = \"dftll\"", "ftl.kind", "dftl"),
+            ("[ftl]\ngc = \"greedi\"", "ftl.gc", "greedy"),
+            ("[workload]\nkind = \"zpf\"", "workload.kind", "zipf"),
+            (
+                "[workload]\nformat = \"blkparce\"",
+                "workload.format",
+                "blkparse",
+            ),
+            (
+                "[workload]\naddress_map = \"compactt\"",
+                "workload.address_map",
+                "compact",
+            ),
+            ("[run]\nprecondition = \"fil\"", "run.precondition", "fill"),
+            (
+                "[run]\nscheduler = \"read-priorty\"",
+                "run.scheduler",
+                "read-priority",
+            ),
+            ("[buffer]\npadding = \"modle\"", "buffer.padding", "model"),
+            (
+                "[buffer]\npadding_fill = \"exsting\"",
+                "buffer.padding_fill",
+                "existing",
+            ),
+            (
+                "[device]\nstripe = \"die_first\"",
+                "device.stripe",
+                "die-first",
+            ),
+            ("[nand]\nservice = \"fixd\"", "nand.service", "fixed"),
+            (
+                "[workload]\nkind = \"fio\"\n[workload.fio]\nrw = \"randwirte\"",
+                "workload.fio.rw",
+                "randwrite",
+            ),
+        ] {
+            let e = file_error(text);
+            assert!(
+                e.contains(&format!("config field `{field}`: unknown")),
+                "{e}"
+            );
+            assert!(e.ends_with(&format!("; did you mean `{near}`?")), "{e}");
+        }
+        // A component's table checked twice (on its own, then by the workload it drives) gives
+        // its error once.
+        let e = error("[workload]\nkind = \"fio\"\n[workload.fio]\nrw = \"randwirte\"\n");
+        assert_eq!(
+            e,
+            "config field `workload.fio.rw`: unknown value `randwirte`; did you mean `randwrite`?"
+        );
+    }
+
+    #[test]
+    fn unknown_key_suggests_the_same_key_elsewhere() {
+        let e = file_error("[workload]\nkind = \"fio\"\nrw = \"randwrite\"\n");
+        assert_eq!(
+            e,
+            "c.toml:3: config field `workload.rw`: unknown key; did you mean `workload.fio.rw`?"
+        );
+        let e = crate::registry::parse_json(r#"{"device": {"read_us": 50}}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config field `device.read_us`: unknown key; did you mean `nand.read_us`?"
+        );
+        let e = crate::registry::parse_json(r#"{"ftl": {"seed": 5}}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config field `ftl.seed`: unknown key; did you mean `run.seed` or `workload.seed`?"
+        );
+        // Unknown keys of a component's table too, at validation.
+        let mut c = Config::default();
+        c.workload.kind = "fio".into();
+        c.workload
+            .tables
+            .insert("fio".into(), serde_json::json!({"read_fraction": 0.5}));
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "config field `workload.fio.read_fraction`: unknown key; did you mean `workload.read_fraction`?"
+        );
     }
 
     #[test]
@@ -930,6 +1160,12 @@ mod tests {
     fn bad_component_names_field() {
         let mut c = Config::default();
         c.buffer.kind = "lfu".into();
+        let s = c.validate().unwrap_err().to_string();
+        assert_eq!(
+            s,
+            "config field `buffer.kind`: unknown buffer `lfu`; did you mean `lru`?"
+        );
+        c.buffer.kind = "zzzzzz".into();
         let s = c.validate().unwrap_err().to_string();
         assert!(s.contains("buffer.kind") && s.contains("block-lru"), "{s}");
     }

@@ -6,7 +6,7 @@
 
 use crate::buffer::{self, BufferParams, WriteBuffer};
 use crate::config::{Config, FtlConfig};
-use crate::error::{nearest, Result, SimError};
+use crate::error::{nearest, suggestion, Result, SimError};
 use crate::ftl::{self, Ftl};
 use crate::gc::VictimPolicy;
 use crate::padding::{self, Padding};
@@ -933,7 +933,8 @@ pub fn names(category: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// Error naming `field` and listing the valid names unless `name` is registered in `category`.
+/// Error naming `field` and suggesting the nearest valid name unless `name` is registered in
+/// `category`.
 pub fn check_name(category: &str, field: &str, name: &str) -> Result<()> {
     let valid = names(category);
     if valid.contains(&name) {
@@ -941,8 +942,51 @@ pub fn check_name(category: &str, field: &str, name: &str) -> Result<()> {
     } else {
         Err(SimError::config(
             field,
-            format!("unknown {category} `{name}`; valid: {}", valid.join(", ")),
+            format!("unknown {category} `{name}`; {}", suggestion(name, &valid)),
         ))
+    }
+}
+
+/// Every key a configuration can hold: the sections' own (`device.op`) and every component's
+/// parameters (`workload.fio.rw`).
+pub fn known_keys() -> Vec<String> {
+    let mut keys = Vec::new();
+    if let Ok(serde_json::Value::Object(sections)) = serde_json::to_value(Config::default()) {
+        for (s, v) in sections {
+            if let serde_json::Value::Object(m) = v {
+                keys.extend(m.keys().map(|k| format!("{s}.{k}")));
+            }
+        }
+    }
+    for c in components() {
+        let table = c.table();
+        keys.extend(c.own_params().iter().map(|p| format!("{table}.{}", p.name)));
+    }
+    keys
+}
+
+/// `e` with every unknown key whose last part is a key elsewhere pointed to that key
+/// (`workload.rw` → `workload.fio.rw`), rather than to a near key of its own table.
+fn suggest_elsewhere(e: SimError) -> SimError {
+    match e {
+        SimError::Many(v) => SimError::Many(v.into_iter().map(suggest_elsewhere).collect()),
+        SimError::Config { field, msg, at } if msg.starts_with("unknown key") => {
+            let last = field.rsplit('.').next().unwrap_or("");
+            let elsewhere: Vec<String> = known_keys()
+                .into_iter()
+                .filter(|k| *k != field && k.rsplit('.').next() == Some(last))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            let msg = match elsewhere.split_last() {
+                None => msg,
+                Some((one, [])) => format!("unknown key; did you mean {one}?"),
+                Some((last, others)) => {
+                    format!("unknown key; did you mean {} or {last}?", others.join(", "))
+                }
+            };
+            SimError::Config { field, msg, at }
+        }
+        e => e,
     }
 }
 
@@ -1042,16 +1086,12 @@ fn component(category: &str, name: &str) -> Option<Component> {
 
 /// Check a whole configuration: the sections' fields, the component names, and every component
 /// table (a table must belong to the selected component and hold only its parameters, valid).
+/// Every error found is reported.
 pub fn validate(cfg: &Config) -> Result<()> {
-    cfg.check_fields()?;
-    check_name("workload", "workload.kind", &cfg.workload.kind)?;
-    check_name("ftl", "ftl.kind", &cfg.ftl.kind)?;
-    check_name("gc", "ftl.gc", &cfg.ftl.gc)?;
-    check_name("buffer", "buffer.kind", &cfg.buffer.kind)?;
-    check_name("scheduler", "device.scheduler", &cfg.device.scheduler)?;
-    check_name("placement", "placement.kind", &cfg.placement.kind)?;
+    let mut errors = check_values(cfg);
+    cfg.check_relations(&mut errors);
     if cfg.placement.kind != "none" && !matches!(cfg.ftl.kind.as_str(), "lines" | "page") {
-        return Err(SimError::config(
+        errors.push(SimError::config(
             "placement.kind",
             format!(
                 "placement `{}` needs an FTL with several write frontiers (ftl.kind = \"lines\" or \"page\"), not \"{}\"",
@@ -1060,47 +1100,81 @@ pub fn validate(cfg: &Config) -> Result<()> {
         ));
     }
     if cfg.ftl.kind == "lines" && cfg.ftl.gc != FtlConfig::default().gc {
-        return Err(SimError::config(
+        errors.push(SimError::config(
             "ftl.gc",
             "the line FTL chooses victims by ftl.lines.victim (pblk | greedy | cost-benefit | fifo)",
         ));
     }
-    if cfg.buffer.padding != "auto" {
-        check_name("padding", "buffer.padding", &cfg.buffer.padding)?;
-    }
-    ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats)?;
-    ftl::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation)?;
     if cfg.ftl.kind == "fast" && cfg.ftl.log_blocks == 1 {
-        return Err(SimError::config(
+        errors.push(SimError::config(
             "ftl.log_blocks",
             "FAST needs 0 (automatic) or ≥ 2 log blocks: 1 SW log plus ≥ 1 RW log",
         ));
     }
-    check_tables(cfg, true)?;
-    crate::synth::check(&cfg.workload)
+    check_selection(cfg, &mut errors);
+    errors.extend(crate::synth::check(&cfg.workload).err());
+    SimError::all(errors).map_err(suggest_elsewhere)
+}
+
+/// The checks of each key on its own (a value, a component's name, a component's table), which
+/// hold whatever the other keys say: what a configuration file is checked with before
+/// overrides complete it.
+fn check_values(cfg: &Config) -> Vec<SimError> {
+    let mut errors = Vec::new();
+    cfg.check_values(&mut errors);
+    for (category, field, name) in [
+        ("workload", "workload.kind", &cfg.workload.kind),
+        ("ftl", "ftl.kind", &cfg.ftl.kind),
+        ("gc", "ftl.gc", &cfg.ftl.gc),
+        ("buffer", "buffer.kind", &cfg.buffer.kind),
+        ("scheduler", "device.scheduler", &cfg.device.scheduler),
+        ("placement", "placement.kind", &cfg.placement.kind),
+    ] {
+        errors.extend(check_name(category, field, name).err());
+    }
+    if cfg.buffer.padding != "auto" {
+        errors.extend(check_name("padding", "buffer.padding", &cfg.buffer.padding).err());
+    }
+    errors.extend(ftl::hybrid::ModelStats::parse(&cfg.ftl.model_stats).err());
+    errors.extend(ftl::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation).err());
+    check_tables(cfg, &mut errors);
+    errors
 }
 
 /// Every component table must name a registered component of its category and hold only its
-/// parameters, with valid values; with `selected`, also belong to the selected component.
-fn check_tables(cfg: &Config, selected_only: bool) -> Result<()> {
-    for (category, tables, selected) in selections(cfg) {
+/// parameters, with valid values.
+fn check_tables(cfg: &Config, errors: &mut Vec<SimError>) {
+    for (category, tables, _) in selections(cfg) {
         for (name, table) in tables {
             let path = format!("{category}.{name}");
-            let Some(comp) = component(category, name) else {
-                let valid = names(category);
-                let msg = match nearest(name, &valid) {
-                    Some(n) => {
-                        format!("unknown {category} `{name}`; did you mean [{category}.{n}]?")
-                    }
-                    None => format!(
-                        "unknown key: not a field of [{category}] nor a {category} component ({})",
-                        valid.join(", ")
-                    ),
-                };
-                return Err(SimError::config(path, msg));
-            };
-            if selected_only && *name != selected {
-                return Err(SimError::config(
+            match component(category, name) {
+                Some(comp) => errors.extend((comp.params.resolve)(Some(table), &path).err()),
+                None => {
+                    let valid = names(category);
+                    let msg = match nearest(name, &valid) {
+                        Some(n) => {
+                            format!("unknown {category} `{name}`; did you mean [{category}.{n}]?")
+                        }
+                        None => format!(
+                            "unknown key: not a field of [{category}] nor a {category} component ({})",
+                            valid.join(", ")
+                        ),
+                    };
+                    errors.push(SimError::config(path, msg));
+                }
+            }
+        }
+    }
+}
+
+/// Every component table must belong to the selected component; the selected component's
+/// parameters (its defaults, when it has no table) must be valid.
+fn check_selection(cfg: &Config, errors: &mut Vec<SimError>) {
+    for (category, tables, selected) in selections(cfg) {
+        for name in tables.keys() {
+            let path = format!("{category}.{name}");
+            if *name != selected && component(category, name).is_some() {
+                errors.push(SimError::config(
                     path.clone(),
                     format!(
                         "parameters for {category} `{name}`, but {} = \"{selected}\": set {} = \"{name}\" or remove [{path}]",
@@ -1109,24 +1183,42 @@ fn check_tables(cfg: &Config, selected_only: bool) -> Result<()> {
                     ),
                 ));
             }
-            (comp.params.resolve)(Some(table), &path)?;
         }
-        if selected_only && !tables.contains_key(&selected) {
+        if !tables.contains_key(&selected) {
             if let Some(comp) = component(category, &selected) {
-                (comp.params.resolve)(None, &comp.table())?;
+                errors.extend((comp.params.resolve)(None, &comp.table()).err());
             }
         }
     }
-    Ok(())
 }
 
-/// Parse a TOML configuration file and check its component tables, errors as `file:line:`.
-/// Whether a table belongs to the selected component is left to [`validate`], since the file
-/// may be completed by overrides (`--set buffer.kind=hitstat`).
+/// Parse a TOML configuration file and check each key's value on its own (component tables
+/// included); every error found is reported, each as `file:line:`. Whether a table belongs
+/// to the selected component, and the other checks between keys, are left to [`validate`],
+/// since the file may be completed by overrides (`--set buffer.kind=hitstat`).
 pub fn parse_toml_file(text: &str, file: &str) -> Result<Config> {
-    let cfg = Config::from_toml_file(text, file)?;
-    check_tables(&cfg, false).map_err(|e| crate::config::locate(e, None, text, file))?;
-    Ok(cfg)
+    let (cfg, mut errors) = Config::parse_toml(text);
+    if let Some(c) = &cfg {
+        errors.extend(check_values(c).into_iter().map(|e| (e, None)));
+    }
+    let errors = errors
+        .into_iter()
+        .map(|(e, at)| (suggest_elsewhere(e), at))
+        .collect();
+    crate::config::place_errors(errors, text, file)?;
+    cfg.ok_or_else(|| SimError::Invalid(format!("{file}: the configuration could not be read")))
+}
+
+/// Parse a configuration in JSON (what the Python layer sends). With unknown keys or wrong
+/// types, the values of the other keys are checked too, and every error found is reported;
+/// otherwise [`validate`] checks it whole.
+pub fn parse_json(text: &str) -> Result<Config> {
+    let (cfg, mut errors) = Config::parse_json(text);
+    if let (Some(c), false) = (&cfg, errors.is_empty()) {
+        errors.extend(check_values(c));
+    }
+    SimError::all(errors).map_err(suggest_elsewhere)?;
+    cfg.ok_or_else(|| SimError::Invalid("the configuration could not be read".into()))
 }
 
 impl Config {

@@ -28,7 +28,7 @@ fn to_py(e: SimError) -> PyErr {
 }
 
 fn parse_config(config_json: &str) -> PyResult<Config> {
-    Config::from_json_str(config_json).map_err(to_py)
+    registry::parse_json(config_json).map_err(to_py)
 }
 
 /// Run one simulation. `progress(done, total)` is called at most every 100 ms; an exception it
@@ -104,7 +104,8 @@ fn config_from_toml(text: &str) -> PyResult<String> {
     Ok(Config::from_toml_str(text).map_err(to_py)?.to_json())
 }
 
-/// Check a TOML configuration file's text; errors name `file:line` (unknown keys, wrong types).
+/// Check a TOML configuration file's text key by key; every error names its `file:line`
+/// (unknown keys, wrong types, values wrong on their own).
 #[pyfunction]
 fn check_config_file(text: &str, file: &str) -> PyResult<()> {
     registry::parse_toml_file(text, file).map_err(to_py)?;
@@ -118,8 +119,12 @@ fn default_config() -> String {
 }
 
 fn trace_opts(options_json: &str) -> PyResult<trace::TraceOptions> {
-    serde_json::from_str(options_json)
-        .map_err(|e| to_py(SimError::config("trace options", e.to_string())))
+    serde_json::from_str(options_json).map_err(|e| {
+        // Without serde_json's " at line L column C" of a JSON text the user never wrote.
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or_default();
+        to_py(SimError::Invalid(format!("trace options: {msg}")))
+    })
 }
 
 /// Statistics of a trace file, as JSON.

@@ -86,12 +86,11 @@ crate::params! {
 }
 
 fn choice<'a>(table: &str, field: &str, value: &str, valid: &[&'a str]) -> Result<&'a str> {
-    valid.iter().find(|&&v| v == value).copied().ok_or_else(|| {
-        SimError::config(
-            format!("{table}.{field}"),
-            format!("unknown value `{value}`; valid: {}", valid.join(", ")),
-        )
-    })
+    valid
+        .iter()
+        .find(|&&v| v == value)
+        .copied()
+        .ok_or_else(|| crate::error::unknown_value(format!("{table}.{field}"), value, valid))
 }
 
 impl crate::params::Params for Params {

@@ -12,7 +12,7 @@
 use super::groups::GroupStore;
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
@@ -45,9 +45,10 @@ impl Compensation {
             "strict" => Ok(Compensation::Strict),
             "full" => Ok(Compensation::Full),
             "off" => Ok(Compensation::Off),
-            _ => Err(SimError::config(
+            _ => Err(crate::error::unknown_value(
                 format!("{table}.compensation"),
-                format!("unknown value `{name}`; valid: strict, full, off"),
+                name,
+                &["strict", "full", "off"],
             )),
         }
     }

@@ -148,10 +148,7 @@ fn choice<T: Copy>(table: &str, field: &str, value: &str, options: &[(&str, T)])
         .map(|&(_, v)| v)
         .ok_or_else(|| {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            SimError::config(
-                format!("{table}.{field}"),
-                format!("unknown value `{value}`; valid: {}", names.join(", ")),
-            )
+            crate::error::unknown_value(format!("{table}.{field}"), value, &names)
         })
 }
 

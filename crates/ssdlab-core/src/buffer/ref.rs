@@ -84,9 +84,10 @@ impl Scope {
         match name {
             "window" => Ok(Scope::Window),
             "all_buffered" => Ok(Scope::AllBuffered),
-            _ => Err(SimError::config(
+            _ => Err(crate::error::unknown_value(
                 format!("{table}.evict_scope"),
-                format!("unknown value `{name}`; valid: window, all_buffered"),
+                name,
+                &["window", "all_buffered"],
             )),
         }
     }
@@ -103,9 +104,10 @@ impl Order {
         match name {
             "fifo" => Ok(Order::Fifo),
             "lru" => Ok(Order::Lru),
-            _ => Err(SimError::config(
+            _ => Err(crate::error::unknown_value(
                 format!("{table}.rebl_order"),
-                format!("unknown value `{name}`; valid: fifo, lru"),
+                name,
+                &["fifo", "lru"],
             )),
         }
     }

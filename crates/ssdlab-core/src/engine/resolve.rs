@@ -7,7 +7,6 @@ use crate::error::{Result, SimError};
 use crate::registry;
 use crate::trace;
 use crate::units::Geometry;
-use std::path::Path;
 
 /// Resolve "auto" and derived values; returns the resolved config, geometry and buffer pages.
 /// What was accepted but probably not meant goes into `warnings`.
@@ -157,18 +156,12 @@ pub(super) fn no_requests(cfg: &Config, lines: u64, format: Option<&str>) -> Sim
             "trace {path} has no requests for the selected workload.device"
         ));
     }
-    let format = format.unwrap_or("?");
-    let hint = match (&cfg.workload.format, trace::detect(Path::new(path))) {
-        (Some(_), Ok(f)) if f.name() != format => {
-            format!("; detection suggests format `{}`", f.name())
-        }
-        (Some(_), Err(_)) => "; detection recognises no format either".to_string(),
-        _ => String::new(),
-    };
-    SimError::Invalid(format!(
-        "trace {path} has no requests: read {} lines, none parsed as format `{format}`{hint}",
-        crate::units::grouped(lines)
-    ))
+    trace::no_requests(
+        path,
+        format.unwrap_or("?"),
+        lines,
+        cfg.workload.format.is_some(),
+    )
 }
 
 /// MemAvailable from /proc/meminfo, in bytes (None where unknown).

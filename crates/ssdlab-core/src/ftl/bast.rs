@@ -281,9 +281,10 @@ impl Params {
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
         if !matches!(self.variant.as_str(), "chain" | "single") {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.variant"),
-                format!("unknown value `{}`; valid: chain, single", self.variant),
+                &self.variant,
+                &["chain", "single"],
             ));
         }
         for (k, v) in [
@@ -318,9 +319,10 @@ impl BastFtl {
             "chain" => false,
             "single" => true,
             v => {
-                return Err(SimError::config(
+                return Err(crate::error::unknown_value(
                     "ftl.bast.variant",
-                    format!("unknown value `{v}`; valid: chain, single"),
+                    v,
+                    &["chain", "single"],
                 ))
             }
         };

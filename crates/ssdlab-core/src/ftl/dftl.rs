@@ -118,9 +118,10 @@ impl crate::params::Params for Params {
                 ))
             }
             v => {
-                return Err(SimError::config(
+                return Err(crate::error::unknown_value(
                     format!("{table}.partition"),
-                    format!("unknown value `{v}`; valid: none, fixed, adaptive"),
+                    v,
+                    &["none", "fixed", "adaptive"],
                 ))
             }
         }
@@ -162,9 +163,10 @@ impl crate::params::Params for Params {
             ));
         }
         if !matches!(self.dirty_cache.as_str(), "page" | "entry") {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.dirty_cache"),
-                format!("unknown value `{}`; valid: page, entry", self.dirty_cache),
+                &self.dirty_cache,
+                &["page", "entry"],
             ));
         }
         part::Writeback::parse(&self.writeback, table)?;
@@ -179,9 +181,10 @@ impl crate::params::Params for Params {
                 ))
             }
             v => {
-                return Err(SimError::config(
+                return Err(crate::error::unknown_value(
                     format!("{table}.gc_map_update"),
-                    format!("unknown value `{v}`; valid: batch, cache"),
+                    v,
+                    &["batch", "cache"],
                 ))
             }
         }
@@ -253,9 +256,10 @@ impl Granularity {
         match v {
             "entry" => Ok(Granularity::Entry),
             "page" => Ok(Granularity::Page),
-            _ => Err(SimError::config(
+            _ => Err(crate::error::unknown_value(
                 format!("{table}.granularity"),
-                format!("unknown value `{v}`; valid: entry, page"),
+                v,
+                &["entry", "page"],
             )),
         }
     }
@@ -435,7 +439,7 @@ impl DftlFtl {
         let pp = p.page();
         let mut page = PageFtl::new(&inner, gc, pp.gc_free_blocks, pp.streams, true, check)
             .map_err(|err| match err {
-                SimError::Config { field, msg } if field == "device.op" => SimError::config(
+                SimError::Config { field, msg, .. } if field == "device.op" => SimError::config(
                     field,
                     format!(
                         "{msg}; the demand-based FTL also keeps {tps} translation pages on flash"

@@ -471,9 +471,10 @@ impl ModelStats {
         match v {
             "seed" => Ok(ModelStats::Seed),
             "all-merges" => Ok(ModelStats::AllMerges),
-            _ => Err(SimError::config(
+            _ => Err(crate::error::unknown_value(
                 "ftl.model_stats",
-                format!("unknown value `{v}`; valid: seed, all-merges"),
+                v,
+                &["seed", "all-merges"],
             )),
         }
     }

@@ -75,12 +75,10 @@ impl crate::params::Params for Params {
             self.victim.as_str(),
             "pblk" | "greedy" | "cost-benefit" | "fifo"
         ) {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.victim"),
-                format!(
-                    "unknown value `{}`; valid: pblk, greedy, cost-benefit, fifo",
-                    self.victim
-                ),
+                &self.victim,
+                &["pblk", "greedy", "cost-benefit", "fifo"],
             ));
         }
         if self.open_lines == 0 || self.open_lines > 64 {
@@ -96,9 +94,10 @@ impl crate::params::Params for Params {
             ));
         }
         if !matches!(self.gc.as_str(), "pblk" | "burst" | "gp") {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.gc"),
-                format!("unknown value `{}`; valid: pblk, burst, gp", self.gc),
+                &self.gc,
+                &["pblk", "burst", "gp"],
             ));
         }
         if !(self.gc_gp > 0.0 && self.gc_gp < 1.0) {

@@ -20,7 +20,7 @@
 //!   Σ S_c ≤ N_p, or re-referenced with Σ S_c > N_p; its utilisation is its used pages / N_p
 //!   (`ftl.log_utilisation`: programmed pages, or valid pages).
 
-use crate::error::{Result, SimError};
+use crate::error::Result;
 
 /// Which pages of a merged log block count as used (`ftl.log_utilisation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,9 +37,10 @@ impl Utilisation {
         match v {
             "written" => Ok(Utilisation::Written),
             "valid" => Ok(Utilisation::Valid),
-            _ => Err(SimError::config(
+            _ => Err(crate::error::unknown_value(
                 "ftl.log_utilisation",
-                format!("unknown value `{v}`; valid: written, valid"),
+                v,
+                &["written", "valid"],
             )),
         }
     }

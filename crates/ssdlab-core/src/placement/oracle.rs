@@ -56,9 +56,10 @@ impl crate::params::Params for Params {
             ));
         }
         if !matches!(self.spacing.as_str(), "geometric" | "lines") {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.spacing"),
-                format!("unknown value `{}`; valid: geometric, lines", self.spacing),
+                &self.spacing,
+                &["geometric", "lines"],
             ));
         }
         Ok(())

@@ -42,9 +42,10 @@ crate::params! {
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
         if !matches!(self.window.as_str(), "fifo" | "full") {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.window"),
-                format!("unknown value `{}`; valid: fifo, full", self.window),
+                &self.window,
+                &["fifo", "full"],
             ));
         }
         if self.refresh == 0 {

@@ -48,15 +48,17 @@ impl crate::params::Params for Params {
             ));
         }
         if !matches!(self.gc.as_str(), "coldest" | "source" | "ring") {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.gc"),
-                format!("unknown value `{}`; valid: coldest, source, ring", self.gc),
+                &self.gc,
+                &["coldest", "source", "ring"],
             ));
         }
         if !matches!(self.rounding.as_str(), "nearest" | "floor") {
-            return Err(SimError::config(
+            return Err(crate::error::unknown_value(
                 format!("{table}.rounding"),
-                format!("unknown value `{}`; valid: nearest, floor", self.rounding),
+                &self.rounding,
+                &["nearest", "floor"],
             ));
         }
         Ok(())
@@ -231,7 +233,7 @@ mod tests {
         let e = p.check("placement.size-ema-batch").unwrap_err().to_string();
         assert!(e.contains("placement.size-ema-batch.bounds"), "{e}");
         let p = Params {
-            gc: "line".into(),
+            gc: "warmest".into(),
             ..Params::default()
         };
         let e = p.check("placement.size-ema-batch").unwrap_err().to_string();

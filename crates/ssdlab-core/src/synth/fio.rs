@@ -344,7 +344,15 @@ fn read_share(read: u32, write: u32) -> std::result::Result<f64, String> {
 }
 
 /// fio rw values and what they mean here: (sequential, direction kind).
-const RW_VALUES: &str = "write, read, rw, readwrite, randwrite, randread, randrw";
+const RW_VALUES: &[&str] = &[
+    "write",
+    "read",
+    "rw",
+    "readwrite",
+    "randwrite",
+    "randread",
+    "randrw",
+];
 
 /// Direction of a job's requests.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -395,13 +403,8 @@ impl Params for FioParams {
     fn check(&self, table: &str) -> Result<()> {
         let key = |k: &str| format!("{table}.{k}");
         if self.rw != "randwrite-then-randread" && rw_kind(&self.rw).is_none() {
-            return Err(SimError::config(
-                key("rw"),
-                format!(
-                    "unknown value `{}`; valid: {RW_VALUES}, randwrite-then-randread",
-                    self.rw
-                ),
-            ));
+            let valid = [RW_VALUES, &["randwrite-then-randread"]].concat();
+            return Err(crate::error::unknown_value(key("rw"), &self.rw, &valid));
         }
         read_share(self.rwmixread, self.rwmixwrite)
             .map_err(|e| SimError::config(key("rwmixread"), e))?;
@@ -455,9 +458,10 @@ impl Params for FioParams {
         let mut blank = 0;
         for (i, j) in self.jobs.iter().enumerate() {
             if rw_kind(&j.rw).is_none() {
-                return Err(SimError::config(
+                return Err(crate::error::unknown_value(
                     job_key(i, "rw"),
-                    format!("unknown value `{}`; valid: {RW_VALUES}", j.rw),
+                    &j.rw,
+                    RW_VALUES,
                 ));
             }
             self.job_read_share(j)
@@ -758,12 +762,8 @@ impl FioParams {
                     bytes
                 }
             };
-            let (sequential, dir) = rw_kind(&j.rw).ok_or_else(|| {
-                err(
-                    "rw",
-                    format!("unknown value `{}`; valid: {RW_VALUES}", j.rw),
-                )
-            })?;
+            let (sequential, dir) = rw_kind(&j.rw)
+                .ok_or_else(|| crate::error::unknown_value(job_key(i, "rw"), &j.rw, RW_VALUES))?;
             let dir = match dir {
                 Dir::Mix(_) => Dir::Mix(self.job_read_share(j).map_err(|e| err("rwmixread", e))?),
                 d => d,

@@ -294,9 +294,18 @@ fn temp_path(out: &Path) -> PathBuf {
 pub fn convert(path: &Path, opts: &TraceOptions, out: &Path) -> Result<u64> {
     let mut reader = super::open(path, opts)?;
     let src = path.display().to_string();
-    let requests = std::iter::from_fn(|| {
-        let r = reader.next()?;
-        Some(r.map(|r| (r, reader.line())))
+    let mut checked = false;
+    let requests = std::iter::from_fn(|| match reader.next() {
+        Some(r) => Some(r.map(|r| (r, reader.line()))),
+        // A file of another format ends the conversion with an error, and writes nothing.
+        None if !checked => {
+            checked = true;
+            reader
+                .check_recognised(opts.format.is_some())
+                .err()
+                .map(Err)
+        }
+        None => None,
     });
     write_binary(requests, &src, out)
 }

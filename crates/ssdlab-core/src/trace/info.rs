@@ -116,6 +116,7 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
             }
         }
     }
+    rd.check_recognised(opts.format.is_some())?;
     ti.footprint_pages = pages.len();
     ti.devices = devs.len() as u64;
     ti.seq_write_fraction = if ti.writes == 0 {

@@ -71,7 +71,7 @@ use fields::{LineResult, Parsed};
 
 /// A trace file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum Format {
     Msr,
     Umass,
@@ -106,6 +106,14 @@ const ALL_FORMATS: [Format; 14] = [
     Format::Binary,
 ];
 
+/// A format read by name (as [`Format::from_name`]: any case, a suggestion for a typo).
+impl TryFrom<String> for Format {
+    type Error = SimError;
+    fn try_from(s: String) -> Result<Format> {
+        Format::from_name(&s)
+    }
+}
+
 impl Format {
     /// The name used in configuration files and on the command line.
     pub fn name(&self) -> &'static str {
@@ -138,13 +146,10 @@ impl Format {
             .copied()
             .find(|f| f.name().eq_ignore_ascii_case(t))
             .ok_or_else(|| {
+                let names: Vec<&str> = Format::all().iter().map(|f| f.name()).collect();
                 SimError::Invalid(format!(
-                    "unknown trace format `{s}`; valid formats: {}",
-                    Format::all()
-                        .iter()
-                        .map(|f| f.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "unknown trace format `{s}`; {}",
+                    crate::error::suggestion(t, &names)
                 ))
             })
     }
@@ -328,6 +333,10 @@ pub(crate) struct TextSource {
     input: Box<dyn BufRead + Send>,
     buf: Vec<u8>,
     parser: TextParser,
+    /// Lines that hold something (not empty, not a comment), and records of the format among
+    /// them: none of many says the file is of another format.
+    content: u64,
+    records: u64,
 }
 
 impl TextSource {
@@ -336,6 +345,8 @@ impl TextSource {
             input,
             buf: Vec::with_capacity(256),
             parser,
+            content: 0,
+            records: 0,
         }
     }
 
@@ -381,9 +392,14 @@ impl TextSource {
             if t.is_empty() || t.as_bytes()[0] == b'#' {
                 continue;
             }
+            self.content += 1;
             match self.parser.parse(t, *line) {
-                Ok(Parsed::Req(r)) => return Step::Req(r),
-                Ok(_) => continue,
+                Ok(Parsed::Req(r)) => {
+                    self.records += 1;
+                    return Step::Req(r);
+                }
+                Ok(Parsed::Record) => self.records += 1,
+                Ok(Parsed::Other) => {}
                 Err(m) => return Step::Bad(m),
             }
         }
@@ -504,6 +520,23 @@ impl TraceReader {
     /// reordered).
     pub fn late(&self) -> u64 {
         self.reorder.as_ref().map_or(0, |r| r.late)
+    }
+    /// Once the trace has been read: an error when it had lines, none of them a record of the
+    /// format given (`declared`), and detection recognises the file as another format. (A file
+    /// no format recognises, a header alone say, stays an empty trace.)
+    pub fn check_recognised(&self, declared: bool) -> Result<()> {
+        let Source::Text(t) = &self.src else {
+            return Ok(());
+        };
+        if !declared || t.records > 0 || t.content == 0 {
+            return Ok(());
+        }
+        match detect(Path::new(&self.file)) {
+            Ok(f) if f != self.format => {
+                Err(no_requests(&self.file, self.format.name(), self.line, true))
+            }
+            _ => Ok(()),
+        }
     }
     /// Like the reader [`open`] returns, with a reorder window of `window` requests
     /// (blkparse only; for tests).
@@ -632,6 +665,22 @@ impl TraceReader {
 }
 
 impl std::iter::FusedIterator for TraceReader {}
+
+/// The error for a trace of which no request was read: how many lines, read as what format,
+/// and, when the format was given rather than detected, what detection makes of the file.
+pub fn no_requests(file: &str, format: &str, lines: u64, declared: bool) -> SimError {
+    let hint = match (declared, detect(Path::new(file))) {
+        (true, Ok(f)) if f.name() != format => {
+            format!("; detection suggests format `{}`", f.name())
+        }
+        (true, Err(_)) => "; detection recognises no format either".to_string(),
+        _ => String::new(),
+    };
+    SimError::Invalid(format!(
+        "trace {file} has no requests: read {} lines, none parsed as format `{format}`{hint}",
+        crate::units::grouped(lines)
+    ))
+}
 
 /// Open a trace for streaming. With `opts.format == None` the format is detected
 /// ([`detect`]). An empty trace (or one with no request of `opts.device`) is not an error.

@@ -399,6 +399,7 @@ pub fn profile(path: &Path, trace: &TraceOptions, opts: &ProfileOptions) -> Resu
             }
         }
     }
+    rd.check_recognised(trace.format.is_some())?;
     for w in pending.drain(..) {
         totals.settle(&w);
     }

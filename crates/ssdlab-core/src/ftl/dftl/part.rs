@@ -42,9 +42,10 @@ impl Writeback {
         match v {
             "greedy" => Ok(Writeback::Greedy),
             "lru" => Ok(Writeback::Lru),
-            _ => Err(SimError::config(
+            _ => Err(crate::error::unknown_value(
                 format!("{table}.writeback"),
-                format!("unknown value `{v}`; valid: greedy, lru"),
+                v,
+                &["greedy", "lru"],
             )),
         }
     }
