@@ -55,7 +55,7 @@ bench: build
 # ziglang package) against that glibc; `pip install dist/ssdlab-*.whl` needs no Rust.
 wheel: $(STAMP)
 	rm -f dist/ssdlab-*.whl
-	$(VENV)/bin/maturin build --release --zig --compatibility manylinux2014 --auditwheel check --out dist
+	PATH=$(abspath $(VENV))/bin:$$PATH maturin build --release --zig --compatibility manylinux2014 --auditwheel check --out dist
 	@ls dist/ssdlab-*.whl
 
 # Installs the wheel into a fresh virtual environment without Rust and runs `ssdlab run` and
