@@ -6,7 +6,8 @@ PIP     := $(VENV)/bin/pip
 STAMP   := $(VENV)/.deps-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null) Cargo.toml pyproject.toml
 BUILT   := $(VENV)/.built
-DEPS    := "maturin[zig]>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff "pyarrow>=14" "dask[distributed]>=2023.1" "tomli-w>=1.0" "tqdm>=4.60"
+ZIG     := $(VENV)/.zig-installed
+DEPS    := "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff "pyarrow>=14" "dask[distributed]>=2023.1" "tomli-w>=1.0" "tqdm>=4.60"
 # Runs a command with its output held back, shown only if it fails (pip and maturin are chatty).
 QUIET   := sh -c 'log=$$(mktemp) && "$$@" >"$$log" 2>&1; s=$$?; [ $$s -eq 0 ] || cat "$$log"; rm -f "$$log"; exit $$s' quiet
 
@@ -53,10 +54,16 @@ bench: build
 
 # An abi3 wheel for CPython >= 3.11 on glibc >= 2.17 (manylinux2014), linked with zig (from the
 # ziglang package) against that glibc; `pip install dist/ssdlab-*.whl` needs no Rust.
-wheel: $(STAMP)
+wheel: $(STAMP) $(ZIG)
 	rm -f dist/ssdlab-*.whl
 	PATH=$(abspath $(VENV))/bin:$$PATH maturin build --release --zig --compatibility manylinux2014 --auditwheel check --out dist
 	@ls dist/ssdlab-*.whl
+
+# zig (100 MB) only for wheels, not for `make run`.
+$(ZIG): $(STAMP)
+	@echo "make: installing zig into $(VENV) (for wheels, once)"
+	@$(QUIET) $(PIP) install "maturin[zig]>=1.5,<2"
+	@touch $@
 
 # Installs the wheel into a fresh virtual environment without Rust and runs `ssdlab run` and
 # the README's first Python example with it (also part of .ci/run).
