@@ -80,7 +80,7 @@ def test_run_prints_what_it_simulated_in_readable_units():
     lines = p.stdout.splitlines()
     assert lines[0] == (
         "workload zipf, 64 MiB footprint, 2,000 requests; device 64 MiB logical, 4 KiB pages, 128 pages/block, "
-        "OP 0.07; FTL page (greedy GC); buffer block-lru 1 MiB"
+        "OP 0.07, not preconditioned (empty); FTL page (greedy GC); buffer block-lru 1 MiB"
     )
     res = ssdlab.simulate(
         {
@@ -88,8 +88,10 @@ def test_run_prints_what_it_simulated_in_readable_units():
             "buffer": {"kind": "block-lru", "bytes": "1MiB"},
         }
     )
-    elapsed = next(line for line in lines if line.startswith("time.elapsed_us"))
-    assert elapsed.split()[-2:] == [f"{res.metrics['time.elapsed_us'] / 1e6:,.4g}", "s"]
+    serial = next(line for line in lines if line.startswith("time.nand_serial_us"))
+    value = f"{res.metrics['time.nand_serial_us'] / 1e6:,.4g} s"
+    assert serial.endswith(f" {value}  (serial: every NAND operation's time, one after another)")
+    assert not any(line.startswith("time.elapsed_us") for line in lines)  # the deprecated alias: JSON only
     assert next(line for line in lines if line.startswith("throughput.write_mib_s")).endswith(" MiB/s")
 
 

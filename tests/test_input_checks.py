@@ -181,3 +181,66 @@ def test_compare_prints_each_runs_warnings(tmp_path, capsys):
         "warning: buffer.bytes=4MiB: the buffer (1,024 pages) is as large as the device (512 logical pages): "
         "every write can stay in it",
     ]
+
+
+# -- timed runs that do not mislead -------------------------------------------------------------
+
+READS = {"workload": {"read_fraction": 0.5}, "buffer": {"kind": "none"}}
+UNWRITTEN = "found no data (host.unwritten_read_pages: never written or trimmed)"
+ONE_DIE = "timed mode on a device with one die"
+
+
+def test_reads_of_a_fresh_device_are_warned_in_the_result_and_the_run_line(capsys):
+    fresh = ssdlab.simulate(small(**READS))
+    n, reads = fresh.metrics["host.unwritten_read_pages"], fresh.metrics["host.read_pages"]
+    assert 0.01 * reads < n <= reads and fresh.metrics["nand.reads.host"] == reads - n
+    assert [w for w in fresh.warnings if UNWRITTEN in w] == [
+        f"{n:,.0f} of {reads:,.0f} page reads ({100 * n / reads:.1f}%) {UNWRITTEN} and cost no flash read; "
+        'set run.precondition = "fill" to start from a device holding data'
+    ]
+    filled = ssdlab.simulate(small(**READS, run={"precondition": "fill"}))
+    assert filled.metrics["host.unwritten_read_pages"] == 0 and filled.warnings == []
+    code, out, err = run_cli(
+        capsys, "run", *SMALL_SET, "--set", "workload.read_fraction=0.5", "--set", "buffer.kind=none"
+    )
+    assert (
+        code == 0
+        and UNWRITTEN in err
+        and out.splitlines()[0].endswith("OP 0.25, not preconditioned (empty); FTL page (greedy GC); buffer none")
+    )
+
+
+def test_timed_run_line_names_dies_and_precondition_and_labels_both_times(capsys):
+    args = ["run", *SMALL_SET, "--set", "buffer.kind=none", "--set", "run.mode=timed"]
+    code, out, err = run_cli(capsys, *args)
+    lines = out.splitlines()
+    assert code == 0 and err.startswith(f"warning: {ONE_DIE} ")
+    assert lines[0] == (
+        "workload uniform, 1 MiB footprint, 50 requests; device 2 MiB logical, 4 KiB pages, 16 pages/block, "
+        "OP 0.25, 1 die, not preconditioned (empty); FTL page (greedy GC); buffer none"
+    )
+    serial = next(i for i, line in enumerate(lines) if line.startswith("time.nand_serial_us"))
+    assert lines[serial].endswith(" s  (serial: every NAND operation's time, one after another)")
+    assert lines[serial + 1].startswith("time.simulated_us")
+    assert lines[serial + 1].endswith(" s  (timed clock: first issue to last completion, dies in parallel)")
+    more = ["--set", "device.channels=2", "--set", "device.chips_per_channel=2", "--set", "run.precondition=fill"]
+    code, out, err = run_cli(capsys, *args, *more)
+    assert code == 0 and err == ""
+    assert ", OP 0.25, 4 dies (2 channels × 2), preconditioned (filled); FTL" in out.splitlines()[0]
+
+
+def test_sweep_keeps_each_cells_warnings(tmp_path, capsys):
+    from ssdlab.sweep import run_sweep
+
+    spec = {"base": small(**READS).to_dict(), "axes": {"run.precondition": ["none", "fill"]}}
+    s = run_sweep(spec, tmp_path / "out", workers=1, progress=True)
+    assert (s.ran, s.warned) == (2, 1)
+    df = ssdlab.load_results(tmp_path / "out")
+    fresh = ssdlab.simulate(small(**READS))
+    assert list(df["warnings"]) == [fresh.warnings, []]
+    line = (
+        f'1 of 2 cells run gave warnings; first: cell 0 (run.precondition="none"): {fresh.warnings[0]}; '
+        f"all of them are in the `warnings` column of `ssdlab.load_results({str(tmp_path / 'out')!r})`"
+    )
+    assert s.warnings_line() == line
+    assert f"study: {line}" in capsys.readouterr().err

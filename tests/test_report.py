@@ -220,11 +220,13 @@ def test_bars_grouped_heights_equal_the_frames_values(df):
 
 
 def test_normalized_bars_divide_by_the_baseline(df):
-    fig = F.normalized_bars(df, x="buffer.bytes", y="time.elapsed_us", by="buffer.kind", baseline="none")
+    fig = F.normalized_bars(df, x="buffer.bytes", y="time.nand_serial_us", by="buffer.kind", baseline="none")
     ax = fig.axes[0]
     sizes = [1 * MiB, 4 * MiB, 16 * MiB]
     expected = [
-        value(df, k, s, "time.elapsed_us") / value(df, "none", s, "time.elapsed_us") for k in KINDS for s in sizes
+        value(df, k, s, "time.nand_serial_us") / value(df, "none", s, "time.nand_serial_us")
+        for k in KINDS
+        for s in sizes
     ]
     heights = [p.get_height() for p in ax.patches]
     assert heights == pytest.approx(expected)
@@ -275,16 +277,16 @@ def test_heatmap_cells_hold_the_values(df):
 
 def test_heatmap_panels_per_other_key_and_times_in_seconds(df):
     ok = df[df["status"] == "ok"]
-    both = pd.concat([ok, ok.assign(**{"ftl.gc": "fifo", "time.elapsed_us": ok["time.elapsed_us"] * 2})])
-    fig = F.heatmap(both, x="buffer.bytes", y="buffer.kind", value="time.elapsed_us")
+    both = pd.concat([ok, ok.assign(**{"ftl.gc": "fifo", "time.nand_serial_us": ok["time.nand_serial_us"] * 2})])
+    fig = F.heatmap(both, x="buffer.bytes", y="buffer.kind", value="time.nand_serial_us")
     panels = [ax for ax in fig.axes if ax.images]
     assert [ax.get_title() for ax in panels] == ["ftl.gc = greedy", "ftl.gc = fifo"]
     for ax, factor in zip(panels, [1, 2], strict=True):
         expected = [
-            [value(df, k, s, "time.elapsed_us") * factor / 1e6 for s in (MiB, 4 * MiB, 16 * MiB)] for k in KINDS
+            [value(df, k, s, "time.nand_serial_us") * factor / 1e6 for s in (MiB, 4 * MiB, 16 * MiB)] for k in KINDS
         ]
         assert np.asarray(ax.images[0].get_array()) == pytest.approx(np.asarray(expected))
-    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["elapsed NAND time (s)"] * 2  # the colour bars
+    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["serial NAND time (s)"] * 2  # the colour bars
 
 
 def test_save_writes_png_at_200_dpi_and_svg_or_pdf(df, tmp_path):
@@ -333,7 +335,7 @@ def test_no_ok_rows_is_an_error(df):
 
 
 def data_uris(text: str) -> list[str]:
-    return re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
+    return re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', text)
 
 
 def test_report_is_self_contained_and_complete(df, tmp_path):
@@ -344,11 +346,12 @@ def test_report_is_self_contained_and_complete(df, tmp_path):
     path = write_report(d, results=df, sections=claims)
     assert path == d / "report.html"
     text = path.read_text()
-    # default figures: buffer.kind and buffer.bytes vary; waf, erases and hit ratio against each
+    # default figures: buffer.kind and buffer.bytes vary; waf, erases and hit ratio against the
+    # numeric one, one line per buffer.kind (bars by buffer.kind would show the same cells again)
     images = data_uris(text)
-    assert len(images) == 6
-    assert all(base64.b64decode(b)[:8] == b"\x89PNG\r\n\x1a\n" for b in images)
-    assert text.count("<figcaption>") == 6
+    assert len(images) == 3
+    assert all(base64.b64decode(b).startswith(b"<?xml") and b"<svg" in base64.b64decode(b) for b in images)
+    assert text.count("<figcaption>") == 3
     assert "nand.erases" in text and "one line per buffer.kind" in text
     # nothing loaded from elsewhere; text escaped; the image check script present
     assert not re.search(r"(src|href)=\"(https?:)?//", text) and "@import" not in text and "url(" not in text
@@ -409,7 +412,7 @@ def test_report_renders_in_headless_chromium(df, tmp_path):
     (d / "study.toml").write_text(STUDY_TOML)
     path = write_report(d, results=df)
     n = len(data_uris(path.read_text()))
-    assert n == 6
+    assert n == 3
     dom = headless(binary, tmp_path, "--dump-dom", path.as_uri()).stdout
     assert re.search(r"<title>(.*?)</title>", dom).group(1) == f"ssdlab report: {n} figures OK"
 
@@ -423,7 +426,7 @@ def test_report_renders_in_headless_chromium(df, tmp_path):
 
     # the check in the page notices an image that does not decode
     broken = tmp_path / "broken.html"
-    broken.write_text(path.read_text().replace("data:image/png;base64,iVBOR", "data:image/png;base64,AAAA", 1))
+    broken.write_text(path.read_text().replace("data:image/svg+xml;base64,PD94", "data:image/svg+xml;base64,AAAA", 1))
     dom = headless(binary, tmp_path, "--dump-dom", broken.as_uri()).stdout
     assert "<title>ssdlab report: BROKEN IMAGES</title>" in dom
 
@@ -436,7 +439,7 @@ def test_cli_report_and_plot(study_dir, tmp_path, capsys):
     assert cli.main(["report", str(study_dir)]) == 0
     assert (study_dir / "report.html").exists()
     assert cli.main(["report", str(study_dir), "--out", str(tmp_path / "r.html"), "--default-figures"]) == 0
-    assert len(data_uris((tmp_path / "r.html").read_text())) == 6
+    assert len(data_uris((tmp_path / "r.html").read_text())) == 3
 
     argv = ["plot", str(study_dir), "--x", "buffer.bytes", "--y", "nand.erases", "--by", "buffer.kind", "--logx"]
     assert cli.main(argv) == 0
@@ -444,7 +447,10 @@ def test_cli_report_and_plot(study_dir, tmp_path, capsys):
     assert Path(f"{stem}.png").exists() and Path(f"{stem}.svg").exists()
     for kind, extra in (
         ("bars", ["--x", "buffer.kind", "--y", "waf"]),
-        ("normalized", ["--x", "buffer.bytes", "--y", "time.elapsed_us", "--by", "buffer.kind", "--baseline", "none"]),
+        (
+            "normalized",
+            ["--x", "buffer.bytes", "--y", "time.nand_serial_us", "--by", "buffer.kind", "--baseline", "none"],
+        ),
         ("heatmap", ["--x", "buffer.bytes", "--y", "waf", "--by", "buffer.kind"]),
         ("cdf", ["--y", "waf", "--by", "buffer.kind", "--filter", "buffer.bytes=4MiB"]),
     ):
@@ -546,5 +552,5 @@ def test_report_command_on_a_real_sweep(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     text = (out / "report.html").read_text()
-    assert len(data_uris(text)) == 6 and "two buffers, two sizes" in text
+    assert len(data_uris(text)) == 3 and "two buffers, two sizes" in text
     assert text.count('<span class="badge ok">ok</span>') == 4

@@ -197,9 +197,9 @@ def test_store_without_series_still_loads(tmp_path):
 
 def test_series_figure_data(series_dir):
     df = ssdlab.load_results(series_dir)
-    fig = F.series(df, "nand.programs.total")
+    fig = F.series(df, "nand.programs.total", by="buffer.kind")
     lines = fig.axes[0].get_lines()
-    assert [ln.get_label() for ln in lines] == ["buffer.kind=lru", "buffer.kind=block-lru"]
+    assert [ln.get_label() for ln in lines] == ["lru", "block-lru"]
     for ln, (_, row) in zip(lines, df.iterrows(), strict=True):
         assert list(ln.get_xdata()) == [200, 400, 600]
         assert list(ln.get_ydata()) == list(row["series"]["nand.programs.total"])

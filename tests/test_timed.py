@@ -58,9 +58,9 @@ def test_sweep_stores_distributions_and_cdf_is_their_cumulative_share(timed_dir)
     # Deeper queue: more throughput, longer waits.
     assert df["throughput.iops"].iloc[1] > df["throughput.iops"].iloc[0]
     assert df["latency.read.p99_us"].iloc[1] > df["latency.read.p99_us"].iloc[0]
-    fig = F.distribution_cdf(df, "latency.read_ns")
+    fig = F.distribution_cdf(df, "latency.read_ns", by="run.queue_depth")
     lines = fig.axes[0].get_lines()
-    assert [ln.get_label() for ln in lines] == ["run.queue_depth=1", "run.queue_depth=16"]
+    assert [ln.get_label() for ln in lines] == ["1", "16"]
     for ln, (_, row) in zip(lines, df.iterrows(), strict=True):
         values, counts = F.histogram_of(row["histograms"], "latency.read_ns")
         assert list(ln.get_xdata()) == pytest.approx(values / 1000)

@@ -14,6 +14,8 @@ from typing import Any, Union
 
 from . import _core
 from ._core import SsdlabError
+from .frames import flatten as flatten  # re-exported: ssdlab.api.flatten
+from .frames import series_frame
 
 ConfigLike = Union[str, Path, Mapping[str, Any], "Config"]
 
@@ -136,31 +138,39 @@ class Result:
         `measured`, then the sampled metrics (docs/metrics.md). Empty when sampling is off."""
         return series_frame(self.series_columns)
 
-    def to_frame(self):
+    def to_frame(self, histograms: bool = False, series: bool = False):
         """A one-row pandas DataFrame with the columns `load_results` gives a cell: one per
         configuration key (`buffer.kind`; tables such as `workload.generic` stay whole) and one
-        per metric (`waf`)."""
+        per metric (`waf`). `histograms=True` adds the `histograms` column (the JSON of
+        `histograms`, {name: [[value, count], ...]}, as `load_results` has it) and `series=True`
+        the `series` column (the time series as a DataFrame), so that frames of several runs
+        concatenated draw as a study's cells do (`ssdlab.report.figures.distribution_cdf`,
+        `series`)."""
         import pandas as pd
 
         # As in the results store: a configuration key that is also a metric name gets a prefix.
         row = {(f"config.{k}" if k in self.metrics else k): v for k, v in config_columns(self.config).items()}
         row.update(self.metrics)
+        if histograms:
+            row["histograms"] = json.dumps({k: [list(p) for p in v] for k, v in self.histograms.items()})
+        if series:
+            row["series"] = self.series if self.series_columns else None
         return pd.DataFrame([row])
+
+    def plot_cdf(self, path: str | Path | None = None, names=()):
+        """The run's latency distributions (timed mode; default: reads and writes, those that
+        happened) as CDFs: the whole distribution on a log axis beside its tail (0.9 to 0.9999).
+        Returns the matplotlib Figure; with `path`, also writes it there (its extension, .png,
+        .svg or .pdf, gives the format; none: PNG). A run without latencies is a ValueError."""
+        from .report import figures as F
+
+        fig = F.latency_cdf(self.histograms, config=self.config, names=names)
+        if path is not None:
+            F.save_as(fig, path)
+        return fig
 
     def __getitem__(self, name: str) -> float:
         return self.metrics[name]
-
-
-def series_frame(columns: Mapping[str, Any] | None):
-    """A time series given as columns {name: [values]} (None = NaN) as a float DataFrame, with
-    `requests` and `measured` first."""
-    import pandas as pd
-
-    columns = columns or {}
-    first = [c for c in ("requests", "measured") if c in columns]
-    order = first + sorted(c for c in columns if c not in first)
-    data = {c: [math.nan if v is None else float(v) for v in columns[c]] for c in order}
-    return pd.DataFrame(data, columns=order, dtype="float64")
 
 
 @functools.cache
@@ -192,18 +202,6 @@ def config_columns(config: Mapping[str, Any], extra_keys: Iterable[str] = ()) ->
         for part in key.split("."):
             node = node.get(part) if isinstance(node, Mapping) else None
         out[key] = node
-    return out
-
-
-def flatten(d: Mapping[str, Any], prefix: str = "") -> dict:
-    """{"a": {"b": 1}} -> {"a.b": 1}"""
-    out = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
     return out
 
 

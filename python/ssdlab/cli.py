@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import numbers
 import os
 import sys
 import time
@@ -27,7 +28,7 @@ KEY_METRICS = [
     "nand.erases",
     "waf",
     "gc.moved_pages",
-    "time.elapsed_us",
+    "time.nand_serial_us",
     "throughput.write_mib_s",
 ]
 
@@ -44,6 +45,12 @@ TIMED_METRICS = [
     "util.die.mean",
     "time.simulated_us",
 ]
+
+# The two times side by side read as a contradiction without a word on each (`ssdlab run`).
+TIME_NOTES = {
+    "time.nand_serial_us": "serial: every NAND operation's time, one after another",
+    "time.simulated_us": "timed clock: first issue to last completion, dies in parallel",
+}
 
 
 class ProgressBar:
@@ -86,6 +93,8 @@ def _config_from_args(args) -> api.Config:
 
 
 def _fmt(v) -> str:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
     if isinstance(v, float):
         if v != v:
             return "nan"
@@ -116,20 +125,24 @@ def write_json(dest: str, doc) -> None:
     Path(dest).write_text(text)
 
 
-def print_table(rows: list[list[str]], header: list[str], file=None, left: int = 1) -> None:
-    """A text table: the first `left` columns aligned left, the others right."""
+def table_lines(rows: list[list[str]], header: list[str], left: int = 1) -> list[str]:
+    """A text table's lines (header, rule, rows): the first `left` columns aligned left, the others right."""
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
 
     def fmt(r):
-        return "  ".join(
+        cells = (
             str(c).ljust(w) if i < left else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))
         )
+        return "  ".join(cells).rstrip()
 
     line = fmt(header)
-    print(line, file=file)
-    print("-" * len(line), file=file)
-    for r in rows:
-        print(fmt(r), file=file)
+    return [line, "-" * (sum(widths) + 2 * (len(widths) - 1))] + [fmt(r) for r in rows]
+
+
+def print_table(rows: list[list[str]], header: list[str], file=None, left: int = 1) -> None:
+    """A text table: the first `left` columns aligned left, the others right."""
+    for line in table_lines(rows, header, left):
+        print(line, file=file)
 
 
 def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
@@ -142,9 +155,18 @@ def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
 
 def cmd_run(args) -> int:
     cfg = _config_from_args(args)
+    if args.plot_cdf and cfg.resolved()["run"]["mode"] != "timed":  # checked before a long run
+        raise SsdlabError('--plot-cdf: only a timed run (run.mode = "timed") records latencies')
     res = _simulate(cfg, args.quiet)
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    wrote = ""
+    if args.plot_cdf:
+        from .report import figures as F
+
+        wrote = f"wrote {F.save_as(res.plot_cdf(), args.plot_cdf)}"
+        if args.json == "-":  # standard output holds the JSON alone
+            print(wrote, file=sys.stderr)
     if args.json:
         out = {"config": res.config, "metrics": res.metrics}
         if res.series_columns:  # run.sample_every: the time series as columns
@@ -153,9 +175,22 @@ def cmd_run(args) -> int:
         if args.json == "-":  # standard output holds the JSON alone
             return 0
     print(describe.run_summary(res.config))
-    names = list(res.metrics) if args.all else [m for m in KEY_METRICS + TIMED_METRICS if m in res.metrics]
-    print_table([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
+    names = list(res.metrics) if args.all else _run_metrics(res.metrics)
+    lines = table_lines([[m, describe.format_metric(m, res.metrics[m])] for m in names], ["metric", "value"])
+    for line, m in zip(lines, [None, None, *names], strict=True):
+        print(f"{line}  ({TIME_NOTES[m]})" if m in TIME_NOTES else line)
+    if wrote:
+        print(wrote)
     return 0
+
+
+def _run_metrics(metrics: dict) -> list[str]:
+    """The key metrics of a run, a timed run's clock right after the serial NAND time."""
+    names = [m for m in KEY_METRICS + TIMED_METRICS if m in metrics]
+    if "time.simulated_us" in names:
+        names.remove("time.simulated_us")
+        names.insert(names.index("time.nand_serial_us") + 1, "time.simulated_us")
+    return names
 
 
 def cmd_config_show(args) -> int:
@@ -172,6 +207,11 @@ def _parse_vary(items: list[str]) -> list[tuple[str, list]]:
         key, values = item.split("=", 1)
         out.append((key.strip(), [api.parse_value(v.strip()) for v in values.split(",") if v.strip()]))
     return out
+
+
+# Where `compare` writes by default: a folder of its own, so that it never overwrites a study's or
+# `make run`'s files in results/.
+COMPARE_OUT = "results/compare"
 
 
 def cmd_compare(args) -> int:
@@ -205,22 +245,29 @@ def cmd_compare(args) -> int:
         [label] + [describe.format_metric(m, r.metrics.get(m, math.nan)) for m in metrics] for label, _v, r in results
     ]
     print_table(rows, ["run"] + metrics, file=text_out)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     doc = [{"label": label, "config": r.config, "metrics": r.metrics} for label, _v, r in results]
-    write_json(str(out / "compare.json"), doc)
+    wrote = []
     if args.json:
         write_json(args.json, doc)
-    from .plots import compare_chart
+        if args.json != "-":
+            wrote.append(args.json)
+    # `--json -` alone writes no files: its user asked for standard output.
+    if args.out or args.json != "-":
+        out = Path(args.out or COMPARE_OUT)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(str(out / "compare.json"), doc)
+        from .plots import compare_chart
 
-    chart = compare_chart(
-        [(vals, r.metrics) for _label, vals, r in results],
-        [k for k, _values in vary],
-        args.chart_metrics.split(","),
-        out / "compare.png",
-        config=results[0][2].config,
-    )
-    print(f"\nwrote {out / 'compare.json'} and {chart}", file=text_out)
+        chart = compare_chart(
+            [(vals, r.metrics) for _label, vals, r in results],
+            [k for k, _values in vary],
+            args.chart_metrics.split(","),
+            out / "compare.png",
+            config=results[0][2].config,
+        )
+        wrote += [str(out / "compare.json"), str(chart)]
+    if wrote:
+        print(f"\nwrote {', '.join(wrote)}", file=text_out)
     return 0
 
 
@@ -240,25 +287,31 @@ def cmd_trace_info(args) -> int:
     if args.json:
         write_json("-", info)  # valid JSON: null for NaN
         return 0
-    order = [
-        "format",
-        "requests",
-        "reads",
-        "writes",
-        "trims",
-        "read_bytes",
-        "write_bytes",
-        "footprint_pages",
-        "max_end_bytes",
-        "seq_write_fraction",
-        "devices",
-        "skipped",
-    ]
-    print_table(
-        [[k, _fmt(info[k]) if not isinstance(info[k], str) else info[k]] for k in order if k in info],
-        ["field", "value"],
-    )
+    print_table([[k, trace_info_text(k, info, args.page_bytes)] for k in info], ["field", "value"], left=2)
     return 0
+
+
+def trace_info_text(key: str, info: dict, page_bytes: int) -> str:
+    """One field of `trace info` in the unit a reader expects (`--json` keeps bytes and µs)."""
+    v = info[key]
+    if v is None:
+        return "-"
+    if key == "footprint_pages":
+        return f"{_fmt(v)} pages of {describe.size(page_bytes)} ({describe.size(v * page_bytes)})"
+    if key == "seq_write_fraction":
+        return f"{100 * v:.3g}%"
+    if key.endswith("_time_us"):
+        if not info.get("requests"):
+            return "- (no requests)"
+        first, when = info.get("first_time_us"), describe.timestamp(v)
+        if key == "last_time_us" and isinstance(first, (int, float)) and isinstance(v, (int, float)):
+            when += f" ({describe.duration(v - first)} after the first)"
+        return when
+    if key.endswith("_us"):
+        return describe.duration(v)
+    if describe.is_bytes_key(key):
+        return describe.size(v)
+    return v if isinstance(v, str) else _fmt(v)
 
 
 def cmd_trace_profile(args) -> int:
@@ -391,6 +444,8 @@ def cmd_sweep(args) -> int:
         print(f"  {name:<10} {value}")
     if s.duplicates:
         print(f"\n{s.duplicates_line()}")
+    if s.warned:
+        print(f"\n{s.warnings_line()}")
     if s.errors:
         print(f"\nfailed cells (first {min(len(s.errors), 5)} of {s.failed}):")
         for index, values, error in sorted(s.errors, key=lambda e: e[0])[:5]:
@@ -413,9 +468,12 @@ def _failures(summary, allow: bool) -> int:
     return 0 if allow else 1
 
 
-def _cell_text(v) -> str:
+def _cell_text(v, key: str = "") -> str:
+    """A cell of `ssdlab results`: sizes in KiB/MiB/GiB (byte keys), counts with separators."""
     if v is None or (isinstance(v, float) and v != v):
         return "-"
+    if describe.is_bytes_key(key) and isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return describe.size(float(v))
     if isinstance(v, (list, dict)):
         return json.dumps(v)
     if hasattr(v, "to_dict"):  # a time series (DataFrame)
@@ -470,7 +528,10 @@ def cmd_results(args) -> int:
         out = out.map(_csv_value)
         Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.csv, index=False)
-    rows = [[_cell_text(v) for v in r] for r in df[columns].itertuples(index=False, name=None)]
+    rows = [
+        [_cell_text(v, k) for k, v in zip(columns, r, strict=True)]
+        for r in df[columns].itertuples(index=False, name=None)
+    ]
     if "error" in columns:
         i = columns.index("error")
         rows = [r[:i] + [r[i][:80]] + r[i + 1 :] for r in rows]
@@ -550,8 +611,6 @@ def cmd_plot(args) -> int:
     if filters:
         df = F.select(df, filters)
     mean_over = args.mean_over or []
-    if mean_over and args.kind in ("series", "cdf"):
-        raise SsdlabError(f"--mean-over applies to line, bars, normalized and heatmap figures, not {args.kind}")
     if args.kind == "line":
         fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx, mean_over=mean_over)
     elif args.kind == "bars":
@@ -561,10 +620,12 @@ def cmd_plot(args) -> int:
     elif args.kind == "heatmap":
         fig = F.heatmap(df, x=args.x, y=args.by, value=args.y, mean_over=mean_over)
     elif args.kind == "series":
-        fig = F.series(df, args.y, x=args.x, logx=args.logx)
+        fig = F.series(df, args.y, x=args.x, by=args.by, logx=args.logx, mean_over=mean_over)
     elif args.y not in df.columns and "histograms" in df.columns:
-        # A stored distribution (timed mode's latency.read_ns …): one CDF per cell.
-        fig = F.distribution_cdf(df, args.y, tail=args.tail, logx=args.logx)
+        # A stored distribution (timed mode's latency.read_ns …): a CDF per value of --by.
+        fig = F.distribution_cdf(df, args.y, by=args.by, tail=args.tail, logx=args.logx, mean_over=mean_over)
+    elif mean_over:
+        raise SsdlabError(f"--mean-over: `{args.y}` is a metric, whose CDF is over the cells themselves")
     else:
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
     name = f"{args.kind}-{args.y}" + (f"-vs-{args.x}" if args.x and args.kind != "cdf" else "")
@@ -601,11 +662,14 @@ def _add_report_parsers(sub) -> None:
         "--y",
         required=True,
         metavar="METRIC",
-        help="metric to plot (heatmap: the cell value; series: a time-series column, one line per cell; "
-        "cdf: a metric over cells, or a stored distribution such as latency.read_ns, one CDF per cell)",
+        help="metric to plot (heatmap: the cell value; series: a time-series column; cdf: a stored "
+        "distribution such as latency.read_ns, or a metric whose values over the cells make the CDF)",
     )
     p.add_argument(
-        "--by", metavar="KEY", help="one line/bar/CDF per value of KEY (heatmap: the rows; normalized: required)"
+        "--by",
+        metavar="KEY",
+        help="one line/bar/CDF/series per value of KEY (heatmap: the rows; normalized: required); other keys "
+        "that vary make panels",
     )
     p.add_argument("--baseline", metavar="VALUE", help="normalized: the value of --by to divide by")
     p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep cells where KEY == VALUE (repeatable)")
@@ -644,8 +708,13 @@ def cmd_reproduce(args) -> int:
         reg = studies.registry()
         if not args.list:
             raise SsdlabError(f"reproduce needs a study name (registered: {', '.join(reg)}) or --list")
-        for name, st in reg.items():
-            print(f"{name:<18} {' '.join(st.description.split())}")
+        rows = [
+            [name, f"{_count(st.cells(True))} quick,", f"{_count(st.cells(False))} full cells", st.summary]
+            for name, st in reg.items()
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else []
+        for r in rows:  # one line per study: name, cells of the quick and the full grid, summary
+            print(f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}} {r[2]:>{widths[2]}}  {r[3]}")
         return 0
     try:
         report = studies.reproduce(args.name, quick=args.quick, out=args.out, **_run_options(args))
@@ -655,6 +724,10 @@ def cmd_reproduce(args) -> int:
         return _failures(e.summary, args.allow_failures)
     print(f"wrote {report}")
     return 0
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
 
 
 def _run_options(args) -> dict:
@@ -788,6 +861,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help='write {"config": ..., "metrics": ...} to PATH (`-`: standard output, alone)'
     )
     p.add_argument("--all", action="store_true", help="print every metric")
+    p.add_argument(
+        "--plot-cdf",
+        metavar="FILE",
+        help="timed runs: write the read and write latency CDFs (whole and tail) to FILE (.png, .svg or .pdf)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compare", help="compare buffers / FTLs / settings on one workload")
@@ -799,13 +877,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="values to compare (repeatable: the grid is their product); default buffer.kind=none,lru,block-lru",
     )
     p.add_argument("--metrics", help="comma-separated metrics for the table")
-    p.add_argument("--json", metavar="PATH", help="also write the runs as JSON to PATH (`-`: standard output)")
+    p.add_argument(
+        "--json",
+        metavar="PATH",
+        help="also write the runs as JSON to PATH (`-`: standard output, alone, and no files unless --out)",
+    )
     p.add_argument(
         "--chart-metrics",
         default="waf,nand.erases,buffer.page_hit_ratio",
         help="comma-separated metrics for the bar chart",
     )
-    p.add_argument("--out", default="results", help="output directory (default: results)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help=f"folder for compare.json and compare.png (default: {COMPARE_OUT}; with `--json -` none unless given)",
+    )
     p.set_defaults(func=cmd_compare)
 
     t = sub.add_parser("trace", help="trace files").add_subparsers(dest="trace_command", required=True)

@@ -38,7 +38,8 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "ftl.log.hit_ratio": ("log-block reference rate", "", 1.0),
     "ftl.log.utilisation_at_merge.mean": ("log-block utilisation at merge", "", 1.0),
     "ftl.log.utilisation_at_merge_rereferenced.mean": ("re-referenced log-block utilisation at merge", "", 1.0),
-    "time.elapsed_us": ("elapsed NAND time", "s", 1e6),
+    "time.nand_serial_us": ("serial NAND time", "s", 1e6),
+    "time.elapsed_us": ("serial NAND time", "s", 1e6),  # the deprecated name of time.nand_serial_us
     "time.program_erase_us": ("program + erase time", "s", 1e6),
     "throughput.write_mib_s": ("write throughput", "MiB/s", 1.0),
     "throughput.program_erase_write_mib_s": ("program/erase write throughput", "MiB/s", 1.0),
@@ -103,7 +104,7 @@ def metric_unit(name: str) -> tuple[str, str, float]:
 
 
 def metric_label(name: str) -> str:
-    """ "write throughput (MiB/s)", "elapsed NAND time (s)", "block erases"."""
+    """ "write throughput (MiB/s)", "serial NAND time (s)", "block erases"."""
     words, unit, _div = metric_unit(name)
     return f"{words} ({unit})" if unit else words
 
@@ -129,6 +130,40 @@ def size(v: Any) -> str:
         if abs(v) >= mult:
             return f"{v / mult:.4g} {unit}"
     return f"{v:.4g} B"
+
+
+def is_bytes_key(key: str) -> bool:
+    """Keys holding a size in bytes: `buffer.bytes`, `workload.footprint_bytes`, `host.write_bytes`."""
+    return key.endswith("_bytes") or key.endswith(".bytes")
+
+
+def duration(us: Any) -> str:
+    """A time in µs in the largest unit that keeps it above 1: "850 µs", "1.5 ms", "2.12 min", "1,565 h"."""
+    if not _number(us):
+        return "-"
+    s = float(us) / 1e6
+    for unit, secs in (("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3)):
+        if abs(s) >= secs:
+            x = s / secs
+            return f"{x:,.4g} {unit}" if abs(x) < 1e4 else f"{x:,.0f} {unit}"
+    return f"{float(us):.4g} µs"
+
+
+# Trace times from this many µs on (2001-09-09) are wall-clock stamps (µs since the Unix epoch, as
+# MSR and SYSTOR traces record them), not times since the trace began.
+UNIX_STAMP_US = 1e15
+
+
+def timestamp(us: Any) -> str:
+    """A trace time: a UTC date for a Unix stamp ("2007-02-22 17:22:09.551466 UTC"), else a duration."""
+    if _number(us) and float(us) >= UNIX_STAMP_US:
+        from datetime import UTC, datetime
+
+        try:
+            return datetime.fromtimestamp(float(us) / 1e6, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        except (OverflowError, OSError, ValueError):  # past the year 9999: no date, a duration
+            pass
+    return duration(us)
 
 
 def workload_parts(cfg: dict) -> list[str]:
@@ -167,11 +202,28 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and not (isinstance(v, float) and math.isnan(v))
 
 
+def dies(cfg: dict) -> str:
+    """The dies of a timed device: "1 die", "32 dies (8 channels × 4)"."""
+    d = cfg.get("device") or {}
+    ch, chips, per_chip = (int(d.get(k) or 1) for k in ("channels", "chips_per_channel", "dies_per_chip"))
+    n = ch * chips * per_chip
+    if n == 1:
+        return "1 die"
+    return f"{n:,} dies ({ch} channel{'s' if ch != 1 else ''} × {chips * per_chip})"
+
+
 def run_summary(cfg: dict) -> str:
-    """One line naming what a resolved configuration simulates."""
+    """One line naming what a resolved configuration simulates: workload, device (its dies in
+    timed mode; whether it was preconditioned), FTL, buffer."""
     f = cfg.get("ftl") or {}
     b = cfg.get("buffer") or {}
+    r = cfg.get("run") or {}
     ftl = f"{f.get('kind')} ({f.get('gc')} GC)" if f.get("kind") == "page" else str(f.get("kind"))
     buf = "none" if b.get("kind") == "none" else f"{b.get('kind')} {size(b.get('bytes'))}"
-    workload, device = ", ".join(workload_parts(cfg)), ", ".join(device_parts(cfg))
-    return f"workload {workload}; device {device}; FTL {ftl}; buffer {buf}"
+    # Counts mode has no dies (its NAND time is serial); timed mode's dies are its parallelism.
+    device = [p for p in device_parts(cfg) if "channel" not in p]
+    if r.get("mode") == "timed":
+        device.append(dies(cfg))
+    device.append("preconditioned (filled)" if r.get("precondition") == "fill" else "not preconditioned (empty)")
+    workload = ", ".join(workload_parts(cfg))
+    return f"workload {workload}; device {', '.join(device)}; FTL {ftl}; buffer {buf}"

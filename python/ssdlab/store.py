@@ -10,9 +10,10 @@ Every file appears atomically: it is written to a hidden temporary name (`.tmp-*
 flushed to disk and renamed with `os.replace`, so a kill at any moment leaves only complete files
 (and at most a hidden temporary one, removed by the next sweep or compaction).
 
-On disk every record has `key`, `cell`, `status`, `error`, `axes` (JSON object of the cell's axis
-values), one column per configuration key (JSON-encoded strings, so that values of mixed types
-round-trip), one float64 column per metric, and the `prov.*` provenance columns. The Parquet
+On disk every record has `key`, `cell`, `status`, `error`, `warnings` (JSON list of the run's
+warnings, null when none), `axes` (JSON object of the cell's axis values), one column per
+configuration key (JSON-encoded strings, so that values of mixed types round-trip), one float64
+column per metric, and the `prov.*` provenance columns. The Parquet
 schema metadata (`ssdlab.store`) lists which columns are configuration keys and which are
 metrics. `load_results` decodes all of this into a pandas DataFrame.
 """
@@ -43,7 +44,7 @@ TMP_PREFIX = ".tmp-"
 STALE_TMP_S = 3600.0
 
 # Columns every record has, in this order, besides configuration keys and metrics.
-HEAD_COLUMNS = ["key", "cell", "status", "error", "axes", "histograms", "series"]
+HEAD_COLUMNS = ["key", "cell", "status", "error", "warnings", "axes", "histograms", "series"]
 PROV_COLUMNS = [
     "prov.ssdlab_version",
     "prov.git_revision",
@@ -90,6 +91,9 @@ def record_table(record: Mapping[str, Any]):
     put("cell", record.get("cell"), pa.int64())
     put("status", record["status"], pa.string())
     put("error", record.get("error"), pa.string())
+    # The run's warnings (Result.warnings) as a JSON list; none when it had none.
+    warnings = record.get("warnings")
+    put("warnings", json.dumps(warnings, ensure_ascii=False) if warnings else None, pa.string())
     put("axes", json.dumps(axes, ensure_ascii=False), pa.string())  # in study order
     # Distributions (Result.histograms) as JSON: {name: [[value, count], ...]}.
     hist = record.get("histograms")
@@ -421,7 +425,8 @@ def load_results(
 ):  # -> pandas.DataFrame
     """The results of a sweep directory as a pandas DataFrame, one row per cell.
 
-    Columns: `key`, `cell`, `status` ("ok" | "failed"), `error`, `axes` (JSON object of the cell's
+    Columns: `key`, `cell`, `status` ("ok" | "failed"), `error`, `warnings` (the list of the run's
+    warnings, `Result.warnings`; empty when it had none), `axes` (JSON object of the cell's
     axis values as written in the study), one column per configuration key (`buffer.bytes`,
     `workload.path`, ... decoded from JSON; the fully resolved configuration of the run), one
     float64 column per metric (`waf`, `nand.erases`, ...; NaN for failed cells), and the provenance
@@ -449,10 +454,20 @@ def load_results(
             df[c] = pd.Series([None if v is None or v is pd.NA or v != v else v for v in df[c].tolist()], dtype=object)
     config_cols = [c for c in config_cols if c in df.columns]
     metric_cols = [c for c in metric_cols if c in df.columns]
+    if "time.elapsed_us" in metric_cols:
+        # Cells written before the serial NAND time had its name (the same value).
+        if "time.nand_serial_us" not in metric_cols:
+            df["time.nand_serial_us"] = math.nan
+            metric_cols.insert(metric_cols.index("time.elapsed_us"), "time.nand_serial_us")
+        df["time.nand_serial_us"] = df["time.nand_serial_us"].fillna(df["time.elapsed_us"])
     for c in config_cols:
         df[c] = _column([None if v is None else json.loads(v) for v in df[c].tolist()])
     if "series" in df.columns:
         df["series"] = pd.Series([decode_series(v) for v in df["series"].tolist()], dtype=object)
+    # Stores written before warnings were kept have no column: their cells show none.
+    stored = df["warnings"].tolist() if "warnings" in df.columns else [None] * len(df)
+    df["warnings"] = pd.Series([json.loads(v) if v else [] for v in stored], dtype=object, index=df.index)
+    df = df.copy()  # the columns replaced above, one block each: consolidated again before more
 
     if len(df):
         finished = df["prov.finished_at"].fillna("") if "prov.finished_at" in df else ""

@@ -2,7 +2,7 @@
 //! Counters are gathered during the run; `finish` turns them into a flat name → value map.
 
 use crate::config::NandConfig;
-use crate::nand::{elapsed_us, NandCounters, CAUSES};
+use crate::nand::{nand_serial_us, NandCounters, CAUSES};
 use std::collections::BTreeMap;
 
 /// Host-side and buffer-side event counters kept by the engine.
@@ -20,6 +20,8 @@ pub struct HostCounters {
     pub write_hit_pages: u64,
     pub write_hit_sectors: u64,
     pub read_hit_pages: u64,
+    /// Host page reads that found no data (neither buffered nor mapped: never written, or trimmed).
+    pub unwritten_read_pages: u64,
     /// Host page writes that found their page buffered clean (cached for a read): not write hits.
     pub clean_write_hit_pages: u64,
     /// Σ over write requests of the pages buffered once the request is buffered.
@@ -48,6 +50,7 @@ impl HostCounters {
             write_hit_pages: self.write_hit_pages - b.write_hit_pages,
             write_hit_sectors: self.write_hit_sectors - b.write_hit_sectors,
             read_hit_pages: self.read_hit_pages - b.read_hit_pages,
+            unwritten_read_pages: self.unwritten_read_pages - b.unwritten_read_pages,
             clean_write_hit_pages: self.clean_write_hit_pages - b.clean_write_hit_pages,
             occupancy_sum: self.occupancy_sum - b.occupancy_sum,
             flushes: self.flushes - b.flushes,
@@ -93,6 +96,7 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     put("host.trim_pages", h.trim_pages as f64);
     put("host.read_bytes", h.read_bytes as f64);
     put("host.write_bytes", h.write_bytes as f64);
+    put("host.unwritten_read_pages", h.unwritten_read_pages as f64);
     put("buffer.write_hit_pages", h.write_hit_pages as f64);
     put("buffer.read_hit_pages", h.read_hit_pages as f64);
     put(
@@ -135,12 +139,14 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
     put("nand.erases", n.erases as f64);
     put("waf", ratio(n.programs_total(), h.write_pages));
     put("ftl.waf", ratio(n.programs_total(), h.ftl_pages));
-    let elapsed = elapsed_us(n, m.timing, m.page_bytes);
-    put("time.elapsed_us", elapsed);
+    let serial = nand_serial_us(n, m.timing, m.page_bytes);
+    put("time.nand_serial_us", serial);
+    // Deprecated alias (the name until 0.2): the same value, emitted for one more release.
+    put("time.elapsed_us", serial);
     put(
         "throughput.write_mib_s",
-        if elapsed > 0.0 {
-            h.write_bytes as f64 / (1024.0 * 1024.0) / (elapsed / 1e6)
+        if serial > 0.0 {
+            h.write_bytes as f64 / (1024.0 * 1024.0) / (serial / 1e6)
         } else {
             f64::NAN
         },

@@ -156,9 +156,10 @@ impl Nand {
     }
 }
 
-/// Elapsed NAND time in µs as the seeds compute it: every page read and program (each with its bus
-/// transfer) plus every erase, summed serially (counts mode has no parallelism).
-pub fn elapsed_us(c: &NandCounters, t: &NandConfig, page_bytes: u64) -> f64 {
+/// Serial NAND time in µs (the seeds' "elapsed time"): every page read and program (each with
+/// its bus transfer) plus every erase, summed one after the other, as if the device had one die
+/// and one channel. The same sum in both modes; timed mode's clock is `time.simulated_us`.
+pub fn nand_serial_us(c: &NandCounters, t: &NandConfig, page_bytes: u64) -> f64 {
     let transfer = t.page_transfer_us(page_bytes);
     c.reads_total() as f64 * (t.read_us + transfer)
         + c.programs_total() as f64 * (t.program_us + transfer)

@@ -209,3 +209,112 @@ fn zero_length_requests_are_counted_but_touch_no_page() {
     assert_eq!(m["host.write_pages"], 2.0);
     assert_eq!(m["host.write_bytes"], 4608.0);
 }
+
+const DEVICE: &str = "[device]\nlogical_bytes = \"2MiB\"\npages_per_block = 16\nop = 0.25\n";
+
+/// An MSR trace: one write of pages 0..written, then one read of pages 0..read.
+fn write_then_read(name: &str, written: u64, read: u64) -> String {
+    trace_file(
+        name,
+        &format!(
+            "1,h,0,Write,0,{},1\n2,h,0,Read,0,{},1\n",
+            written * 4096,
+            read * 4096
+        ),
+    )
+}
+
+fn trace_run(path: &str, extra: &str) -> ssdlab_core::RunResult {
+    // No buffer unless `extra` names one: every read goes to the FTL.
+    let buffer = if extra.contains("[buffer]") {
+        ""
+    } else {
+        "[buffer]\nkind = \"none\"\n"
+    };
+    let toml = format!("[workload]\nkind = \"trace\"\npath = \"{path}\"\n{DEVICE}{buffer}{extra}");
+    simulate(&config(&toml), &mut NoProgress).unwrap()
+}
+
+#[test]
+fn reads_of_unwritten_pages_are_counted_and_warned() {
+    // Page 0 written, pages 0..4 read: 3 reads find no data and cost nothing.
+    let p = write_then_read("unwritten.csv", 1, 4);
+    let r = trace_run(&p, "");
+    assert_eq!(r.metrics["host.read_pages"], 4.0);
+    assert_eq!(r.metrics["host.unwritten_read_pages"], 3.0);
+    assert_eq!(r.metrics["nand.reads.host"], 1.0);
+    assert_eq!(
+        r.warnings,
+        ["3 of 4 page reads (75.0%) found no data (host.unwritten_read_pages: never written or trimmed) \
+          and cost no flash read; set run.precondition = \"fill\" to start from a device holding data"]
+    );
+    // Timed mode says what it costs there (and, on one die, that too).
+    let r = trace_run(&p, "[run]\nmode = \"timed\"\n");
+    assert_eq!(r.metrics["host.unwritten_read_pages"], 3.0);
+    assert!(r.warnings.contains(
+        &"3 of 4 page reads (75.0%) found no data (host.unwritten_read_pages: never written or trimmed) \
+          and cost no flash read and no time (read latencies are understated); set run.precondition = \
+          \"fill\" to start from a device holding data"
+            .to_string()
+    ));
+    // A filled device holds every page: each read is a flash read, no warning.
+    let r = trace_run(&p, "[run]\nprecondition = \"fill\"\n");
+    assert_eq!(r.metrics["host.unwritten_read_pages"], 0.0);
+    assert_eq!(r.metrics["nand.reads.host"], 4.0);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn unwritten_reads_warn_above_one_percent_only() {
+    // 99 pages written; 100 read: 1 finds no data (1%, no warning); 101 read: 2 (1.98%, warned).
+    let r = trace_run(&write_then_read("one-percent.csv", 99, 100), "");
+    assert_eq!(r.metrics["host.unwritten_read_pages"], 1.0);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let r = trace_run(&write_then_read("two-percent.csv", 99, 101), "");
+    assert_eq!(r.metrics["host.unwritten_read_pages"], 2.0);
+    assert_eq!(r.warnings.len(), 1);
+    assert!(r.warnings[0].starts_with("2 of 101 page reads (2.0%) found no data"));
+    // Reads served by the buffer find data.
+    let r = trace_run(
+        &write_then_read("buffered.csv", 4, 4),
+        "[buffer]\nkind = \"lru\"\nbytes = \"64KiB\"\n",
+    );
+    assert_eq!(r.metrics["buffer.read_hit_pages"], 4.0);
+    assert_eq!(r.metrics["host.unwritten_read_pages"], 0.0);
+}
+
+#[test]
+fn timed_mode_on_one_die_is_warned() {
+    let one = "timed mode on a device with one die (device.channels × chips_per_channel × dies_per_chip = 1) \
+               models no parallelism: every flash operation waits for the one before it; set device.channels \
+               and device.chips_per_channel (e.g. 8 and 4) for an SSD's dies";
+    let timed = format!("{SMALL}[buffer]\nkind = \"none\"\n[run]\nmode = \"timed\"\n");
+    assert_eq!(warnings(&timed), [one]);
+    let four = timed.replace(
+        "op = 0.25\n",
+        "op = 0.25\nchannels = 2\nchips_per_channel = 2\n",
+    );
+    assert!(warnings(&four).is_empty());
+    let dies = timed.replace("op = 0.25\n", "op = 0.25\ndies_per_chip = 2\n");
+    assert!(warnings(&dies).is_empty());
+    // Counts mode has no dies: nothing to say.
+    assert!(warnings(&timed.replace("timed", "counts")).is_empty());
+}
+
+#[test]
+fn serial_nand_time_keeps_its_deprecated_name() {
+    let nand = "[nand]\nread_us = 10\nprogram_us = 100\nerase_us = 1000\ntransfer_us = 5\n";
+    for mode in ["counts", "timed"] {
+        let toml = format!(
+            "{SMALL}channels = 4\n[buffer]\nkind = \"none\"\n{nand}[run]\nmode = \"{mode}\"\n"
+        );
+        let m = simulate(&config(&toml), &mut NoProgress).unwrap().metrics;
+        // Every operation with its transfer, one after another, the same sum in both modes.
+        let serial = m["nand.reads.total"] * 15.0
+            + m["nand.programs.total"] * 105.0
+            + m["nand.erases"] * 1000.0;
+        assert!(m["nand.programs.total"] >= 50.0);
+        assert_eq!(m["time.nand_serial_us"], serial, "{mode}");
+        assert_eq!(m["time.elapsed_us"], serial, "{mode}");
+    }
+}

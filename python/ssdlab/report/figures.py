@@ -20,6 +20,7 @@ change the global backend and the figures need no `plt.close`.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 import sys
@@ -101,9 +102,7 @@ def _new_figure(width: float = PANEL[0], height: float = PANEL[1]):
     return fig
 
 
-def is_bytes_key(key: str) -> bool:
-    """Keys holding a size in bytes: `buffer.bytes`, `workload.footprint_bytes`, ..."""
-    return key.endswith("_bytes") or key.endswith(".bytes")
+is_bytes_key = describe.is_bytes_key
 
 
 def parse_size(v: Any) -> float:
@@ -249,11 +248,15 @@ def _aggregate(df, keys: Sequence[str], y: str) -> dict[tuple, tuple[float, int]
     return out
 
 
-def _config_keys() -> set[str]:
+@functools.cache
+def _config_keys() -> frozenset[str]:
     """Every configuration key (the dotted keys of the default configuration)."""
-    from ..api import defaults, flatten
+    import json
 
-    return set(flatten(defaults()))
+    from .._core import default_config
+    from ..frames import flatten
+
+    return frozenset(flatten(json.loads(default_config())))
 
 
 def axes_of(cell_axes: Any) -> dict:
@@ -345,7 +348,8 @@ def split(df, plotted: Sequence[str | None], mean_over: Iterable[str] = (), agg:
 
 def _varies_within(df, keys: Sequence[str], c: str) -> bool:
     groups: dict = {}
-    for vals, v in zip(zip(*(df[k] for k in keys), strict=True), df[c], strict=True):
+    points = zip(*(df[k] for k in keys), strict=True) if keys else [()] * len(df)
+    for vals, v in zip(points, df[c], strict=True):
         groups.setdefault(tuple(_norm(x) for x in vals), set()).add(_norm(v))
     return any(len(g) > 1 for g in groups.values())
 
@@ -353,17 +357,17 @@ def _varies_within(df, keys: Sequence[str], c: str) -> bool:
 def subtitle(df) -> str:
     """What the cells of `df` simulate, from their configuration columns: the workload and device
     facts they all share, e.g. "uniform, 64 MiB footprint, 2,000 requests · 64 MiB logical, 4 KiB pages"."""
-    cfgs = []
-    for _i, row in df.iterrows():
+    cols = [
+        c for c in df.columns if isinstance(c, str) and c.count(".") == 1 and c.split(".")[0] in ("workload", "device")
+    ]
+    cfgs: dict[str, dict] = {}  # the distinct configurations (cells of a grid share most)
+    for rec in df[cols].to_dict("records"):
         cfg: dict = {}
-        for c in df.columns:
-            if isinstance(c, str) and c.count(".") == 1:
-                sec, key = c.split(".")
-                if sec in ("workload", "device"):
-                    v = row[c]
-                    cfg.setdefault(sec, {})[key] = v.item() if isinstance(v, np.generic) else v
-        cfgs.append(cfg)
-    return subtitle_of(*cfgs)
+        for c, v in rec.items():
+            sec, key = c.split(".")
+            cfg.setdefault(sec, {})[key] = v.item() if isinstance(v, np.generic) else v
+        cfgs.setdefault(repr(cfg), cfg)
+    return subtitle_of(*cfgs.values())
 
 
 def subtitle_of(*configs: Mapping) -> str:
@@ -375,77 +379,159 @@ def subtitle_of(*configs: Mapping) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def _panel_grid(n: int, width: float, height: float):
-    ncols = min(3, n)
-    nrows = math.ceil(n / ncols)
-    fig = _new_figure(width * ncols, height * nrows)
-    axs = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
-    for j in range(n, nrows * ncols):
-        axs[j // ncols][j % ncols].set_visible(False)
-    return fig, [axs[i // ncols][i % ncols] for i in range(n)]
-
-
-def _figure(df, plotted, draw, ax, mean_over, agg, width: float, height: float, legend: bool):
-    """Draw `draw(part, ax, legend)` once, or once per panel when other keys vary (see `split`),
-    then title the figure with the cells' workload and device and what was averaged."""
+def _figure(
+    df,
+    plotted,
+    draw,
+    ax,
+    mean_over,
+    agg,
+    width: float,
+    height: float,
+    legend_labels: Sequence[str] = (),
+    legend_title: str | None = None,
+):
+    """Draw `draw(part, ax)` once, or once per panel when other keys vary (see `split`); give the
+    figure one legend of `legend_labels` (right of the panels: never over the data, never cut
+    off; none when empty) and title it with the cells' workload and device and what was
+    averaged. `width` and `height` are one panel's; `plotted[-1]` is the `by` key (or None)."""
     ok = ok_rows(df, [k for k in plotted if k])
     panels, averaged = split(ok, plotted, mean_over, agg)
     given = ax is not None
+    no_by = plotted[-1] is None
     if panels and given:
-        raise ValueError(_vary_message(ok, panels))
-    if not panels:
-        fig, ax = _target(ax, width, height)
-        draw(ok, ax, legend)
-        axs = [ax]
-    else:
-        combos: dict = {}
+        raise ValueError(_vary_message(ok, panels, suggest_by=no_by))
+    combos: dict = {(): ((), list(range(len(ok))))}
+    if panels:
+        combos = {}
         for i, vals in enumerate(zip(*(ok[k] for k in panels), strict=True)):
             combos.setdefault(tuple(_norm(v) for v in vals), (vals, []))[1].append(i)
         if len(combos) > MAX_PANELS:
-            raise ValueError(_vary_message(ok, panels, f" ({len(combos)} panels is too many)"))
-        # panels in the order of each key's values (ascending numbers, else first appearance)
-        order = {k: [_norm(v) for v in _ordered_values(ok[k], k)] for k in panels}
-        keys = sorted(combos, key=lambda t: tuple(order[k].index(v) for k, v in zip(panels, t, strict=True)))
-        fig, axs = _panel_grid(len(keys), width, height)
-        for n, (t, a) in enumerate(zip(keys, axs, strict=True)):
-            vals, rows = combos[t]
-            draw(ok.iloc[rows], a, legend and n == len(keys) - 1)
+            raise ValueError(_vary_message(ok, panels, f" ({len(combos)} panels is too many)", suggest_by=no_by))
+    # panels in the order of each key's values (ascending numbers, else first appearance)
+    order = {k: [_norm(v) for v in _ordered_values(ok[k], k)] for k in panels}
+    keys = sorted(combos, key=lambda t: tuple(order[k].index(v) for k, v in zip(panels, t, strict=True)))
+    labels = list(legend_labels)
+    if given:
+        fig, axs, ncols = ax.figure, [ax], 1
+    else:
+        fig, axs, ncols = _panel_grid(len(keys), width, height, labels, legend_title)
+    for n, (t, a) in enumerate(zip(keys, axs, strict=True)):
+        vals, rows = combos[t]
+        draw(ok.iloc[rows], a)
+        if panels:
             a.set_title(", ".join(f"{k} = {format_value(k, v)}" for k, v in zip(panels, vals, strict=True)), fontsize=7)
-            if n % 3:
+            if n % ncols:
                 a.set_ylabel("")
+    if labels and len(axs) == 1:
+        _legend(axs[0], legend_title)
+    elif labels:
+        figure_legend(fig, legend_title, order=labels)
     note = f"mean over {', '.join(averaged)}" if averaged else None
     if given:  # the caller's figure: only the note, on the axes
         if note:
             ax.set_title(note, fontsize=7, color="#555555")
     else:
-        _suptitle(fig, subtitle(ok), note)
+        _suptitle(fig, subtitle(ok), note, right=legend_size(labels, legend_title, fig.get_figheight())[1])
     return _finish(fig, *axs)
 
 
-def _suptitle(fig, *lines: str | None) -> None:
-    """The figure's grey title, each line wrapped to the figure's width (a long subtitle centred on
-    a narrow figure would be cut off at both sides)."""
+def _panel_grid(
+    n: int, width: float, height: float, labels: Sequence[str] = (), title: str | None = None, sharey: bool = True
+):
+    """A figure of n panels (`width` x `height` inches each, three to a row, sharing y unless told
+    not to) with room for a legend of `labels` on the right: (figure, axes, columns)."""
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    fig_height = max(height * nrows, min(_legend_height(len(labels), title), 2 * height * nrows))
+    legend_width = legend_size(labels, title, fig_height)[1]
+    fig = _new_figure(width * ncols + legend_width, fig_height)
+    axs = fig.subplots(nrows, ncols, squeeze=False, sharey=sharey and n > 1)
+    for j in range(n, nrows * ncols):
+        axs[j // ncols][j % ncols].set_visible(False)
+    return fig, [axs[i // ncols][i % ncols] for i in range(n)], ncols
+
+
+def _suptitle(fig, *lines: str | None, right: float = 0.0) -> None:
+    """The figure's grey title, each line wrapped to the width of the panels (a long subtitle
+    centred on a narrow figure would be cut off at both sides) and centred over them, clear of a
+    legend `right` inches wide beside them."""
     import textwrap
 
-    chars = max(20, int(fig.get_figwidth() * 72 / (7 * 0.55)))  # 7 pt text, ~0.55 em a character
+    width = max(fig.get_figwidth() - right, 1.0)
+    chars = max(20, int(width * 72 / (7 * 0.58)))  # 7 pt text, ~0.58 em a character
     text = "\n".join(textwrap.fill(t, chars) for t in lines if t)
     if text:
-        fig.suptitle(text, fontsize=7, color="#555555")
+        fig.suptitle(text, fontsize=7, color="#555555", x=width / 2 / fig.get_figwidth())
 
 
-def _vary_message(df, keys: Sequence[str], extra: str = "") -> str:
+def _vary_message(df, keys: Sequence[str], extra: str = "", suggest_by: bool = False) -> str:
     shown = "; ".join(f"{k} takes {', '.join(format_value(k, v) for v in _ordered_values(df[k], k))}" for k in keys)
     first = keys[0]
+    by = f"one line per value with --by {first}, " if suggest_by else ""
     return (
-        f"cells at the same point differ in {', '.join(keys)} ({shown}){extra}: choose one with "
+        f"cells at the same point differ in {', '.join(keys)} ({shown}){extra}: {by}choose one with "
         f"--filter {first}=VALUE, or average with --mean-over {first}"
     )
 
 
+LEGEND_ROW = 0.17  # inches per legend entry (7 pt text)
+
+
+def _legend_height(n: int, title: str | None) -> float:
+    """Inches a one-column legend of n entries needs."""
+    return 0.3 + LEGEND_ROW * (n + (1 if title else 0)) if n else 0.0
+
+
+def legend_size(labels: Sequence[str], title: str | None, height: float) -> tuple[int, float]:
+    """(columns, width in inches) of a legend of `labels` beside panels `height` inches tall: as
+    many columns as its entries need to fit that height."""
+    labels = [str(s) for s in labels]
+    if not labels:
+        return 0, 0.0
+    rows = max(1, int((height - 0.3 - (LEGEND_ROW if title else 0)) / LEGEND_ROW))
+    ncols = math.ceil(len(labels) / rows)
+    return ncols, max(ncols * _legend_width(labels, None), _legend_width([], title))
+
+
+def _handles(axes, order: Sequence[str] = ()) -> tuple[list, list[str]]:
+    """The legend entries of `axes`, one per label, in the order of `order` (then first seen)."""
+    found: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            found.setdefault(lab, h)
+    rank = {lab: i for i, lab in enumerate(order)}
+    labels = sorted(found, key=lambda lab: rank.get(lab, len(rank)))
+    return [found[lab] for lab in labels], labels
+
+
+def figure_legend(fig, title: str | None = None, order: Sequence[str] = (), axes=None):
+    """One legend for the figure's panels (or `axes`), right of them: the layout engine makes room
+    for it, so it is never over the data nor cut off; as many columns as the figure's height
+    needs. Entries in the order of `order` (labels), then as first drawn. Returns the Legend."""
+    handles, labels = _handles(axes if axes is not None else fig.axes, order)
+    if not handles:
+        return None
+    ncols = legend_size(labels, title, fig.get_figheight())[0]
+    return fig.legend(handles, labels, title=title, loc="outside right upper", ncols=ncols)
+
+
 def _legend(ax, title: str | None = None) -> None:
-    handles, labels = ax.get_legend_handles_labels()
+    """A legend right of `ax` (outside the data; the layout engine makes room for it)."""
+    handles, labels = _handles([ax])
     if handles:
-        ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        ncols = legend_size(labels, title, ax.figure.get_figheight())[0]
+        ax.legend(
+            handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, ncols=ncols
+        )
+
+
+def legend_right(ax, title: str | None = None) -> None:
+    """A legend right of `ax` (never over the data), its figure widened to hold it."""
+    fig = ax.figure
+    width = legend_size(_handles([ax])[1], title, fig.get_figheight())[1]
+    fig.set_size_inches(fig.get_figwidth() + width, fig.get_figheight())
+    _legend(ax, title)
 
 
 def _legend_width(labels: Iterable[str], title: str | None) -> float:
@@ -488,11 +574,12 @@ def _finish(fig, *axes):
     return fig
 
 
-def _target(ax, width: float, height: float):
+def _target(ax, width: float, height: float, labels: Sequence[str] = (), title: str | None = None):
+    """`ax` and its figure, or a new one-panel figure with room for a legend of `labels`."""
     if ax is not None:
         return ax.figure, ax
-    fig = _new_figure(width, height)
-    return fig, fig.add_subplot()
+    fig, axs, _ = _panel_grid(1, width, height, labels, title)
+    return fig, axs[0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -521,16 +608,18 @@ def line(
     (ascending numbers, else first appearance); each line's x data ascend. Values are shown in the
     metric's reading unit (`scale`). Draws into `ax` if given. Returns the Figure.
     """
+    ok = ok_rows(df, [x, y, by])
+    if overlay is None and len(_ordered_values(ok[x], x)) == 1:
+        # One x value makes no line: bars (a group at that value, a bar per `by` value) read better.
+        return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, mean_over=mean_over)
     with style():
-        ok = ok_rows(df, [x, y, by])
         ok = ok.assign(**{x: _numeric(ok[x], x) / scale(x), y: ok[y].to_numpy(dtype=float) / scale(y)})
         by_values = _ordered_values(ok[by], by) if by else [None]
         legend_labels = [format_value(by, v) for v in by_values] if by else []
         if overlay is not None:
             legend_labels.append(str(overlay[2]))
-        extra = _legend_width(legend_labels, by) if (legend and legend_labels) else 0.0
 
-        def draw(part, ax, show_legend):
+        def draw(part, ax):
             groups = _aggregate(part, [x] + ([by] if by else []), y)
             for i, bv in enumerate(by_values):
                 # (x, mean y), x ascending; cells without an x value are left out
@@ -564,10 +653,9 @@ def line(
                 ax.set_xscale("log")
             ax.set_xlabel(label(x))
             ax.set_ylabel(label(y))
-            if show_legend:
-                _legend(ax, by)
 
-        return _figure(ok, [x, by], draw, ax, mean_over, agg, PANEL[0] + extra, PANEL[1], legend)
+        labels = legend_labels if legend else []
+        return _figure(ok, [x, by], draw, ax, mean_over, agg, PANEL[0], PANEL[1], labels, by)
 
 
 def bars(
@@ -630,11 +718,10 @@ def _bars(df, x, y, by, agg, ax, legend, baseline=None, mean_over=()):
         x_values = _ordered_values(ok[x], x)
         by_values = _ordered_values(ok[by], by) if by else [_sentinel]
         base_v = _match_baseline(by_values, by, baseline) if baseline is not None else None
-        legend_labels = [format_value(by, v) for v in by_values] if by else []
-        extra = _legend_width(legend_labels, by) if (legend and by) else 0.0
-        width = max(PANEL[0], 0.9 + 0.22 * len(x_values) * len(by_values) ** 0.5) + extra
+        legend_labels = [format_value(by, v) for v in by_values] if (by and legend) else []
+        width = max(PANEL[0], 0.9 + 0.22 * len(x_values) * len(by_values) ** 0.5)
 
-        def draw(part, ax, show_legend):
+        def draw(part, ax):
             groups = _aggregate(part, [x] + ([by] if by else []), y)
 
             def value(xv, bv):
@@ -676,10 +763,8 @@ def _bars(df, x, y, by, agg, ax, legend, baseline=None, mean_over=()):
                 ax.set_ylabel(f"{label(y)}\nnormalised to {format_value(by, base_v)}")
             else:
                 ax.set_ylabel(label(y))
-            if show_legend and by:
-                _legend(ax, by)
 
-        return _figure(ok, [x, by], draw, ax, mean_over, agg, width, PANEL[1], legend)
+        return _figure(ok, [x, by], draw, ax, mean_over, agg, width, PANEL[1], legend_labels, by)
 
 
 def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, legend: bool = True):
@@ -698,8 +783,8 @@ def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, le
             if arr.size == 0:
                 raise ValueError(f"cdf: no finite samples for `{name}`")
             data[str(name)] = arr
-        extra = _legend_width(data, None) if (legend and len(data) > 1) else 0.0
-        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
+        labels = list(data) if (legend and len(data) > 1) else []
+        fig, ax = _target(ax, PANEL[0], PANEL[1], labels)
         for i, (name, arr) in enumerate(data.items()):
             ys = np.arange(1, arr.size + 1) / arr.size
             ax.plot(
@@ -717,7 +802,7 @@ def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, le
         ax.set_ylim(0, 1.02)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction ≤ x (CDF)")
-        if legend and len(data) > 1:
+        if labels:
             _legend(ax)
         return _finish(fig, ax)
 
@@ -737,7 +822,7 @@ def series_of(v):
     """A cell's time series (DataFrame, {column: values} or its JSON) as a DataFrame, or None."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
-    from ..api import series_frame
+    from ..frames import series_frame
 
     if isinstance(v, str):
         import json
@@ -747,56 +832,68 @@ def series_of(v):
     return frame if len(frame) else None
 
 
-def series_labels(df) -> list[str]:
-    """A label per row: the study axes that vary across `df` ("k=v, ..."), else the cell number."""
-    cell_axes = [axes_of(a) for a in df["axes"]] if "axes" in df.columns else [{} for _ in range(len(df))]
-    keys = list(dict.fromkeys(list(getattr(df, "attrs", {}).get("axes") or []) + [k for a in cell_axes for k in a]))
-
-    def value(i, k):
-        return df[k].iloc[i] if k in df.columns else cell_axes[i].get(k)
-
-    varying = [k for k in keys if len({_norm(value(i, k)) for i in range(len(df))}) > 1]
-    if not varying:
-        return [f"cell {c}" for c in (df["cell"] if "cell" in df.columns else range(len(df)))]
-    return [", ".join(f"{k}={format_value(k, value(i, k))}" for k in varying) for i in range(len(df))]
-
-
-def series(df, y: str, x: str = "requests", logx: bool = False, ax=None, legend: bool = True):
+def series(
+    df,
+    y: str,
+    x: str = "requests",
+    logx: bool = False,
+    ax=None,
+    legend: bool = True,
+    by: str | None = None,
+    mean_over: Iterable[str] = (),
+):
     """Time series (`run.sample_every`): column `y` of each ok cell's `series` against column `x`
-    (default `requests`), one line per cell in row order, labelled by the study axes that vary
-    across the plotted cells. Cells without a series are left out; none at all is a ValueError.
-    Returns the Figure."""
+    (default `requests`), one line per value of `by`. Cells without a series are left out; none
+    at all is a ValueError. As for `line`, other varying keys make panels, or are averaged when in
+    `mean_over` (the mean over the cells at the x values all of them sampled). Returns the
+    Figure."""
     with style():
-        ok = ok_rows(df, ["series"])
+        ok = ok_rows(df, ["series", by])
         frames = [series_of(v) for v in ok["series"]]
         keep = [i for i, f in enumerate(frames) if f is not None]
         if not keep:
             raise ValueError("no cell has a time series: set run.sample_every in the study")
-        ok = ok.iloc[keep]
         frames = [frames[i] for i in keep]
         for f in frames:
             _check_columns(f, [x, y], "the time series")
-        labels = series_labels(ok)
-        extra = _legend_width(labels, None) if (legend and len(frames) > 1) else 0.0
-        own = ax is None
-        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
-        for i, (f, name) in enumerate(zip(frames, labels, strict=True)):
-            ax.plot(
-                f[x].to_numpy(dtype=float) / scale(x),
-                f[y].to_numpy(dtype=float) / scale(y),
-                label=name,
-                zorder=3,
-                **_cell_style(i),
-            )
-        if logx:
-            ax.set_xscale("log")
-        ax.set_xlabel(label(x))
-        ax.set_ylabel(label(y))
-        if legend and len(frames) > 1:
-            _legend(ax)
-        if own:
-            _suptitle(fig, subtitle(ok))
-        return _finish(fig, ax)
+        ok = ok.iloc[keep].assign(**{_ROW: range(len(keep))})
+        by_values = _ordered_values(ok[by], by) if by else [None]
+
+        def draw(part, ax):
+            for i, rows in enumerate(_rows_by(part, by, by_values)):
+                if rows:
+                    xs, ys = _mean_series([frames[r] for r in rows], x, y)
+                    text = format_value(by, by_values[i]) if by else None
+                    ax.plot(xs / scale(x), ys / scale(y), label=text, zorder=3, **_cell_style(i))
+            if logx:
+                ax.set_xscale("log")
+            ax.set_xlabel(label(x))
+            ax.set_ylabel(label(y))
+
+        labels = [format_value(by, v) for v in by_values] if (by and legend) else []
+        return _figure(ok, [by], draw, ax, mean_over, None, PANEL[0], PANEL[1], labels, by)
+
+
+_ROW = "__row"  # a column holding each kept cell's index into the parsed series or histograms
+
+
+def _rows_by(part, by: str | None, by_values: list) -> list[list[int]]:
+    """For each value of `by`, the `_ROW` indices of `part`'s cells with it."""
+    keys = part[by] if by else [None] * len(part)
+    return [[r for r, b in zip(part[_ROW], keys, strict=True) if by is None or _same(b, bv)] for bv in by_values]
+
+
+def _mean_series(frames: list, x: str, y: str) -> tuple[np.ndarray, np.ndarray]:
+    """Column y against x of one series, or the mean of several at the x values all of them have."""
+    import pandas as pd
+
+    cols = [pd.Series(f[y].to_numpy(dtype=float), index=f[x].to_numpy(dtype=float)) for f in frames]
+    if len(cols) == 1:
+        return cols[0].index.to_numpy(), cols[0].to_numpy()
+    joined = pd.concat([c[~c.index.duplicated()] for c in cols], axis=1, join="inner").sort_index()
+    if joined.empty:
+        raise ValueError(f"cannot average these time series: they share no value of `{x}`")
+    return joined.index.to_numpy(), joined.mean(axis=1).to_numpy()
 
 
 def _cell_style(i: int) -> dict:
@@ -820,40 +917,114 @@ def histogram_of(v, name: str):
     return arr[:, 0], arr[:, 1]
 
 
-def distribution_cdf(df, name: str, tail: bool = False, logx: bool = False, ax=None, legend: bool = True):
+def distribution_cdf(
+    df,
+    name: str,
+    tail: bool = False,
+    logx: bool = False,
+    ax=None,
+    legend: bool = True,
+    by: str | None = None,
+    mean_over: Iterable[str] = (),
+):
     """CDFs of a stored distribution (`Result.histograms`, e.g. timed mode's `latency.read_ns`,
-    drawn in µs), one step line per ok cell, labelled by the study axes that vary. `tail`: the
-    upper tail on a logit axis from 0.9 to 0.9999, where p99 and p99.99 are read. Cells without the
+    drawn in µs), one step line per value of `by`. `tail`: the upper tail on a logit axis from
+    0.9 to 0.9999, where p99 and p99.99 are read. As for `line`, other varying keys make panels,
+    or are averaged when in `mean_over` (the mean of the cells' CDFs). Cells without the
     distribution are left out; none at all is a ValueError. Returns the Figure."""
     with style():
-        ok = ok_rows(df, ["histograms"])
+        ok = ok_rows(df, ["histograms", by])
         hists = [histogram_of(v, name) for v in ok["histograms"]]
         keep = [i for i, h in enumerate(hists) if h is not None]
         if not keep:
             raise ValueError(f'no cell has the distribution `{name}` (timed mode: run.mode = "timed")')
-        ok = ok.iloc[keep]
         hists = [hists[i] for i in keep]
-        labels = series_labels(ok)
-        extra = _legend_width(labels, None) if (legend and len(hists) > 1) else 0.0
-        fig, ax = _target(ax, PANEL[0] + extra, PANEL[1])
-        to_us = 1e-3 if name.endswith("_ns") else 1.0
-        for i, ((values, counts), text) in enumerate(zip(hists, labels, strict=True)):
-            ys = np.cumsum(counts) / counts.sum()
-            ax.plot(values * to_us, ys, drawstyle="steps-post", label=text, zorder=3, **_cell_style(i))
-        if logx:
-            ax.set_xscale("log")
-        what = name.removesuffix("_ns").removesuffix("_us").replace("latency.", "")
-        ax.set_xlabel(f"{what} latency (µs)" if name.startswith("latency.") else name)
-        if tail:
-            ax.set_yscale("logit")
-            ax.set_ylim(0.9, 0.9999)
-            ax.set_ylabel("fraction ≤ x (CDF, tail from 0.9)")
-        else:
-            ax.set_ylim(0, 1.02)
-            ax.set_ylabel("fraction ≤ x (CDF)")
-        if legend and len(hists) > 1:
-            _legend(ax)
-        return _finish(fig, ax)
+        ok = ok.iloc[keep].assign(**{_ROW: range(len(keep))})
+        by_values = _ordered_values(ok[by], by) if by else [None]
+
+        def draw(part, ax):
+            curves = [
+                (format_value(by, by_values[i]) if by else None, *_mean_cdf([hists[r] for r in rows]))
+                for i, rows in enumerate(_rows_by(part, by, by_values))
+                if rows
+            ]
+            _draw_cdfs(ax, curves, name, tail, logx)
+
+        labels = [format_value(by, v) for v in by_values] if (by and legend) else []
+        return _figure(ok, [by], draw, ax, mean_over, None, PANEL[0], PANEL[1], labels, by)
+
+
+def _mean_cdf(hists: list) -> tuple[np.ndarray, np.ndarray]:
+    """(values, CDF) of one histogram (values, counts), or the mean of several histograms' CDFs
+    at the union of their values."""
+    xs = np.unique(np.concatenate([v for v, _c in hists]))
+    total = np.zeros(xs.size)
+    for values, counts in hists:
+        order = np.argsort(values)
+        cum = np.cumsum(counts[order]) / counts.sum()
+        at = np.searchsorted(values[order], xs, side="right") - 1
+        total += np.where(at >= 0, cum[np.maximum(at, 0)], 0.0)
+    return xs, total / len(hists)
+
+
+def _draw_cdfs(ax, curves, name: str, tail: bool, logx: bool) -> None:
+    """Step lines of (label, values, CDF) curves of distribution `name` (ns drawn in µs)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    to_us = 1e-3 if name.endswith("_ns") else 1.0
+    for i, (text, values, cdf_) in enumerate(curves):
+        ax.plot(values * to_us, cdf_, drawstyle="steps-post", label=text, zorder=3, **_cell_style(i))
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(distribution_label(name))
+    if tail:
+        ax.set_yscale("logit")
+        ax.set_ylim(0.9, 0.9999)
+        ax.yaxis.set_major_locator(FixedLocator([0.9, 0.99, 0.999, 0.9999]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.4g}"))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_ylabel("fraction ≤ x (CDF tail)")
+    else:
+        ax.set_ylim(0, 1.02)
+        ax.set_ylabel("fraction ≤ x (CDF)")
+
+
+def distribution_label(name: str) -> str:
+    """An axis label for a stored distribution: `latency.read_ns` -> "read latency (µs)"."""
+    if name.startswith("latency."):
+        what = name.removeprefix("latency.").removesuffix("_ns").removesuffix("_us")
+        return f"{'request' if what == 'all' else what} latency (µs)"
+    return name
+
+
+LATENCY_DISTRIBUTIONS = ("latency.read_ns", "latency.write_ns")
+
+
+def latency_cdf(histograms: Mapping[str, Any], config: Mapping | None = None, names: Sequence[str] = ()):
+    """One run's latency distributions (`Result.histograms`; default: reads and writes, those
+    with requests), one line each: the whole distribution on a log axis beside its tail (0.9 to
+    0.9999, logit axis). `config` (the resolved configuration) titles it. Returns the Figure."""
+    names = list(names) or list(LATENCY_DISTRIBUTIONS)
+    curves = []
+    for n in names:
+        pairs = histograms.get(n)
+        if pairs:
+            arr = np.asarray(pairs, dtype=float)
+            if arr[:, 1].sum() > 0:
+                curves.append((distribution_label(n).removesuffix(" (µs)"), *_mean_cdf([(arr[:, 0], arr[:, 1])])))
+    if not curves:
+        shown = ", ".join(names)
+        raise ValueError(f'no latency distribution ({shown}) in this result: run it timed (run.mode = "timed")')
+    with style():
+        labels = [c[0] for c in curves]
+        fig, axs, _ = _panel_grid(2, PANEL[0], PANEL[1], labels, sharey=False)
+        for ax, tail in zip(axs, (False, True), strict=True):
+            _draw_cdfs(ax, curves, "latency.all_ns", tail, logx=not tail)
+            ax.set_xlabel("latency (µs)")
+        figure_legend(fig, order=labels)
+        if config:
+            _suptitle(fig, subtitle_of(config), right=legend_size(labels, None, fig.get_figheight())[1])
+        return _finish(fig, *axs)
 
 
 def heatmap(
@@ -876,7 +1047,7 @@ def heatmap(
         xv = _ordered_values(ok[x], x)
         yv = _ordered_values(ok[y], y)
 
-        def draw(part, ax, _legend):
+        def draw(part, ax):
             groups = _aggregate(part, [x, y], value)
             grid = np.full((len(yv), len(xv)), math.nan)
             for (gx, gy), (m, _n) in groups.items():
@@ -919,7 +1090,7 @@ def heatmap(
 
         width = max(PANEL[0], 1.6 + 0.55 * len(xv))
         height = max(PANEL[1], 1.0 + 0.3 * len(yv))
-        return _figure(ok, [x, y], draw, ax, mean_over, agg, width, height, False)
+        return _figure(ok, [x, y], draw, ax, mean_over, agg, width, height)
 
 
 def short_number(v: float) -> str:
@@ -965,6 +1136,14 @@ def save(fig, path_stem: str | Path, formats: Sequence[str] = ("png", "svg"), cl
     return out
 
 
+def save_as(fig, path: str | Path) -> Path:
+    """Write `fig` to one file, in the format its extension names (.png, .svg, .pdf; none or
+    another: PNG added to the name). Returns the path written."""
+    p = Path(path)
+    ext = p.suffix.lower().lstrip(".")
+    return save(fig, p if ext in FORMATS else p.parent / f"{p.name}.png", formats=[ext if ext in FORMATS else "png"])[0]
+
+
 def png_bytes(fig, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes (for embedding)."""
     import io
@@ -972,6 +1151,38 @@ def png_bytes(fig, dpi: int = DPI) -> bytes:
     buf = io.BytesIO()
     with style():
         fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": "ssdlab"})
+    return buf.getvalue()
+
+
+DENSE_POINTS = 1000  # a line or collection with more points is an image inside an embedded SVG
+EMBED_DPI = 150
+
+
+def svg_bytes(fig, dpi: int = EMBED_DPI) -> bytes:
+    """The figure as compact SVG for embedding in a page: text as text (in the page's fonts of the
+    same families, not as glyph outlines), lines and collections of more than DENSE_POINTS points
+    drawn as one image at `dpi` (a CDF of thousands of steps costs more as vectors than as
+    pixels), everything else as vectors."""
+    import io
+
+    import matplotlib
+
+    for ax in fig.axes:
+        for artist in [*ax.lines, *ax.collections]:
+            points = len(artist.get_xydata()) if hasattr(artist, "get_xydata") else len(artist.get_offsets())
+            if points > DENSE_POINTS:
+                artist.set_rasterized(True)
+    buf = io.BytesIO()
+    with style(), matplotlib.rc_context({"svg.fonttype": "none"}):
+        engine = fig.get_layout_engine()
+        if engine is not None:
+            # Lay the figure out once, then draw it once: savefig would draw it twice (a dry run
+            # for the layout, then the output), and drawing is most of a report's time.
+            engine.execute(fig)
+            fig.set_layout_engine("none")
+        fig.savefig(buf, format="svg", dpi=dpi, metadata={"Creator": "ssdlab", "Date": None})
+        if engine is not None:
+            fig.set_layout_engine(engine)
     return buf.getvalue()
 
 

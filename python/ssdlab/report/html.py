@@ -1,9 +1,9 @@
 """One self-contained HTML report per study: `write_report(study_dir) -> Path`.
 
-The report embeds its figures as PNG data URIs and its CSS inline, loads nothing from elsewhere
-(a Content-Security-Policy forbids it) and opens offline. A small script checks, once the page has
-loaded, that every image decoded, and sets the document title to "ssdlab report: N figures OK" or
-"ssdlab report: BROKEN IMAGES".
+The report embeds its figures as SVG data URIs (text as text, dense lines as images) and its CSS
+inline, loads nothing from elsewhere (a Content-Security-Policy forbids it) and opens offline. A
+small script checks, once the page has loaded, that every image decoded, and sets the document
+title to "ssdlab report: N figures OK" or "ssdlab report: BROKEN IMAGES".
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import datetime as _dt
 import html
 import json
 import math
-import struct
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 from . import figures as F
 
-TABLE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio", "time.elapsed_us"]
+TABLE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio", "time.nand_serial_us"]
 FIGURE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio"]
 MAX_LINES = 8  # a `by` axis with more values is not used for lines
 MAX_PANELS = 6  # a facet axis with more values is not used for panels
@@ -85,8 +84,9 @@ def _distinct(series) -> int:
 
 
 def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str] = FIGURE_METRICS) -> FigureList:
-    """For each axis with at least two values, each key metric against it: lines for a numeric
-    axis (these first), grouped bars for a categorical one.
+    """For each numeric axis with at least two values, each key metric against it (lines); grouped
+    bars against each categorical axis only when no axis is numeric. Of axes that vary together
+    (zipped), the first stands for them.
 
     The lines (or bars) are the values of another axis, preferably not a workload one; a workload
     axis (whose values often differ in scale) makes one panel per value, else a third axis does;
@@ -103,9 +103,13 @@ def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str
             vals = ok[m].astype(float)
             if vals.notna().any() and vals.dropna().nunique() > 1:
                 plotted.append(m)
+    keys = _dimensions(ok, keys)
     numeric = {k: F.is_numeric_column(ok, k) for k in keys}
+    # Each metric once against each numeric axis, the categorical axes its lines and panels (bars
+    # against a categorical axis would show the same cells again); bars only without a numeric axis.
+    xs = [k for k in keys if numeric[k]] or keys
     out: FigureList = []
-    for x in sorted(keys, key=lambda k: not numeric[k]):
+    for x in xs:
         others = [k for k in keys if k != x]
         workload = [k for k in others if k.startswith("workload.") and _distinct(ok[k]) <= MAX_PANELS]
         facet = workload[0] if workload and len(others) > 1 else None
@@ -146,6 +150,21 @@ def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str
     return out
 
 
+def _dimensions(ok, keys: Sequence[str]) -> list[str]:
+    """The keys less those whose values pair one-to-one with an earlier key's (zipped axes, such as
+    ftl.gc with ftl.page.gc_free_blocks): a figure against either would be the same figure."""
+    out: list[str] = []
+    for k in keys:
+        if not any(_one_to_one(ok, j, k) for j in out):
+            out.append(k)
+    return out
+
+
+def _one_to_one(ok, a: str, b: str) -> bool:
+    pairs = {(F._norm(u), F._norm(v)) for u, v in zip(ok[a], ok[b], strict=True)}
+    return len(pairs) == len({p[0] for p in pairs}) == len({p[1] for p in pairs})
+
+
 def _panels(ok, x: str, y: str, by: str | None, facet: str | None, numeric_x: bool, mean_over=()):
     draw = F.line if numeric_x else F.bars
     kwargs = {"logx": F.is_bytes_key(x)} if numeric_x else {}
@@ -153,27 +172,17 @@ def _panels(ok, x: str, y: str, by: str | None, facet: str | None, numeric_x: bo
     if facet is None:
         return draw(ok, x=x, y=y, by=by, **kwargs)
     values = F._ordered_values(ok[facet], facet)
-    ncols = min(3, len(values))
-    nrows = math.ceil(len(values) / ncols)
     with F.style():
-        legend_labels = [F.format_value(by, v) for v in F._ordered_values(ok[by], by)] if by else []
-        extra = F._legend_width(legend_labels, by) if by else 0.0
-        fig = F._new_figure(F.PANEL[0] * ncols + extra, F.PANEL[1] * nrows)
-        axs = fig.subplots(nrows, ncols, squeeze=False)
-        for i, v in enumerate(values):
-            ax = axs[i // ncols][i % ncols]
+        labels = [F.format_value(by, v) for v in F._ordered_values(ok[by], by)] if by else []
+        fig, axs, ncols = F._panel_grid(len(values), F.PANEL[0], F.PANEL[1], labels, by, sharey=False)
+        for i, (v, ax) in enumerate(zip(values, axs, strict=True)):
             part = ok[[F._same(f, v) for f in ok[facet]]]
             draw(part, x=x, y=y, by=by, ax=ax, legend=False, **kwargs)
             ax.set_title(f"{facet} = {F.format_value(facet, v)}", fontsize=7.5)
             if i % ncols:
                 ax.set_ylabel("")
-        for j in range(len(values), nrows * ncols):
-            axs[j // ncols][j % ncols].set_visible(False)
-        handles, labels = axs[0][0].get_legend_handles_labels()
-        if handles:
-            fig.legend(handles, labels, title=by, loc="outside right upper", frameon=False)
-        if F.subtitle(ok):
-            fig.suptitle(F.subtitle(ok), fontsize=7, color="#555555")
+        F.figure_legend(fig, by, order=labels)
+        F._suptitle(fig, F.subtitle(ok), right=F.legend_size(labels, by, fig.get_figheight())[1])
         F._finish(fig)
     return fig
 
@@ -282,20 +291,14 @@ def claim_row(claim: str, source: str, measured: str, holds: bool | None, why: s
     )
 
 
-def _png_size(data: bytes) -> tuple[int, int]:
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        return 0, 0
-    return struct.unpack(">II", data[16:24])
-
-
 def _figure_html(i: int, caption: str, fig) -> str:
-    data = F.png_bytes(fig)
-    w, h = _png_size(data)
-    # Shown at ~1.2x print size (200 dpi PNG -> 115 CSS px per inch), never wider than the page.
-    shown = round(w / F.DPI * 115)
-    uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    # SVG (text as text, dense lines as an image): a fraction of a 200 dpi PNG's bytes and time,
+    # sharp at any zoom. Shown at ~1.2x print size (115 CSS px per inch), never wider than the page.
+    data = F.svg_bytes(fig)
+    w, h = round(fig.get_figwidth() * 115), round(fig.get_figheight() * 115)
+    uri = "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
     return (
-        f'<figure id="fig{i}" style="width:{shown}px"><img src="{uri}" alt="{esc(caption)}" width="{w}" '
+        f'<figure id="fig{i}" style="width:{w}px"><img src="{uri}" alt="{esc(caption)}" width="{w}" '
         f'height="{h}"><figcaption><b>Figure {i}.</b> {esc(caption)}</figcaption></figure>'
     )
 

@@ -32,6 +32,8 @@ class Study:
     name: str
     description: str
     folder: Path
+    #: One line for `ssdlab reproduce --list` (`[study] summary`; default: the description's first sentence).
+    summary: str = ""
 
     def raw_spec(self, quick: bool = False) -> dict:
         """The study file as written (`{traces}` not yet substituted)."""
@@ -72,6 +74,15 @@ class Study:
             raise SsdlabError(f"study {self.name} needs real traces: {missing[0]} not found in {found}{more}; {remedy}")
         return found
 
+    def cells(self, quick: bool = False) -> int | None:
+        """The number of cells of the full (or quick) grid; None when the study file does not load."""
+        from ..sweep.study import load_study
+
+        try:
+            return load_study(self.raw_spec(quick), base_dir=self.folder).size
+        except (OSError, ValueError, SsdlabError):  # missing, not TOML, not a study
+            return None
+
     def module(self) -> ModuleType | None:
         path = self.folder / "figures.py"
         if not path.exists():
@@ -101,7 +112,9 @@ def registry() -> dict[str, Study]:
         with open(folder / "study.toml", "rb") as f:
             meta = tomllib.load(f).get("study", {})
         name = meta.get("name", folder.name)
-        out[name] = Study(name=name, description=meta.get("description", ""), folder=folder)
+        description = " ".join(meta.get("description", "").split())
+        summary = meta.get("summary") or description.split(". ")[0].rstrip(".")
+        out[name] = Study(name=name, description=description, folder=folder, summary=summary)
     return out
 
 

@@ -77,6 +77,8 @@ class SweepSummary:
     wall_s: float
     errors: list = field(default_factory=list)  # [(cell index, values, error)] of the first failures
     duplicate_of: dict = field(default_factory=dict)  # {cell index: the earlier cell it duplicates}
+    warned: int = 0  # cells that ran with warnings (Result.warnings; stored in their `warnings` column)
+    warnings: list = field(default_factory=list)  # [(cell index, values, first warning)] of the first ones
 
     def duplicates_line(self) -> str | None:
         """What deduplication did, e.g. "2 cells share an earlier cell's configuration and were
@@ -108,6 +110,18 @@ class SweepSummary:
         return (
             f"{self.failed} of {self.total} cell{'s' if self.total != 1 else ''} failed{first}; "
             f"list them with `ssdlab results {shlex.quote(str(self.out_dir))} --status failed`"
+        )
+
+    def warnings_line(self) -> str | None:
+        """One line for a sweep whose runs gave warnings (how many cells, the first warning, where
+        the others are); None when none did."""
+        if not self.warned:
+            return None
+        index, values, warning = min(self.warnings, key=lambda w: w[0])
+        return (
+            f"{self.warned} of {self.ran} cell{'s' if self.ran != 1 else ''} run gave warnings; first: "
+            f"cell {index} ({describe(values)}): {warning}; all of them are in the `warnings` column of "
+            f"`ssdlab.load_results({str(self.out_dir)!r})`"
         )
 
 
@@ -202,6 +216,10 @@ def run_sweep(
         summary.ran += 1
         if rec["status"] == "ok":
             summary.ok += 1
+            if rec.get("warnings"):
+                summary.warned += 1
+                if len(summary.warnings) < MAX_ERRORS:
+                    summary.warnings.append((rec["cell"], rec["axes"], rec["warnings"][0]))
         else:
             summary.failed += 1
             if len(summary.errors) < MAX_ERRORS:
@@ -220,4 +238,6 @@ def run_sweep(
     finally:
         bar.close()
         summary.wall_s = time.monotonic() - t0
+    if progress and summary.warned:
+        print(f"{st.name}: {summary.warnings_line()}", file=sys.stderr, flush=True)
     return summary

@@ -44,7 +44,7 @@ from ..traces import traces_dir
 
 TOP_TABLES = ("study", "base", "axes", "zip", "grid")
 GRID_TABLES = ("name", "base", "axes", "zip")
-STUDY_KEYS = ("name", "description")
+STUDY_KEYS = ("name", "summary", "description")
 RANGE_KEYS = {"start", "stop", "step", "num", "values", "geom", "factor"}
 MAX_VALUES = 1_000_000
 PATH_KEYS = ("workload.path",)
@@ -115,7 +115,7 @@ def load_study(
         raise StudyError(f"{where}: [study] must be a table")
     for k, v in meta.items():
         if k not in STUDY_KEYS:
-            raise StudyError(f"{where}: [study] has unknown key `{k}` (expected name, description)")
+            raise StudyError(f"{where}: [study] has unknown key `{k}` (expected name, summary, description)")
         if not isinstance(v, str):
             raise StudyError(f"{where}: [study] {k} must be a string")
 

@@ -3,7 +3,7 @@
 A task is a plain dict (index, key, values, config, resolved, trace_digest, git_revision) so that
 it pickles cheaply to a worker process or a Dask worker. A record is what the results store
 (ssdlab.store) keeps of a cell: status, error, axis values, the configuration as run, metrics,
-histograms, time series and provenance.
+histograms, time series, the run's warnings and provenance.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def run_cell(task: Mapping) -> dict:
         return make_record(task, "failed", msg, task["resolved"], {}, time.perf_counter() - t0)
     rec = make_record(task, "ok", None, res.config, res.metrics, time.perf_counter() - t0)
     rec["histograms"] = res.histograms
+    rec["warnings"] = res.warnings
     rec["series"] = res.series_columns
     return rec
 

@@ -110,6 +110,7 @@ pub(super) fn assemble(
     let mut histograms = groups.histograms();
     histograms.extend(sim.ftl_histograms_since(&base));
     let mut warnings = warnings;
+    warnings.extend(unwritten_reads_note(&m, &resolved));
     if let Some(c) = &clock {
         m.extend(c.metrics());
         histograms.extend(c.histograms());
@@ -122,4 +123,32 @@ pub(super) fn assemble(
         series: series.columns,
         warnings,
     }
+}
+
+/// More than 1% of the measured page reads found no data (never written, or trimmed): they cost
+/// no NAND read and, in timed mode, no time, so read counts and latencies look better than a
+/// device holding the data would give.
+fn unwritten_reads_note(m: &BTreeMap<String, f64>, cfg: &Config) -> Option<String> {
+    let reads = m.get("host.read_pages").copied().unwrap_or(0.0);
+    let unwritten = m.get("host.unwritten_read_pages").copied().unwrap_or(0.0);
+    if reads == 0.0 || unwritten * 100.0 <= reads {
+        return None;
+    }
+    let cost = if cfg.run.mode == "timed" {
+        "no flash read and no time (read latencies are understated)"
+    } else {
+        "no flash read"
+    };
+    let fix = if cfg.run.precondition == "fill" {
+        "the device was filled first: these pages were trimmed"
+    } else {
+        "set run.precondition = \"fill\" to start from a device holding data"
+    };
+    Some(format!(
+        "{} of {} page reads ({:.1}%) found no data (host.unwritten_read_pages: never written or trimmed) \
+         and cost {cost}; {fix}",
+        crate::units::grouped(unwritten as u64),
+        crate::units::grouped(reads as u64),
+        100.0 * unwritten / reads,
+    ))
 }

@@ -309,10 +309,14 @@ impl Sim {
                 self.be.host.read_pages += span.pages();
                 for (lpn, mask) in span {
                     let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
-                    if self.buffer.read(lpn, mask, &mut self.be)? & mask == mask {
+                    let buffered = self.buffer.read(lpn, mask, &mut self.be)? & mask;
+                    if buffered == mask {
                         self.be.host.read_hit_pages += 1;
-                    } else {
-                        self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand)?;
+                    } else if !self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand)?
+                        && buffered == 0
+                    {
+                        // Neither buffered nor mapped: the read finds no data and costs nothing.
+                        self.be.host.unwritten_read_pages += 1;
                     }
                 }
             }

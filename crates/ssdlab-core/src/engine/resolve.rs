@@ -105,6 +105,9 @@ pub(super) fn resolve(
             g(logical_pages)
         ));
     }
+    if cfg.run.mode == "timed" && cfg.device.dies() == 1 {
+        warnings.push(single_die_note());
+    }
     // A whole-device fill followed by a trace that touches a sliver of it measures almost no GC
     // (compact sizing already fits the device to the trace).
     if let Some(s) = &scan {
@@ -132,6 +135,15 @@ pub(super) fn resolve(
         r.workload.seed = Some(seed_of(cfg));
     }
     Ok((r, geo, buffer_pages, scan))
+}
+
+/// Timed mode on one die: no two flash operations overlap, so latencies and throughput are a
+/// single die's (right for a queueing check, misleading for an SSD).
+fn single_die_note() -> String {
+    "timed mode on a device with one die (device.channels × chips_per_channel × dies_per_chip = 1) \
+     models no parallelism: every flash operation waits for the one before it; set device.channels \
+     and device.chips_per_channel (e.g. 8 and 4) for an SSD's dies"
+        .to_string()
 }
 
 /// The error for a trace that yielded no request: how much was read, as what, and what

@@ -156,12 +156,14 @@ def figures(df):
             )
         sampled = model[[len(_series(r)) > 0 for _, r in model.iterrows()]]
         if len(sampled):
-            fig = F.series(sampled, y="padding.threshold_fraction")
+            fig = F.series(sampled, y="padding.threshold_fraction", by="ftl.model_stats")
             ax = fig.axes[0]
             if len(fixed):
                 best = fixed.loc[fixed[ELAPSED].idxmin()]
                 ax.axhline(float(best["padding.fixed.threshold"]), ls=":", color="k", label="best fixed threshold")
-                ax.legend(fontsize=7)
+                for old in list(fig.legends):
+                    old.remove()
+                F.figure_legend(fig, "ftl.model_stats")
             ax.set_xlabel("write requests replayed")
             ax.set_ylabel("B_w/N (fraction of a block)")
             ax.set_title(ftl.upper(), fontsize=8)

@@ -110,7 +110,7 @@ def written_at(cell, minutes: float):
 
 def _gc_figure(ok, m, lines, placements):
     with F.style():
-        fig = F._new_figure(F.PANEL[0] + 1.2, F.PANEL[1])
+        fig = F._new_figure(*F.PANEL)
         ax = fig.add_subplot()
         for i, p in enumerate(placements):
             s = _series(_one(ok, m, p, lines))
@@ -123,7 +123,7 @@ def _gc_figure(ok, m, lines, placements):
             ax.plot(xs, [THESIS_GC[x][1] for x in xs], "k^", ms=5, mfc="none", label="thesis: 4 lines")
         ax.set_xlabel("data written (GiB)")
         ax.set_ylabel("lines garbage-collected")
-        ax.legend(fontsize=7, ncol=2)
+        F.legend_right(ax)
         return fig
 
 
@@ -149,7 +149,7 @@ def _bar_figure(ok, groups, lines, placements, ylabel, value):
 
 def _timed_figure(ok):
     with F.style():
-        fig = F._new_figure(F.PANEL[0] + 1.2, F.PANEL[1])
+        fig = F._new_figure(*F.PANEL)
         ax = fig.add_subplot()
         i = 0
         for lines, placements in (("128 MiB", ("none", "size-ema-batch")), ("16 MiB", PLACEMENTS)):
@@ -163,7 +163,7 @@ def _timed_figure(ok):
                 i += 1
         ax.set_xlabel("simulated time after ageing (minutes)")
         ax.set_ylabel("data written (GiB)")
-        ax.legend(fontsize=6, ncol=2)
+        F.legend_right(ax)
         return fig
 
 

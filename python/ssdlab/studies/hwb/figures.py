@@ -217,7 +217,7 @@ def _trace_figure(part, name):
     for ax, (metric, _) in zip(axs, METRICS, strict=True):
         F.line(part, x="buffer.bytes", y=metric, by="buffer.kind", logx=True, ax=ax, legend=False)
         _dash_reads(ax)
-        if metric in (MEAN, P99):
+        if metric in (MEAN, P99) and ax.get_lines():  # bars (one buffer size) keep a linear axis
             ax.set_yscale("log")
     with F.style():
         F._legend(axs[1], "buffer.kind")
@@ -229,10 +229,15 @@ def _dash_reads(ax) -> None:
     """Draw a policy's "reads cached" line as its write-only line's colour and marker, dashed and
     hollow (the palette would otherwise give it another policy's colour)."""
     lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    bars = {c.get_label(): c for c in ax.containers}  # one buffer size: drawn as bars
     for kind, label in READS.items():
         if label in lines and kind in lines:
             base, ln = lines[kind], lines[label]
             ln.set(color=base.get_color(), marker=base.get_marker(), linestyle="--", markerfacecolor="white")
+        if label in bars and kind in bars:
+            colour = bars[kind].patches[0].get_facecolor()
+            for patch in bars[label].patches:
+                patch.set(facecolor="white", edgecolor=colour, hatch="////")
 
 
 def _same(part, a, b) -> bool:
@@ -250,6 +255,7 @@ def figures(df):
     out = []
     for path in _paths(ok):
         part = ok[ok["workload.path"] == path]
+        lines = part["buffer.bytes"].nunique() > 1  # one buffer size: bars
         notes = ""
         if (part["gc.victims"] == 0).all():
             notes += " GC never ran on this trace (its writes fit in the spare blocks): no erases."
@@ -257,16 +263,18 @@ def figures(df):
         if same:
             notes += (
                 f" {' and '.join(same)} without read caching {'are' if len(same) > 1 else 'is'} LRU here: "
-                "their lines hide LRU's."
+                f"their {'lines hide' if lines else 'bars equal'} LRU's."
             )
         if _same(part, "clc", "integrated"):
             notes += (
-                " The integrated buffer's line hides CLC's: on a page-mapped FTL (no log blocks) it chooses as CLC."
+                f" The integrated buffer's {'line hides' if lines else 'bar equals'} CLC's: on a page-mapped FTL "
+                "(no log blocks) it chooses as CLC."
             )
+        against = "(log scale) against buffer size, one line per policy" if lines else "one bar per policy"
         out.append(
             (
                 f"{Path(str(path)).name}: write hit ratio, block erases, mean and p99 write response time "
-                f"(log scale) against buffer size, one line per policy.{notes}",
+                f"{against}.{notes}",
                 _trace_figure(part, Path(str(path)).name),
             )
         )

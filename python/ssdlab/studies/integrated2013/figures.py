@@ -10,7 +10,7 @@ from ssdlab.claims import Outcome
 from ssdlab.report import figures as F
 from ssdlab.report.html import table
 
-TIME = "time.elapsed_us"  # execution time: serial NAND time at the seed's R:W:E = 1:6:10
+TIME = "time.nand_serial_us"  # execution time: serial NAND time at the seed's R:W:E = 1:6:10
 CLASSES = (
     ("ftl.log.merged_never_rereferenced", "never re-referenced"),
     ("ftl.log.merged_rereferenced_fits", "re-referenced, ΣS_c ≤ N_p"),

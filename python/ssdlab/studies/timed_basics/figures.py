@@ -92,7 +92,7 @@ def figures(df):
     gc = _grid(df, "gc")
     if not gc.empty:
         for tail in (False, True):
-            fig = F.distribution_cdf(gc, "latency.read_ns", tail=tail, logx=not tail)
+            fig = F.distribution_cdf(gc, "latency.read_ns", by="device.op", tail=tail, logx=not tail)
             view = "the tail, 0.9 to 0.9999" if tail else "the whole distribution"
             out.append(
                 (
