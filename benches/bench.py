@@ -230,8 +230,9 @@ def rates(pages: float, walls: list[float]) -> dict:
 
 
 def build_example(name: str = "simulate") -> Path:
+    # --workspace, as `make build` and `make test` resolve it: the build of those is reused.
     subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "ssdlab-core", "--example", name],
+        ["cargo", "build", "--release", "-q", "--workspace", "--example", name],
         cwd=ROOT,
         check=True,
     )
