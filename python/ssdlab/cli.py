@@ -548,7 +548,7 @@ def _add_sweep_parsers(sub) -> None:
     p.add_argument("--out", "-o", required=True, metavar="DIR", help="results directory (re-runs skip stored cells)")
     p.add_argument("--executor", choices=["local", "dask"], help="local threads (default) or a Dask cluster")
     p.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler (default: a local 127.0.0.1 cluster)")
-    p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: all cores)")
+    p.add_argument("--workers", type=int, metavar="N", help="runs at a time (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--traces", metavar="DIR", help="what `{traces}` in the study stands for (default as reproduce)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")

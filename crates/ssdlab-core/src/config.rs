@@ -544,6 +544,19 @@ fn parse_value(mut v: serde_json::Value) -> (Option<Config>, Vec<SimError>) {
     (Some(c), errors)
 }
 
+/// Take the keys of `tables` that are not tables (a section's stray values) out of it, in order.
+fn take_non_tables(tables: &mut Tables) -> Vec<String> {
+    let stray: Vec<String> = tables
+        .iter()
+        .filter(|(_, v)| !v.is_object())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in &stray {
+        tables.remove(k);
+    }
+    stray
+}
+
 impl Config {
     /// Parse a TOML document; every unknown key and wrong type is reported.
     pub fn from_toml_str(text: &str) -> Result<Config> {
@@ -606,15 +619,9 @@ impl Config {
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            let stray: Vec<String> = tables
-                .iter()
-                .filter(|(_, v)| !v.is_object())
-                .map(|(k, _)| k.clone())
-                .collect();
-            stray
+            take_non_tables(tables)
                 .into_iter()
                 .map(|k| {
-                    tables.remove(&k);
                     let path = format!("{section}.{k}");
                     let msg = crate::error::unknown_key_message(&path, &fields);
                     let msg = if msg.contains("did you mean") {
@@ -638,13 +645,7 @@ impl Config {
             ("padding", &mut self.padding),
             ("scheduler", &mut self.scheduler),
         ] {
-            let stray: Vec<String> = tables
-                .iter()
-                .filter(|(_, v)| !v.is_object())
-                .map(|(k, _)| k.clone())
-                .collect();
-            for k in stray {
-                tables.remove(&k);
+            for k in take_non_tables(tables) {
                 errors.push(SimError::config(
                     format!("{section}.{k}"),
                     format!(

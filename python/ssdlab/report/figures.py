@@ -848,16 +848,11 @@ def series(
     `mean_over` (the mean over the cells at the x values all of them sampled). Returns the
     Figure."""
     with style():
-        ok = ok_rows(df, ["series", by])
-        frames = [series_of(v) for v in ok["series"]]
-        keep = [i for i, f in enumerate(frames) if f is not None]
-        if not keep:
-            raise ValueError("no cell has a time series: set run.sample_every in the study")
-        frames = [frames[i] for i in keep]
+        ok, frames, by_values = _cells_with(
+            df, "series", series_of, by, "no cell has a time series: set run.sample_every in the study"
+        )
         for f in frames:
             _check_columns(f, [x, y], "the time series")
-        ok = ok.iloc[keep].assign(**{_ROW: range(len(keep))})
-        by_values = _ordered_values(ok[by], by) if by else [None]
 
         def draw(part, ax):
             for i, rows in enumerate(_rows_by(part, by, by_values)):
@@ -875,6 +870,20 @@ def series(
 
 
 _ROW = "__row"  # a column holding each kept cell's index into the parsed series or histograms
+
+
+def _cells_with(df, column: str, parse, by: str | None, missing: str):
+    """The ok cells of `df` whose `column` parses (`parse(value)` is not None), with a `_ROW`
+    column indexing their parsed values; those values; and the values of `by` in order. No cell
+    parsing is a ValueError(`missing`)."""
+    ok = ok_rows(df, [column, by])
+    parsed = [parse(v) for v in ok[column]]
+    keep = [i for i, p in enumerate(parsed) if p is not None]
+    if not keep:
+        raise ValueError(missing)
+    ok = ok.iloc[keep].assign(**{_ROW: range(len(keep))})
+    by_values = _ordered_values(ok[by], by) if by else [None]
+    return ok, [parsed[i] for i in keep], by_values
 
 
 def _rows_by(part, by: str | None, by_values: list) -> list[list[int]]:
@@ -933,14 +942,13 @@ def distribution_cdf(
     or are averaged when in `mean_over` (the mean of the cells' CDFs). Cells without the
     distribution are left out; none at all is a ValueError. Returns the Figure."""
     with style():
-        ok = ok_rows(df, ["histograms", by])
-        hists = [histogram_of(v, name) for v in ok["histograms"]]
-        keep = [i for i, h in enumerate(hists) if h is not None]
-        if not keep:
-            raise ValueError(f'no cell has the distribution `{name}` (timed mode: run.mode = "timed")')
-        hists = [hists[i] for i in keep]
-        ok = ok.iloc[keep].assign(**{_ROW: range(len(keep))})
-        by_values = _ordered_values(ok[by], by) if by else [None]
+        ok, hists, by_values = _cells_with(
+            df,
+            "histograms",
+            lambda v: histogram_of(v, name),
+            by,
+            f'no cell has the distribution `{name}` (timed mode: run.mode = "timed")',
+        )
 
         def draw(part, ax):
             curves = [
@@ -1142,16 +1150,6 @@ def save_as(fig, path: str | Path) -> Path:
     p = Path(path)
     ext = p.suffix.lower().lstrip(".")
     return save(fig, p if ext in FORMATS else p.parent / f"{p.name}.png", formats=[ext if ext in FORMATS else "png"])[0]
-
-
-def png_bytes(fig, dpi: int = DPI) -> bytes:
-    """The figure as PNG bytes (for embedding)."""
-    import io
-
-    buf = io.BytesIO()
-    with style():
-        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": "ssdlab"})
-    return buf.getvalue()
 
 
 DENSE_POINTS = 1000  # a line or collection with more points is an image inside an embedded SVG
