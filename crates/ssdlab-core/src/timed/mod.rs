@@ -20,6 +20,7 @@
 pub mod latency;
 pub mod layout;
 pub mod scheduler;
+pub mod timeline;
 
 use crate::config::Config;
 use crate::nand::{NandOp, OpKind};
