@@ -1,5 +1,5 @@
 """The `ssdlab` command line: run, compare, config show, trace info|profile|convert|generate, policies, sweep,
-results, plot, report, reproduce, claims.
+results, plot, report, reproduce, claims, calibrate, validate.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
 with status 2; Ctrl-C exits with status 130.
@@ -844,6 +844,75 @@ def _add_claims_parser(sub) -> None:
     p.set_defaults(func=cmd_claims)
 
 
+# -- calibrate and validate ------------------------------------------------------------------
+
+
+def cmd_calibrate(args) -> int:
+    from . import calibrate as C
+
+    cal = C.calibrate(
+        args.trace,
+        format=args.format,
+        config=args.config,
+        space=args.space,
+        trials=args.trials,
+        workers=args.workers,
+        seed=args.seed,
+        executor=args.executor or ("dask" if args.address else "local"),
+        address=args.address,
+        progress=not args.quiet,
+    )
+    path = cal.write(args.out)
+    best = cal.best
+    print(f"error {best['objective']:.2%} (mean |relative error| of {', '.join(cal.space.targets)})")
+    print_table([[k, str(v)] for k, v in best["values"].items()], ["fitted", "value"])
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from . import calibrate as C
+
+    v = C.validate(args.trace, args.config, format=args.format)
+    if args.plot:
+        path = v.save_plot(args.plot)
+    if args.json:
+        print(json.dumps(_json_safe(v.to_dict()), indent=2))
+    else:
+        print(f"{args.trace} (format {v.format}) with {args.config}")
+        print_table(v.rows(), ["op", "statistic", "measured", "predicted", "error"], left=2)
+        print()
+        for line in v.summary():
+            print(line)
+    if args.plot:
+        print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _add_calibrate_parsers(sub) -> None:
+    p = sub.add_parser("calibrate", help="fit timing parameters to a trace's measured latencies (a profile)")
+    p.add_argument("trace", metavar="TRACE", help="a trace with measured latencies")
+    p.add_argument("--format", "-f", help="trace format (default: detect)")
+    p.add_argument("--config", "-c", metavar="BASE.toml", help="starting configuration (default: the package's)")
+    p.add_argument("--space", metavar="SPACE.toml", help="parameters, ranges and targets (default: the package's)")
+    p.add_argument("--trials", type=int, default=240, metavar="N", help="simulations to run (default 240)")
+    p.add_argument("--workers", type=int, metavar="N", help="trials run at once (default: all cores)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="the optimiser's seed (default 0)")
+    p.add_argument("--executor", choices=["local", "dask"], help="local threads (default) or dask")
+    p.add_argument("--address", metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
+    p.add_argument("--out", "-o", required=True, metavar="PROFILE.toml", help="the fitted configuration")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("validate", help="a profile's predicted latencies against a trace's measured ones")
+    p.add_argument("trace", metavar="TRACE", help="a trace with measured latencies")
+    p.add_argument("--config", "-c", required=True, metavar="PROFILE.toml", help="the configuration to check")
+    p.add_argument("--format", "-f", help="trace format (default: detect)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--plot", metavar="FILE", help="write measured and simulated CDFs to FILE (.png, .svg or .pdf)")
+    p.set_defaults(func=cmd_validate)
+
+
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", help="TOML configuration file")
     p.add_argument(
@@ -947,6 +1016,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_parsers(sub)
     _add_reproduce_parser(sub)
     _add_claims_parser(sub)
+    _add_calibrate_parsers(sub)
     return ap
 
 

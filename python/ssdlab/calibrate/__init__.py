@@ -1,0 +1,468 @@
+"""Calibrating the timing model to a device's measured latencies, and checking a profile.
+
+    cal = calibrate("dev.trace", format="flashnet", trials=200, workers=2)
+    cal.write("profile.toml")                   # the base configuration with the fitted values
+    v = validate("other.trace", "profile.toml")  # predicted against measured, per operation
+    print(v.text()); v.plot("cdf.png")
+
+A calibration fits the parameters of a space (ssdlab.calibrate.space; default space.toml beside
+this module) within their physical ranges, minimising the mean absolute relative error of the
+space's target statistics (measure.objective). The optimiser is optuna's TPE sampler with a fixed
+seed; its trials run `workers` at a time on the sweep executors (threads of this process, or a
+Dask cluster), each batch asked for, run, then told in trial order, so a seed gives one result.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import api, traces
+from .._core import SsdlabError, __version__
+from ..sweep.executors import EXECUTORS, run_dask, run_local
+from . import measure as M
+from .space import DEFAULT_SPACE, CalibrationError, Param, Space, load_space, parse_target
+
+__all__ = [
+    "DEFAULT_BASE",
+    "DEFAULT_SPACE",
+    "DEFAULT_TRIALS",
+    "Calibration",
+    "CalibrationError",
+    "Param",
+    "Space",
+    "Validation",
+    "calibrate",
+    "load_space",
+    "validate",
+]
+
+DEFAULT_BASE = Path(__file__).resolve().parent / "base.toml"
+DEFAULT_TRIALS = 240
+
+
+# --------------------------------------------------------------------------------------------
+# configurations
+
+
+def _trace_config(config, trace: str | Path, fmt: str | None) -> api.Config:
+    """`config` (a path, dict or Config; None: the package's base.toml) replaying `trace`."""
+    cfg = api.Config.load(config if config is not None else DEFAULT_BASE)
+    cfg = cfg.set("workload.kind", "trace").set("workload.path", str(Path(trace).resolve()))
+    return cfg.set("workload.format", fmt) if fmt else cfg
+
+
+def _format_of(trace: str | Path, fmt: str | None) -> str:
+    if not Path(trace).is_file():
+        raise CalibrationError(f"{trace}: no such trace file")
+    return fmt or traces.trace_detect(trace)
+
+
+def _resolved(cfg: api.Config, what: str) -> dict:
+    try:
+        resolved = cfg.resolved()
+    except SsdlabError as e:
+        raise CalibrationError(f"{what}: {e}") from None
+    if resolved["run"]["mode"] != "timed":
+        raise CalibrationError(f'{what}: run.mode must be "timed" (latencies are only simulated in timed mode)')
+    return resolved
+
+
+def _rounded(p: Param, v: float) -> float | int:
+    """A sampled value as run and written: whole for an integer key, else 4 significant digits."""
+    return int(round(v)) if p.integer else float(f"{v:.4g}")
+
+
+# --------------------------------------------------------------------------------------------
+# one trial (what an executor runs; a module-level function, so that Dask can ship it)
+
+
+def run_trial(task: Mapping, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Simulate one trial's configuration; its latency histograms, or its error (never raises for
+    a failing simulation)."""
+    t0 = time.perf_counter()
+    rec = {"cell": task["index"], "values": task["values"]}
+    try:
+        res = api.simulate(task["config"], progress)
+    except Exception as e:
+        return rec | {"status": "failed", "error": str(e), "wall_s": time.perf_counter() - t0}
+    hist = {name: res.histograms.get(name) for name in M.HISTOGRAMS.values()}
+    return rec | {"status": "ok", "error": None, "histograms": hist, "wall_s": time.perf_counter() - t0}
+
+
+def _task(number: int, values: dict, cfg: api.Config) -> dict:
+    for k, v in values.items():
+        cfg = cfg.set(k, v)
+    # key and resolved: what the executors' record of a task that died needs
+    return {"index": number, "key": str(number), "values": values, "config": cfg.to_dict(), "resolved": {}}
+
+
+# --------------------------------------------------------------------------------------------
+# calibrate
+
+
+@dataclass
+class Calibration:
+    """What `calibrate` did: every trial, the best one, and the profile it makes."""
+
+    trace: str
+    format: str
+    space: Space
+    base: dict  # the starting configuration, as given (replaying the trace)
+    seed: int
+    measured: dict  # op -> stats (measure.stats)
+    trials: list = field(default_factory=list)  # [{number, values, status, error, objective, wall_s}]
+    wall_s: float = 0.0
+    histograms: dict = field(default_factory=dict)  # the best trial's latency histograms
+
+    @property
+    def best(self) -> dict:
+        ok = [t for t in self.trials if t["status"] == "ok" and math.isfinite(t["objective"])]
+        if not ok:
+            raise CalibrationError("no trial ran: " + (self.trials[0]["error"] if self.trials else "no trials"))
+        return min(ok, key=lambda t: (t["objective"], t["number"]))
+
+    def profile(self) -> dict:
+        """The base configuration with the best trial's values: an ordinary configuration."""
+        cfg = api.Config(self.base)
+        for k, v in self.best["values"].items():
+            cfg = cfg.set(k, v)
+        return cfg.to_dict()
+
+    def profile_text(self) -> str:
+        from ..tomlwrite import dumps
+
+        best = self.best
+        ok = sum(t["status"] == "ok" for t in self.trials)
+        lines = [
+            f"# ssdlab calibration profile (ssdlab {__version__})",
+            f"# trace: {self.trace} (format {self.format})",
+            f"# objective: mean |relative error| of {', '.join(self.space.targets)} = {best['objective']:.2%}",
+            f"# best of {len(self.trials)} trials ({ok} ran; trial {best['number']}), seed {self.seed}, "
+            f"{self.wall_s:.0f} s; space {self.space.path}",
+            "# fitted (physical range):",
+            *(f"#   {p.key} = {best['values'][p.key]} ({_num(p.low)} … {_num(p.high)})" for p in self.space.params),
+            "# Predict another trace: ssdlab run --config THIS.toml --set workload.path=OTHER "
+            "--set workload.format=FORMAT",
+            "",
+        ]
+        return "\n".join(lines) + dumps(self.profile())
+
+    def write(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(self.profile_text())
+        return p
+
+    def best_so_far(self) -> list[float]:
+        """The best objective after each trial, in trial order."""
+        out, best = [], math.inf
+        for t in sorted(self.trials, key=lambda t: t["number"]):
+            if t["status"] == "ok" and t["objective"] < best:
+                best = t["objective"]
+            out.append(best)
+        return out
+
+
+def _num(v: float) -> str:
+    return f"{v:g}"
+
+
+def calibrate(
+    trace: str | Path,
+    format: str | None = None,
+    config=None,
+    space: str | Path | Space | None = None,
+    trials: int = DEFAULT_TRIALS,
+    workers: int | None = None,
+    seed: int = 0,
+    executor: str = "local",
+    address: str | None = None,
+    progress: bool = True,
+) -> Calibration:
+    """Fit the space's parameters to the trace's measured latencies (module docstring).
+
+    config: the starting configuration (TOML path, dict or Config; default the package's
+    base.toml); the trace replaces its workload. space: a space file or Space (default the
+    package's space.toml). trials: simulations to run; workers: how many at once (default all
+    cores). The first trial is the base configuration's own values of the keys within bounds."""
+    if trials < 1:
+        raise CalibrationError(f"trials must be >= 1, not {trials}")
+    if workers is not None and workers < 1:
+        raise CalibrationError(f"workers must be >= 1, not {workers}")
+    if executor not in EXECUTORS:
+        raise CalibrationError(f"executor must be one of {', '.join(EXECUTORS)}, not `{executor}`")
+    t0 = time.monotonic()
+    fmt = _format_of(trace, format)
+    cfg = _trace_config(config, trace, fmt)
+    resolved = _resolved(cfg, f"configuration {config or DEFAULT_BASE}")
+    known = api.config_columns(resolved)
+    sp = space if isinstance(space, Space) else load_space(space, known)
+    meas = {op: M.stats(d) for op, d in M.measured(trace, fmt).items()}
+    for t in M.targets_missing(sp.targets, meas):
+        print(f"warning: target {t}: the trace has no such requests; not fitted", file=sys.stderr)
+    mid = {p.key: _rounded(p, p.clip(math.sqrt(p.low * p.high) if p.log else (p.low + p.high) / 2)) for p in sp.params}
+    _resolved(api.Config(_task(0, mid, cfg)["config"]), "a trial's configuration (the space's midpoint)")
+
+    cal = Calibration(str(Path(trace).resolve()), fmt, sp, cfg.to_dict(), seed, meas, wall_s=0.0)
+    study = _study(sp, known, seed)
+    n_workers = max(1, min(workers or os.cpu_count() or 1, trials))
+    cluster = _dask_cluster(n_workers) if executor == "dask" and not address else None
+    where = address or (cluster.scheduler_address if cluster is not None else None)
+    shown = _Shown(trials, progress)
+    try:
+        while len(cal.trials) < trials:
+            batch = [study.ask() for _ in range(min(n_workers, trials - len(cal.trials)))]
+            tasks = [_task(t.number, _values(sp, t), cfg) for t in batch]
+            records: dict[int, dict] = {}
+
+            def on_record(rec: dict, records=records) -> None:
+                records[rec["cell"]] = rec
+
+            if executor == "local":
+                run_local(tasks, n_workers, on_record, fn=run_trial)
+            else:
+                run_dask(tasks, where, n_workers, on_record, fn=run_trial)
+            for trial, task in zip(batch, tasks, strict=True):
+                cal.trials.append(_tell(study, trial, task, records.get(trial.number), sp, meas, cal))
+            shown.update(cal)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    cal.wall_s = time.monotonic() - t0
+    cal.best  # noqa: B018 -- raises when no trial ran
+    shown.done(cal)
+    return cal
+
+
+def _study(sp: Space, known: Mapping, seed: int):
+    try:
+        import optuna
+    except ImportError:
+        raise CalibrationError("calibrate needs the `optuna` package: pip install 'optuna>=3'") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # multivariate TPE is marked experimental
+        sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=16)
+    study = optuna.create_study(direction="minimize", sampler=sampler)
+    start = {}
+    for p in sp.params:
+        v = known.get(p.key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and p.low <= v <= p.high:
+            start[p.key] = int(v) if p.integer else float(v)
+    if start:
+        study.enqueue_trial(start)
+    return study
+
+
+def _values(sp: Space, trial) -> dict:
+    out = {}
+    for p in sp.params:
+        if p.integer:
+            v = trial.suggest_int(p.key, int(p.low), int(p.high), log=p.log)
+        else:
+            v = trial.suggest_float(p.key, p.low, p.high, log=p.log)
+        out[p.key] = _rounded(p, v)
+    return out
+
+
+def _tell(study, trial, task: dict, rec: dict | None, sp: Space, meas: dict, cal: Calibration) -> dict:
+    from optuna.trial import TrialState
+
+    row = {"number": trial.number, "values": task["values"], "status": "failed", "objective": math.nan}
+    if rec is None or rec["status"] != "ok":
+        row["error"] = (rec or {}).get("error") or "the trial's run was lost"
+        study.tell(trial, state=TrialState.FAIL)
+        return row
+    sim = {op: M.stats(d) for op, d in M.simulated(rec["histograms"]).items()}
+    value = M.objective(sp.targets, meas, sim)
+    row.update(status="ok", error=None, objective=value, wall_s=rec.get("wall_s"), predicted=sim)
+    if math.isfinite(value):
+        study.tell(trial, value)
+        if not cal.histograms or value < cal.best["objective"]:
+            cal.histograms = rec["histograms"]
+    else:
+        study.tell(trial, state=TrialState.FAIL)
+    return row
+
+
+def _dask_cluster(workers: int):
+    import logging
+
+    try:
+        import distributed
+    except ImportError:
+        raise CalibrationError("the dask executor needs the `distributed` package") from None
+    return distributed.LocalCluster(
+        host="127.0.0.1",
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+
+
+class _Shown:
+    """Progress on stderr: a line at about every tenth of the trials, and one at the end."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self.next = total, enabled, 0.1
+        self.t0 = time.monotonic()
+
+    def line(self, cal: Calibration) -> str:
+        n = len(cal.trials)
+        try:
+            b = cal.best
+            best = f"best error {b['objective']:.2%} (trial {b['number']})"
+        except CalibrationError:
+            best = "no trial ran yet"
+        failed = sum(t["status"] != "ok" for t in cal.trials)
+        extra = f", {failed} failed" if failed else ""
+        return f"calibrate: {n}/{self.total} trials{extra}, {best}, {time.monotonic() - self.t0:.0f} s"
+
+    def update(self, cal: Calibration) -> None:
+        if self.enabled and len(cal.trials) >= self.next * self.total and len(cal.trials) < self.total:
+            print(self.line(cal), file=sys.stderr, flush=True)
+            while self.next * self.total <= len(cal.trials):
+                self.next += 0.1
+
+    def done(self, cal: Calibration) -> None:
+        if self.enabled:
+            print(self.line(cal), file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# validate
+
+
+@dataclass
+class Validation:
+    """A profile's prediction of a trace against the trace's measured latencies."""
+
+    trace: str
+    format: str
+    config: dict  # the resolved configuration run
+    targets: tuple
+    measured: dict  # op -> Dist
+    predicted: dict  # op -> Dist
+
+    def stats(self) -> dict:
+        """{op: {stat: {"measured", "predicted", "rel_error"}}} for count, mean, p50 … p99.9."""
+        out = {}
+        for op in M.OPS:
+            m, p = M.stats(self.measured[op]), M.stats(self.predicted[op])
+            out[op] = {s: {"measured": m[s], "predicted": p[s], "rel_error": M.rel_error(p[s], m[s])} for s in m}
+        return out
+
+    @property
+    def objective(self) -> float:
+        st = self.stats()
+        meas = {op: {s: v["measured"] for s, v in d.items()} for op, d in st.items()}
+        pred = {op: {s: v["predicted"] for s, v in d.items()} for op, d in st.items()}
+        return M.objective(self.targets, meas, pred)
+
+    def ks(self) -> dict:
+        return {op: M.ks_distance(self.measured[op], self.predicted[op]) for op in M.OPS}
+
+    def to_dict(self) -> dict:
+        return {
+            "trace": self.trace,
+            "format": self.format,
+            "targets": list(self.targets),
+            "objective": self.objective,
+            "ks": self.ks(),
+            "ops": self.stats(),
+        }
+
+    def rows(self) -> list[list[str]]:
+        """The comparison as text rows: op, statistic, measured, predicted, error."""
+        return [
+            [op, s, _q(v["measured"], s), _q(v["predicted"], s), _pct(v["rel_error"])]
+            for op, d in self.stats().items()
+            for s, v in d.items()
+        ]
+
+    def summary(self) -> list[str]:
+        """The objective and the KS distances, a line each."""
+        return [
+            f"objective    {_pct(self.objective, signed=False)} (mean |error| of {', '.join(self.targets)})",
+            "KS distance  " + ", ".join(f"{op} {_f(v)}" for op, v in self.ks().items()),
+        ]
+
+    def plot(self, path: str | Path | None = None):
+        """Measured and simulated latency CDFs per operation, on a log axis; returns the Figure
+        (and writes it to `path`: .png, .svg or .pdf)."""
+        from ..report import figures as F
+
+        ops = [op for op in M.OPS if self.measured[op][1].sum() or self.predicted[op][1].sum()]
+        with F.style():
+            fig, axs, _ = F._panel_grid(len(ops), F.PANEL[0], F.PANEL[1], ["measured", "simulated"], sharey=False)
+            for ax, op in zip(axs, ops, strict=True):
+                curves = [
+                    (label, *F._mean_cdf([d]))
+                    for label, d in (("measured", self.measured[op]), ("simulated", self.predicted[op]))
+                    if d[1].sum()
+                ]
+                F._draw_cdfs(ax, curves, f"latency.{op}_us", tail=False, logx=True)
+                ax.set_title(f"{op}s: KS distance {_f(M.ks_distance(self.measured[op], self.predicted[op]))}")
+            F.figure_legend(fig, order=["measured", "simulated"])
+            F._suptitle(fig, F.subtitle_of(self.config))
+            fig = F._finish(fig, *axs)
+        if path is not None:
+            F.save_as(fig, path)
+        return fig
+
+    def save_plot(self, path: str | Path) -> Path:
+        """Write the CDFs (`plot`) to `path` (.png, .svg or .pdf); returns the path written."""
+        from ..report import figures as F
+
+        fig = self.plot()
+        try:
+            return F.save_as(fig, path)
+        finally:
+            F.close_figure(fig)
+
+
+def _q(v: float, stat: str) -> str:
+    if stat == "count":
+        return f"{v:,.0f}"
+    return "-" if not math.isfinite(v) else f"{v:,.1f} µs"
+
+
+def _pct(v: float, signed: bool = True) -> str:
+    return "-" if not math.isfinite(v) else (f"{v:+.1%}" if signed else f"{v:.1%}")
+
+
+def _f(v: float) -> str:
+    return "-" if not math.isfinite(v) else f"{v:.3f}"
+
+
+def validate(
+    trace: str | Path,
+    config,
+    format: str | None = None,
+    targets=None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Validation:
+    """Run `config` (a profile: TOML path, dict or Config, in timed mode) on `trace` and compare its
+    latencies with the trace's measured ones. `targets`: the objective's statistics (default the
+    package space's)."""
+    fmt = _format_of(trace, format)
+    cfg = _trace_config(config, trace, fmt)
+    _resolved(cfg, f"configuration {config}")
+    meas = M.measured(trace, fmt)
+    try:
+        res = api.simulate(cfg, progress)
+    except SsdlabError as e:
+        raise CalibrationError(f"{trace}: {e}") from None
+    tg = tuple(targets) if targets is not None else load_space().targets
+    for t in tg:
+        parse_target(t)
+    return Validation(str(Path(trace).resolve()), fmt, res.config, tg, meas, M.simulated(res.histograms))

@@ -1,0 +1,150 @@
+"""Calibration spaces: the configuration keys a calibration fits, their physical ranges, and the
+latency statistics it fits them to (a TOML file; the default is space.toml beside this module).
+
+    [objective]
+    targets = ["read.p50", "read.p99", "write.p50"]
+
+    [[param]]
+    key = "nand.read_us"      # any configuration key (docs/config.md)
+    low = 20.0
+    high = 150.0
+    log = true                # sample on a log scale (low > 0)
+    integer = false           # whole numbers only (integer bounds)
+    source = "datasheets ..." # where the range comes from
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._core import SsdlabError
+from ..api import read_toml
+
+DEFAULT_SPACE = Path(__file__).resolve().parent / "space.toml"
+
+OPS = ("read", "write")
+STATS = ("mean", "p50", "p90", "p99", "p99.9")
+DEFAULT_TARGETS = ("read.p50", "read.p90", "read.p99", "read.p99.9", "write.p50", "write.p90", "write.p99")
+PARAM_FIELDS = {"key", "low", "high", "log", "integer", "source"}
+
+
+class CalibrationError(SsdlabError):
+    """Input that a calibration or a validation cannot use (a space file, a trace, a profile)."""
+
+    kind = "config"
+
+
+@dataclass(frozen=True)
+class Param:
+    key: str
+    low: float
+    high: float
+    log: bool = False
+    integer: bool = False
+    source: str = ""
+
+    def clip(self, v: float) -> float | int:
+        """`v` inside the bounds (whole for an integer parameter)."""
+        v = min(max(v, self.low), self.high)
+        return int(round(v)) if self.integer else v
+
+
+@dataclass(frozen=True)
+class Space:
+    params: tuple[Param, ...]
+    targets: tuple[str, ...]
+    path: str = ""
+
+    @property
+    def keys(self) -> list[str]:
+        return [p.key for p in self.params]
+
+
+def parse_target(t: str) -> tuple[str, str]:
+    """ "read.p99.9" -> ("read", "p99.9"); a ValueError for any other form."""
+    op, _, stat = str(t).partition(".")
+    if op not in OPS or stat not in STATS:
+        raise ValueError(
+            f"target `{t}`: expected OP.STAT with OP one of {', '.join(OPS)} and STAT one of {', '.join(STATS)}"
+        )
+    return op, stat
+
+
+def load_space(path: str | Path | None = None, known_keys: Mapping | None = None) -> Space:
+    """Read a space file (default: the package's space.toml), checking every entry; `known_keys`
+    (flat `section.key -> value`, e.g. of the base configuration) are the keys a parameter may
+    name. Every error found is reported at once, each naming the file and the parameter."""
+    p = Path(path) if path is not None else DEFAULT_SPACE
+    _, doc = read_toml(p, CalibrationError)
+    errors: list[str] = []
+    unknown_tables = set(doc) - {"objective", "param"}
+    if unknown_tables:
+        errors.append(f"unknown table(s) {', '.join(sorted(unknown_tables))} (expected [objective] and [[param]])")
+    targets = tuple((doc.get("objective") or {}).get("targets", DEFAULT_TARGETS))
+    for t in targets:
+        try:
+            parse_target(t)
+        except ValueError as e:
+            errors.append(f"[objective] {e}")
+    if not targets:
+        errors.append("[objective] targets is empty")
+    raw = doc.get("param", [])
+    if not isinstance(raw, list) or not raw:
+        errors.append("no [[param]] table: a space fits at least one configuration key")
+        raw = []
+    params = []
+    seen: set[str] = set()
+    for i, entry in enumerate(raw, 1):
+        param, errs = _param(entry, i, known_keys)
+        errors += errs
+        if param is not None:
+            if param.key in seen:
+                errors.append(f"param {i} (`{param.key}`): the key is fitted twice")
+            seen.add(param.key)
+            params.append(param)
+    if errors:
+        raise CalibrationError("\n".join(f"{p}: {e}" for e in errors))
+    return Space(params=tuple(params), targets=targets, path=str(p))
+
+
+def _param(entry, i: int, known_keys: Mapping | None) -> tuple[Param | None, list[str]]:
+    if not isinstance(entry, Mapping):
+        return None, [f"param {i}: expected a table"]
+    key = entry.get("key")
+    where = f"param {i} (`{key}`)" if key else f"param {i}"
+    errors = [
+        f"{where}: unknown field `{f}` (fields: {', '.join(sorted(PARAM_FIELDS))})" for f in entry.keys() - PARAM_FIELDS
+    ]
+    if not isinstance(key, str) or not key:
+        return None, errors + [f"{where}: `key` (a configuration key such as nand.read_us) is missing"]
+    if known_keys is not None and key not in known_keys:
+        near = difflib.get_close_matches(key, list(known_keys), n=1)
+        hint = f"; did you mean `{near[0]}`?" if near else " (docs/config.md lists the keys)"
+        errors.append(f"{where}: unknown configuration key{hint}")
+    elif known_keys is not None and isinstance(known_keys[key], (str, bool, Mapping)):
+        errors.append(f"{where}: not a numeric key (it is {known_keys[key]!r})")
+    low, high = entry.get("low"), entry.get("high")
+    log, integer = entry.get("log", False), entry.get("integer", False)
+    for name, v in (("low", low), ("high", high)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            errors.append(f"{where}: `{name}` must be a finite number, not {v!r}")
+    for name, v in (("log", log), ("integer", integer)):
+        if not isinstance(v, bool):
+            errors.append(f"{where}: `{name}` must be true or false, not {v!r}")
+    if not isinstance(entry.get("source", ""), str):
+        errors.append(f"{where}: `source` must be a string")
+    if errors:
+        return None, errors
+    if low >= high:
+        errors.append(f"{where}: bounds inverted or empty: low = {low} is not below high = {high}")
+    if log and low <= 0:
+        errors.append(f"{where}: a log-scale range needs low > 0, not {low}")
+    if integer and (low != int(low) or high != int(high)):
+        errors.append(f"{where}: an integer parameter needs whole bounds, not {low} and {high}")
+    if errors:
+        return None, errors
+    return Param(key, float(low), float(high), log, integer, entry.get("source", "")), []

@@ -1,0 +1,212 @@
+"""`ssdlab calibrate` and `ssdlab validate`: a known parameter recovered, statistics computed by
+hand, the error messages."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import ssdlab
+from ssdlab import calibrate as C
+from ssdlab.calibrate import measure as M
+from ssdlab.calibrate.space import DEFAULT_TARGETS
+from ssdlab.cli import main
+
+# A tiny timed device: one die, reads of command + array read + transfer, nothing else in the way.
+ONE_DIE = {
+    "device": {"channels": 1, "chips_per_channel": 1, "pages_per_block": 64},
+    "nand": {"read_us": 50, "transfer_us": 10, "program_us": 200, "erase_us": 1000},
+    "buffer": {"kind": "none"},
+    "run": {"mode": "timed", "queue_depth": 1, "precondition": "fill"},
+}
+
+
+def msr(path, rows):
+    """An MSR CSV of (type, offset, size, response time µs) rows, 1 ms apart."""
+    t0 = 128166372000000000
+    lines = [f"{t0 + 10_000 * i},h,0,{op},{off},{size},{int(rt * 10)}" for i, (op, off, size, rt) in enumerate(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def space(path, params, targets=("read.p50", "read.p90", "read.p99")):
+    text = f"[objective]\ntargets = {json.dumps(list(targets))}\n"
+    for p in params:
+        text += "\n[[param]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in p.items())
+    path.write_text(text)
+    return path
+
+
+READ_US = {"key": "nand.read_us", "low": 20.0, "high": 150.0, "log": True, "source": "test"}
+
+
+# -- statistics -----------------------------------------------------------------------------
+
+
+def test_stats_nearest_rank_and_mean():
+    s = M.stats(M.from_samples([50, 60, 70, 80]))
+    # ranks ⌈0.5·4⌉ = 2, ⌈0.9·4⌉ = 4, ⌈0.99·4⌉ = 4
+    assert s == {"count": 4.0, "mean": 65.0, "p50": 60.0, "p90": 80.0, "p99": 80.0, "p99.9": 80.0}
+    s = M.stats(M.from_samples(np.arange(1, 1001)))
+    assert (s["p50"], s["p90"], s["p99"], s["p99.9"]) == (500.0, 900.0, 990.0, 999.0)
+
+
+def test_ks_distance_by_hand():
+    a = M.from_samples([50, 60, 70, 80])
+    assert M.ks_distance(a, M.from_samples([60, 60])) == 0.5  # at 60: 2/4 against 1
+    assert M.ks_distance(a, a) == 0.0
+    assert M.ks_distance(a, M.from_samples([100])) == 1.0
+    assert math.isnan(M.ks_distance(a, M.from_samples([])))
+
+
+def test_objective_is_mean_absolute_relative_error():
+    meas = {"read": {"p50": 100.0, "p99": 200.0}, "write": {"p50": 10.0}}
+    pred = {"read": {"p50": 110.0, "p99": 150.0}, "write": {"p50": 10.0}}
+    assert M.objective(["read.p50", "read.p99", "write.p50"], meas, pred) == pytest.approx((0.1 + 0.25 + 0) / 3)
+    # a prediction without reads cannot be scored
+    assert M.objective(["read.p50"], meas, {"read": {"p50": math.nan}}) == math.inf
+
+
+# -- validate ---------------------------------------------------------------------------------
+
+
+def test_validate_numbers_by_hand(tmp_path):
+    # QD 1 on one die: every read takes command 0 + read 50 + transfer 10 = 60 µs (recorded by
+    # the run's histogram within its 0.1% resolution).
+    trace = msr(tmp_path / "t.csv", [("Read", 4096 * i, 4096, rt) for i, rt in enumerate([50, 60, 70, 80])])
+    v = C.validate(trace, ONE_DIE, format="msr", targets=["read.p50", "read.p90"])
+    st = v.stats()["read"]
+    assert st["count"] == {"measured": 4.0, "predicted": 4.0, "rel_error": 0.0}
+    assert st["mean"]["measured"] == 65.0 and st["mean"]["predicted"] == pytest.approx(60.0, rel=1e-3)
+    assert st["p50"]["rel_error"] == pytest.approx(0.0, abs=1e-3)
+    assert st["p90"]["rel_error"] == pytest.approx((60 - 80) / 80, abs=1e-3)
+    assert v.objective == pytest.approx(0.125, rel=1e-2)  # (0 + 0.25) / 2
+    assert v.ks()["read"] == 0.5
+    assert v.stats()["write"]["count"]["measured"] == 0.0
+    d = v.to_dict()
+    assert d["objective"] == v.objective and d["ks"]["read"] == 0.5 and d["format"] == "msr"
+
+
+def test_validate_cli_json_and_plot(tmp_path, capsys):
+    trace = msr(tmp_path / "t.csv", [("Read", 4096 * i, 4096, 60) for i in range(8)])
+    profile = tmp_path / "p.toml"
+    profile.write_text(ssdlab.Config(ONE_DIE).to_toml())
+    assert main(["validate", str(trace), "--config", str(profile), "--format", "msr", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    p99 = out["ops"]["read"]["p99"]
+    assert p99["measured"] == 60.0 and p99["predicted"] == pytest.approx(60.0, rel=1e-3)
+    assert out["ks"]["read"] == 1.0  # every simulated read just above 60 µs (the histogram's bucket)
+    plot = tmp_path / "cdf.png"
+    assert main(["validate", str(trace), "-c", str(profile), "-f", "msr", "--plot", str(plot)]) == 0
+    text = capsys.readouterr().out
+    assert "objective" in text and "KS distance  read 1.000" in text and plot.stat().st_size > 0
+
+
+# -- calibrate --------------------------------------------------------------------------------
+
+
+def test_calibrate_recovers_a_known_read_time(tmp_path, monkeypatch):
+    """A trace replayed at read_us = 73 µs on 4 dies (QD 4, random reads: queueing as well as
+    service); its simulated latencies are the 'measured' ones; calibrating read_us alone finds 73."""
+    base = {
+        "device": {"channels": 2, "chips_per_channel": 2, "pages_per_block": 64},
+        "nand": {"transfer_us": 8},
+        "buffer": {"kind": "none"},
+        "run": {"mode": "timed", "queue_depth": 4, "precondition": "fill"},
+    }
+    trace = tmp_path / "reads.csv"
+    gen = {"workload": {"kind": "uniform", "requests": 3000, "read_fraction": 1.0, "footprint_bytes": "8MiB"}}
+    ssdlab.traces.trace_generate(gen, trace)
+    truth = ssdlab.simulate(
+        ssdlab.Config(base).set("nand.read_us", 73.0).set("workload.kind", "trace").set("workload.path", str(trace))
+    )
+    values, counts = np.asarray(truth.histograms["latency.read_ns"], dtype=float).T
+    samples = np.repeat(values / 1000.0, counts.astype(int))
+    monkeypatch.setattr(M, "_measured", lambda path, fmt: {"read": samples, "write": np.zeros(0)})
+    sp = space(tmp_path / "space.toml", [READ_US])
+    cal = C.calibrate(trace, format="msr", config=base, space=sp, trials=30, workers=2, seed=3, progress=False)
+    best = cal.best
+    assert best["values"]["nand.read_us"] == pytest.approx(73.0, rel=0.015)
+    assert best["objective"] < 0.01
+    assert len(cal.trials) == 30 and cal.best_so_far()[-1] == best["objective"]
+    # the profile is an ordinary configuration with the fitted value
+    profile = cal.write(tmp_path / "profile.toml")
+    cfg = ssdlab.Config.from_toml(profile)
+    assert cfg.resolved()["nand"]["read_us"] == best["values"]["nand.read_us"]
+    assert profile.read_text().startswith("# ssdlab calibration profile")
+
+
+def test_calibrate_is_deterministic(tmp_path, monkeypatch):
+    trace = msr(tmp_path / "t.csv", [("Read", 4096 * (i % 16), 4096, 55 + i % 7) for i in range(200)])
+    sp = space(tmp_path / "space.toml", [READ_US])
+    runs = [
+        C.calibrate(trace, format="msr", config=ONE_DIE, space=sp, trials=6, workers=2, seed=7, progress=False)
+        for _ in range(2)
+    ]
+    assert [t["values"] for t in runs[0].trials] == [t["values"] for t in runs[1].trials]
+    assert runs[0].profile_text().splitlines()[2:] == runs[1].profile_text().splitlines()[2:]
+    # the first trial is the base configuration's own value
+    assert runs[0].trials[0]["values"] == {"nand.read_us": 50.0}
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def test_space_errors(tmp_path):
+    known = ssdlab.api.config_columns(ssdlab.Config().resolved())
+    bad = space(
+        tmp_path / "bad.toml",
+        [
+            {"key": "nand.read_uss", "low": 1.0, "high": 2.0},
+            {"key": "nand.program_us", "low": 900.0, "high": 100.0},
+            {"key": "nand.erase_us", "low": 0.0, "high": 10.0, "log": True},
+            {"key": "device.channels", "low": 1.5, "high": 4, "integer": True},
+            {"key": "buffer.kind", "low": 1, "high": 2},
+            {"key": "nand.dram_us", "low": 1, "high": 2, "lo": 3},
+        ],
+        targets=["read.p75"],
+    )
+    with pytest.raises(C.CalibrationError) as e:
+        C.load_space(bad, known)
+    msg = str(e.value)
+    assert "param 1 (`nand.read_uss`): unknown configuration key; did you mean `nand.read_us`?" in msg
+    assert "param 2 (`nand.program_us`): bounds inverted or empty: low = 900.0 is not below high = 100.0" in msg
+    assert "param 3 (`nand.erase_us`): a log-scale range needs low > 0" in msg
+    assert "param 4 (`device.channels`): an integer parameter needs whole bounds" in msg
+    assert "param 5 (`buffer.kind`): not a numeric key" in msg
+    assert "param 6 (`nand.dram_us`): unknown field `lo`" in msg
+    assert "target `read.p75`" in msg
+    assert all(line.startswith(str(bad)) for line in msg.splitlines())
+
+
+def test_default_space_is_valid_and_documented():
+    known = ssdlab.api.config_columns(ssdlab.Config().resolved())
+    sp = C.load_space(None, known)
+    assert sp.targets == DEFAULT_TARGETS
+    assert all(p.source for p in sp.params)
+    doc = (C.DEFAULT_SPACE.parents[3] / "docs" / "calibrate.md").read_text()
+    for p in sp.params:
+        assert f"`{p.key}`" in doc
+
+
+def test_trace_without_measured_latencies(tmp_path, capsys):
+    trace = msr(tmp_path / "t.csv", [("Read", 0, 4096, 0), ("Write", 4096, 4096, 0)])
+    assert main(["calibrate", str(trace), "--format", "msr", "--trials", "2", "--out", str(tmp_path / "p.toml")]) == 2
+    err = capsys.readouterr().err
+    assert f"{trace}: the trace (format msr) has no measured latencies" in err
+    assert not (tmp_path / "p.toml").exists()
+
+
+def test_calibrate_argument_errors(tmp_path, capsys):
+    trace = msr(tmp_path / "t.csv", [("Read", 0, 4096, 60)])
+    out = str(tmp_path / "p.toml")
+    assert main(["calibrate", str(tmp_path / "none.csv"), "--out", out]) == 2
+    assert "none.csv: no such trace file" in capsys.readouterr().err
+    assert main(["calibrate", str(trace), "-f", "msr", "--trials", "0", "--out", out]) == 2
+    assert "trials must be >= 1, not 0" in capsys.readouterr().err
+    counts = tmp_path / "counts.toml"
+    counts.write_text('[run]\nmode = "counts"\n')
+    assert main(["calibrate", str(trace), "-f", "msr", "-c", str(counts), "--out", out]) == 2
+    assert 'run.mode must be "timed"' in capsys.readouterr().err
