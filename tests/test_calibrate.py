@@ -210,3 +210,39 @@ def test_calibrate_argument_errors(tmp_path, capsys):
     counts.write_text('[run]\nmode = "counts"\n')
     assert main(["calibrate", str(trace), "-f", "msr", "-c", str(counts), "--out", out]) == 2
     assert 'run.mode must be "timed"' in capsys.readouterr().err
+
+
+# -- the study ----------------------------------------------------------------------------------
+
+
+def test_real_device_study_runs_and_reports(tmp_path):
+    """The study's runner on a small trace with measured latencies: one cell per trial, the
+    profile beside them, a report with the calibration, the ranges, the errors and the CDFs."""
+    from ssdlab import studies
+    from ssdlab.report import write_report
+
+    rows = [("Read" if i % 3 else "Write", 4096 * (i % 64), 4096, 80 + (i * 37) % 400) for i in range(600)]
+    trace = msr(tmp_path / "t.csv", rows)
+    st = studies.get("real-device")
+    assert st.cells(quick=True) == 48 and st.trace_files() == [
+        "flashnet_tencent_nvme/tencent.cut.per_50k.rw_60_40.490.trace"
+    ]
+    spec = st.spec(quick=True)
+    spec["calibrate"].update(trace=str(trace), format="msr", trials=6)
+    out = tmp_path / "out"
+    summary = st.module().run(spec, out, workers=2, progress=False)
+    assert (summary.ran, summary.ok, summary.failed) == (6, 6, 0)
+    df = ssdlab.load_results(out)
+    assert sorted(df["cell"]) == list(range(6))
+    best = df.loc[df["calibrate.error"].idxmin()]
+    assert df["calibrate.best_error"].min() == best["calibrate.error"]
+    assert best["measured.read.count"] == 400 and best["measured.write.p50_us"] == pytest.approx(
+        M.stats(M.from_samples([r[3] for r in rows if r[0] == "Write"]))["p50"]
+    )
+    profile = (out / "profile.toml").read_text()
+    assert f"= {best['calibrate.error']:.2%}" in profile
+    figures, sections = st.report_hooks()
+    report = write_report(out, figures=figures, sections=sections).read_text()
+    for title in ("Calibration", "Fitted parameters and their physical ranges", "In-sample error"):
+        assert f"<h2>{title}</h2>" in report
+    assert report.count("<figure") == 3 and "KS distance" in report

@@ -93,7 +93,8 @@ def run_trial(task: Mapping, progress: Callable[[int, int], None] | None = None)
     except Exception as e:
         return rec | {"status": "failed", "error": str(e), "wall_s": time.perf_counter() - t0}
     hist = {name: res.histograms.get(name) for name in M.HISTOGRAMS.values()}
-    return rec | {"status": "ok", "error": None, "histograms": hist, "wall_s": time.perf_counter() - t0}
+    rec |= {"status": "ok", "error": None, "histograms": hist, "metrics": res.metrics, "config": res.config}
+    return rec | {"warnings": res.warnings, "wall_s": time.perf_counter() - t0}
 
 
 def _task(number: int, values: dict, cfg: api.Config) -> dict:
@@ -119,7 +120,6 @@ class Calibration:
     measured: dict  # op -> stats (measure.stats)
     trials: list = field(default_factory=list)  # [{number, values, status, error, objective, wall_s}]
     wall_s: float = 0.0
-    histograms: dict = field(default_factory=dict)  # the best trial's latency histograms
 
     @property
     def best(self) -> dict:
@@ -160,6 +160,28 @@ class Calibration:
         p.write_text(self.profile_text())
         return p
 
+    def records(self) -> list[dict]:
+        """Every trial as a results-store record (ssdlab.store): its values as the cell's axes, its
+        configuration as run, its metrics plus `calibrate.error` (the objective, NaN when it
+        failed), `calibrate.best_error` (the best so far), the measured statistics
+        (`measured.read.p50_us`, ...) and the predicted ones from the same histograms
+        (`predicted.read.p50_us`, ...); its latency histograms."""
+        from ..store import utc_now
+        from ..sweep.task import make_record
+
+        measured = _flat("measured", self.measured)
+        out = []
+        for t, best in zip(sorted(self.trials, key=lambda t: t["number"]), self.best_so_far(), strict=True):
+            task = {"index": t["number"], "key": f"{self.seed}-{t['number']}", "values": t["values"]}
+            metrics = dict(t.get("metrics") or {}) | measured | _flat("predicted", t.get("predicted") or {})
+            metrics |= {"calibrate.error": t["objective"], "calibrate.best_error": best}
+            rec = make_record(task, t["status"], t.get("error"), t.get("config") or self.base, metrics, t["wall_s"])
+            rec["histograms"] = t.get("histograms")
+            rec["warnings"] = t.get("warnings") or []
+            rec["prov"]["finished_at"] = utc_now()
+            out.append(rec)
+        return out
+
     def best_so_far(self) -> list[float]:
         """The best objective after each trial, in trial order."""
         out, best = [], math.inf
@@ -168,6 +190,15 @@ class Calibration:
                 best = t["objective"]
             out.append(best)
         return out
+
+
+def _flat(prefix: str, stats: Mapping) -> dict:
+    """{op: {stat: v}} as metric names: `measured.read.p99.9` -> "measured.read.p999_us"."""
+    return {
+        f"{prefix}.{op}.{s.replace('.', '')}{'' if s == 'count' else '_us'}": v
+        for op, d in stats.items()
+        for s, v in d.items()
+    }
 
 
 def _num(v: float) -> str:
@@ -230,7 +261,7 @@ def calibrate(
             else:
                 run_dask(tasks, where, n_workers, on_record, fn=run_trial)
             for trial, task in zip(batch, tasks, strict=True):
-                cal.trials.append(_tell(study, trial, task, records.get(trial.number), sp, meas, cal))
+                cal.trials.append(_tell(study, trial, task, records.get(trial.number), sp, meas))
             shown.update(cal)
     finally:
         if cluster is not None:
@@ -272,10 +303,10 @@ def _values(sp: Space, trial) -> dict:
     return out
 
 
-def _tell(study, trial, task: dict, rec: dict | None, sp: Space, meas: dict, cal: Calibration) -> dict:
+def _tell(study, trial, task: dict, rec: dict | None, sp: Space, meas: dict) -> dict:
     from optuna.trial import TrialState
 
-    row = {"number": trial.number, "values": task["values"], "status": "failed", "objective": math.nan}
+    row = {"number": trial.number, "values": task["values"], "status": "failed", "objective": math.nan, "wall_s": None}
     if rec is None or rec["status"] != "ok":
         row["error"] = (rec or {}).get("error") or "the trial's run was lost"
         study.tell(trial, state=TrialState.FAIL)
@@ -283,10 +314,9 @@ def _tell(study, trial, task: dict, rec: dict | None, sp: Space, meas: dict, cal
     sim = {op: M.stats(d) for op, d in M.simulated(rec["histograms"]).items()}
     value = M.objective(sp.targets, meas, sim)
     row.update(status="ok", error=None, objective=value, wall_s=rec.get("wall_s"), predicted=sim)
+    row.update(metrics=rec["metrics"], config=rec["config"], histograms=rec["histograms"], warnings=rec["warnings"])
     if math.isfinite(value):
         study.tell(trial, value)
-        if not cal.histograms or value < cal.best["objective"]:
-            cal.histograms = rec["histograms"]
     else:
         study.tell(trial, state=TrialState.FAIL)
     return row
@@ -413,7 +443,8 @@ class Validation:
                 F._draw_cdfs(ax, curves, f"latency.{op}_us", tail=False, logx=True)
                 ax.set_title(f"{op}s: KS distance {_f(M.ks_distance(self.measured[op], self.predicted[op]))}")
             F.figure_legend(fig, order=["measured", "simulated"])
-            F._suptitle(fig, F.subtitle_of(self.config))
+            if self.config:
+                F._suptitle(fig, F.subtitle_of(self.config))
             fig = F._finish(fig, *axs)
         if path is not None:
             F.save_as(fig, path)

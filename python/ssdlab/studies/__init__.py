@@ -1,6 +1,8 @@
 """Registered studies: one folder each, holding `study.toml` (the full grid), `quick.toml` (a
 reduced grid that runs in minutes), `figures.py` (optional `figures(df)` returning
-[(caption, Figure)] and `sections(df)` returning [(title, html)] for the report) and, for a seed's
+[(caption, Figure)] and `sections(df)` returning [(title, html)] for the report; a study that is
+not a grid, such as a calibration, defines `run(spec, out_dir, **options)` there, which fills the
+results folder and returns a SweepSummary, and its study files no grid) and, for a seed's
 study, `claims.toml` (the seed's claims as data, judged by functions of figures.py; see
 `ssdlab.claims`).
 
@@ -79,8 +81,11 @@ class Study:
         from ..sweep.study import load_study
 
         try:
-            return load_study(self.raw_spec(quick), base_dir=self.folder).size
-        except (OSError, ValueError, SsdlabError):  # missing, not TOML, not a study
+            spec = self.raw_spec(quick)
+            if "calibrate" in spec:  # a calibration: one cell per trial
+                return int(spec["calibrate"]["trials"])
+            return load_study(spec, base_dir=self.folder).size
+        except (OSError, ValueError, KeyError, SsdlabError):  # missing, not TOML, not a study
             return None
 
     def module(self) -> ModuleType | None:
@@ -237,9 +242,9 @@ def reproduce(
     study = get(name)
     study.check_traces(quick, traces)
     out_dir = Path(out) if out else Path("results") / (f"{name}-quick" if quick else name)
-    summary = run_sweep(
-        study.spec(quick, traces), out_dir, executor=executor, address=address, workers=workers, progress=progress
-    )
+    options = {"executor": executor, "address": address, "workers": workers, "progress": progress}
+    runner = getattr(study.module(), "run", None)  # a study that is not a grid runs itself
+    summary = (runner or run_sweep)(study.spec(quick, traces), out_dir, **options)
     figures, sections = study.report_hooks()
     report = write_report(out_dir, figures=figures, sections=sections)
     if summary.failed and not allow_failures:
