@@ -246,3 +246,15 @@ def test_real_device_study_runs_and_reports(tmp_path):
     for title in ("Calibration", "Fitted parameters and their physical ranges", "In-sample error"):
         assert f"<h2>{title}</h2>" in report
     assert report.count("<figure") == 3 and "KS distance" in report
+
+
+def test_every_trial_failing_is_an_error_naming_the_first(tmp_path, monkeypatch):
+    trace = msr(tmp_path / "t.csv", [("Read", 0, 4096, 60)])
+
+    def boom(config, progress=None):
+        raise ssdlab.SsdlabError("disk on fire")
+
+    monkeypatch.setattr(ssdlab.api, "simulate", boom)
+    sp = space(tmp_path / "space.toml", [READ_US])
+    with pytest.raises(C.CalibrationError, match="no trial gave a prediction: disk on fire"):
+        C.calibrate(trace, format="msr", config=ONE_DIE, space=sp, trials=2, workers=1, progress=False)

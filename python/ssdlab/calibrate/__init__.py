@@ -125,7 +125,9 @@ class Calibration:
     def best(self) -> dict:
         ok = [t for t in self.trials if t["status"] == "ok" and math.isfinite(t["objective"])]
         if not ok:
-            raise CalibrationError("no trial ran: " + (self.trials[0]["error"] if self.trials else "no trials"))
+            errors = [t["error"] for t in self.trials if t.get("error")]
+            why = errors[0] if errors else "every run predicted no request of an operation the trace measured"
+            raise CalibrationError(f"no trial gave a prediction: {why}")
         return min(ok, key=lambda t: (t["objective"], t["number"]))
 
     def profile(self) -> dict:
