@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.deps-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null) Cargo.toml pyproject.toml
 BUILT   := $(VENV)/.built
 ZIG     := $(VENV)/.zig-installed
-DEPS    := "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff "pyarrow>=14" "dask[distributed]>=2023.1" "tomli-w>=1.0" "tqdm>=4.60"
+DEPS    := "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pytest>=7" "libcachesim>=0.3" ruff "pyarrow>=14" "dask[distributed]>=2023.1" "tomli-w>=1.0" "tqdm>=4.60" "optuna>=3"
 # Runs a command with its output held back, shown only if it fails (pip and maturin are chatty).
 QUIET   := sh -c 'log=$$(mktemp) && "$$@" >"$$log" 2>&1; s=$$?; [ $$s -eq 0 ] || cat "$$log"; rm -f "$$log"; exit $$s' quiet
 
