@@ -200,6 +200,9 @@ def test_trace_without_measured_latencies(tmp_path, capsys):
 
 
 def test_calibrate_argument_errors(tmp_path, capsys):
+    from ssdlab import cli
+
+    assert cli.CALIBRATE_TRIALS == C.DEFAULT_TRIALS
     trace = msr(tmp_path / "t.csv", [("Read", 0, 4096, 60)])
     out = str(tmp_path / "p.toml")
     assert main(["calibrate", str(tmp_path / "none.csv"), "--out", out]) == 2

@@ -889,16 +889,21 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def _add_calibrate_parsers(sub) -> None:
-    from .calibrate import DEFAULT_TRIALS
+CALIBRATE_TRIALS = 240  # ssdlab.calibrate.DEFAULT_TRIALS (not imported here: it needs numpy)
 
+
+def _add_calibrate_parsers(sub) -> None:
     p = sub.add_parser("calibrate", help="fit timing parameters to a trace's measured latencies (a profile)")
     p.add_argument("trace", metavar="TRACE", help="a trace with measured latencies")
     p.add_argument("--format", "-f", help="trace format (default: detect)")
     p.add_argument("--config", "-c", metavar="BASE.toml", help="starting configuration (default: the package's)")
     p.add_argument("--space", metavar="SPACE.toml", help="parameters, ranges and targets (default: the package's)")
     p.add_argument(
-        "--trials", type=int, default=DEFAULT_TRIALS, metavar="N", help=f"simulations to run (default {DEFAULT_TRIALS})"
+        "--trials",
+        type=int,
+        default=CALIBRATE_TRIALS,
+        metavar="N",
+        help=f"simulations to run (default {CALIBRATE_TRIALS})",
     )
     p.add_argument("--workers", type=int, metavar="N", help="trials run at once (default: all cores)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the optimiser's seed (default 0)")
