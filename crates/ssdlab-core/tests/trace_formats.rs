@@ -69,6 +69,7 @@ fn req(time_us: f64, op: Op, offset_bytes: u64, len_bytes: u64, dev: u32) -> Req
         offset_bytes,
         len_bytes,
         dev,
+        measured_us: f32::NAN,
     }
 }
 
