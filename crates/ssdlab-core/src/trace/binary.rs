@@ -412,6 +412,7 @@ mod tests {
                 Step::Req(q) => got.push((line, q == r)),
                 Step::Bad(m) => got.push((line, m.contains("op byte 9"))),
                 Step::Eof => break,
+                Step::Done(_) => unreachable!("no completions in a binary trace"),
                 Step::Fatal(e) => panic!("{e}"),
             }
         }
