@@ -117,3 +117,23 @@ def test_empty_trace_is_still_empty_not_an_error(tmp_path):
     trace = tmp_path / "empty.csv"
     trace.write_text("# nothing yet\n\n")
     assert ssdlab.trace_info(trace, format="msr")["requests"] == 0
+
+
+def test_timestamp_names_its_key(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "run", "--set", "workload.timestamp=submitt")
+    assert code == 2
+    assert "config field `workload.timestamp`: unknown value `submitt`; did you mean `submit`?" in err
+    msr = tmp_path / "m.csv"
+    msr.write_text("128166385295514663,hm,0,Write,0,4096,2833\n")
+    code, _, err = run_cli(
+        capsys,
+        "run",
+        "--set",
+        "workload.kind=trace",
+        "--set",
+        f"workload.path={msr}",
+        "--set",
+        "workload.timestamp=record",
+    )
+    assert code == 2
+    assert "config field `workload.timestamp`: `record`: format `msr` has a single time stamp" in err, err

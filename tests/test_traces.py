@@ -186,3 +186,66 @@ def test_trace_generate_round_trip(tmp_path):
             k: v for k, v in direct.items() if "time" not in k
         }, name
     assert traces.trace_detect(tmp_path / "t.csv") == "msr"
+
+
+FLASHNET = "flashnet_tencent_nvme/tencent.cut.per_50k.rw_60_40.490.trace"
+# MANIFEST.md's measured latencies of the window (µs): mean, p50, p90, p99, p99.9.
+FLASHNET_READS = (30_012, 1_703, 1_504, 2_965, 5_515, 11_852)
+FLASHNET_WRITES = (19_988, 449, 210, 1_092, 2_212, 3_645)
+
+
+def _rounded(s):
+    return (s["count"], round(s["mean_us"]), s["p50_us"], s["p90_us"], s["p99_us"], s["p99.9_us"])
+
+
+def test_flashnet_measured_latencies(traces):
+    path = traces / FLASHNET
+    assert ssdlab.traces.trace_detect(path) == "flashnet"
+    m = ssdlab.traces.measured_latencies(path)
+    assert m["format"] == "flashnet" and m["missing"] == 0
+    assert list(m["read"][:3]) == [120.0, 146.0, 136.0]
+    assert _rounded(ssdlab.traces.latency_summary(m["read"])) == FLASHNET_READS
+    assert _rounded(ssdlab.traces.latency_summary(m["write"])) == FLASHNET_WRITES
+    out = subprocess.run(
+        [sys.executable, "-m", "ssdlab", "trace", "info", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    info = json.loads(out.stdout)["measured_latency"]
+    assert _rounded(info["read"]) == FLASHNET_READS
+    assert _rounded(info["write"]) == FLASHNET_WRITES
+    assert "trim" not in info
+    text = subprocess.run(
+        [sys.executable, "-m", "ssdlab", "trace", "info", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert re.search(r"read\s+30,012\s+1,703\s+1,504\s+2,965\s+5,515\s+11,852", text), text
+    assert re.search(r"write\s+19,988\s+449\s+210\s+1,092\s+2,212\s+3,645", text), text
+
+
+def test_latency_summary_nearest_rank():
+    s = ssdlab.traces.latency_summary([5, 1, 3, 2, 4, 3, 7, 6, 9, 8])
+    assert s == {"count": 10, "mean_us": 4.8, "p50_us": 4.0, "p90_us": 8.0, "p99_us": 9.0, "p99.9_us": 9.0}
+    assert ssdlab.traces.latency_summary([]) is None
+
+
+def test_measured_latencies_of_other_formats(tmp_path):
+    msr = tmp_path / "m.csv"
+    msr.write_text("128166385295514663,hm,0,Write,9056014336,2048,2833\n128166385295515175,hm,0,Read,0,4096,2320\n")
+    m = ssdlab.traces.measured_latencies(msr)
+    assert (m["format"], list(m["read"]), m["missing"]) == ("msr", [232.0], 0)
+    assert m["write"][0] == pytest.approx(283.3, abs=1e-4)
+    disksim = tmp_path / "d.trace"
+    disksim.write_text("0.5 0 8 8 1\n")
+    m = ssdlab.traces.measured_latencies(disksim)
+    assert (len(m["read"]), len(m["write"]), m["missing"]) == (0, 0, 1)
+    assert "measured_latency" not in ssdlab.traces.trace_info(disksim)
+
+
+def test_timestamp_choice(tmp_path):
+    p = tmp_path / "f.trace"
+    p.write_text("1000.000,120,1,4096,0,1000.250,4096\n1000.000,90,0,8192,4096,1002.5,8192\n")
+    assert ssdlab.traces.trace_info(p)["last_time_us"] == 1_002_500.0
+    assert ssdlab.traces.trace_info(p, timestamp="record")["last_time_us"] == 1_000_000.0
+    with pytest.raises(SsdlabError, match="timestamp.*single time stamp"):
+        ssdlab.traces.trace_info(tmp_path / "f.trace", format="tencent", timestamp="record")

@@ -77,6 +77,7 @@ pub fn options(data: &[u8], format: Option<Format>) -> TraceOptions {
         skip_invalid: b & 1 != 0,
         blkparse_action: [None, Some('Q'), Some('D'), Some('c')][((b >> 2) & 3) as usize],
         generic: Some(generic),
+        timestamp: (b & 0x40 != 0).then(|| "record".into()),
     }
 }
 
@@ -119,6 +120,7 @@ pub fn read_trace(data: &[u8], format: Option<Format>) {
             Ok(r) => {
                 assert!(r.time_us.is_finite() && r.time_us >= 0.0, "{r:?}");
                 assert!(r.offset_bytes.checked_add(r.len_bytes).is_some(), "{r:?}");
+                assert!(r.measured().is_none_or(|m| m.is_finite() && m >= 0.0), "{r:?}");
                 assert!(reader.line() >= last_line);
                 last_line = reader.line();
             }

@@ -11,7 +11,15 @@ from ._core import SsdlabError, __version__
 from .api import Config, Result, components, simulate
 from .store import load_results
 from .sweep import expand_study, run_sweep
-from .traces import trace_convert, trace_detect, trace_formats, trace_info, trace_profile
+from .traces import (
+    latency_summary,
+    measured_latencies,
+    trace_convert,
+    trace_detect,
+    trace_formats,
+    trace_info,
+    trace_profile,
+)
 
 __all__ = [
     "Config",
@@ -20,7 +28,9 @@ __all__ = [
     "__version__",
     "components",
     "expand_study",
+    "latency_summary",
     "load_results",
+    "measured_latencies",
     "run_sweep",
     "simulate",
     "trace_convert",

@@ -284,12 +284,24 @@ def _trace_kwargs(args) -> dict:
 
 
 def cmd_trace_info(args) -> int:
-    info = traces.trace_info(args.file, page_bytes=args.page_bytes, **_trace_kwargs(args))
+    info = traces.trace_info(args.file, page_bytes=args.page_bytes, timestamp=args.timestamp, **_trace_kwargs(args))
     if args.json:
         write_json("-", info)  # valid JSON: null for NaN
         return 0
-    print_table([[k, trace_info_text(k, info, args.page_bytes)] for k in info], ["field", "value"], left=2)
+    measured = info.get("measured_latency")
+    fields = [k for k in info if k != "measured_latency"]
+    print_table([[k, trace_info_text(k, info, args.page_bytes)] for k in fields], ["field", "value"], left=2)
+    if measured:
+        print("\nmeasured latency (µs, nearest-rank percentiles)")
+        keys = ["mean_us"] + [k for k, _ in traces.LATENCY_PERCENTILES]
+        rows = [[op, _fmt(s["count"])] + [_us(s[k]) for k in keys] for op, s in measured.items()]
+        print_table(rows, ["op", "count", "mean", "p50", "p90", "p99", "p99.9"])
     return 0
+
+
+def _us(v: float) -> str:
+    """A latency in µs: whole µs from 100 µs up, else 3 significant digits."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
 def trace_info_text(key: str, info: dict, page_bytes: int) -> str:
@@ -988,8 +1000,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compare)
 
     t = sub.add_parser("trace", help="trace files").add_subparsers(dest="trace_command", required=True)
-    p = t.add_parser("info", help="statistics of a trace file")
+    p = t.add_parser("info", help="statistics of a trace file (and its measured latencies)")
     _add_trace_args(p)
+    p.add_argument("--timestamp", choices=["submit", "record"], help="flashnet: time stamp to use (default submit)")
     p.add_argument("--page-bytes", type=int, default=4096, help="page size for the footprint (default 4096)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_trace_info)

@@ -13,9 +13,16 @@ PathLike = str | Path
 
 
 def _options(
-    fmt: str | None, device: int | None, skip_invalid: bool, blkparse_action: str | None, generic: dict | None
+    fmt: str | None,
+    device: int | None,
+    skip_invalid: bool,
+    blkparse_action: str | None,
+    generic: dict | None,
+    timestamp: str | None = None,
 ) -> str:
     opts: dict = {"skip_invalid": bool(skip_invalid)}
+    if timestamp:
+        opts["timestamp"] = timestamp
     if fmt:
         opts["format"] = fmt
     if device is not None:
@@ -35,10 +42,15 @@ def trace_info(
     blkparse_action: str | None = None,
     generic: dict | None = None,
     page_bytes: int = 4096,
+    timestamp: str | None = None,
 ) -> dict:
     """Statistics of a trace: format, requests, reads, writes, read_bytes, write_bytes,
-    footprint_pages, max_end_bytes, seq_write_fraction (and trims, devices, skipped)."""
-    opts = _options(format, device, skip_invalid, blkparse_action, generic)
+    footprint_pages, max_end_bytes, seq_write_fraction (and trims, devices, skipped), and, when
+    the trace measured latencies, `measured_latency`: per operation ("read", "write", "trim")
+    `count`, `mean_us`, `p50_us`, `p90_us`, `p99_us`, `p99.9_us` (as `latency_summary`).
+    `timestamp` picks the time stamp of a trace with two (flashnet: "submit", the default, or
+    "record")."""
+    opts = _options(format, device, skip_invalid, blkparse_action, generic, timestamp)
     return json.loads(_core.trace_info(str(path), opts, page_bytes))
 
 
@@ -54,6 +66,7 @@ def trace_profile(
     frequent_writes: int | None = None,
     short_distance_pages: int = 8192,
     window_requests: int = 0,
+    timestamp: str | None = None,
 ) -> dict:
     """The statistics seeds 000 and 003 reason with, in one pass over the trace.
 
@@ -69,7 +82,7 @@ def trace_profile(
     `reuse_distance`: `[upper, count]` of re-write distances (distinct pages written between),
     below powers of two. `working_set`: distinct pages written per `window_requests` writes
     (default: 100 windows)."""
-    opts = _options(format, device, skip_invalid, blkparse_action, generic)
+    opts = _options(format, device, skip_invalid, blkparse_action, generic, timestamp)
     prof = {
         "page_bytes": page_bytes,
         "seq_window": seq_window,
@@ -88,10 +101,57 @@ def trace_convert(
     skip_invalid: bool = False,
     blkparse_action: str | None = None,
     generic: dict | None = None,
+    timestamp: str | None = None,
 ) -> int:
-    """Write the compact binary cache of a trace (read much faster later); returns records written."""
-    opts = _options(format, device, skip_invalid, blkparse_action, generic)
+    """Write the compact binary cache of a trace (read much faster later); returns records written.
+    The cache keeps no measured latencies: read those from the original (`measured_latencies`)."""
+    opts = _options(format, device, skip_invalid, blkparse_action, generic, timestamp)
     return _core.trace_convert(str(path), str(out), opts)
+
+
+def measured_latencies(
+    path: PathLike,
+    format: str | None = None,
+    device: int | None = None,
+    skip_invalid: bool = False,
+    blkparse_action: str | None = None,
+    generic: dict | None = None,
+) -> dict:
+    """The latencies a trace measured on its device, in µs: {"format": name, "read": array,
+    "write": array, "missing": n}. "read" and "write" are float64 numpy arrays in trace order
+    (replay order for blkparse); "missing" counts the requests without a measured latency (trims,
+    or every request of a format that records none: both arrays are then empty). Formats with
+    latencies: flashnet (latency_us), msr (ResponseTime), systor (Response), blkparse (C − D while
+    D is replayed). Summarise with `latency_summary`."""
+    import numpy as np
+
+    opts = _options(format, device, skip_invalid, blkparse_action, generic)
+    fmt, reads, writes, missing = _core.trace_measured(str(path), opts)
+    return {
+        "format": fmt,
+        "read": np.frombuffer(reads, dtype="<f4").astype(np.float64),
+        "write": np.frombuffer(writes, dtype="<f4").astype(np.float64),
+        "missing": int(missing),
+    }
+
+
+LATENCY_PERCENTILES = (("p50_us", 50.0), ("p90_us", 90.0), ("p99_us", 99.0), ("p99.9_us", 99.9))
+
+
+def latency_summary(values) -> dict | None:
+    """{count, mean_us, p50_us, p90_us, p99_us, p99.9_us} of latencies in µs, as `trace info`
+    reports them: nearest-rank percentiles (the smallest value with at least ⌈p/100 · n⌉ values
+    at or below it, always one of the values). None when there are no values."""
+    import numpy as np
+
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(v)
+    if n == 0:
+        return None
+    out = {"count": n, "mean_us": float(v.mean())}
+    for key, p in LATENCY_PERCENTILES:
+        out[key] = float(v[max(int(np.ceil(p / 100.0 * n)), 1) - 1])
+    return out
 
 
 def trace_generate(config, out: PathLike, format: str | None = None) -> int:

@@ -50,6 +50,8 @@ pub struct WorkloadConfig {
     pub blkparse_action: Option<String>,
     /// Column layout for format = "generic".
     pub generic: Option<GenericSpec>,
+    /// Which time stamp a trace with two replays: flashnet `submit` (default) or `record`.
+    pub timestamp: Option<String>,
     /// Count and skip malformed trace records instead of failing.
     pub skip_invalid: bool,
     /// How trace addresses meet the device: none (error beyond capacity), fold (modulo the
@@ -87,6 +89,7 @@ impl Default for WorkloadConfig {
             device: None,
             blkparse_action: None,
             generic: None,
+            timestamp: None,
             skip_invalid: false,
             address_map: "none".into(),
             requests: 200_000,
@@ -712,6 +715,9 @@ impl Config {
         ];
         if let Some(a) = &w.blkparse_action {
             choices.push(("workload.blkparse_action", a, &["Q", "D", "C"]));
+        }
+        if let Some(t) = &w.timestamp {
+            choices.push(("workload.timestamp", t, &["submit", "record"]));
         }
         for (field, value, valid) in choices {
             errors.extend(crate::error::one_of(field, value, valid).err());

@@ -553,6 +553,7 @@ impl Iterator for Synth {
             offset_bytes,
             len_bytes,
             dev,
+            measured_us: f32::NAN,
         }))
     }
 }

@@ -164,6 +164,7 @@ fn binary_trace_errors_name_the_record_line() {
             offset_bytes: page * 4096,
             len_bytes: 4096,
             dev: 0,
+            measured_us: f32::NAN,
         };
         Ok((r, line))
     });
@@ -194,6 +195,7 @@ fn zero_length_requests_are_counted_but_touch_no_page() {
         offset_bytes,
         len_bytes,
         dev: 0,
+        measured_us: f32::NAN,
     };
     let reqs = [w(4100, 0), w(0, 4096), w(8192, 512)]
         .into_iter()

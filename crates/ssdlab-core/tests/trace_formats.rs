@@ -69,10 +69,27 @@ fn req(time_us: f64, op: Op, offset_bytes: u64, len_bytes: u64, dev: u32) -> Req
         offset_bytes,
         len_bytes,
         dev,
+        measured_us: f32::NAN,
     }
 }
 
 /// Compare requests, allowing float rounding in the time stamps.
+/// `r` with the measured latency `us`.
+fn measured(r: Request, us: f32) -> Request {
+    Request {
+        measured_us: us,
+        ..r
+    }
+}
+
+/// [`assert_reqs`], and the measured latencies too.
+fn assert_reqs_measured(got: &[Request], want: &[Request]) {
+    assert_reqs(got, want);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.measured(), w.measured(), "request {i}: measured latency");
+    }
+}
+
 fn assert_reqs(got: &[Request], want: &[Request]) {
     assert_eq!(got.len(), want.len(), "request count: got {got:?}");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -335,8 +352,8 @@ fn format_cases() -> Vec<(Format, &'static str, Vec<Request>)> {
             Format::Msr,
             "128166385295514663,hm,0,Write,9056014336,2048,2833\n128166385295515175,hm,1,read,5548077056,4096,2320\n",
             vec![
-                req(unix_us(128166385295514663), Op::Write, 9056014336, 2048, 0),
-                req(unix_us(128166385295515175), Op::Read, 5548077056, 4096, 1),
+                measured(req(unix_us(128166385295514663), Op::Write, 9056014336, 2048, 0), 283.3),
+                measured(req(unix_us(128166385295515175), Op::Read, 5548077056, 4096, 1), 232.0),
             ],
         ),
         (
@@ -352,11 +369,13 @@ fn format_cases() -> Vec<(Format, &'static str, Vec<Request>)> {
              \x20 8,33  30        3     0.002000000  5025  D  WS 100 + 16 [x]\n\
              \x20 8,33  30        4     0.003000000  5025  D  DS 200 + 8 [x]\n\
              \x20 8,33  30        5     0.004000000  5025  D  FWS [jbd2]\n\
+             \x20 8,33  30        6     0.004500000     0  C   R 540544 + 8 [0]\n\
+             \x20 8,33  30        7     0.004600000     0  C  WS 100 + 16 [0]\n\
              CPU4 (8,33):\n Reads Queued:           0,        0KiB\t Writes Queued:           0,        0KiB\n\
              Total (8,33):\nThroughput (R/W): 0KiB/s / 0KiB/s\nEvents (8,33): 677 entries\nSkips: 0 forward (0 -   0.0%)\n",
             vec![
-                req(1368.096, Op::Read, 540544 * 512, 4096, 8 * 256 + 33),
-                req(2000.0, Op::Write, 100 * 512, 8192, 2081),
+                measured(req(1368.096, Op::Read, 540544 * 512, 4096, 8 * 256 + 33), (4500.0 - 1368.096) as f32),
+                measured(req(2000.0, Op::Write, 100 * 512, 8192, 2081), 2600.0),
                 req(3000.0, Op::Trim, 200 * 512, 4096, 2081),
             ],
         ),
@@ -393,8 +412,16 @@ fn format_cases() -> Vec<(Format, &'static str, Vec<Request>)> {
             "Timestamp,Response,IOType,LUN,Offset,Size\n1456095145.133076000,0.000806000,R,0,899056122368,131072\n\
              1456095145.167685000,0.000106000,W,2,2787503703040,4096\n",
             vec![
-                req(1456095145.133076e6, Op::Read, 899056122368, 131072, 0),
-                req(1456095145.167685e6, Op::Write, 2787503703040, 4096, 2),
+                measured(req(1456095145.133076e6, Op::Read, 899056122368, 131072, 0), 806.0),
+                measured(req(1456095145.167685e6, Op::Write, 2787503703040, 4096, 2), 106.0),
+            ],
+        ),
+        (
+            Format::Flashnet,
+            "0.000,120,1,4096,4923392,0.091,4096\n147000.000,2277,0,69632,2809856,147005.484,69632\n",
+            vec![
+                measured(req(91.0, Op::Read, 4923392, 4096, 0), 120.0),
+                measured(req(147005.484e3, Op::Write, 2809856, 69632, 0), 2277.0),
             ],
         ),
         (
@@ -433,7 +460,7 @@ fn every_format_detected_and_parsed() {
         let got: Vec<Request> = rd
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{fmt}: {e}"));
-        assert_reqs(&got, &want);
+        assert_reqs_measured(&got, &want);
         // The same with the format given explicitly.
         assert_reqs(&read_all(&p, &opts(Some(fmt))), &want);
     }
@@ -988,6 +1015,8 @@ fn binary_round_trip() {
         assert_eq!(n, a.len() as u64);
         assert_eq!(trace::detect(&out).unwrap(), Format::Binary);
         let b = read_all(&out, &TraceOptions::default());
+        // The cache keeps no measured latencies (they are read from the original trace).
+        let a: Vec<Request> = a.into_iter().map(|r| measured(r, f32::NAN)).collect();
         assert_eq!(a, b, "{fmt}: identical requests, bit for bit");
         assert_eq!(read_all(&out, &opts(Some(Format::Binary))), a);
         let ia = trace::info(&src, &TraceOptions::default(), 4096).unwrap();
@@ -995,6 +1024,7 @@ fn binary_round_trip() {
         assert_eq!(
             TraceInfo {
                 format: "binary".into(),
+                measured_latency: None,
                 ..ia
             },
             ib,
@@ -1618,4 +1648,160 @@ fn read_speed() {
         n as f64 / t_bin / 1e6,
         t_text / t_bin
     );
+}
+
+/// The real-device window: detected as flashnet, and its measured latencies are the MANIFEST's.
+#[test]
+fn flashnet_window_latencies() {
+    let path = traces_dir().join("flashnet_tencent_nvme/tencent.cut.per_50k.rw_60_40.490.trace");
+    assert_eq!(trace::detect(&path).unwrap(), Format::Flashnet);
+    let ti = trace::info(&path, &TraceOptions::default(), 4096).unwrap();
+    assert_eq!(
+        (
+            ti.requests,
+            ti.reads,
+            ti.writes,
+            ti.read_bytes,
+            ti.write_bytes
+        ),
+        (50_000, 30_012, 19_988, 357_347_328, 244_600_832)
+    );
+    assert_eq!(ti.max_end_bytes, 109_051_904);
+    let m = ti.measured_latency.unwrap();
+    let round = |s: &trace::LatencySummary| {
+        (
+            s.count,
+            s.mean_us.round(),
+            s.p50_us,
+            s.p90_us,
+            s.p99_us,
+            s.p999_us,
+        )
+    };
+    assert_eq!(
+        round(m.read.as_ref().unwrap()),
+        (30_012, 1_703.0, 1_504.0, 2_965.0, 5_515.0, 11_852.0)
+    );
+    assert_eq!(
+        round(m.write.as_ref().unwrap()),
+        (19_988, 449.0, 210.0, 1_092.0, 2_212.0, 3_645.0)
+    );
+    assert_eq!(m.trim, None);
+    // The series in trace order: the first requests are reads of 120, 146, 136 µs.
+    let s = trace::measured_latencies(&path, &TraceOptions::default()).unwrap();
+    assert_eq!(
+        (s.read.len(), s.write.len(), s.missing),
+        (30_012, 19_988, 0)
+    );
+    assert_eq!(s.read[..3], [120.0, 146.0, 136.0]);
+    // Submission times are not in file order (20,496 go back): the last line is not the latest.
+    // Record times have 1 s resolution.
+    assert!(
+        (ti.last_time_us - 147_005_438.0).abs() < 1e-3,
+        "{}",
+        ti.last_time_us
+    );
+    let rec = TraceOptions {
+        timestamp: Some("record".into()),
+        ..Default::default()
+    };
+    let tr = trace::info(&path, &rec, 4096).unwrap();
+    assert_eq!((tr.first_time_us, tr.last_time_us), (0.0, 147e6));
+}
+
+#[test]
+fn timestamp_choice() {
+    let d = Dir::new("timestamp");
+    let p = d.file(
+        "f.trace",
+        b"1000.000,120,1,4096,0,1000.250,4096\n1000.000,90,0,8192,4096,1002.5,8192\n",
+    );
+    let times = |t: Option<&str>| -> Vec<f64> {
+        let o = TraceOptions {
+            timestamp: t.map(String::from),
+            ..Default::default()
+        };
+        read_all(&p, &o).iter().map(|r| r.time_us).collect()
+    };
+    assert_eq!(times(None), [1_000_250.0, 1_002_500.0]);
+    assert_eq!(times(Some("submit")), [1_000_250.0, 1_002_500.0]);
+    assert_eq!(times(Some("record")), [1e6, 1e6]);
+    let err = |path: &Path, t: &str| {
+        let o = TraceOptions {
+            timestamp: Some(t.into()),
+            ..Default::default()
+        };
+        match trace::open(path, &o).err().unwrap() {
+            SimError::Config { field, msg, .. } => (field, msg),
+            e => panic!("{e}"),
+        }
+    };
+    let (field, msg) = err(&p, "arrival");
+    assert_eq!(field, "timestamp");
+    assert!(
+        msg.contains("arrival") && msg.contains("submit") && msg.contains("record"),
+        "{msg}"
+    );
+    let msr = d.file(
+        "m.csv",
+        b"128166385295514663,hm,0,Write,9056014336,2048,2833\n",
+    );
+    let (field, msg) = err(&msr, "record");
+    assert_eq!(field, "timestamp");
+    assert!(msg.contains("`msr` has a single time stamp"), "{msg}");
+}
+
+#[test]
+fn flashnet_errors_name_file_line_and_field() {
+    let d = Dir::new("flashnet-errors");
+    let p = d.file(
+        "f.trace",
+        b"0.000,120,1,4096,4923392,0.091,4096\n0.000,146,3,4096,4923392,0.093,4096\n",
+    );
+    let e = trace::open(&p, &opts(Some(Format::Flashnet)))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("{}:2: malformed flashnet record", p.display()))
+            && e.contains("field 3 (io_type) \"3\""),
+        "{e}"
+    );
+}
+
+/// blkparse: C − D of the same request, matched through the reorder window in time order, a
+/// completion of another operation or device matching nothing.
+#[test]
+fn blkparse_measures_d_to_c() {
+    let d = Dir::new("blkparse-dc");
+    let p = d.file(
+        "b.txt",
+        b"8,0 1 1 0.000100 9 D W 100 + 8 [x]\n\
+          8,0 1 2 0.000200 9 D W 100 + 8 [x]\n\
+          8,0 2 1 0.000150 9 D R 500 + 8 [x]\n\
+          8,0 1 3 0.000400 0 C R 100 + 8 [0]\n\
+          8,1 1 4 0.000400 0 C W 100 + 8 [0]\n\
+          8,0 1 5 0.000900 0 C W 100 + 8 [0]\n\
+          8,0 1 6 0.001000 0 C W 100 + 8 [0]\n\
+          8,0 2 2 0.000250 0 C R 500 + 8 [0]\n",
+    );
+    let got: Vec<(f64, Option<f32>)> = read_all(&p, &TraceOptions::default())
+        .iter()
+        .map(|r| (r.time_us, r.measured()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (100.0, Some(800.0)),
+            (150.0, Some(100.0)),
+            (200.0, Some(800.0))
+        ]
+    );
+    // Replaying Q or C measures nothing.
+    let o = TraceOptions {
+        blkparse_action: Some('C'),
+        ..Default::default()
+    };
+    assert!(read_all(&p, &o).iter().all(|r| r.measured().is_none()));
 }

@@ -3,6 +3,7 @@
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use ssdlab_core::error::SimError;
 use ssdlab_core::{registry, trace, Config};
 use std::path::Path;
@@ -156,6 +157,28 @@ fn trace_profile(
     serde_json::to_string(&p).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The latencies a trace measured (µs), reads and writes each in trace order: (format name,
+/// reads, writes, requests without one); reads and writes are little-endian f32 arrays as bytes.
+#[pyfunction]
+#[pyo3(signature = (path, options_json="{}"))]
+fn trace_measured<'py>(
+    py: Python<'py>,
+    path: &str,
+    options_json: &str,
+) -> PyResult<(String, Bound<'py, PyBytes>, Bound<'py, PyBytes>, u64)> {
+    let opts = trace_opts(options_json)?;
+    let m = py
+        .allow_threads(|| trace::measured_latencies(Path::new(path), &opts))
+        .map_err(to_py)?;
+    let bytes = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    Ok((
+        m.format,
+        PyBytes::new(py, &bytes(&m.read)),
+        PyBytes::new(py, &bytes(&m.write)),
+        m.missing,
+    ))
+}
+
 /// Convert a trace into the compact binary cache; returns the number of records written.
 #[pyfunction]
 #[pyo3(signature = (path, out, options_json="{}"))]
@@ -216,6 +239,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_profile, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_measured, m)?)?;
     m.add_function(wrap_pyfunction!(trace_generate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_detect, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats, m)?)?;

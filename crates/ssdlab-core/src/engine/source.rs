@@ -299,6 +299,7 @@ fn trace_options(cfg: &Config) -> Result<TraceOptions> {
         skip_invalid: w.skip_invalid,
         blkparse_action: w.blkparse_action.as_ref().and_then(|s| s.chars().next()),
         generic: w.generic.clone(),
+        timestamp: w.timestamp.clone(),
     })
 }
 
@@ -309,7 +310,14 @@ pub(super) fn seed_of(cfg: &Config) -> u64 {
 pub(super) fn open_source(cfg: &Config) -> Result<Source> {
     if cfg.workload.kind == "trace" {
         let path = cfg.workload.path.as_deref().unwrap_or_default();
-        let reader = trace::open(Path::new(path), &trace_options(cfg)?)?;
+        let reader = trace::open(Path::new(path), &trace_options(cfg)?).map_err(|e| match e {
+            SimError::Config { field, msg, at } if field == "timestamp" => SimError::Config {
+                field: "workload.timestamp".into(),
+                msg,
+                at,
+            },
+            e => e,
+        })?;
         if cfg.run.reader_thread {
             Ok(Source::Pipelined(Pipelined::start(reader)))
         } else {

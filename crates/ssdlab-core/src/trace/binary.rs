@@ -260,6 +260,7 @@ fn decode_valid(b: &[u8; RECORD_BYTES]) -> Option<Request> {
         offset_bytes,
         len_bytes,
         dev,
+        measured_us: f32::NAN,
     })
 }
 
@@ -392,6 +393,7 @@ mod tests {
             offset_bytes: 8192,
             len_bytes: 4096,
             dev: 0,
+            measured_us: f32::NAN,
         };
         let mut data = header(5).to_vec();
         let mut b = [0u8; RECORD_BYTES];
@@ -410,6 +412,7 @@ mod tests {
                 Step::Req(q) => got.push((line, q == r)),
                 Step::Bad(m) => got.push((line, m.contains("op byte 9"))),
                 Step::Eof => break,
+                Step::Done(_) => unreachable!("no completions in a binary trace"),
                 Step::Fatal(e) => panic!("{e}"),
             }
         }
@@ -426,6 +429,7 @@ mod tests {
             offset_bytes: 0,
             len_bytes: 1,
             dev: 0,
+            measured_us: f32::NAN,
         };
         for t in [
             0.0,
@@ -473,6 +477,7 @@ mod tests {
             offset_bytes: 1 << 40,
             len_bytes: 4096,
             dev: 7,
+            measured_us: f32::NAN,
         };
         let mut b = [0u8; RECORD_BYTES];
         encode(&r, 4096, &mut b);

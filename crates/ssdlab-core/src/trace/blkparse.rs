@@ -14,6 +14,10 @@
 //! the window can repair is replayed at its place in the file and counted
 //! (`TraceReader::late`).
 //!
+//! While D is replayed, each C (completion) record is matched to the earliest D of the same
+//! device, sector and operation still held in the reorder window, and C − D becomes that
+//! request's measured latency (`Request::measured`).
+//!
 //! RWBS: containing `D` = discard → trim; else containing `W` → write; else `R` → read;
 //! anything else (`N` pass-through, a flush-only `F`, ...) is not a data request and is
 //! skipped. A flush (RWBS with `F`) without `sector + n` is skipped as well.
@@ -109,7 +113,10 @@ impl Parser {
         let Some((dev, t, action)) = Self::head(&f, n, line)? else {
             return Ok(Parsed::Other);
         };
-        if action.len() != 1 || action.as_bytes()[0] != self.action {
+        // While D is replayed, a C is the completion of an earlier D (D→C is the latency the
+        // device took).
+        let completes = self.action == b'D' && action == "C";
+        if !completes && (action.len() != 1 || action.as_bytes()[0] != self.action) {
             return Ok(Parsed::Record);
         }
         let rwbs = f[6];
@@ -134,13 +141,17 @@ impl Parser {
         }
         let sector = uint(f[7], "field 8 (sector)")?;
         let count = uint(f[9], "field 10 (nsectors)")?;
-        request(
+        let r = request(
             t * 1e6,
             op,
             scale(sector, 512, "sector")?,
             scale(count, 512, "nsectors")?,
             dev,
-        )
+        )?;
+        match r {
+            Parsed::Req(c) if completes => Ok(Parsed::Done(c)),
+            r => Ok(r),
+        }
     }
 }
 

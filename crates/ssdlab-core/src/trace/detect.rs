@@ -185,7 +185,7 @@ impl<R: BufRead> Read for ZstdReader<R> {
 }
 
 /// The formats auto-detection tries, in report order.
-const DETECTABLE: [Format; 11] = [
+const DETECTABLE: [Format; 12] = [
     Format::Msr,
     Format::Umass,
     Format::Blkparse,
@@ -193,6 +193,7 @@ const DETECTABLE: [Format; 11] = [
     Format::Mqsim,
     Format::Blkreplay,
     Format::Tencent,
+    Format::Flashnet,
     Format::Alibaba,
     Format::Systor,
     Format::Cloudphysics,
@@ -241,7 +242,7 @@ struct Probe {
 }
 
 fn probe(format: Format, sample: &[SampleLine]) -> Probe {
-    let mut p = TextParser::new(format, b'D', None);
+    let mut p = TextParser::new(format, b'D', None, true);
     let mut pr = Probe {
         format,
         evidence: 0,
@@ -269,7 +270,7 @@ fn probe(format: Format, sample: &[SampleLine]) -> Probe {
     }
     for (n, l) in sample {
         match p.parse(l, *n) {
-            Ok(Parsed::Req(_) | Parsed::Record) => pr.evidence += 1,
+            Ok(Parsed::Req(_) | Parsed::Record | Parsed::Done(_)) => pr.evidence += 1,
             Ok(Parsed::Other) => {}
             Err(e) => {
                 pr.error = Some((*n, e));
@@ -418,6 +419,7 @@ mod tests {
             ("11413000 0 657728 16 1\n11565000 1 31244784 64 1\n", Format::Mqsim),
             ("licence\nstart ; sector; length ; op\n 0.0 ; 1 ; 8 ; W ; 0.0\n", Format::Blkreplay),
             ("1538323200,100,8,1,1063\n", Format::Tencent),
+            ("0.000,120,1,4096,4923392,0.091,4096\n", Format::Flashnet),
             ("12,W,8192,4096,1577808000000123\n3,r,0,512,1577808000000200\n", Format::Alibaba),
             ("Timestamp,Response,IOType,LUN,Offset,Size\n1.5,0.1,R,0,4096,4096\n", Format::Systor),
             ("version,time,op,size,lbn\n1,5633898,2a,512,42932745\n", Format::Cloudphysics),

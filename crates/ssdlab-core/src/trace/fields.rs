@@ -15,6 +15,9 @@ pub(crate) enum Parsed {
     Record,
     /// Not a record: a header, a summary or licence line.
     Other,
+    /// The completion of an earlier request (blkparse C while D is replayed): its time, op and
+    /// place, for the reader to match to the request and measure its latency.
+    Done(Request),
 }
 
 pub(crate) type LineResult = std::result::Result<Parsed, String>;
@@ -165,6 +168,19 @@ pub(crate) fn request(
     len_bytes: u64,
     dev: u32,
 ) -> LineResult {
+    request_measured(time_us, op, offset_bytes, len_bytes, dev, f32::NAN)
+}
+
+/// [`request`] with the latency the trace measured, in µs (NaN: none).
+#[inline]
+pub(crate) fn request_measured(
+    time_us: f64,
+    op: Op,
+    offset_bytes: u64,
+    len_bytes: u64,
+    dev: u32,
+    measured_us: f32,
+) -> LineResult {
     if !time_us.is_finite() {
         return Err("the time stamp overflows when converted to microseconds".to_string());
     }
@@ -179,7 +195,21 @@ pub(crate) fn request(
         offset_bytes,
         len_bytes,
         dev,
+        measured_us,
     }))
+}
+
+/// A measured latency: a finite, non-negative number in `unit_us` µs, as the `f32` a request
+/// keeps (a value too large for it is an error, not ∞).
+#[inline]
+pub(crate) fn latency(s: &str, unit_us: f64, what: &str) -> std::result::Result<f32, String> {
+    let us = num(s, what)? * unit_us;
+    let v = us as f32;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("{what} {} is too large a latency", show(s)))
+    }
 }
 
 /// `R`/`W` (or `Read`/`Write`), case-insensitive.

@@ -39,6 +39,10 @@ pub struct TraceInfo {
     /// Time of the first and the last request in replay order (0.0 when none).
     pub first_time_us: f64,
     pub last_time_us: f64,
+    /// Distribution of the latencies the trace measured, by operation (formats that record
+    /// them: flashnet, msr, systor, blkparse D→C); absent when no request has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_latency: Option<super::MeasuredLatency>,
 }
 
 /// A set of page numbers stored as disjoint, non-adjacent runs `first -> last` (inclusive).
@@ -88,8 +92,10 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     let mut last_write_end: FxHashMap<u32, u64> = FxHashMap::default();
     let mut devs: FxHashSet<u32> = FxHashSet::default();
     let mut seq = 0u64;
+    let mut measured = super::measured::Collector::default();
     for r in &mut rd {
         let r = r?;
+        measured.add(&r);
         if ti.requests == 0 {
             ti.first_time_us = r.time_us;
         }
@@ -126,6 +132,7 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     };
     ti.skipped = rd.skipped();
     ti.late = rd.late();
+    ti.measured_latency = measured.finish();
     Ok(ti)
 }
 

@@ -16,6 +16,7 @@
 //! | `mqsim` | MQSim ASCII (time in ns) | devno |
 //! | `blkreplay` | blkreplay `.load` files | 0 |
 //! | `tencent` | SNIA Tencent CBS CSV | volume id |
+//! | `flashnet` | FlashNet / LinnOS replayer output (with measured latencies) | 0 |
 //! | `alibaba` | Alibaba Cloud block-trace CSV | device_id |
 //! | `systor` | SYSTOR'17 CSV | LUN |
 //! | `cloudphysics` | libCacheSim CloudPhysics CSV | 0 |
@@ -41,8 +42,10 @@ mod cloudphysics;
 mod detect;
 mod disksim;
 mod fields;
+mod flashnet;
 mod generic;
 mod info;
+mod measured;
 mod mqsim;
 mod msr;
 mod profile;
@@ -62,6 +65,9 @@ pub use binary::{convert, write_binary, BINARY_MAGIC};
 pub use detect::detect;
 pub use generic::GenericSpec;
 pub use info::{info, TraceInfo};
+pub use measured::{
+    measured_latencies, LatencySummary, MeasuredLatency, MeasuredSeries, PERCENTILES,
+};
 pub use msr::write_msr;
 pub use profile::{
     profile, PageClass, PageClasses, Profile, ProfileOptions, SectorWriteCounts, Window,
@@ -80,6 +86,7 @@ pub enum Format {
     Mqsim,
     Blkreplay,
     Tencent,
+    Flashnet,
     Alibaba,
     Systor,
     Cloudphysics,
@@ -89,7 +96,7 @@ pub enum Format {
     Binary,
 }
 
-const ALL_FORMATS: [Format; 14] = [
+const ALL_FORMATS: [Format; 15] = [
     Format::Msr,
     Format::Umass,
     Format::Blkparse,
@@ -97,6 +104,7 @@ const ALL_FORMATS: [Format; 14] = [
     Format::Mqsim,
     Format::Blkreplay,
     Format::Tencent,
+    Format::Flashnet,
     Format::Alibaba,
     Format::Systor,
     Format::Cloudphysics,
@@ -125,6 +133,7 @@ impl Format {
             Format::Mqsim => "mqsim",
             Format::Blkreplay => "blkreplay",
             Format::Tencent => "tencent",
+            Format::Flashnet => "flashnet",
             Format::Alibaba => "alibaba",
             Format::Vscsi => "vscsi",
             Format::Systor => "systor",
@@ -192,6 +201,11 @@ impl Format {
                 "Tencent CBS `timestamp_s,offset_sectors,size_sectors,iotype,volume_id` (512-byte \
                  sectors; iotype 0 = read, 1 = write)"
             }
+            Format::Flashnet => {
+                "FlashNet replayer output `ts_record_ms,latency_us,io_type,size_B,offset_B,\
+                 ts_submit_ms,size_after_replay` (no header; times in ms; io_type 1 = read, 0 = \
+                 write; size and offset in bytes; latency_us = the measured latency)"
+            }
             Format::Alibaba => {
                 "Alibaba block trace `device_id,opcode,offset,length,timestamp` (opcode R|W; offset \
                  and length in bytes; timestamp in µs; optional `device_id,...` header line)"
@@ -224,6 +238,36 @@ impl Format {
         }
     }
 
+    /// The time stamps a format has a choice of, the default first (empty: one time stamp).
+    /// flashnet: `submit` (when the replayer submitted the request, the load under which its
+    /// latency was measured) or `record` (the original trace's arrival time).
+    pub fn timestamps(&self) -> &'static [&'static str] {
+        match self {
+            Format::Flashnet => &["submit", "record"],
+            _ => &[],
+        }
+    }
+
+    /// The time stamp chosen by `opts.timestamp` (None: the default, or the format has one).
+    fn timestamp<'a>(&self, choice: Option<&'a str>) -> Result<Option<&'a str>> {
+        let Some(c) = choice else {
+            return Ok(None);
+        };
+        let valid = self.timestamps();
+        if valid.is_empty() {
+            return Err(SimError::config(
+                "timestamp",
+                format!(
+                    "`{c}`: format `{}` has a single time stamp; the choice applies to traces \
+                     with two (flashnet: submit | record)",
+                    self.name()
+                ),
+            ));
+        }
+        crate::error::one_of("timestamp", c, valid)?;
+        Ok(Some(c))
+    }
+
     pub(crate) fn is_text(&self) -> bool {
         !matches!(self, Format::Binary | Format::Vscsi)
     }
@@ -250,6 +294,9 @@ pub struct TraceOptions {
     pub blkparse_action: Option<char>,
     /// Column spec, required when `format == Generic`.
     pub generic: Option<GenericSpec>,
+    /// Which time stamp a trace with two replays (see [`Format::timestamps`]); `None` = the
+    /// format's default, its first.
+    pub timestamp: Option<String>,
 }
 
 /// The parser of one text format.
@@ -261,6 +308,7 @@ pub(crate) enum TextParser {
     Mqsim(mqsim::Parser),
     Blkreplay(blkreplay::Parser),
     Tencent(tencent::Parser),
+    Flashnet(flashnet::Parser),
     Alibaba(alibaba::Parser),
     Systor(systor::Parser),
     Cloudphysics(cloudphysics::Parser),
@@ -270,11 +318,12 @@ pub(crate) enum TextParser {
 
 impl TextParser {
     /// A parser for a text format. `blkparse_action` must already be resolved for blkparse;
-    /// `generic` must be validated for generic.
+    /// `generic` must be validated for generic; `submit` picks flashnet's submit times.
     pub(crate) fn new(
         format: Format,
         blkparse_action: u8,
         generic: Option<&GenericSpec>,
+        submit: bool,
     ) -> TextParser {
         match format {
             Format::Msr => TextParser::Msr(msr::Parser),
@@ -284,6 +333,7 @@ impl TextParser {
             Format::Mqsim => TextParser::Mqsim(mqsim::Parser),
             Format::Blkreplay => TextParser::Blkreplay(blkreplay::Parser::default()),
             Format::Tencent => TextParser::Tencent(tencent::Parser),
+            Format::Flashnet => TextParser::Flashnet(flashnet::Parser { submit }),
             Format::Alibaba => TextParser::Alibaba(alibaba::Parser),
             Format::Systor => TextParser::Systor(systor::Parser),
             Format::Cloudphysics => TextParser::Cloudphysics(cloudphysics::Parser),
@@ -306,6 +356,7 @@ impl TextParser {
             TextParser::Mqsim(p) => p.parse(line),
             TextParser::Blkreplay(p) => p.parse(line),
             TextParser::Tencent(p) => p.parse(line),
+            TextParser::Flashnet(p) => p.parse(line),
             TextParser::Alibaba(p) => p.parse(line),
             TextParser::Systor(p) => p.parse(line),
             TextParser::Cloudphysics(p) => p.parse(line),
@@ -318,6 +369,8 @@ impl TextParser {
 /// What the underlying source produced next.
 pub(crate) enum Step {
     Req(Request),
+    /// The completion of an earlier request ([`Parsed::Done`]).
+    Done(Request),
     Eof,
     /// A malformed record: the message without file, line, format or layout.
     Bad(String),
@@ -399,6 +452,10 @@ impl TextSource {
                     return Step::Req(r);
                 }
                 Ok(Parsed::Record) => self.records += 1,
+                Ok(Parsed::Done(r)) => {
+                    self.records += 1;
+                    return Step::Done(r);
+                }
                 Ok(Parsed::Other) => {}
                 Err(m) => return Step::Bad(m),
             }
@@ -440,9 +497,15 @@ impl Ord for Pending {
 
 /// Bounded time-order repair: at most `window` requests are held; the earliest is
 /// released when the window is full and the rest at the end of the input (or before an
-/// error, which comes after them).
+/// error, which comes after them). A completion read while its request is held gives the
+/// request its measured latency (completion time − issue time); completions are matched to
+/// the earliest held request of the same device, offset and operation.
 struct Reorder {
     heap: std::collections::BinaryHeap<Pending>,
+    /// Held requests not yet completed, by (dev, offset, op): (sequence number, issue time).
+    open: rustc_hash::FxHashMap<(u32, u64, Op), std::collections::VecDeque<(u64, f64)>>,
+    /// Measured latencies of held requests, by sequence number.
+    done: rustc_hash::FxHashMap<u64, f32>,
     window: usize,
     seq: u64,
     last: f64,
@@ -455,6 +518,8 @@ impl Reorder {
     fn new(window: usize) -> Reorder {
         Reorder {
             heap: std::collections::BinaryHeap::new(),
+            open: Default::default(),
+            done: Default::default(),
             window: window.max(1),
             seq: 0,
             last: f64::NEG_INFINITY,
@@ -463,8 +528,42 @@ impl Reorder {
             err: None,
         }
     }
+    fn push(&mut self, r: Request) {
+        self.open
+            .entry((r.dev, r.offset_bytes, r.op))
+            .or_default()
+            .push_back((self.seq, r.time_us));
+        self.heap.push(Pending(r, self.seq));
+        self.seq += 1;
+    }
+    /// A completion: the latency of the earliest held request it completes.
+    fn complete(&mut self, c: &Request) {
+        let key = (c.dev, c.offset_bytes, c.op);
+        let Some(q) = self.open.get_mut(&key) else {
+            return;
+        };
+        if let Some((seq, t)) = q.pop_front() {
+            self.done.insert(seq, (c.time_us - t).max(0.0) as f32);
+        }
+        if q.is_empty() {
+            self.open.remove(&key);
+        }
+    }
     fn pop(&mut self) -> Option<Request> {
-        let Pending(r, _) = self.heap.pop()?;
+        let Pending(mut r, seq) = self.heap.pop()?;
+        match self.done.remove(&seq) {
+            Some(m) => r.measured_us = m,
+            None => {
+                // Released before its completion was read: that completion matches nothing.
+                let key = (r.dev, r.offset_bytes, r.op);
+                if let Some(q) = self.open.get_mut(&key) {
+                    q.retain(|&(s, _)| s != seq);
+                    if q.is_empty() {
+                        self.open.remove(&key);
+                    }
+                }
+            }
+        }
         if r.time_us < self.last {
             self.late += 1;
         } else {
@@ -569,6 +668,11 @@ impl TraceReader {
                     }
                     return Some(Ok(r));
                 }
+                Step::Done(c) => {
+                    if let Some(ro) = &mut self.reorder {
+                        ro.complete(&c);
+                    }
+                }
                 Step::Eof => {
                     self.done = true;
                     return None;
@@ -650,10 +754,7 @@ impl TraceReader {
             let raw = self.next_raw();
             let ro = self.reorder.as_mut().expect("checked");
             match raw {
-                Some(Ok(r)) => {
-                    ro.heap.push(Pending(r, ro.seq));
-                    ro.seq += 1;
-                }
+                Some(Ok(r)) => ro.push(r),
                 Some(Err(e)) => {
                     ro.ended = true;
                     ro.err = Some(e);
@@ -702,6 +803,7 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
         Some(f) => f,
         None => detect(path)?,
     };
+    let submit = format.timestamp(opts.timestamp.as_deref())? != Some("record");
     let generic = if format == Format::Generic {
         let spec = opts.generic.as_ref().ok_or_else(|| {
             SimError::config(
@@ -744,7 +846,7 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
         };
         Source::Text(TextSource::new(
             input,
-            TextParser::new(format, action, generic),
+            TextParser::new(format, action, generic, submit),
         ))
     };
     debug_assert!(format.is_text() == matches!(src, Source::Text(_)));

@@ -3,10 +3,12 @@
 //! No header (a line whose first field is `Timestamp` is skipped all the same). Timestamp is
 //! a Windows FILETIME (100 ns ticks since 1601-01-01); it is re-based to µs since the Unix
 //! epoch when it is later than 1970, else divided by 10. Type is `Read` or `Write`
-//! (case-insensitive); Offset and Size are bytes; dev = DiskNumber. ResponseTime is ignored
-//! and may be missing.
+//! (case-insensitive); Offset and Size are bytes; dev = DiskNumber. ResponseTime, in the same
+//! 100 ns ticks, is kept as the request's measured latency (µs); it may be missing.
 
-use super::fields::{request, show, split_fields, too_few, uint, uint32, LineResult, Parsed};
+use super::fields::{
+    latency, request_measured, show, split_fields, too_few, uint, uint32, LineResult, Parsed,
+};
 use crate::request::Op;
 
 /// FILETIME of 1970-01-01T00:00:00Z.
@@ -27,7 +29,7 @@ pub(crate) struct Parser;
 impl Parser {
     #[inline]
     pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_fields::<6>(line, ',');
+        let (f, n) = split_fields::<7>(line, ',');
         if f[0].eq_ignore_ascii_case("timestamp") {
             return Ok(Parsed::Other);
         }
@@ -48,7 +50,11 @@ impl Parser {
         };
         let off = uint(f[4], "field 5 (Offset)")?;
         let len = uint(f[5], "field 6 (Size)")?;
-        request(filetime_us(ts), op, off, len, dev)
+        let measured = match n {
+            7 if !f[6].is_empty() => latency(f[6], 0.1, "field 7 (ResponseTime)")?,
+            _ => f32::NAN,
+        };
+        request_measured(filetime_us(ts), op, off, len, dev, measured)
     }
 }
 
@@ -109,7 +115,15 @@ mod tests {
             (Op::Write, 9056014336, 2048, 0)
         );
         assert!((r.time_us - 1_172_164_929_551_466.3).abs() < 0.5);
-        assert!(p.parse("1,h,2,read,0,512").is_ok());
+        assert_eq!(r.measured(), Some(283.3));
+        let Ok(Parsed::Req(r)) = p.parse("1,h,2,read,0,512") else {
+            panic!()
+        };
+        assert_eq!(r.measured(), None);
+        assert!(p
+            .parse("1,h,2,Read,0,512,2.5ms")
+            .unwrap_err()
+            .contains("field 7 (ResponseTime) \"2.5ms\""));
         assert!(p.parse("1,h,2,Flush,0,512,1").unwrap_err().contains("Type"));
         assert!(p
             .parse("1,h,2,Read,-5,512,1")

@@ -2,9 +2,13 @@
 //!
 //! Timestamp in Unix seconds, IOType `R`/`W` (case-insensitive), Offset and Size in bytes;
 //! dev = LUN. The header line is skipped (a file without it reads all the same, but
-//! auto-detection needs it). Response is not checked.
+//! auto-detection needs it). Response, the measured response time in seconds, is kept as the
+//! request's measured latency (µs;
+//! an empty Response: none).
 
-use super::fields::{num, op_rw, request, split_fields, too_few, uint, uint32, LineResult, Parsed};
+use super::fields::{
+    latency, num, op_rw, request_measured, split_fields, too_few, uint, uint32, LineResult, Parsed,
+};
 
 pub(crate) struct Parser;
 
@@ -24,11 +28,15 @@ impl Parser {
             return Err(too_few(line, Some(','), 6));
         }
         let t = num(f[0], "field 1 (Timestamp)")?;
+        let measured = match f[1] {
+            "" => f32::NAN,
+            s => latency(s, 1e6, "field 2 (Response)")?,
+        };
         let op = op_rw(f[2], "field 3 (IOType)")?;
         let dev = uint32(f[3], "field 4 (LUN)")?;
         let off = uint(f[4], "field 5 (Offset)")?;
         let len = uint(f[5], "field 6 (Size)")?;
-        request(t * 1e6, op, off, len, dev)
+        request_measured(t * 1e6, op, off, len, dev, measured)
     }
 }
 
@@ -55,6 +63,11 @@ mod tests {
             (Op::Read, 899056122368, 131072, 3)
         );
         assert!((r.time_us - 1456095145133076.0).abs() < 1.0);
+        assert_eq!(r.measured(), Some(806.0));
+        assert!(p
+            .parse("1,-0.1,R,0,1,1")
+            .unwrap_err()
+            .contains("field 2 (Response)"));
         assert!(p.parse("1,0,Q,0,1,1").unwrap_err().contains("IOType"));
     }
 }

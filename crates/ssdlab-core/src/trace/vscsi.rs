@@ -193,6 +193,7 @@ impl VscsiReader {
             offset_bytes,
             len_bytes: u64::from(len),
             dev: 0,
+            measured_us: f32::NAN,
         })
     }
 }
