@@ -54,7 +54,7 @@ impl Drain {
     }
 
     pub(super) fn count(&mut self, pages: u64, measured: bool) {
-        if measured {
+        if measured && pages > 0 {
             self.pages += pages;
             self.flushes += 1;
         }
