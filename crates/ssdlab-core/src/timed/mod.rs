@@ -1,18 +1,27 @@
 //! Timed mode (`run.mode = "timed"`): a clock over the counts engine.
 //!
 //! The functional simulation is the counts engine's, request by request in issue order, so every
-//! count is what counts mode gives. Each request's NAND operations (logged with their addresses
-//! by [`crate::nand::Nand`]) are then placed in time on the dies and channels
-//! ([`layout`], [`scheduler`]):
+//! count is what counts mode gives (background draining aside: it flushes at times of its own).
+//! Each request's NAND operations (logged with their addresses by [`crate::nand::Nand`]) are then
+//! placed in time on the dies and channels ([`layout`], [`scheduler`]):
 //! - the host queue issues a request when a slot of the closed loop frees (`run.queue_depth`
-//!   outstanding requests) or at its arrival time (open loop, `run.queue_depth = 0`);
-//! - within a request, reads and host programs are ready at its issue; a copy's program (GC,
-//!   merge, padding, read-modify-write) waits for the read before it; an erase waits for every
-//!   operation before it in the request, and everything after it waits for the erase (the
-//!   foreground GC that frees the block comes first);
-//! - a write completes when its pages are in the buffer's DRAM (`nand.dram_us` per page) and every
-//!   operation it caused (flushes, GC, merges) has completed; a read when every page is served, from
-//!   DRAM (a buffer hit) or from flash; a trim at its issue.
+//!   outstanding requests) or at its arrival time (open loop, `run.queue_depth = 0`), but not
+//!   before one of `run.max_inflight` outstanding requests completes when that many are;
+//! - the controller ([`controller`], `controller.cores` > 0) handles the command on its earliest
+//!   free core (`command_us` + `page_us` per page) from the issue; the request's NAND operations
+//!   are ready then (its issue without a controller);
+//! - within a request, reads and host programs are ready when the controller is done; a copy's
+//!   program (GC, merge, padding, read-modify-write) waits for the read before it; an erase waits
+//!   for every operation before it in the request, and everything after it waits for the erase
+//!   (the foreground GC that frees the block comes first);
+//! - a write's data crosses the host link (`host.link_mib_s`, one timeline shared by both
+//!   directions) once the controller is done, then is copied to the buffer's DRAM
+//!   (`nand.dram_us` per page); the write completes when that is done, its pages have slots in
+//!   the buffer and every operation it caused (flushes, GC, merges) has completed;
+//! - a read completes when every page is served, from DRAM (a buffer hit) or from flash, and its
+//!   data has crossed the link; a trim when the controller is done with it;
+//! - background work (GC, [`drain`]ing of the buffer) occupies dies and channels from when it
+//!   starts; a request waits for it only when its operations queue behind it.
 //!
 //! Operations of different requests meet only on the timelines: a die or channel serves them in
 //! the order they become ready (the `fifo` scheduler).
