@@ -27,13 +27,14 @@ impl Controller {
         }
     }
 
-    /// A command of `pages` pages taken at `t` (no command is taken earlier later on): when its
-    /// firmware work ends (`t` without cores).
+    /// A command of `pages()` pages taken at `t` (no command is taken earlier later on): when
+    /// its firmware work ends (`t` without cores).
     #[inline]
-    pub fn command(&mut self, t: f64, pages: u64) -> f64 {
+    pub fn command(&mut self, t: f64, pages: impl FnOnce() -> u64) -> f64 {
         if self.cores.is_empty() {
             return t;
         }
+        let pages = pages();
         let (i, _) = self
             .free_at
             .iter()
@@ -110,14 +111,14 @@ mod tests {
     #[test]
     fn commands_take_the_earliest_free_core() {
         let mut c = Controller::new(&cfg(2, 10.0, 1.0, 0.0));
-        assert_eq!(c.command(0.0, 2), 12.0); // core 0
-        assert_eq!(c.command(0.0, 0), 10.0); // core 1
-        assert_eq!(c.command(1.0, 0), 20.0); // core 1 (free at 10) before core 0 (12)
-        assert_eq!(c.command(5.0, 5), 27.0); // core 0, from 12
-        assert_eq!(c.command(30.0, 0), 40.0); // both free
+        assert_eq!(c.command(0.0, || 2), 12.0); // core 0
+        assert_eq!(c.command(0.0, || 0), 10.0); // core 1
+        assert_eq!(c.command(1.0, || 0), 20.0); // core 1 (free at 10) before core 0 (12)
+        assert_eq!(c.command(5.0, || 5), 27.0); // core 0, from 12
+        assert_eq!(c.command(30.0, || 0), 40.0); // both free
         assert_eq!(c.busy_us(), 12.0 + 10.0 + 10.0 + 15.0 + 10.0);
         let mut off = Controller::new(&cfg(0, 0.0, 0.0, 0.0));
-        assert_eq!(off.command(7.0, 3), 7.0);
+        assert_eq!(off.command(7.0, || 3), 7.0);
     }
 
     #[test]

@@ -302,7 +302,7 @@ impl Clock {
     /// A command of `pages` pages taken at `t`: when the controller has handled it (its NAND
     /// operations are ready then; `t` without a controller).
     #[inline]
-    pub fn command(&mut self, t: f64, pages: u64) -> f64 {
+    pub fn command(&mut self, t: f64, pages: impl FnOnce() -> u64) -> f64 {
         self.controller.command(t, pages)
     }
 
