@@ -37,7 +37,9 @@ impl Sim {
         measured: bool,
     ) -> Result<()> {
         let t = clock.issue(req.time_us);
-        self.drain_idle(clock, t, measured)?;
+        if let Some(start) = clock.drain_window(t) {
+            self.drain_idle(clock, start, t, measured)?;
+        }
         // The device was idle before this request: background GC (`ftl.background_gc`) ran,
         // a victim at a time, until it had nothing to do or the request arrived.
         if let Some(mut at_us) = clock.idle_window(t) {
@@ -51,12 +53,10 @@ impl Sim {
         Ok(())
     }
 
-    /// The device was idle before the request issued at `t`: the buffer drained (module docs of
-    /// `crate::timed::drain`), up to one flush per die at a time, until empty or `t`.
-    fn drain_idle(&mut self, clock: &mut Clock, t: f64, measured: bool) -> Result<()> {
-        let Some(start) = clock.drain_window(t) else {
-            return Ok(());
-        };
+    /// The device was idle from `start` to the request issued at `t`: the buffer drained (module
+    /// docs of `crate::timed::drain`), up to one flush per die at a time, until empty or `t`.
+    #[cold]
+    fn drain_idle(&mut self, clock: &mut Clock, start: f64, t: f64, measured: bool) -> Result<()> {
         // Completion times of the flushes in progress (as bits: times are ≥ 0), earliest first.
         let mut slots: BinaryHeap<Reverse<u64>> =
             std::iter::repeat_n(Reverse(start.to_bits()), clock.drain.width).collect();

@@ -86,6 +86,9 @@ impl Link {
     /// `bytes` ready at `ready` (≥ `now`, the present): when they have crossed the link.
     #[inline]
     pub fn transfer(&mut self, now: f64, ready: f64, bytes: u64) -> f64 {
+        if self.us_per_byte == 0.0 {
+            return ready;
+        }
         self.line
             .reserve(now, ready, bytes as f64 * self.us_per_byte)
     }

@@ -308,6 +308,7 @@ impl Clock {
 
     /// Background draining may start at the returned time, before `t` (the request just
     /// issued): the device has been idle for `buffer.drain_idle_us`.
+    #[inline]
     pub fn drain_window(&self, t: f64) -> Option<f64> {
         let start = self.busy_until + self.drain.idle_us?;
         (self.host.in_flight.is_empty() && start < t).then_some(start)
