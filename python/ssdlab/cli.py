@@ -44,6 +44,9 @@ TIMED_METRICS = [
     "latency.write.p99_us",
     "latency.write.p9999_us",
     "util.die.mean",
+    "util.controller.mean",
+    "util.link",
+    "buffer.drained_pages",
     "time.simulated_us",
 ]
 

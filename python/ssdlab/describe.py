@@ -50,6 +50,9 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "time.simulated_us": ("simulated time", "s", 1e6),
     "util.die.mean": ("mean die utilisation", "", 1.0),
     "util.channel.mean": ("mean channel utilisation", "", 1.0),
+    "util.controller.mean": ("mean controller-core utilisation", "", 1.0),
+    "util.link": ("host-link utilisation", "", 1.0),
+    "buffer.drained_pages": ("pages drained in the background", "", 1.0),
     "queue.mean_outstanding": ("mean requests in the device", "", 1.0),
 }
 

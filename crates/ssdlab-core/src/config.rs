@@ -18,6 +18,10 @@ pub struct Config {
     pub buffer: BufferConfig,
     pub placement: PlacementConfig,
     pub run: RunConfig,
+    /// Timed mode: the controller's firmware cores (`[controller]`).
+    pub controller: ControllerConfig,
+    /// Timed mode: the host interface's link (`[host]`).
+    pub host: HostConfig,
     /// GC policies' parameter tables, `[gc.<name>]` (the policy is chosen by `ftl.gc`).
     #[serde(skip_serializing_if = "Tables::is_empty")]
     pub gc: Tables,
@@ -304,6 +308,12 @@ pub struct BufferConfig {
     /// What a padded flush writes: all (every page of the block; offsets never written get filler,
     /// as seed 000 charges N page writes per padded flush) | existing (only pages with data).
     pub padding_fill: String,
+    /// Timed mode: drain in the background while the buffer holds more than this fraction of its
+    /// capacity (None = off).
+    pub drain_watermark: Option<f64>,
+    /// Timed mode: drain in the background once the device has been idle this long (µs; None =
+    /// off).
+    pub drain_idle_us: Option<f64>,
     /// Buffers' parameter tables by name.
     #[serde(flatten)]
     pub tables: Tables,
@@ -317,6 +327,8 @@ impl Default for BufferConfig {
             fraction: None,
             padding: "auto".into(),
             padding_fill: "all".into(),
+            drain_watermark: None,
+            drain_idle_us: None,
             tables: Tables::new(),
         }
     }
@@ -371,6 +383,9 @@ pub struct RunConfig {
     /// Timed mode: the order in which the controller takes requests from the host interface's
     /// queue: fifo | read-priority | write-stop (docs/config.md, "Timed mode").
     pub scheduler: String,
+    /// Timed mode, open loop: at most this many requests outstanding (a replayer's threads); a
+    /// request waits for a completion beyond it. 0 = no cap.
+    pub max_inflight: u32,
 }
 
 impl Default for RunConfig {
@@ -387,8 +402,29 @@ impl Default for RunConfig {
             queue_depth: 32,
             time_scale: 1.0,
             scheduler: "fifo".into(),
+            max_inflight: 0,
         }
     }
+}
+
+/// `[controller]`: the firmware cores that handle host commands (timed mode; docs/config.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ControllerConfig {
+    /// Cores serving commands, each one command at a time; 0 = no controller time (off).
+    pub cores: u32,
+    /// Firmware time per host command (µs).
+    pub command_us: f64,
+    /// Firmware time per page of a command (µs): mapping lookup, DMA set-up.
+    pub page_us: f64,
+}
+
+/// `[host]`: the link between host and device (timed mode; docs/config.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    /// Bandwidth shared by reads' and writes' data in MiB/s; 0 = unlimited.
+    pub link_mib_s: f64,
 }
 
 /// Sizes written with a decimal unit ("16MB"), found in the document's `*bytes` keys.
@@ -786,6 +822,25 @@ impl Config {
                 fail(k, format!("{v} must be ≥ 0"));
             }
         }
+        for (k, v) in [
+            ("controller.command_us", self.controller.command_us),
+            ("controller.page_us", self.controller.page_us),
+            ("host.link_mib_s", self.host.link_mib_s),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                fail(k, format!("{v} must be ≥ 0"));
+            }
+        }
+        if let Some(w) = self.buffer.drain_watermark {
+            if !(0.0..=1.0).contains(&w) {
+                fail("buffer.drain_watermark", format!("{w} is not in [0, 1]"));
+            }
+        }
+        if let Some(i) = self.buffer.drain_idle_us {
+            if !(i >= 0.0 && i.is_finite()) {
+                fail("buffer.drain_idle_us", format!("{i} must be ≥ 0"));
+            }
+        }
         let idle = self.ftl.background_gc_idle_us;
         if !(idle >= 0.0 && idle.is_finite()) {
             fail("ftl.background_gc_idle_us", format!("{idle} must be ≥ 0"));
@@ -860,6 +915,7 @@ impl Config {
                     .into(),
             );
         }
+        self.check_front_end(&mut fail);
         if self.ftl.background_gc {
             if self.run.scheduler != "fifo" {
                 fail(
@@ -885,6 +941,56 @@ impl Config {
                     ),
                 );
             }
+        }
+    }
+}
+
+impl Config {
+    /// The host queue's cap, the controller and draining: what they need of the other keys
+    /// (the cap, controller and link are timing only: counts mode ignores them, as it does
+    /// `run.queue_depth`; draining changes counts, so it needs timed mode).
+    fn check_front_end(&self, fail: &mut impl FnMut(&str, String)) {
+        if self.run.max_inflight > 0 && self.run.queue_depth > 0 {
+            fail(
+                "run.max_inflight",
+                format!(
+                    "caps the open loop; with run.queue_depth = {} the closed loop already keeps that many outstanding: set run.queue_depth = 0",
+                    self.run.queue_depth
+                ),
+            );
+        }
+        let c = &self.controller;
+        if c.cores == 0 && (c.command_us > 0.0 || c.page_us > 0.0) {
+            let k = if c.command_us > 0.0 {
+                "controller.command_us"
+            } else {
+                "controller.page_us"
+            };
+            fail(k, "needs controller.cores ≥ 1 (0 = no controller)".into());
+        }
+        let b = &self.buffer;
+        for (k, on) in [
+            (
+                "buffer.drain_watermark",
+                b.drain_watermark.is_some_and(|w| w < 1.0),
+            ),
+            ("buffer.drain_idle_us", b.drain_idle_us.is_some()),
+        ] {
+            if on && self.run.mode != "timed" {
+                fail(
+                    k,
+                    "background draining needs time: set run.mode = \"timed\"".into(),
+                );
+            }
+        }
+        if b.drain_idle_us.is_some() && self.run.scheduler != "fifo" {
+            fail(
+                "buffer.drain_idle_us",
+                format!(
+                    "idle draining runs only with run.scheduler = \"fifo\", not \"{}\"",
+                    self.run.scheduler
+                ),
+            );
         }
     }
 }

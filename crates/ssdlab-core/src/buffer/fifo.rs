@@ -101,6 +101,15 @@ impl WriteBuffer for Fifo {
             self.order.retain(|&l| l != lpn);
         }
     }
+    fn drains(&self) -> bool {
+        true
+    }
+
+    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        let had = !self.order.is_empty();
+        self.flush_oldest(1, sink).map(|_| had)
+    }
+
     fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
         self.flush_oldest(self.order.len() as u64, sink)
     }

@@ -111,6 +111,15 @@ pub trait WriteBuffer: Send {
     fn trim(&mut self, lpn: Lpn);
     /// Flush everything, in the policy's victim order.
     fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()>;
+    /// Whether the policy drains in the background ([`WriteBuffer::drain_one`]).
+    fn drains(&self) -> bool {
+        false
+    }
+    /// Background draining (timed mode, `buffer.drain_*`): flush the victim the policy would
+    /// evict next, as an eviction would; false if nothing is left to flush.
+    fn drain_one(&mut self, _sink: &mut dyn FlushSink) -> Result<bool> {
+        Ok(false)
+    }
     /// Pages currently buffered.
     fn pages(&self) -> u64;
     /// Current values of the policy's adaptive parameters, sampled by the engine (time series,

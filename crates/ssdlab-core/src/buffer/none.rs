@@ -37,6 +37,11 @@ impl WriteBuffer for NoBuffer {
         Ok(0)
     }
     fn trim(&mut self, _lpn: Lpn) {}
+    /// Nothing is ever buffered: nothing to drain.
+    fn drains(&self) -> bool {
+        true
+    }
+
     fn flush_all(&mut self, _sink: &mut dyn FlushSink) -> Result<()> {
         Ok(())
     }

@@ -37,6 +37,9 @@ impl Sim {
         measured: bool,
     ) -> Result<()> {
         let t = clock.issue(req.time_us);
+        if let Some(start) = clock.drain_window(t) {
+            self.drain_idle(clock, start, t, measured)?;
+        }
         // The device was idle before this request: background GC (`ftl.background_gc`) ran,
         // a victim at a time, until it had nothing to do or the request arrived.
         if let Some(mut at_us) = clock.idle_window(t) {
@@ -45,9 +48,42 @@ impl Sim {
                 self.be.nand.clear_log();
             }
         }
-        let (served, ops_end) = self.serve_timed(clock, req, at, t)?;
+        let (served, ops_end) = self.serve_timed(clock, req, at, t, measured)?;
         clock.finish(served, t, ops_end, measured);
         Ok(())
+    }
+
+    /// The device was idle from `start` to the request issued at `t`: the buffer drained (module
+    /// docs of `crate::timed::drain`), up to one flush per die at a time, until empty or `t`.
+    #[cold]
+    fn drain_idle(&mut self, clock: &mut Clock, start: f64, t: f64, measured: bool) -> Result<()> {
+        // Completion times of the flushes in progress (as bits: times are ≥ 0), earliest first.
+        let mut slots: BinaryHeap<Reverse<u64>> =
+            std::iter::repeat_n(Reverse(start.to_bits()), clock.drain.width).collect();
+        while let Some(Reverse(at)) = slots.pop() {
+            let at = f64::from_bits(at);
+            if at >= t {
+                break;
+            }
+            let Some(end) = self.drain_one(clock, at, measured)? else {
+                break;
+            };
+            slots.push(Reverse(end.to_bits()));
+        }
+        Ok(())
+    }
+
+    /// Flush the buffer policy's next victim in the background from `at`: when its operations
+    /// complete (None: nothing to flush).
+    fn drain_one(&mut self, clock: &mut Clock, at: f64, measured: bool) -> Result<Option<f64>> {
+        let before = self.be.host.flushed_pages;
+        if self.buffer.pages() == 0 || !self.buffer.drain_one(&mut self.be)? {
+            return Ok(None);
+        }
+        let pages = self.be.host.flushed_pages - before;
+        let end = clock.drained(at, self.be.nand.log(), pages, measured);
+        self.be.nand.clear_log();
+        Ok(Some(end))
     }
 
     /// Simulate `req` and place its operations from `t`: what it did, and when they end.
@@ -58,11 +94,13 @@ impl Sim {
         req: &Request,
         at: At,
         t: f64,
+        measured: bool,
     ) -> Result<(Served, f64)> {
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
         let (flushed, held) = (self.be.host.flushed_pages, self.buffer.pages());
         self.request(req, at)?;
-        let ops_end = clock.run_ops(t, self.be.nand.log());
+        let ready_us = clock.command(t, || self.request_pages(req));
+        let ops_end = clock.run_ops(ready_us, self.be.nand.log());
         self.be.nand.clear_log();
         let flushed = self.be.host.flushed_pages - flushed;
         // The buffer went from `held` to `now` pages: flushed ones left, others were dropped
@@ -86,9 +124,23 @@ impl Sim {
             op: req.op,
             dram_pages,
             bytes: req.len_bytes,
+            ready_us,
             room_us,
         };
+        // Above the watermark: drain back to it, behind this request's operations.
+        if let Some(target) = clock.drain.target() {
+            while self.buffer.pages() > target
+                && self.drain_one(clock, ready_us, measured)?.is_some()
+            {}
+        }
         Ok((served, ops_end))
+    }
+
+    /// Pages of `req` (the controller's per-page work).
+    #[inline]
+    fn request_pages(&self, req: &Request) -> u64 {
+        let shift = self.geo.sectors_per_page().trailing_zeros();
+        PageSpan::new(req.offset_bytes, req.len_bytes, shift).pages()
     }
 
     /// Host-interface scheduling: the host submits `req`; the controller then takes what it may.
@@ -111,7 +163,7 @@ impl Sim {
                 q.next_event()?;
             }
         } else {
-            let s = clock.arrival(req.time_us);
+            let mut s = clock.arrival(req.time_us);
             while q
                 .in_service
                 .peek()
@@ -119,6 +171,13 @@ impl Sim {
             {
                 q.next_event()?;
                 self.pump(clock, q)?;
+            }
+            // `run.max_inflight`: the host waits for a completion while every slot is taken.
+            let cap = clock.max_inflight();
+            while cap > 0 && q.in_device() >= cap {
+                q.next_event()?;
+                self.pump(clock, q)?;
+                s = s.max(q.now);
             }
             q.now = q.now.max(s);
             s
@@ -170,9 +229,7 @@ impl Sim {
 
     /// Would this write take the buffer past its capacity (and so flush first)?
     fn must_flush(&self, req: &Request) -> bool {
-        let shift = self.geo.sectors_per_page().trailing_zeros();
-        let pages = PageSpan::new(req.offset_bytes, req.len_bytes, shift).pages();
-        self.buffer.pages() + pages > self.buffer_pages
+        self.buffer.pages() + self.request_pages(req) > self.buffer_pages
     }
 
     /// The controller takes `p` now; `sync`: it waits for `p` to complete.
@@ -186,7 +243,7 @@ impl Sim {
             clock.interface.get_or_insert_default().out_of_order += 1;
         }
         clock.take(t);
-        let (served, ops_end) = self.serve_timed(clock, &p.req, p.at, t)?;
+        let (served, ops_end) = self.serve_timed(clock, &p.req, p.at, t, p.measured)?;
         let done = clock.completion(served, t, ops_end);
         clock.record(served, p.submitted_us, done, p.measured);
         let read = p.req.op == Op::Read;

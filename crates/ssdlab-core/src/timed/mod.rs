@@ -1,22 +1,33 @@
 //! Timed mode (`run.mode = "timed"`): a clock over the counts engine.
 //!
 //! The functional simulation is the counts engine's, request by request in issue order, so every
-//! count is what counts mode gives. Each request's NAND operations (logged with their addresses
-//! by [`crate::nand::Nand`]) are then placed in time on the dies and channels
-//! ([`layout`], [`scheduler`]):
+//! count is what counts mode gives (background draining aside: it flushes at times of its own).
+//! Each request's NAND operations (logged with their addresses by [`crate::nand::Nand`]) are then
+//! placed in time on the dies and channels ([`layout`], [`scheduler`]):
 //! - the host queue issues a request when a slot of the closed loop frees (`run.queue_depth`
-//!   outstanding requests) or at its arrival time (open loop, `run.queue_depth = 0`);
-//! - within a request, reads and host programs are ready at its issue; a copy's program (GC,
-//!   merge, padding, read-modify-write) waits for the read before it; an erase waits for every
-//!   operation before it in the request, and everything after it waits for the erase (the
-//!   foreground GC that frees the block comes first);
-//! - a write completes when its pages are in the buffer's DRAM (`nand.dram_us` per page) and every
-//!   operation it caused (flushes, GC, merges) has completed; a read when every page is served, from
-//!   DRAM (a buffer hit) or from flash; a trim at its issue.
+//!   outstanding requests) or at its arrival time (open loop, `run.queue_depth = 0`), but not
+//!   before one of `run.max_inflight` outstanding requests completes when that many are;
+//! - the controller ([`controller`], `controller.cores` > 0) handles the command on its earliest
+//!   free core (`command_us` + `page_us` per page) from the issue; the request's NAND operations
+//!   are ready then (its issue without a controller);
+//! - within a request, reads and host programs are ready when the controller is done; a copy's
+//!   program (GC, merge, padding, read-modify-write) waits for the read before it; an erase waits
+//!   for every operation before it in the request, and everything after it waits for the erase
+//!   (the foreground GC that frees the block comes first);
+//! - a write's data crosses the host link (`host.link_mib_s`, one timeline shared by both
+//!   directions) once the controller is done, then is copied to the buffer's DRAM
+//!   (`nand.dram_us` per page); the write completes when that is done, its pages have slots in
+//!   the buffer and every operation it caused (flushes, GC, merges) has completed;
+//! - a read completes when every page is served, from DRAM (a buffer hit) or from flash, and its
+//!   data has crossed the link; a trim when the controller is done with it;
+//! - background work (GC, [`drain`]ing of the buffer) occupies dies and channels from when it
+//!   starts; a request waits for it only when its operations queue behind it.
 //!
 //! Operations of different requests meet only on the timelines: a die or channel serves them in
 //! the order they become ready (the `fifo` scheduler).
 
+pub mod controller;
+pub mod drain;
 pub mod latency;
 pub mod layout;
 pub mod scheduler;
@@ -26,6 +37,8 @@ use crate::config::Config;
 use crate::nand::{NandOp, OpKind};
 use crate::request::Op;
 use crate::rng::Rng;
+use controller::{Controller, Link};
+use drain::Drain;
 use latency::Latencies;
 use layout::Layout;
 use scheduler::{Placed, Resources, Scheduler};
@@ -86,6 +99,10 @@ struct HostQueue {
     max_in_flight: usize,
     /// Open loop: arrivals earlier than the one before (issued at that one's time instead).
     reordered: u64,
+    /// Open loop: at most this many outstanding (`run.max_inflight`; 0 = no cap).
+    cap: usize,
+    /// Open loop: the last arrival on the clock (the issue may be later, waiting for the cap).
+    last_arrival: f64,
 }
 
 impl HostQueue {
@@ -100,18 +117,33 @@ impl HostQueue {
             }
         } else {
             let t0 = *self.pass_t0.get_or_insert(arrival_us);
-            let mut t = self.pass_offset + (arrival_us - t0) * self.time_scale;
-            if t < self.last_issue {
+            let mut a = self.pass_offset + (arrival_us - t0) * self.time_scale;
+            if a < self.last_arrival {
                 self.reordered += 1;
-                t = self.last_issue;
+                a = self.last_arrival;
             }
-            while self.in_flight.peek().is_some_and(|Reverse(At(c))| *c <= t) {
-                self.in_flight.pop();
+            self.last_arrival = a;
+            // In submission order: never before the request ahead of it.
+            let mut t = a.max(self.last_issue);
+            self.retire(t);
+            if self.cap > 0 && self.in_flight.len() >= self.cap {
+                // Every slot taken: the request waits for the earliest completion.
+                let Reverse(At(c)) = self.in_flight.pop().expect("a full cap");
+                t = t.max(c);
+                self.retire(t);
             }
             t
         };
         self.last_issue = t;
         t
+    }
+
+    /// Forget the requests completed by `t`.
+    #[inline]
+    fn retire(&mut self, t: f64) {
+        while self.in_flight.peek().is_some_and(|Reverse(At(c))| *c <= t) {
+            self.in_flight.pop();
+        }
     }
 
     #[inline]
@@ -128,6 +160,8 @@ pub struct Served {
     /// Pages moved between host and DRAM: written pages, read pages hit in the buffer.
     pub dram_pages: u64,
     pub bytes: u64,
+    /// When the controller had handled the command ([`Clock::command`]; its issue without one).
+    pub ready_us: f64,
     /// When the buffer had room for the pages the request put in it ([`Clock::buffer_room`]).
     pub room_us: f64,
 }
@@ -165,6 +199,12 @@ pub struct Clock {
     background_steps: u64,
     /// Host-interface scheduling (`run.scheduler` ≠ "fifo"): what it did.
     pub interface: Option<InterfaceStats>,
+    /// The front end: firmware cores and host link, with their busy time at the window's start.
+    controller: Controller,
+    link: Link,
+    front_busy_at_start: (f64, f64),
+    /// Background draining of the write buffer (`buffer.drain_*`).
+    pub drain: Drain,
 }
 
 /// What a host-interface scheduler did (metrics `queue.*`, docs/metrics.md).
@@ -206,6 +246,8 @@ impl Clock {
                 pass_offset: 0.0,
                 max_in_flight: 0,
                 reordered: 0,
+                cap: cfg.run.max_inflight as usize,
+                last_arrival: 0.0,
             },
             read: Latencies::default(),
             write: Latencies::default(),
@@ -225,6 +267,10 @@ impl Clock {
             background_steps: 0,
             buffer_slots: BinaryHeap::new(),
             interface: (cfg.run.scheduler != "fifo").then(InterfaceStats::default),
+            controller: Controller::new(cfg),
+            link: Link::new(cfg),
+            front_busy_at_start: (0.0, 0.0),
+            drain: Drain::new(cfg, layout.dies()),
             layout,
         }
     }
@@ -250,6 +296,33 @@ impl Clock {
         self.background_steps += 1;
         let end = self.run_ops(start, ops);
         self.busy_until = self.busy_until.max(end);
+        end
+    }
+
+    /// A command of `pages` pages taken at `t`: when the controller has handled it (its NAND
+    /// operations are ready then; `t` without a controller).
+    #[inline]
+    pub fn command(&mut self, t: f64, pages: impl FnOnce() -> u64) -> f64 {
+        self.controller.command(t, pages)
+    }
+
+    /// Background draining may start at the returned time, before `t` (the request just
+    /// issued): the device has been idle for `buffer.drain_idle_us`.
+    #[inline]
+    pub fn drain_window(&self, t: f64) -> Option<f64> {
+        let start = self.busy_until + self.drain.idle_us?;
+        (self.host.in_flight.is_empty() && start < t).then_some(start)
+    }
+
+    /// Place a drained flush's `ops` (`pages` pages left the buffer) from `start` as background
+    /// work; returns when they complete (the pages' slots free then).
+    pub fn drained(&mut self, start: f64, ops: &[NandOp], pages: u64, measured: bool) -> f64 {
+        let end = self.run_ops(start, ops);
+        self.busy_until = self.busy_until.max(end);
+        if pages > 0 {
+            self.buffer_slots.push(Reverse((At(end), pages)));
+        }
+        self.drain.count(pages, measured);
         end
     }
 
@@ -316,18 +389,30 @@ impl Clock {
         done
     }
 
-    /// When a request taken at `t` whose operations completed by `ops_end` completes.
+    /// When a request taken at `t` whose operations completed by `ops_end` completes (the
+    /// module's rules): a write's data crosses the link once the controller has handled the
+    /// command, then is copied to DRAM; a read's data crosses the link once every page is served.
     #[inline]
-    pub fn completion(&self, s: Served, t: f64, ops_end: f64) -> f64 {
+    pub fn completion(&mut self, s: Served, t: f64, ops_end: f64) -> f64 {
+        debug_assert!(s.ready_us >= t);
+        let dram = s.dram_pages as f64 * self.dram_us;
+        let now = self.res.now;
         match s.op {
-            Op::Trim => t,
-            _ => (t + s.dram_pages as f64 * self.dram_us).max(s.room_us),
+            Op::Trim => s.ready_us.max(ops_end),
+            Op::Write => {
+                let arrived = self.link.transfer(now, s.ready_us, s.bytes);
+                (arrived + dram).max(s.room_us).max(ops_end)
+            }
+            Op::Read => {
+                let served = (s.ready_us + dram).max(s.room_us).max(ops_end);
+                self.link.transfer(now, served, s.bytes)
+            }
         }
-        .max(ops_end)
     }
 
     /// The buffer holds `pages` pages: its slots, free from the start.
     pub fn set_buffer_pages(&mut self, pages: u64) {
+        self.drain.set_capacity(pages);
         self.buffer_slots.clear();
         if pages > 0 {
             self.buffer_slots.push(Reverse((At(0.0), pages)));
@@ -393,6 +478,9 @@ impl Clock {
             self.end_us = self.end_us.max(done);
             self.bytes += s.bytes;
             self.requests += 1;
+        } else {
+            // The measured window's front-end work starts after the last warm-up request's.
+            self.front_busy_at_start = (self.controller.busy_us(), self.link.busy_us());
         }
     }
 
@@ -400,6 +488,11 @@ impl Clock {
     /// depth (0 = open loop).
     pub fn queue_depth(&self) -> usize {
         self.host.depth
+    }
+
+    /// Open loop: the cap on outstanding requests (`run.max_inflight`; 0 = none).
+    pub fn max_inflight(&self) -> usize {
+        self.host.cap
     }
 
     /// Host-interface scheduling, open loop: when a request arriving at `arrival_us` is submitted.
@@ -514,6 +607,25 @@ impl Clock {
         if self.background_idle_us.is_some() {
             m.insert("gc.background_victims".into(), self.background_steps as f64);
         }
+        let (c0, l0) = self.front_busy_at_start;
+        let share = |busy: f64, n: usize| {
+            if span > 0.0 {
+                busy / (span * n as f64)
+            } else {
+                f64::NAN
+            }
+        };
+        if self.controller.cores() > 0 {
+            let busy = self.controller.busy_us() - c0;
+            m.insert(
+                "util.controller.mean".into(),
+                share(busy, self.controller.cores()),
+            );
+        }
+        if self.link.on() {
+            m.insert("util.link".into(), share(self.link.busy_us() - l0, 1));
+        }
+        m.extend(self.drain.metrics());
         if let Some(i) = &self.interface {
             m.insert("queue.write_stops".into(), i.write_stops as f64);
             m.insert("queue.stalled_us".into(), i.stalled_us);

@@ -1,0 +1,138 @@
+//! The device's front end: the controller's firmware cores (`[controller]`) and the host link
+//! (`host.link_mib_s`). Both are off by default (no time, nothing waits).
+
+use super::timeline::Timeline;
+use crate::config::Config;
+
+/// Firmware cores: each host command occupies the earliest free core for `command_us` plus
+/// `page_us` per page, in the order commands are taken.
+#[derive(Clone, Debug, Default)]
+pub struct Controller {
+    cores: Vec<Timeline>,
+    /// When each core's last command ends (commands are taken in time order, so a core is free
+    /// from then on).
+    free_at: Vec<f64>,
+    command_us: f64,
+    page_us: f64,
+}
+
+impl Controller {
+    pub fn new(cfg: &Config) -> Controller {
+        let c = &cfg.controller;
+        Controller {
+            cores: vec![Timeline::default(); c.cores as usize],
+            free_at: vec![0.0; c.cores as usize],
+            command_us: c.command_us,
+            page_us: c.page_us,
+        }
+    }
+
+    /// A command of `pages()` pages taken at `t` (no command is taken earlier later on): when
+    /// its firmware work ends (`t` without cores).
+    #[inline]
+    pub fn command(&mut self, t: f64, pages: impl FnOnce() -> u64) -> f64 {
+        if self.cores.is_empty() {
+            return t;
+        }
+        let pages = pages();
+        let (i, _) = self
+            .free_at
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .expect("at least one core");
+        let dur = self.command_us + self.page_us * pages as f64;
+        let end = self.cores[i].reserve(t, t.max(self.free_at[i]), dur);
+        self.free_at[i] = end.max(self.free_at[i]);
+        end
+    }
+
+    /// Total busy time of every core (µs).
+    pub fn busy_us(&self) -> f64 {
+        self.cores.iter().map(|c| c.busy_us).sum()
+    }
+
+    pub fn cores(&self) -> usize {
+        self.cores.len()
+    }
+}
+
+/// The host link: one timeline shared by reads' data (device to host) and writes' data (host to
+/// device); transfers take the earliest gap that fits from when their data is ready.
+#[derive(Clone, Debug, Default)]
+pub struct Link {
+    line: Timeline,
+    /// µs per byte; 0 = unlimited.
+    us_per_byte: f64,
+}
+
+impl Link {
+    pub fn new(cfg: &Config) -> Link {
+        let mib_s = cfg.host.link_mib_s;
+        Link {
+            line: Timeline::default(),
+            us_per_byte: if mib_s > 0.0 {
+                1e6 / (mib_s * 1024.0 * 1024.0)
+            } else {
+                0.0
+            },
+        }
+    }
+
+    pub fn on(&self) -> bool {
+        self.us_per_byte > 0.0
+    }
+
+    /// `bytes` ready at `ready` (≥ `now`, the present): when they have crossed the link.
+    #[inline]
+    pub fn transfer(&mut self, now: f64, ready: f64, bytes: u64) -> f64 {
+        if self.us_per_byte == 0.0 {
+            return ready;
+        }
+        self.line
+            .reserve(now, ready, bytes as f64 * self.us_per_byte)
+    }
+
+    pub fn busy_us(&self) -> f64 {
+        self.line.busy_us
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(cores: u32, command_us: f64, page_us: f64, link_mib_s: f64) -> Config {
+        let mut c = Config::default();
+        c.controller.cores = cores;
+        c.controller.command_us = command_us;
+        c.controller.page_us = page_us;
+        c.host.link_mib_s = link_mib_s;
+        c
+    }
+
+    #[test]
+    fn commands_take_the_earliest_free_core() {
+        let mut c = Controller::new(&cfg(2, 10.0, 1.0, 0.0));
+        assert_eq!(c.command(0.0, || 2), 12.0); // core 0
+        assert_eq!(c.command(0.0, || 0), 10.0); // core 1
+        assert_eq!(c.command(1.0, || 0), 20.0); // core 1 (free at 10) before core 0 (12)
+        assert_eq!(c.command(5.0, || 5), 27.0); // core 0, from 12
+        assert_eq!(c.command(30.0, || 0), 40.0); // both free
+        assert_eq!(c.busy_us(), 12.0 + 10.0 + 10.0 + 15.0 + 10.0);
+        let mut off = Controller::new(&cfg(0, 0.0, 0.0, 0.0));
+        assert_eq!(off.command(7.0, || 3), 7.0);
+    }
+
+    #[test]
+    fn link_transfers_queue() {
+        // 1 MiB/s: a 4 KiB transfer takes 1e6 / 256 = 3906.25 µs.
+        let mut l = Link::new(&cfg(0, 0.0, 0.0, 1.0));
+        assert_eq!(l.transfer(0.0, 0.0, 4096), 3906.25);
+        assert_eq!(l.transfer(0.0, 100.0, 4096), 7812.5);
+        assert_eq!(l.transfer(0.0, 10_000.0, 2048), 10_000.0 + 1953.125);
+        let mut off = Link::new(&cfg(0, 0.0, 0.0, 0.0));
+        assert!(!off.on());
+        assert_eq!(off.transfer(0.0, 5.0, 1 << 20), 5.0);
+    }
+}
