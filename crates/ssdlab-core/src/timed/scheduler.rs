@@ -55,6 +55,11 @@ impl Resources {
 pub trait Scheduler: Send {
     /// Serve `op`, ready at `ready_us`, on the timelines; returns when it completes.
     fn serve(&mut self, op: &Placed, ready_us: f64, res: &mut Resources) -> f64;
+
+    /// The policy's own metrics (docs/metrics.md).
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Each die and channel serves operations in the order they become ready (`device.scheduler =
