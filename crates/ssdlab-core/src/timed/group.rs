@@ -3,7 +3,7 @@
 //! (`nand.cell`). Placed instead of the one-operation-per-page loop of [`Clock::run_ops`] when
 //! any is on.
 //!
-//! - Page types (MQSim's model): a page's type is its row in its plane's block mod the bits per
+//! - Page types: a page's type is its row in its plane's block mod the bits per
 //!   cell (LSB, MSB for mlc; LSB, CSB, MSB for tlc), and its array read and program take that
 //!   type's time.
 //! - Reads: a request's reads of one row of one die's planes (the same key in

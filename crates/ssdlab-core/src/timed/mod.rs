@@ -16,6 +16,11 @@
 //!
 //! Operations of different requests meet only on the timelines: a die or channel serves them in
 //! the order they become ready (the `fifo` scheduler).
+//!
+//! NAND mechanisms, each off by default (docs/config.md, "Timed mode"): multi-plane operations,
+//! NAND pages of several mapping units and MLC/TLC page types ([`group`]: a request's operations
+//! that share one array operation), and program/erase suspension for reads ([`suspend`], a
+//! scheduler that replaces `fifo` when `nand.suspend` ≠ "none").
 
 mod group;
 pub mod latency;
