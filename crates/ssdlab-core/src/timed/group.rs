@@ -22,7 +22,7 @@
 //!   with one plane.
 
 use super::Clock;
-use crate::nand::{NandOp, OpKind};
+use crate::nand::{Cause, NandOp, OpKind};
 
 /// What grouping keeps between requests, and what it did.
 #[derive(Clone, Debug, Default)]
@@ -77,7 +77,7 @@ impl Clock {
                     OpKind::Erase => {
                         let mut done = end;
                         for die in 0..self.layout.dies() as u32 {
-                            done = done.max(self.serve(OpKind::Erase, die, end));
+                            done = done.max(self.serve(OpKind::Erase, Cause::Host, die, end));
                         }
                         barrier = barrier.max(done);
                         done
@@ -111,6 +111,7 @@ impl Clock {
         let addr = ops[i].addr;
         let key = self.layout.group_of(addr);
         let mut units = 1;
+        let mut urgent = matches!(ops[i].cause, Cause::Host | Cause::Map);
         let mut planes = 1u64 << (self.layout.plane_of(addr) % 64);
         let last = ops.len().min(i + 1 + window);
         for j in i + 1..last {
@@ -119,6 +120,7 @@ impl Clock {
                 OpKind::Read if g.done[j].is_nan() && self.layout.group_of(ops[j].addr) == key => {
                     g.done[j] = f64::INFINITY; // a member: set below
                     units += 1;
+                    urgent |= matches!(ops[j].cause, Cause::Host | Cause::Map);
                     planes |= 1 << (self.layout.plane_of(ops[j].addr) % 64);
                 }
                 _ => {}
@@ -130,6 +132,7 @@ impl Clock {
         let die = self.layout.die_of(addr);
         let d = self.place(
             OpKind::Read,
+            urgent,
             die,
             ready,
             array,
@@ -189,6 +192,7 @@ impl Clock {
         let array = self.service.draw_at(OpKind::Program, row);
         let d = self.place(
             OpKind::Program,
+            false,
             die,
             ready,
             array,

@@ -30,7 +30,7 @@ pub mod suspend;
 pub mod timeline;
 
 use crate::config::Config;
-use crate::nand::{NandOp, OpKind};
+use crate::nand::{Cause, NandOp, OpKind};
 use crate::request::Op;
 use crate::rng::Rng;
 use latency::Latencies;
@@ -313,12 +313,12 @@ impl Clock {
                 // An FTL block is a stripe over every die: erase its block on each.
                 let mut done = ready;
                 for die in 0..self.layout.dies() as u32 {
-                    done = done.max(self.serve(op.kind, die, ready));
+                    done = done.max(self.serve(op.kind, op.cause, die, ready));
                 }
                 barrier = barrier.max(done);
                 done
             } else {
-                let d = self.serve(op.kind, self.layout.die_of(op.addr), ready);
+                let d = self.serve(op.kind, op.cause, self.layout.die_of(op.addr), ready);
                 if op.kind == OpKind::Read {
                     last_read = d;
                 }
@@ -330,21 +330,24 @@ impl Clock {
     }
 
     #[inline]
-    fn serve(&mut self, kind: OpKind, die: u32, ready: f64) -> f64 {
+    fn serve(&mut self, kind: OpKind, cause: Cause, die: u32, ready: f64) -> f64 {
         let array_us = self.service.draw(kind);
         let transfer_us = if kind == OpKind::Erase {
             0.0
         } else {
             self.transfer_us
         };
-        self.place(kind, die, ready, array_us, transfer_us)
+        let urgent = kind == OpKind::Read && matches!(cause, Cause::Host | Cause::Map);
+        self.place(kind, urgent, die, ready, array_us, transfer_us)
     }
 
-    /// Serve one array operation of `array_us` with `transfer_us` of data on the bus.
+    /// Serve one array operation of `array_us` with `transfer_us` of data on the bus; `urgent`:
+    /// a read a host request waits for.
     #[inline]
     fn place(
         &mut self,
         kind: OpKind,
+        urgent: bool,
         die: u32,
         ready: f64,
         array_us: f64,
@@ -357,6 +360,7 @@ impl Clock {
             array_us,
             transfer_us,
             command_us: self.command_us,
+            urgent,
         };
         self.sched.serve(&op, ready, &mut self.res)
     }

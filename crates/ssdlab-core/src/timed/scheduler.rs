@@ -19,6 +19,8 @@ pub struct Placed {
     pub transfer_us: f64,
     /// Bus time of the command and address cycles.
     pub command_us: f64,
+    /// A read a host request waits for (host data, mapping pages): it may suspend a program.
+    pub urgent: bool,
 }
 
 /// Every die's and channel's timeline, and the present (the last request's issue time: no
@@ -104,6 +106,7 @@ mod tests {
             array_us: 50.0,
             transfer_us: 10.0,
             command_us: 0.0,
+            urgent: true,
         };
         let mut f = Fifo;
         assert_eq!(f.serve(&op(0), 0.0, &mut r), 60.0);

@@ -1,7 +1,8 @@
 //! Program/erase suspension for reads (`nand.suspend`; Wu & He, "Reducing SSD read latency via
 //! NAND flash program and erase suspension", FAST '12).
 //!
-//! A read whose array time would start while a program (or, with `program-erase`, an erase) is
+//! A host read (or a mapping-page read a host request waits for; not the copies of GC, merges or
+//! padding) whose array time would start while a program (or, with `program-erase`, an erase) is
 //! in progress on its die suspends that operation: the read's array read starts after
 //! `nand.suspend_us`, and the suspended operation needs `suspend_us` + the read's array time +
 //! `nand.resume_us` more time. An operation is suspended at most `nand.max_suspends` times;
@@ -184,7 +185,8 @@ impl Scheduler for Suspend {
         match op.kind {
             OpKind::Read => {
                 let c = res.channel(ch, ready, op.command_us);
-                let a = match self.plan(d, c, op.array_us) {
+                let plan = op.urgent.then(|| self.plan(d, c, op.array_us)).flatten();
+                let a = match plan {
                     Some(plan) => self.suspend(res, die, plan, op.array_us),
                     None => {
                         let a = res.die(die, c, op.array_us);
@@ -263,6 +265,7 @@ mod tests {
             array_us,
             transfer_us: 10.0,
             command_us: 0.0,
+            urgent: true,
         }
     }
 
