@@ -170,7 +170,9 @@ pub struct DeviceConfig {
     pub chips_per_channel: u32,
     /// Timed mode: dies per chip (each executes one array operation at a time).
     pub dies_per_chip: u32,
-    /// Timed mode: planes per die (blocks are spread over them; no multi-plane operations).
+    /// Timed mode: planes per die. Above 1, a block stripes over every plane of every die and a
+    /// request's operations on one die's planes at one page offset run as one multi-plane
+    /// operation (crate::timed::group).
     pub planes_per_die: u32,
     /// Timed mode: how a block's consecutive pages stripe over the dies: channel-first (next
     /// page on the next channel) | die-first (next page on the next die of the same channel).
@@ -223,6 +225,24 @@ pub struct NandConfig {
     /// Timed mode: array times (read, program, erase) are fixed | exponential (with the
     /// configured mean; for checks against queueing theory).
     pub service: String,
+    /// Timed mode: cell type, slc | mlc | tlc: page types (LSB, CSB, MSB) with their own read and
+    /// program times; `read_us` and `program_us` are the LSB page's.
+    pub cell: String,
+    /// mlc, tlc: the CSB (tlc) and MSB pages' array read and program times.
+    pub read_csb_us: Option<f64>,
+    pub read_msb_us: Option<f64>,
+    pub program_csb_us: Option<f64>,
+    pub program_msb_us: Option<f64>,
+    /// Timed mode, page FTL: the NAND page, a multiple of `device.page_bytes` (the mapping unit);
+    /// unset = the mapping unit.
+    pub physical_page_bytes: Option<Size>,
+    /// Timed mode: reads suspend programs and erases: none | program | program-erase.
+    pub suspend: String,
+    /// Time to suspend an operation (before the read's array time) and to resume it.
+    pub suspend_us: f64,
+    pub resume_us: f64,
+    /// Suspensions of one operation at most; then reads wait for it.
+    pub max_suspends: u32,
 }
 
 impl Default for NandConfig {
@@ -236,6 +256,16 @@ impl Default for NandConfig {
             command_us: 0.0,
             dram_us: 1.0,
             service: "fixed".into(),
+            cell: "slc".into(),
+            read_csb_us: None,
+            read_msb_us: None,
+            program_csb_us: None,
+            program_msb_us: None,
+            physical_page_bytes: None,
+            suspend: "none".into(),
+            suspend_us: 20.0,
+            resume_us: 0.0,
+            max_suspends: 4,
         }
     }
 }
@@ -247,6 +277,36 @@ impl NandConfig {
             page_bytes as f64 / self.channel_mb_s
         } else {
             self.transfer_us
+        }
+    }
+
+    /// Mapping units per NAND page (`physical_page_bytes` / `device.page_bytes`; 1 if unset or
+    /// not a multiple, which validation rejects).
+    pub fn units_per_page(&self, page_bytes: u64) -> u64 {
+        match self.physical_page_bytes {
+            Some(Size(b)) if b >= page_bytes && page_bytes > 0 && b % page_bytes == 0 => {
+                b / page_bytes
+            }
+            _ => 1,
+        }
+    }
+
+    /// Array (read, program) times of each page type: 1 (slc), 2 (mlc: LSB, MSB) or 3 (tlc:
+    /// LSB, CSB, MSB); unset times take the LSB page's (validation rejects that).
+    pub fn page_type_times(&self) -> Vec<(f64, f64)> {
+        let (r, p) = (self.read_us, self.program_us);
+        let msb = (
+            self.read_msb_us.unwrap_or(r),
+            self.program_msb_us.unwrap_or(p),
+        );
+        let csb = (
+            self.read_csb_us.unwrap_or(r),
+            self.program_csb_us.unwrap_or(p),
+        );
+        match self.cell.as_str() {
+            "mlc" => vec![(r, p), msb],
+            "tlc" => vec![(r, p), csb, msb],
+            _ => vec![(r, p)],
         }
     }
 }
@@ -732,6 +792,12 @@ impl Config {
                 &self.nand.service,
                 &["fixed", "exponential"],
             ),
+            ("nand.cell", &self.nand.cell, &["slc", "mlc", "tlc"]),
+            (
+                "nand.suspend",
+                &self.nand.suspend,
+                &["none", "program", "program-erase"],
+            ),
             ("run.mode", &self.run.mode, &["counts", "timed"]),
             (
                 "run.scheduler",
@@ -817,6 +883,12 @@ impl Config {
             ("nand.channel_mb_s", n.channel_mb_s),
             ("nand.command_us", n.command_us),
             ("nand.dram_us", n.dram_us),
+            ("nand.suspend_us", n.suspend_us),
+            ("nand.resume_us", n.resume_us),
+            ("nand.read_csb_us", n.read_csb_us.unwrap_or(0.0)),
+            ("nand.read_msb_us", n.read_msb_us.unwrap_or(0.0)),
+            ("nand.program_csb_us", n.program_csb_us.unwrap_or(0.0)),
+            ("nand.program_msb_us", n.program_msb_us.unwrap_or(0.0)),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
                 fail(k, format!("{v} must be ≥ 0"));
@@ -916,6 +988,7 @@ impl Config {
             );
         }
         self.check_front_end(&mut fail);
+        self.check_nand_mechanisms(&mut fail);
         if self.ftl.background_gc {
             if self.run.scheduler != "fifo" {
                 fail(
@@ -989,6 +1062,80 @@ impl Config {
                 format!(
                     "idle draining runs only with run.scheduler = \"fifo\", not \"{}\"",
                     self.run.scheduler
+                ),
+            );
+        }
+    }
+
+    /// Page types, physical pages and multi-plane: the keys each needs, and none it ignores.
+    fn check_nand_mechanisms(&self, fail: &mut impl FnMut(&str, String)) {
+        let (n, d) = (&self.nand, &self.device);
+        let needed: &[&str] = match n.cell.as_str() {
+            "mlc" => &["read_msb_us", "program_msb_us"],
+            "tlc" => &[
+                "read_csb_us",
+                "read_msb_us",
+                "program_csb_us",
+                "program_msb_us",
+            ],
+            _ => &[],
+        };
+        for (key, v) in [
+            ("read_csb_us", n.read_csb_us),
+            ("read_msb_us", n.read_msb_us),
+            ("program_csb_us", n.program_csb_us),
+            ("program_msb_us", n.program_msb_us),
+        ] {
+            match (needed.contains(&key), v) {
+                (true, None) => fail(
+                    &format!("nand.{key}"),
+                    format!("nand.cell = \"{}\" needs this page type's time", n.cell),
+                ),
+                (false, Some(_)) => fail(
+                    &format!("nand.{key}"),
+                    format!(
+                        "is set but nand.cell = \"{}\" has no such page type",
+                        n.cell
+                    ),
+                ),
+                _ => {}
+            }
+        }
+        if n.suspend != "none" && d.scheduler != "fifo" {
+            fail(
+                "nand.suspend",
+                format!(
+                    "suspension is modelled with device.scheduler = \"fifo\", not \"{}\"",
+                    d.scheduler
+                ),
+            );
+        }
+        let unit = d.page_bytes.0;
+        if let Some(Size(b)) = n.physical_page_bytes {
+            let k = b / unit.max(1);
+            if b < unit || b % unit.max(1) != 0 {
+                fail(
+                    "nand.physical_page_bytes",
+                    format!("{b} must be a multiple of device.page_bytes ({unit})"),
+                );
+            } else if k > 1 && self.ftl.kind != "page" {
+                fail(
+                    "nand.physical_page_bytes",
+                    format!(
+                        "pages larger than the mapping unit need the page FTL (it writes blocks in order), not ftl.kind = \"{}\"",
+                        self.ftl.kind
+                    ),
+                );
+            }
+        }
+        let (k, p) = (n.units_per_page(unit), d.planes_per_die as u64);
+        if (k > 1 || p > 1) && d.pages_per_block % (k * p) != 0 {
+            fail(
+                "device.pages_per_block",
+                format!(
+                    "{} must be a multiple of {} (units per NAND page × planes per die)",
+                    d.pages_per_block,
+                    k * p
                 ),
             );
         }
@@ -1281,5 +1428,54 @@ mod tests {
         c.buffer.kind = "zzzzzz".into();
         let s = c.validate().unwrap_err().to_string();
         assert!(s.contains("buffer.kind") && s.contains("block-lru"), "{s}");
+    }
+}
+
+#[cfg(test)]
+mod nand_mechanism_tests {
+    use super::*;
+
+    fn errors(toml: &str) -> String {
+        let c = Config::from_toml_str(toml).unwrap();
+        c.check_fields().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn page_types_need_their_times_and_nothing_else() {
+        let e = errors("[nand]\ncell = \"tlc\"\nread_csb_us = 70\n");
+        assert!(
+            e.contains("nand.read_msb_us") && e.contains("nand.program_csb_us"),
+            "{e}"
+        );
+        assert!(!e.contains("nand.read_csb_us"), "{e}");
+        let e = errors(
+            "[nand]\ncell = \"mlc\"\nread_msb_us = 1\nprogram_msb_us = 1\nread_csb_us = 1\n",
+        );
+        assert!(
+            e.contains("nand.read_csb_us`: is set but nand.cell = \"mlc\""),
+            "{e}"
+        );
+        let e = errors("[nand]\nread_msb_us = 1\n");
+        assert!(e.contains("nand.read_msb_us"), "{e}");
+    }
+
+    #[test]
+    fn physical_pages_are_whole_units_on_the_page_ftl() {
+        let e = errors("[nand]\nphysical_page_bytes = \"6KiB\"\n");
+        assert!(
+            e.contains(
+                "nand.physical_page_bytes`: 6144 must be a multiple of device.page_bytes (4096)"
+            ),
+            "{e}"
+        );
+        let e = errors("[nand]\nphysical_page_bytes = \"16KiB\"\n[ftl]\nkind = \"bast\"\n");
+        assert!(e.contains("need the page FTL"), "{e}");
+        let e = errors("[nand]\nphysical_page_bytes = \"16KiB\"\n[device]\npages_per_block = 6\nplanes_per_die = 2\n");
+        assert!(
+            e.contains("device.pages_per_block`: 6 must be a multiple of 8"),
+            "{e}"
+        );
+        let e = errors("[nand]\nsuspend = \"reads\"\n");
+        assert!(e.contains("nand.suspend"), "{e}");
     }
 }

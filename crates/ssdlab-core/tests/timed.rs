@@ -409,3 +409,59 @@ fn writes_wait_for_room_in_the_buffer() {
         m["latency.write.mean_us"]
     );
 }
+
+/// The NAND mechanisms (suspension, multi-plane, page types, NAND pages of several units) change
+/// only times: every FTL reports the counts-mode metrics with all of them on.
+#[test]
+fn nand_mechanisms_change_no_count() {
+    use ssdlab_core::registry::names;
+    for ftl in names("ftl") {
+        let text = format!(
+            "[workload]\nkind = \"zipf\"\nrequests = 6000\nfootprint_bytes = \"12MiB\"\n\
+             request_bytes = \"8KiB\"\nread_fraction = 0.3\nseed = 5\n\
+             [device]\nlogical_bytes = \"16MiB\"\npages_per_block = 32\nop = 0.15\n\
+             [ftl]\nkind = \"{ftl}\"\n[buffer]\nkind = \"lru\"\nbytes = \"512KiB\"\n\
+             [run]\nprecondition = \"fill\"\n"
+        );
+        let mut c = Config::from_toml_str(&text).unwrap();
+        let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
+        c.run.mode = "timed".into();
+        c.run.queue_depth = 8;
+        (c.device.channels, c.device.chips_per_channel) = (2, 2);
+        c.device.planes_per_die = 2;
+        c.nand.suspend = "program-erase".into();
+        c.nand.cell = "mlc".into();
+        (c.nand.read_msb_us, c.nand.program_msb_us) = (Some(90.0), Some(1500.0));
+        if ftl == "page" {
+            c.nand.physical_page_bytes = Some(ssdlab_core::units::Size(16384));
+        }
+        let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
+        for (k, v) in &counts {
+            let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
+            assert!(same, "{ftl}: {k} = {v} in counts mode, {} timed", timed[k]);
+        }
+        assert!(timed["nand.array_programs"] > 0.0, "{ftl}");
+        assert!(
+            timed["nand.array_programs"] < timed["nand.programs.total"],
+            "{ftl}: multi-plane programs group pages"
+        );
+        assert_eq!(simulate(&c, &mut NoProgress).unwrap().metrics, timed);
+    }
+}
+
+/// Suspension cuts the read tail under GC (Wu & He, FAST '12): a 70/30 mix on a filled device.
+#[test]
+fn suspension_cuts_the_read_tail_under_gc() {
+    let text = "[workload]\nkind = \"uniform\"\nrequests = 20000\nfootprint_bytes = \"32MiB\"\n\
+                read_fraction = 0.3\nseed = 3\n\
+                [device]\nlogical_bytes = \"32MiB\"\nop = 0.15\nchannels = 2\nchips_per_channel = 2\n\
+                [run]\nmode = \"timed\"\nqueue_depth = 16\nprecondition = \"fill\"\n";
+    let mut c = Config::from_toml_str(text).unwrap();
+    let plain = simulate(&c, &mut NoProgress).unwrap().metrics;
+    c.nand.suspend = "program-erase".into();
+    let s = simulate(&c, &mut NoProgress).unwrap().metrics;
+    assert!(s["nand.suspensions"] > 0.0);
+    let (p, q) = (plain["latency.read.p99_us"], s["latency.read.p99_us"]);
+    assert!(q < 0.5 * p, "read p99 {q} µs with suspension, {p} without");
+    assert_eq!(s["nand.programs.total"], plain["nand.programs.total"]);
+}

@@ -25,16 +25,23 @@
 //!
 //! Operations of different requests meet only on the timelines: a die or channel serves them in
 //! the order they become ready (the `fifo` scheduler).
+//!
+//! NAND mechanisms, each off by default (docs/config.md, "Timed mode"): multi-plane operations,
+//! NAND pages of several mapping units and MLC/TLC page types ([`group`]: a request's operations
+//! that share one array operation), and program/erase suspension for reads ([`suspend`], a
+//! scheduler that replaces `fifo` when `nand.suspend` ≠ "none").
 
 pub mod controller;
 pub mod drain;
+mod group;
 pub mod latency;
 pub mod layout;
 pub mod scheduler;
+pub mod suspend;
 pub mod timeline;
 
 use crate::config::Config;
-use crate::nand::{NandOp, OpKind};
+use crate::nand::{Cause, NandOp, OpKind};
 use crate::request::Op;
 use crate::rng::Rng;
 use controller::{Controller, Link};
@@ -65,6 +72,8 @@ struct Service {
     read_us: f64,
     program_us: f64,
     erase_us: f64,
+    /// (read, program) times of each page type (`nand.cell`): page row r has type r mod len.
+    types: Vec<(f64, f64)>,
     exponential: bool,
     rng: Rng,
 }
@@ -77,6 +86,21 @@ impl Service {
             OpKind::Program => self.program_us,
             OpKind::Erase => self.erase_us,
         };
+        self.sample(mean)
+    }
+
+    /// The array time of `kind` on a page of row `row` in its block (its page type).
+    fn draw_at(&mut self, kind: OpKind, row: u32) -> f64 {
+        let (read, program) = self.types[row as usize % self.types.len()];
+        self.sample(match kind {
+            OpKind::Read => read,
+            OpKind::Program => program,
+            OpKind::Erase => self.erase_us,
+        })
+    }
+
+    #[inline]
+    fn sample(&mut self, mean: f64) -> f64 {
         if self.exponential {
             self.rng.exp(mean)
         } else {
@@ -205,6 +229,8 @@ pub struct Clock {
     front_busy_at_start: (f64, f64),
     /// Background draining of the write buffer (`buffer.drain_*`).
     pub drain: Drain,
+    /// Multi-plane operations, NAND pages of several units or page types ([`group`]).
+    grouped: Option<group::Groups>,
 }
 
 /// What a host-interface scheduler did (metrics `queue.*`, docs/metrics.md).
@@ -221,9 +247,18 @@ pub struct InterfaceStats {
 impl Clock {
     /// The clock of `cfg`'s device and host queue, operations placed by `sched`.
     pub fn new(cfg: &Config, sched: Box<dyn Scheduler>) -> Clock {
-        let layout = Layout::new(&cfg.device, cfg.device.pages_per_block);
         let n = &cfg.nand;
+        let units = n.units_per_page(cfg.device.page_bytes.0);
+        let layout = Layout::new(&cfg.device, cfg.device.pages_per_block, units);
         let res = Resources::new(layout.dies(), layout.channels());
+        let types = n.page_type_times();
+        let grouped = (units > 1 || cfg.device.planes_per_die > 1 || types.len() > 1)
+            .then(group::Groups::default);
+        let sched: Box<dyn Scheduler> = if n.suspend == "none" {
+            sched
+        } else {
+            Box::new(suspend::Suspend::new(n, layout.dies()))
+        };
         Clock {
             res,
             sched,
@@ -231,6 +266,7 @@ impl Clock {
                 read_us: n.read_us,
                 program_us: n.program_us,
                 erase_us: n.erase_us,
+                types,
                 exponential: n.service == "exponential",
                 rng: Rng::new(cfg.run.seed ^ 0x0005_E471_CE0F_7A11),
             },
@@ -272,6 +308,7 @@ impl Clock {
             front_busy_at_start: (0.0, 0.0),
             drain: Drain::new(cfg, layout.dies()),
             layout,
+            grouped,
         }
     }
 
@@ -335,6 +372,9 @@ impl Clock {
     /// Place `ops` (one request's, in issue order) from `t`; returns when the last completes.
     #[inline]
     pub fn run_ops(&mut self, t: f64, ops: &[NandOp]) -> f64 {
+        if self.grouped.is_some() {
+            return self.run_grouped(t, ops);
+        }
         let (mut barrier, mut last_read, mut end) = (t, t, t);
         for op in ops {
             let ready = match op.kind {
@@ -346,12 +386,12 @@ impl Clock {
                 // An FTL block is a stripe over every die: erase its block on each.
                 let mut done = ready;
                 for die in 0..self.layout.dies() as u32 {
-                    done = done.max(self.serve(op.kind, die, ready));
+                    done = done.max(self.serve(op.kind, op.cause, die, ready));
                 }
                 barrier = barrier.max(done);
                 done
             } else {
-                let d = self.serve(op.kind, self.layout.die_of(op.addr), ready);
+                let d = self.serve(op.kind, op.cause, self.layout.die_of(op.addr), ready);
                 if op.kind == OpKind::Read {
                     last_read = d;
                 }
@@ -363,18 +403,37 @@ impl Clock {
     }
 
     #[inline]
-    fn serve(&mut self, kind: OpKind, die: u32, ready: f64) -> f64 {
+    fn serve(&mut self, kind: OpKind, cause: Cause, die: u32, ready: f64) -> f64 {
+        let array_us = self.service.draw(kind);
+        let transfer_us = if kind == OpKind::Erase {
+            0.0
+        } else {
+            self.transfer_us
+        };
+        let urgent = kind == OpKind::Read && matches!(cause, Cause::Host | Cause::Map);
+        self.place(kind, urgent, die, ready, array_us, transfer_us)
+    }
+
+    /// Serve one array operation of `array_us` with `transfer_us` of data on the bus; `urgent`:
+    /// a read a host request waits for.
+    #[inline]
+    fn place(
+        &mut self,
+        kind: OpKind,
+        urgent: bool,
+        die: u32,
+        ready: f64,
+        array_us: f64,
+        transfer_us: f64,
+    ) -> f64 {
         let op = Placed {
             kind,
             die,
             channel: self.layout.channel_of(die),
-            array_us: self.service.draw(kind),
-            transfer_us: if kind == OpKind::Erase {
-                0.0
-            } else {
-                self.transfer_us
-            },
+            array_us,
+            transfer_us,
             command_us: self.command_us,
+            urgent,
         };
         self.sched.serve(&op, ready, &mut self.res)
     }
@@ -626,6 +685,15 @@ impl Clock {
             m.insert("util.link".into(), share(self.link.busy_us() - l0, 1));
         }
         m.extend(self.drain.metrics());
+        m.extend(
+            self.sched
+                .stats()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v)),
+        );
+        if let Some(g) = &self.grouped {
+            m.extend(g.metrics());
+        }
         if let Some(i) = &self.interface {
             m.insert("queue.write_stops".into(), i.write_stops as f64);
             m.insert("queue.stalled_us".into(), i.stalled_us);

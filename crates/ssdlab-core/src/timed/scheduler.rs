@@ -19,6 +19,8 @@ pub struct Placed {
     pub transfer_us: f64,
     /// Bus time of the command and address cycles.
     pub command_us: f64,
+    /// A read a host request waits for (host data, mapping pages): it may suspend a program.
+    pub urgent: bool,
 }
 
 /// Every die's and channel's timeline, and the present (the last request's issue time: no
@@ -55,6 +57,11 @@ impl Resources {
 pub trait Scheduler: Send {
     /// Serve `op`, ready at `ready_us`, on the timelines; returns when it completes.
     fn serve(&mut self, op: &Placed, ready_us: f64, res: &mut Resources) -> f64;
+
+    /// The policy's own metrics (docs/metrics.md).
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Each die and channel serves operations in the order they become ready (`device.scheduler =
@@ -99,6 +106,7 @@ mod tests {
             array_us: 50.0,
             transfer_us: 10.0,
             command_us: 0.0,
+            urgent: true,
         };
         let mut f = Fifo;
         assert_eq!(f.serve(&op(0), 0.0, &mut r), 60.0);
