@@ -172,7 +172,7 @@ pub struct DeviceConfig {
     pub dies_per_chip: u32,
     /// Timed mode: planes per die. Above 1, a block stripes over every plane of every die and a
     /// request's operations on one die's planes at one page offset run as one multi-plane
-    /// operation (crate::timed::group).
+    /// operation (timed mode's `group` module).
     pub planes_per_die: u32,
     /// Timed mode: how a block's consecutive pages stripe over the dies: channel-first (next
     /// page on the next channel) | die-first (next page on the next die of the same channel).
@@ -468,7 +468,7 @@ impl Default for RunConfig {
 }
 
 /// `[controller]`: the firmware cores that handle host commands (timed mode; docs/config.md).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ControllerConfig {
     /// Cores serving commands, each one command at a time; 0 = no controller time (off).
@@ -477,6 +477,22 @@ pub struct ControllerConfig {
     pub command_us: f64,
     /// Firmware time per page of a command (µs): mapping lookup, DMA set-up.
     pub page_us: f64,
+    /// Idle time (µs) after which the controller enters a low-power state (NVMe APST).
+    pub sleep_after_us: f64,
+    /// Exit latency (µs) of that state: the first command after it waits this long; 0 = off.
+    pub wake_us: f64,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            cores: 0,
+            command_us: 0.0,
+            page_us: 0.0,
+            sleep_after_us: 100_000.0,
+            wake_us: 0.0,
+        }
+    }
 }
 
 /// `[host]`: the link between host and device (timed mode; docs/config.md).
@@ -897,6 +913,8 @@ impl Config {
         for (k, v) in [
             ("controller.command_us", self.controller.command_us),
             ("controller.page_us", self.controller.page_us),
+            ("controller.sleep_after_us", self.controller.sleep_after_us),
+            ("controller.wake_us", self.controller.wake_us),
             ("host.link_mib_s", self.host.link_mib_s),
         ] {
             if !(v >= 0.0 && v.is_finite()) {

@@ -36,6 +36,7 @@ pub mod drain;
 mod group;
 pub mod latency;
 pub mod layout;
+pub mod power;
 pub mod scheduler;
 pub mod suspend;
 pub mod timeline;
@@ -225,6 +226,8 @@ pub struct Clock {
     pub interface: Option<InterfaceStats>,
     /// The front end: firmware cores and host link, with their busy time at the window's start.
     controller: Controller,
+    /// Idle power states (`controller.wake_us`; None: off).
+    power: Option<power::Power>,
     link: Link,
     front_busy_at_start: (f64, f64),
     /// Background draining of the write buffer (`buffer.drain_*`).
@@ -304,6 +307,7 @@ impl Clock {
             buffer_slots: BinaryHeap::new(),
             interface: (cfg.run.scheduler != "fifo").then(InterfaceStats::default),
             controller: Controller::new(cfg),
+            power: power::Power::new(cfg.controller.sleep_after_us, cfg.controller.wake_us),
             link: Link::new(cfg),
             front_busy_at_start: (0.0, 0.0),
             drain: Drain::new(cfg, layout.dies()),
@@ -340,6 +344,10 @@ impl Clock {
     /// operations are ready then; `t` without a controller).
     #[inline]
     pub fn command(&mut self, t: f64, pages: impl FnOnce() -> u64) -> f64 {
+        let t = match &mut self.power {
+            Some(p) => p.start(t, self.busy_until),
+            None => t,
+        };
         self.controller.command(t, pages)
     }
 
@@ -685,6 +693,9 @@ impl Clock {
             m.insert("util.link".into(), share(self.link.busy_us() - l0, 1));
         }
         m.extend(self.drain.metrics());
+        if let Some(p) = &self.power {
+            m.insert("controller.wakes".into(), p.wakes as f64);
+        }
         m.extend(
             self.sched
                 .stats()
