@@ -262,18 +262,14 @@ fn front_end_config_errors() {
             "[buffer]\ndrain_idle_us = 10\n[run]\nmode = \"timed\"\nscheduler = \"write-stop\"\n",
             "run.scheduler",
         ),
-        (
-            "[buffer]\nkind = \"hwb\"\ndrain_watermark = 0.5\n[run]\nmode = \"timed\"\n",
-            "does not drain",
-        ),
     ] {
         let e = err(extra);
         assert!(e.contains(want), "{extra}: {e}");
     }
 }
 
-/// Every buffer that drains does so with its own victims and loses nothing: a sparse open loop
-/// (idle gaps) over a filled device, integrity checked; `hwb` says it does not drain.
+/// Every buffer drains with its own victims and loses nothing: a sparse open loop (idle gaps)
+/// over a filled device, integrity checked.
 #[test]
 fn every_draining_buffer_keeps_its_data() {
     use ssdlab_core::registry::names;
@@ -287,16 +283,10 @@ fn every_draining_buffer_keeps_its_data() {
              [run]\nmode = \"timed\"\nqueue_depth = 0\nprecondition = \"fill\"\ncheck_integrity = true\n"
         );
         let c = Config::from_toml_str(&text).unwrap();
-        match simulate(&c, &mut NoProgress) {
-            Ok(r) if buffer != "hwb" => {
-                let m = &r.metrics;
-                assert_eq!(m["run.measured_requests"], 3000.0, "{buffer}");
-                let drained = m["buffer.drained_pages"];
-                assert_eq!(drained > 0.0, buffer != "none", "{buffer}: {drained}");
-                assert!(drained <= m["buffer.flushed_pages"], "{buffer}");
-            }
-            Err(e) if buffer == "hwb" => assert!(e.to_string().contains("does not drain")),
-            other => panic!("{buffer}: {:?}", other.map(|r| r.metrics.len())),
-        }
+        let m = simulate(&c, &mut NoProgress).unwrap().metrics;
+        assert_eq!(m["run.measured_requests"], 3000.0, "{buffer}");
+        let drained = m["buffer.drained_pages"];
+        assert_eq!(drained > 0.0, buffer != "none", "{buffer}: {drained}");
+        assert!(drained <= m["buffer.flushed_pages"], "{buffer}");
     }
 }

@@ -1046,6 +1046,25 @@ impl WriteBuffer for HwbBuffer {
         self.join_ghost(i);
     }
 
+    fn drains(&self) -> bool {
+        true
+    }
+
+    /// The next write-back is the cold list's tail block; with the cold region empty, the tail
+    /// page of the lowest non-empty region above it moves down first (as `flush_all` moves them).
+    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        if self.cold.tail == NIL {
+            let Some(r) = [WARM, HOT].into_iter().find(|&r| self.list(r).tail != NIL) else {
+                return Ok(false);
+            };
+            let i = self.list(r).tail;
+            self.pop_page(r, i);
+            self.join_cold(i);
+        }
+        self.flush_block(self.cold.tail, sink)?;
+        Ok(true)
+    }
+
     fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
         for r in [WARM, HOT] {
             while self.list(r).tail != NIL {
