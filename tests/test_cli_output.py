@@ -91,8 +91,23 @@ def test_trace_info_text_has_every_json_field_in_readable_units(tmp_path):
     assert info["first_time_us"] == 1_172_164_929e6 and info["last_time_us"] == 1_172_165_019e6
     p = ssdlab_cmd("trace", "info", str(trace), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    rows = {line.split("  ")[0]: line.split(None, 1)[1] for line in p.stdout.splitlines()[2:]}
-    assert list(rows) == list(info)  # every field of the JSON, in its order
+    fields, measured = p.stdout.split("\n\n")
+    rows = {line.split("  ")[0]: line.split(None, 1)[1] for line in fields.splitlines()[2:]}
+    # Every field of the JSON, in its order; the measured latencies (ResponseTime 100 = 10 µs) in
+    # a table of their own.
+    assert list(rows) == [k for k in info if k != "measured_latency"]
+    assert info["measured_latency"]["write"] == {
+        "count": 2,
+        "mean_us": 10.0,
+        "p50_us": 10.0,
+        "p90_us": 10.0,
+        "p99_us": 10.0,
+        "p99.9_us": 10.0,
+    }
+    assert measured.splitlines()[3:] == [
+        "read       1    10   10   10   10     10",
+        "write      2    10   10   10   10     10",
+    ]
     assert rows["requests"] == "3" and rows["late"] == "0" and rows["skipped"] == "0"
     assert rows["read_bytes"] == "4 KiB"
     assert rows["write_bytes"] == "1.008 MiB"
