@@ -1,11 +1,29 @@
 //! A die's or channel's timeline: its busy intervals, and the earliest gap that fits a new one.
+//!
+//! Under load a timeline holds thousands of intervals ahead of the present (GC's chains of copies
+//! and erases reserve far ahead, later operations fill the gaps before them). They are kept in
+//! chunks of at most [`CHUNK`] in time order, so that finding the gap is two binary searches and
+//! filling it moves at most a chunk's intervals, not every later one.
+
+/// Most intervals in one chunk; a chunk that grows past it splits in two.
+const CHUNK: usize = 64;
+
+/// A busy interval: start and end, µs.
+type Interval = (f64, f64);
 
 /// Busy intervals of one die or channel from the host's present on.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
-    /// Disjoint and not adjoining, in time order; those before `head` ended in the past.
-    busy: Vec<(f64, f64)>,
+    /// Disjoint and not adjoining, in time order, chunk after chunk. Those of the first chunk
+    /// before `head` ended in the past; every chunk holds at least one from `head` on.
+    chunks: Vec<Vec<Interval>>,
+    /// The end of each chunk's last interval (the search for a chunk).
+    ends: Vec<f64>,
     head: usize,
+    /// Where the last search for a gap started (chunk, index).
+    finger: (usize, usize),
+    /// Emptied chunks, kept for reuse.
+    spare: Vec<Vec<Interval>>,
     /// Total busy time ever reserved.
     pub busy_us: f64,
 }
@@ -20,70 +38,236 @@ impl Timeline {
             return ready;
         }
         self.busy_us += dur;
-        match self.busy.last_mut() {
+        match self.chunks.last_mut().and_then(|c| c.last_mut()) {
             Some(last) if ready < last.1 => {
                 self.prune(now);
                 return self.fit(ready, dur);
             }
-            Some(last) if ready == last.1 => last.1 += dur,
+            Some(last) if ready == last.1 => {
+                last.1 += dur;
+                if let Some(e) = self.ends.last_mut() {
+                    *e = last.1;
+                }
+            }
             _ => {
                 self.prune(now);
-                self.busy.push((ready, ready + dur));
+                self.push((ready, ready + dur));
             }
         }
         ready + dur
     }
 
-    /// Drop the intervals that ended by `now` (amortised: moved out in bulk).
+    /// Drop the intervals that ended by `now` (a chunk at a time once all of its have).
     #[inline]
     fn prune(&mut self, now: f64) {
-        while self.head < self.busy.len() && self.busy[self.head].1 <= now {
-            self.head += 1;
+        while let Some(first) = self.chunks.first() {
+            if self.ends[0] > now {
+                while first[self.head].1 <= now {
+                    self.head += 1;
+                }
+                return;
+            }
+            self.drop_chunk(0);
         }
-        if self.head >= 32 && 2 * self.head >= self.busy.len() {
-            self.busy.drain(..self.head);
+    }
+
+    /// The first interval of chunk `c` that has not ended in the past.
+    #[inline]
+    fn low(&self, c: usize) -> usize {
+        if c == 0 {
+            self.head
+        } else {
+            0
+        }
+    }
+
+    fn new_chunk(&mut self) -> Vec<Interval> {
+        self.spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(CHUNK + 1))
+    }
+
+    fn drop_chunk(&mut self, c: usize) {
+        let mut chunk = self.chunks.remove(c);
+        self.ends.remove(c);
+        if c == 0 {
             self.head = 0;
+        }
+        chunk.clear();
+        self.spare.push(chunk);
+    }
+
+    /// Append `iv`, which starts after every interval.
+    fn push(&mut self, iv: Interval) {
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < CHUNK => {
+                chunk.push(iv);
+                if let Some(e) = self.ends.last_mut() {
+                    *e = iv.1;
+                }
+            }
+            _ => {
+                let mut chunk = self.new_chunk();
+                chunk.push(iv);
+                self.chunks.push(chunk);
+                self.ends.push(iv.1);
+            }
         }
     }
 
     /// Reserve in the first gap that fits, before the last reservation's end, merging with the
     /// neighbours it touches.
     fn fit(&mut self, ready: f64, dur: f64) -> f64 {
-        let live = &self.busy[self.head..];
-        let mut i = self.head + live.partition_point(|&(_, e)| e <= ready);
+        let n = self.chunks.len();
+        // The first interval that ends after `ready`, at index `i` of chunk `c` (past the last
+        // interval if none does).
+        let (mut c, mut i) = match self.ends.last() {
+            Some(&last) if last > ready => {
+                self.finger = self.locate(ready);
+                self.finger
+            }
+            _ => (n.saturating_sub(1), self.chunks.last().map_or(0, Vec::len)),
+        };
         let mut start = ready;
-        while i < self.busy.len() {
-            let (s, e) = self.busy[i];
-            if start + dur <= s {
+        'scan: while c < n {
+            let chunk = &self.chunks[c];
+            while i < chunk.len() {
+                let (s, e) = chunk[i];
+                if start + dur <= s {
+                    break 'scan;
+                }
+                start = start.max(e);
+                i += 1;
+            }
+            if c + 1 == n {
                 break;
             }
-            start = start.max(e);
-            i += 1;
+            c += 1;
+            i = 0;
         }
         let end = start + dur;
-        let joins_prev = i > self.head && self.busy[i - 1].1 == start;
-        let joins_next = i < self.busy.len() && self.busy[i].0 == end;
-        match (joins_prev, joins_next) {
-            (true, true) => {
-                self.busy[i - 1].1 = self.busy[i].1;
-                self.busy.remove(i);
+        let prev = if i > self.low(c) {
+            Some((c, i - 1))
+        } else if c > 0 {
+            Some((c - 1, self.chunks[c - 1].len() - 1))
+        } else {
+            None
+        };
+        let joins_prev = prev.is_some_and(|(pc, pi)| self.chunks[pc][pi].1 == start);
+        let joins_next = self
+            .chunks
+            .get(c)
+            .and_then(|chunk| chunk.get(i))
+            .is_some_and(|next| next.0 == end);
+        match (prev, joins_prev, joins_next) {
+            (Some((pc, pi)), true, true) => {
+                let next_end = self.chunks[c][i].1;
+                self.set_end(pc, pi, next_end);
+                self.remove(c, i);
             }
-            (true, false) => self.busy[i - 1].1 = end,
-            (false, true) => self.busy[i].0 = start,
-            (false, false) => self.busy.insert(i, (start, end)),
+            (Some((pc, pi)), true, false) => self.set_end(pc, pi, end),
+            (_, false, true) => self.chunks[c][i].0 = start,
+            _ => self.insert(c, i, (start, end)),
         }
         end
     }
 
+    /// The first interval that ends after `ready` (one does): its chunk and index. Most searches
+    /// land where the one before did (the operations of a request, a GC's copies), so they start
+    /// there, rather than where data that has left the cache would have to be read.
+    #[inline]
+    fn locate(&self, ready: f64) -> (usize, usize) {
+        let (last_c, last_i) = self.finger;
+        let ends = &self.ends;
+        let here = |c: usize| ends[c] > ready && (c == 0 || ends[c - 1] <= ready);
+        let c = if last_c < ends.len() && here(last_c) {
+            last_c
+        } else {
+            ends.partition_point(|&e| e <= ready)
+        };
+        let chunk = &self.chunks[c];
+        let lo = self.low(c);
+        if c != last_c {
+            return (c, lo + chunk[lo..].partition_point(|&(_, e)| e <= ready));
+        }
+        let mut i = last_i.clamp(lo, chunk.len() - 1);
+        while i > lo && chunk[i - 1].1 > ready {
+            i -= 1;
+        }
+        while chunk[i].1 <= ready {
+            i += 1;
+        }
+        (c, i)
+    }
+
+    fn set_end(&mut self, c: usize, i: usize, end: f64) {
+        let chunk = &mut self.chunks[c];
+        chunk[i].1 = end;
+        if i + 1 == chunk.len() {
+            self.ends[c] = end;
+        }
+    }
+
+    /// Remove interval `i` of chunk `c` (never the first chunk's only one).
+    fn remove(&mut self, c: usize, i: usize) {
+        let lo = self.low(c);
+        let chunk = &mut self.chunks[c];
+        chunk.remove(i);
+        match chunk.last() {
+            Some(last) if chunk.len() > lo => self.ends[c] = last.1,
+            _ => self.drop_chunk(c),
+        }
+    }
+
+    /// Insert `iv` before interval `i` of chunk `c` (after its last if `i` is its length).
+    fn insert(&mut self, c: usize, i: usize, iv: Interval) {
+        if self.chunks.is_empty() {
+            return self.push(iv);
+        }
+        let chunk = &mut self.chunks[c];
+        chunk.insert(i, iv);
+        if i + 1 == chunk.len() {
+            self.ends[c] = iv.1;
+        }
+        if chunk.len() > CHUNK {
+            self.split(c);
+        }
+    }
+
+    /// Split chunk `c` in two halves (the past of the first chunk dropped first).
+    fn split(&mut self, c: usize) {
+        if c == 0 && self.head > 0 {
+            self.chunks[0].drain(..self.head);
+            self.head = 0;
+            if self.chunks[0].len() <= CHUNK {
+                return;
+            }
+        }
+        let mut upper = self.new_chunk();
+        let chunk = &mut self.chunks[c];
+        upper.extend(chunk.drain(chunk.len() / 2..));
+        if let (Some(l), Some(u)) = (chunk.last(), upper.last()) {
+            self.ends[c] = l.1;
+            self.ends.insert(c + 1, u.1);
+        }
+        self.chunks.insert(c + 1, upper);
+    }
+
+    /// The intervals from the present on, in time order.
     #[cfg(test)]
-    fn intervals(&self) -> &[(f64, f64)] {
-        &self.busy[self.head..]
+    fn intervals(&self) -> Vec<Interval> {
+        let mut all = Vec::new();
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            all.extend_from_slice(&chunk[self.low(c)..]);
+        }
+        all
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
 
     #[test]
     fn earliest_gap_that_fits() {
@@ -101,5 +285,98 @@ mod tests {
         assert_eq!(t.reserve(30.0, 30.0, 3.0), 33.0); // the past is forgotten
         assert_eq!(t.intervals(), [(30.0, 33.0), (40.0, 42.0)]);
         assert_eq!(t.reserve(30.0, 5.0, 0.0), 5.0);
+    }
+
+    /// The timeline as one plain vector, searched from its start: what [`Timeline`] must do.
+    #[derive(Default)]
+    struct Reference {
+        busy: Vec<Interval>,
+    }
+
+    impl Reference {
+        fn reserve(&mut self, now: f64, ready: f64, dur: f64) -> f64 {
+            if dur <= 0.0 {
+                return ready;
+            }
+            let last_end = self.busy.last().map(|b| b.1);
+            if last_end == Some(ready) {
+                self.busy.last_mut().unwrap().1 += dur;
+                return ready + dur;
+            }
+            let past = self.busy.iter().take_while(|b| b.1 <= now).count();
+            self.busy.drain(..past);
+            let mut start = ready;
+            let mut i = 0;
+            while i < self.busy.len() {
+                let (s, e) = self.busy[i];
+                if e > ready {
+                    if start + dur <= s {
+                        break;
+                    }
+                    start = start.max(e);
+                }
+                i += 1;
+            }
+            let end = start + dur;
+            self.busy.insert(i, (start, end));
+            // Merge with the neighbours it touches.
+            if i + 1 < self.busy.len() && self.busy[i + 1].0 == end {
+                self.busy[i].1 = self.busy.remove(i + 1).1;
+            }
+            if i > 0 && self.busy[i - 1].1 == start {
+                self.busy[i - 1].1 = self.busy.remove(i).1;
+            }
+            end
+        }
+    }
+
+    fn check_chunks(t: &Timeline) {
+        assert_eq!(t.chunks.len(), t.ends.len());
+        for (c, chunk) in t.chunks.iter().enumerate() {
+            assert!(chunk.len() > t.low(c) && chunk.len() <= CHUNK, "chunk {c}");
+            assert_eq!(t.ends[c], chunk.last().unwrap().1);
+        }
+        let all = t.intervals();
+        assert!(all.windows(2).all(|w| w[0].1 < w[1].0), "{all:?}");
+    }
+
+    /// Random reservations in integer µs (so intervals often adjoin exactly), ready times spread
+    /// far ahead of the present (thousands of gaps), some before it (background GC's): the
+    /// returned ends and the intervals left are exactly the reference's.
+    #[test]
+    fn same_as_a_plain_vector() {
+        let mut rng = Rng::new(26);
+        // Ready times spread over, durations, most intervals at once of the reference (≥ this).
+        for (spread, durs, intervals) in [
+            (20.0, &[1.0, 2.0, 3.0][..], 4),
+            (5_000.0, &[1.0, 2.0, 5.0, 8.0, 0.0][..], 5 * CHUNK),
+            (30_000.0, &[1.0, 2.0, 4.0][..], 40 * CHUNK),
+            (50_000.0, &[3.0, 60.0, 800.0, 1500.0][..], CHUNK),
+        ] {
+            let (mut t, mut r) = (Timeline::default(), Reference::default());
+            let mut now = 0.0;
+            let mut most = 0;
+            for k in 0..60_000 {
+                now += rng.below(3) as f64;
+                let ready = if rng.below(50) == 0 {
+                    now - rng.below(10) as f64
+                } else {
+                    now + (rng.f64() * spread).floor()
+                };
+                let dur = durs[rng.below(durs.len() as u64) as usize];
+                assert_eq!(
+                    t.reserve(now, ready, dur),
+                    r.reserve(now, ready, dur),
+                    "{k}"
+                );
+                if k % 97 == 0 {
+                    assert_eq!(t.intervals(), r.busy, "{k}");
+                    check_chunks(&t);
+                }
+                most = most.max(r.busy.len());
+            }
+            assert_eq!(t.intervals(), r.busy);
+            assert!(most >= intervals, "{spread}: {most}");
+        }
     }
 }
