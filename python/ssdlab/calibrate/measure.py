@@ -24,32 +24,13 @@ HISTOGRAMS = {"read": "latency.read_ns", "write": "latency.write_ns"}
 Dist = tuple[np.ndarray, np.ndarray]  # (sorted distinct values in µs, counts)
 
 
-# --------------------------------------------------------------------------------------------
-# INTEGRATION STUB: the measured latencies of a trace. Replace the body of `_measured` with
-# `ssdlab.traces.measured_latencies(path, format=fmt)` when that API exists (it is used already
-# when present). Until then it reads the per-request latency column of the two formats that
-# carry one here: flashnet (`ts_record_ms,latency_us,io_type(1=read),size,offset,ts_submit_ms,…`)
-# and msr (`ResponseTime`, in 100 ns units).
 def _measured(path: str | Path, fmt: str) -> dict[str, np.ndarray] | None:
     """{"read": µs array, "write": µs array} of the trace's measured latencies, or None when the
     format carries none."""
-    api = getattr(traces, "measured_latencies", None)
-    if api is not None:
-        got = api(str(path), format=fmt)
-        return None if got is None else {op: np.asarray(got[op], dtype=float) for op in OPS}
-    import pandas as pd
-
-    if fmt == "flashnet":
-        df = pd.read_csv(path, header=None, usecols=[1, 2], names=["lat", "op"])
-        return {"read": df["lat"][df["op"] == 1].to_numpy(float), "write": df["lat"][df["op"] == 0].to_numpy(float)}
-    if fmt == "msr":
-        df = pd.read_csv(path, header=None, usecols=[3, 6], names=["op", "rt"])
-        op = df["op"].astype(str).str.lower()
-        rt = df["rt"].to_numpy(float) / 10.0
-        if not np.any(rt > 0):
-            return None
-        return {"read": rt[(op == "read").to_numpy()], "write": rt[(op == "write").to_numpy()]}
-    return None
+    got = traces.measured_latencies(str(path), format=fmt)
+    if not (len(got["read"]) or len(got["write"])):
+        return None
+    return {op: np.asarray(got[op], dtype=float) for op in OPS}
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,10 +12,30 @@ from pathlib import Path
 
 import numpy as np
 from ssdlab import calibrate as C
+from ssdlab.api import Config
 from ssdlab.calibrate import measure as M
 from ssdlab.report import figures as F
 from ssdlab.store import ResultStore
 from ssdlab.sweep import SweepSummary, dump_toml
+
+
+def _base(config):
+    """The calibration's starting configuration: a file as given, or a table of keys set on the
+    package's base (a study states only what it changes)."""
+    if not isinstance(config, dict):
+        return config
+    cfg = Config.load(C.DEFAULT_BASE)
+    for key, value in _flat_keys(config):
+        cfg = cfg.set(key, value)
+    return cfg
+
+
+def _flat_keys(table, prefix=""):
+    for k, v in table.items():
+        if isinstance(v, dict):
+            yield from _flat_keys(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
 
 
 def run(spec, out_dir, executor="local", address=None, workers=None, progress=True) -> SweepSummary:
@@ -27,7 +47,7 @@ def run(spec, out_dir, executor="local", address=None, workers=None, progress=Tr
     cal = C.calibrate(
         c["trace"],
         format=c.get("format"),
-        config=c.get("config"),
+        config=_base(c.get("config")),
         space=c.get("space"),
         trials=int(c.get("trials", C.DEFAULT_TRIALS)),
         seed=int(c.get("seed", 0)),
