@@ -38,15 +38,16 @@ impl Timeline {
             return ready;
         }
         self.busy_us += dur;
-        match self.chunks.last_mut().and_then(|c| c.last_mut()) {
-            Some(last) if ready < last.1 => {
+        // The last end is read from `ends`, which is nearer than the chunk.
+        match self.ends.last_mut() {
+            Some(last) if ready < *last => {
                 self.prune(now);
                 return self.fit(ready, dur);
             }
-            Some(last) if ready == last.1 => {
-                last.1 += dur;
-                if let Some(e) = self.ends.last_mut() {
-                    *e = last.1;
+            Some(last) if ready == *last => {
+                if let Some(iv) = self.chunks.last_mut().and_then(|c| c.last_mut()) {
+                    iv.1 += dur;
+                    *last = iv.1;
                 }
             }
             _ => {
@@ -136,7 +137,8 @@ impl Timeline {
                 if start + dur <= s {
                     break 'scan;
                 }
-                start = start.max(e);
+                // = start.max(e): every interval from the first searched on ends after `start`.
+                start = e;
                 i += 1;
             }
             if c + 1 == n {
