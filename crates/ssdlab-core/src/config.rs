@@ -172,7 +172,7 @@ pub struct DeviceConfig {
     pub dies_per_chip: u32,
     /// Timed mode: planes per die. Above 1, a block stripes over every plane of every die and a
     /// request's operations on one die's planes at one page offset run as one multi-plane
-    /// operation (timed mode's `group` module).
+    /// operation (timed mode's grouping, docs/config.md).
     pub planes_per_die: u32,
     /// Timed mode: how a block's consecutive pages stripe over the dies: channel-first (next
     /// page on the next channel) | die-first (next page on the next die of the same channel).

@@ -54,6 +54,8 @@ pub struct Suspend {
     resume_us: f64,
     max: u32,
     dies: Vec<Vec<Piece>>,
+    /// Per die: the pieces before this index ended in the past.
+    heads: Vec<usize>,
     next_op: u64,
     /// Reads that suspended an operation, and those served in a suspension already made.
     pub suspensions: u64,
@@ -68,6 +70,7 @@ impl Suspend {
             resume_us: n.resume_us,
             max: n.max_suspends,
             dies: vec![Vec::new(); dies],
+            heads: vec![0; dies],
             next_op: 1,
             suspensions: 0,
             joined: 0,
@@ -79,23 +82,32 @@ impl Suspend {
         if p.end <= p.start {
             return;
         }
-        let i = pieces.partition_point(|q| q.start < p.start);
-        pieces.insert(i, p);
+        if pieces.last().is_none_or(|q| q.start < p.start) {
+            pieces.push(p);
+        } else {
+            let i = pieces.partition_point(|q| q.start < p.start);
+            pieces.insert(i, p);
+        }
     }
 
-    /// Drop the intervals that ended by `now` (no later operation is ready earlier).
-    fn prune(pieces: &mut Vec<Piece>, now: f64) {
-        let gone = pieces.partition_point(|q| q.end <= now);
-        if gone > 0 {
-            pieces.drain(..gone);
+    /// Forget the intervals that ended by `now` (no later operation is ready earlier; moved
+    /// out in bulk, as the timelines do).
+    fn prune(&mut self, die: usize, now: f64) {
+        let (pieces, head) = (&mut self.dies[die], &mut self.heads[die]);
+        while *head < pieces.len() && pieces[*head].end <= now {
+            *head += 1;
+        }
+        if *head >= 32 && 2 * *head >= pieces.len() {
+            pieces.drain(..*head);
+            *head = 0;
         }
     }
 
     /// An array read of `dur` ready on `die` at `x`: where it goes in a suspension, or None to
     /// wait as `fifo` does.
     fn plan(&self, die: usize, mut x: f64, dur: f64) -> Option<Plan> {
-        let pieces = &self.dies[die];
-        let mut i = pieces.partition_point(|q| q.end <= x);
+        let (pieces, head) = (&self.dies[die], self.heads[die]);
+        let mut i = head + pieces[head..].partition_point(|q| q.end <= x);
         while i < pieces.len() {
             let p = pieces[i];
             if p.start > x {
@@ -181,7 +193,7 @@ impl Scheduler for Suspend {
     fn serve(&mut self, op: &Placed, ready: f64, res: &mut Resources) -> f64 {
         let (die, ch) = (op.die, op.channel);
         let d = die as usize;
-        Self::prune(&mut self.dies[d], res.now);
+        self.prune(d, res.now);
         match op.kind {
             OpKind::Read => {
                 let c = res.channel(ch, ready, op.command_us);
