@@ -195,7 +195,8 @@ def test_trace_without_measured_latencies(tmp_path, capsys):
     # Tencent CBS records carry no latency.
     trace = tmp_path / "t.csv"
     trace.write_text("1538323200,0,8,0,1\n1538323201,8,8,1,1\n")
-    assert main(["calibrate", str(trace), "--format", "tencent", "--trials", "2", "--out", str(tmp_path / "p.toml")]) == 2
+    out = str(tmp_path / "p.toml")
+    assert main(["calibrate", str(trace), "--format", "tencent", "--trials", "2", "--out", out]) == 2
     err = capsys.readouterr().err
     assert f"{trace}: the trace (format tencent) has no measured latencies" in err
     assert not (tmp_path / "p.toml").exists()
