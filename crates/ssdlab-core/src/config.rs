@@ -477,6 +477,8 @@ pub struct ControllerConfig {
     pub command_us: f64,
     /// Firmware time per page of a command (µs): mapping lookup, DMA set-up.
     pub page_us: f64,
+    /// Firmware time of a write command (µs); None = `command_us`.
+    pub write_command_us: Option<f64>,
     /// Idle time (µs) after which the controller enters a low-power state (NVMe APST).
     pub sleep_after_us: f64,
     /// Exit latency (µs) of that state: the first command after it waits this long; 0 = off.
@@ -489,6 +491,7 @@ impl Default for ControllerConfig {
             cores: 0,
             command_us: 0.0,
             page_us: 0.0,
+            write_command_us: None,
             sleep_after_us: 100_000.0,
             wake_us: 0.0,
         }
@@ -913,6 +916,10 @@ impl Config {
         for (k, v) in [
             ("controller.command_us", self.controller.command_us),
             ("controller.page_us", self.controller.page_us),
+            (
+                "controller.write_command_us",
+                self.controller.write_command_us.unwrap_or(0.0),
+            ),
             ("controller.sleep_after_us", self.controller.sleep_after_us),
             ("controller.wake_us", self.controller.wake_us),
             ("host.link_mib_s", self.host.link_mib_s),
@@ -1051,11 +1058,14 @@ impl Config {
             );
         }
         let c = &self.controller;
-        if c.cores == 0 && (c.command_us > 0.0 || c.page_us > 0.0) {
+        let write_us = c.write_command_us.unwrap_or(0.0);
+        if c.cores == 0 && (c.command_us > 0.0 || c.page_us > 0.0 || write_us > 0.0) {
             let k = if c.command_us > 0.0 {
                 "controller.command_us"
-            } else {
+            } else if c.page_us > 0.0 {
                 "controller.page_us"
+            } else {
+                "controller.write_command_us"
             };
             fail(k, "needs controller.cores ≥ 1 (0 = no controller)".into());
         }

@@ -99,7 +99,7 @@ impl Sim {
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
         let (flushed, held) = (self.be.host.flushed_pages, self.buffer.pages());
         self.request(req, at)?;
-        let ready_us = clock.command(t, || self.request_pages(req));
+        let ready_us = clock.command(t, req.op == Op::Write, || self.request_pages(req));
         let ops_end = clock.run_ops(ready_us, self.be.nand.log());
         self.be.nand.clear_log();
         let flushed = self.be.host.flushed_pages - flushed;

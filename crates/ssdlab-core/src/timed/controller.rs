@@ -13,6 +13,8 @@ pub struct Controller {
     /// from then on).
     free_at: Vec<f64>,
     command_us: f64,
+    /// A write command's firmware time (`controller.write_command_us`, else `command_us`).
+    write_command_us: f64,
     page_us: f64,
 }
 
@@ -23,14 +25,15 @@ impl Controller {
             cores: vec![Timeline::default(); c.cores as usize],
             free_at: vec![0.0; c.cores as usize],
             command_us: c.command_us,
+            write_command_us: c.write_command_us.unwrap_or(c.command_us),
             page_us: c.page_us,
         }
     }
 
-    /// A command of `pages()` pages taken at `t` (no command is taken earlier later on): when
-    /// its firmware work ends (`t` without cores).
+    /// A command (a write if `write`) of `pages()` pages taken at `t` (no command is taken
+    /// earlier later on): when its firmware work ends (`t` without cores).
     #[inline]
-    pub fn command(&mut self, t: f64, pages: impl FnOnce() -> u64) -> f64 {
+    pub fn command(&mut self, t: f64, write: bool, pages: impl FnOnce() -> u64) -> f64 {
         if self.cores.is_empty() {
             return t;
         }
@@ -41,7 +44,12 @@ impl Controller {
             .enumerate()
             .min_by(|a, b| a.1.total_cmp(b.1))
             .expect("at least one core");
-        let dur = self.command_us + self.page_us * pages as f64;
+        let command_us = if write {
+            self.write_command_us
+        } else {
+            self.command_us
+        };
+        let dur = command_us + self.page_us * pages as f64;
         let end = self.cores[i].reserve(t, t.max(self.free_at[i]), dur);
         self.free_at[i] = end.max(self.free_at[i]);
         end
@@ -114,14 +122,20 @@ mod tests {
     #[test]
     fn commands_take_the_earliest_free_core() {
         let mut c = Controller::new(&cfg(2, 10.0, 1.0, 0.0));
-        assert_eq!(c.command(0.0, || 2), 12.0); // core 0
-        assert_eq!(c.command(0.0, || 0), 10.0); // core 1
-        assert_eq!(c.command(1.0, || 0), 20.0); // core 1 (free at 10) before core 0 (12)
-        assert_eq!(c.command(5.0, || 5), 27.0); // core 0, from 12
-        assert_eq!(c.command(30.0, || 0), 40.0); // both free
+        assert_eq!(c.command(0.0, false, || 2), 12.0); // core 0
+        assert_eq!(c.command(0.0, false, || 0), 10.0); // core 1
+        assert_eq!(c.command(1.0, false, || 0), 20.0); // core 1 (free at 10) before core 0 (12)
+        assert_eq!(c.command(5.0, false, || 5), 27.0); // core 0, from 12
+        assert_eq!(c.command(30.0, false, || 0), 40.0); // both free
         assert_eq!(c.busy_us(), 12.0 + 10.0 + 10.0 + 15.0 + 10.0);
         let mut off = Controller::new(&cfg(0, 0.0, 0.0, 0.0));
-        assert_eq!(off.command(7.0, || 3), 7.0);
+        assert_eq!(off.command(7.0, false, || 3), 7.0);
+        // A write command's own firmware time.
+        let mut w = cfg(1, 10.0, 1.0, 0.0);
+        w.controller.write_command_us = Some(30.0);
+        let mut c = Controller::new(&w);
+        assert_eq!(c.command(0.0, true, || 2), 32.0);
+        assert_eq!(c.command(0.0, false, || 2), 44.0);
     }
 
     #[test]

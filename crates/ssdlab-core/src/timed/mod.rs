@@ -343,12 +343,12 @@ impl Clock {
     /// A command of `pages` pages taken at `t`: when the controller has handled it (its NAND
     /// operations are ready then; `t` without a controller).
     #[inline]
-    pub fn command(&mut self, t: f64, pages: impl FnOnce() -> u64) -> f64 {
+    pub fn command(&mut self, t: f64, write: bool, pages: impl FnOnce() -> u64) -> f64 {
         let t = match &mut self.power {
             Some(p) => p.start(t, self.busy_until),
             None => t,
         };
-        self.controller.command(t, pages)
+        self.controller.command(t, write, pages)
     }
 
     /// Background draining may start at the returned time, before `t` (the request just
