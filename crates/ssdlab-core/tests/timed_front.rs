@@ -290,3 +290,42 @@ fn every_draining_buffer_keeps_its_data() {
         assert!(drained <= m["buffer.flushed_pages"], "{buffer}");
     }
 }
+
+/// The idle power state: reads at 0, 10 and 100,000 µs (two dies, no buffer), a 900 µs wake
+/// after 50,000 µs idle. The first two find the device awake (it starts awake): 50 µs each. The
+/// third comes after 99,950 µs idle and waits the wake: 900 + 50. A fourth at 100,100, during
+/// the third's wake, waits for the same wake: it reads from 100,900 on the other die, 850 µs.
+#[test]
+fn the_first_read_after_an_idle_period_waits_the_wake() {
+    let p = trace(
+        "wake",
+        &[
+            (0, "Read", 0),
+            (10, "Read", 1),
+            (100_000, "Read", 2),
+            (100_100, "Read", 3),
+        ],
+    );
+    let base = "[buffer]\nkind = \"none\"\n[run]\nmode = \"timed\"\nqueue_depth = 0\n\
+                precondition = \"fill\"\n";
+    let m = run(
+        &p,
+        2,
+        &format!("{base}[controller]\nwake_us = 900\nsleep_after_us = 50000\n"),
+    );
+    close(&m, "latency.read.max_us", 950.0);
+    close(
+        &m,
+        "latency.read.mean_us",
+        (50.0 + 50.0 + 950.0 + 850.0) / 4.0,
+    );
+    close(&m, "controller.wakes", 1.0);
+    // Idle for less than sleep_after_us: no wake.
+    let awake = run(
+        &p,
+        2,
+        &format!("{base}[controller]\nwake_us = 900\nsleep_after_us = 200000\n"),
+    );
+    close(&awake, "latency.read.max_us", 50.0);
+    close(&awake, "controller.wakes", 0.0);
+}
