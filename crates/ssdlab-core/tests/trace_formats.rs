@@ -1687,17 +1687,19 @@ fn flashnet_window_latencies() {
         (19_988, 449.0, 210.0, 1_092.0, 2_212.0, 3_645.0)
     );
     assert_eq!(m.trim, None);
-    // The series in trace order: the first requests are reads of 120, 146, 136 µs.
+    // The series in replay (submit) order: the first requests are reads of 120, 146, 136 µs.
     let s = trace::measured_latencies(&path, &TraceOptions::default()).unwrap();
     assert_eq!(
         (s.read.len(), s.write.len(), s.missing),
         (30_012, 19_988, 0)
     );
     assert_eq!(s.read[..3], [120.0, 146.0, 136.0]);
-    // Submission times are not in file order (20,496 go back): the last line is not the latest.
+    // Submission times are not in file order (20,496 go back): replayed in submit order, the
+    // last request is the latest submission (147,005.641 ms), not the last line's (147,005.438).
     // Record times have 1 s resolution.
+    assert_eq!(ti.late, 0);
     assert!(
-        (ti.last_time_us - 147_005_438.0).abs() < 1e-3,
+        (ti.last_time_us - 147_005_641.0).abs() < 1e-3,
         "{}",
         ti.last_time_us
     );
@@ -1726,6 +1728,32 @@ fn timestamp_choice() {
     assert_eq!(times(None), [1_000_250.0, 1_002_500.0]);
     assert_eq!(times(Some("submit")), [1_000_250.0, 1_002_500.0]);
     assert_eq!(times(Some("record")), [1e6, 1e6]);
+    // Submissions of several replayer threads out of order in the file: replayed in submit
+    // order (with their own sizes and measured latencies); record times keep the file's order.
+    let q = d.file(
+        "q.trace",
+        b"1000.000,120,1,4096,0,1000.250,4096
+1000.000,90,0,8192,4096,1000.100,8192
+",
+    );
+    let o = TraceOptions::default();
+    let got: Vec<(f64, u64, Option<f32>)> = read_all(&q, &o)
+        .iter()
+        .map(|r| (r.time_us, r.len_bytes, r.measured()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1_000_100.0, 8192, Some(90.0)),
+            (1_000_250.0, 4096, Some(120.0))
+        ]
+    );
+    let o = TraceOptions {
+        timestamp: Some("record".into()),
+        ..Default::default()
+    };
+    let lens: Vec<u64> = read_all(&q, &o).iter().map(|r| r.len_bytes).collect();
+    assert_eq!(lens, [4096, 8192]);
     let err = |path: &Path, t: &str| {
         let o = TraceOptions {
             timestamp: Some(t.into()),

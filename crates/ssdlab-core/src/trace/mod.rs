@@ -578,8 +578,9 @@ impl Reorder {
 /// After an error the iterator is exhausted. With `skip_invalid`, malformed records are
 /// counted ([`TraceReader::skipped`]) instead of ending the iteration.
 ///
-/// blkparse requests are released in time order through a window of [`REORDER_WINDOW`]
-/// requests (events of several CPUs may be out of order in the file). A request earlier
+/// blkparse requests, and flashnet requests timed by their submit times, are released in time
+/// order through a window of [`REORDER_WINDOW`] requests (events of several CPUs, submissions of
+/// several replayer threads, may be out of order in the file). A request earlier
 /// than one already released is released at once and counted by [`TraceReader::late`].
 /// Requests read before a malformed record are all released before its error. Every other
 /// format is replayed in file order.
@@ -614,9 +615,9 @@ impl TraceReader {
     pub fn line(&self) -> u64 {
         self.line
     }
-    /// Requests released out of time order so far: blkparse requests that came later than
-    /// the reorder window could repair (always 0 for the other formats, which are not
-    /// reordered).
+    /// Requests released out of time order so far: blkparse (or flashnet submit-time) requests
+    /// that came later than the reorder window could repair (always 0 for the other formats,
+    /// which are not reordered).
     pub fn late(&self) -> u64 {
         self.reorder.as_ref().map_or(0, |r| r.late)
     }
@@ -859,7 +860,9 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
         first_skipped: None,
         line: 0,
         done: false,
-        reorder: (format == Format::Blkparse).then(|| Reorder::new(REORDER_WINDOW)),
+        // blkparse: events of several CPUs; flashnet's submit times: several replayer threads.
+        reorder: (format == Format::Blkparse || (format == Format::Flashnet && submit))
+            .then(|| Reorder::new(REORDER_WINDOW)),
         src,
     })
 }
