@@ -119,9 +119,9 @@ def measured_latencies(
 ) -> dict:
     """The latencies a trace measured on its device, in µs: {"format": name, "read": array,
     "write": array, "missing": n}. "read" and "write" are float64 numpy arrays in replay order
-    (file order, but time order for blkparse and flashnet submit times); "missing" counts the requests without a measured latency (trims,
-    or every request of a format that records none: both arrays are then empty). Formats with
-    latencies: flashnet (latency_us), msr (ResponseTime), systor (Response), blkparse (C − D while
+    (file order, but time order for blkparse and flashnet submit times); "missing" counts the
+    requests without a measured latency (trims, or every request of a format that records none:
+    both arrays are then empty). Formats with latencies: flashnet (latency_us), msr (ResponseTime), systor (Response), blkparse (C − D while
     D is replayed). Summarise with `latency_summary`."""
     import numpy as np
 
