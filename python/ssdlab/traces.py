@@ -121,8 +121,8 @@ def measured_latencies(
     "write": array, "missing": n}. "read" and "write" are float64 numpy arrays in replay order
     (file order, but time order for blkparse and flashnet submit times); "missing" counts the
     requests without a measured latency (trims, or every request of a format that records none:
-    both arrays are then empty). Formats with latencies: flashnet (latency_us), msr (ResponseTime), systor (Response), blkparse (C − D while
-    D is replayed). Summarise with `latency_summary`."""
+    both arrays are then empty). Formats with latencies: flashnet (latency_us), msr (ResponseTime),
+    systor (Response), blkparse (C − D while D is replayed). Summarise with `latency_summary`."""
     import numpy as np
 
     opts = _options(format, device, skip_invalid, blkparse_action, generic)
