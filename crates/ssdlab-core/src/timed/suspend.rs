@@ -171,22 +171,23 @@ impl Suspend {
         let suspends = self.suspends.get(&p.op).copied().unwrap_or(0) + u32::from(!plan.join);
         let tail_end = res.die(die, p.end, extra);
         let op = p.op;
-        pieces.remove(i);
         let part = |start, end| Piece {
             start,
             end,
             op,
             in_suspension: false,
         };
-        Self::insert(pieces, part(p.start, x));
-        Self::insert(
-            pieces,
+        // The operation's interval split around the read, in place (one move of the later
+        // pieces rather than a remove and three inserts).
+        let split = [
+            part(p.start, x),
             Piece {
                 in_suspension: true,
                 ..part(x, read_end)
             },
-        );
-        Self::insert(pieces, part(read_end, p.end));
+            part(read_end, p.end),
+        ];
+        pieces.splice(i..=i, split.into_iter().filter(|q| q.end > q.start));
         Self::insert(pieces, part(tail_end - extra, tail_end));
         self.suspends.insert(op, suspends);
         read_end
