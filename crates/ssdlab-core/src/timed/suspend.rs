@@ -26,6 +26,7 @@
 use super::scheduler::{Placed, Resources, Scheduler};
 use crate::config::NandConfig;
 use crate::nand::OpKind;
+use std::collections::HashMap;
 
 /// A reserved array interval on a die.
 #[derive(Clone, Copy, Debug)]
@@ -34,8 +35,6 @@ struct Piece {
     end: f64,
     /// The suspendable operation this interval belongs to (0: another operation).
     op: u64,
-    /// Suspensions of that operation so far.
-    suspends: u32,
     /// A read served in a suspension of `op`.
     in_suspension: bool,
 }
@@ -54,6 +53,9 @@ pub struct Suspend {
     resume_us: f64,
     max: u32,
     dies: Vec<Vec<Piece>>,
+    /// Suspensions so far of each operation suspended at least once (kept per operation rather
+    /// than per piece, so a suspension does not rescan the die's pieces to update them).
+    suspends: HashMap<u64, u32>,
     /// Per die: the pieces before this index ended in the past.
     heads: Vec<usize>,
     next_op: u64,
@@ -71,6 +73,7 @@ impl Suspend {
             max: n.max_suspends,
             dies: vec![Vec::new(); dies],
             heads: vec![0; dies],
+            suspends: HashMap::new(),
             next_op: 1,
             suspensions: 0,
             joined: 0,
@@ -103,6 +106,10 @@ impl Suspend {
         }
     }
 
+    fn suspends(&self, op: u64) -> u32 {
+        self.suspends.get(&op).copied().unwrap_or(0)
+    }
+
     /// An array read of `dur` ready on `die` at `x`: where it goes in a suspension, or None to
     /// wait as `fifo` does.
     fn plan(&self, die: usize, mut x: f64, dur: f64) -> Option<Plan> {
@@ -130,7 +137,7 @@ impl Suspend {
                         });
                     }
                 }
-            } else if p.op != 0 && p.suspends < self.max {
+            } else if p.op != 0 && self.suspends(p.op) < self.max {
                 if x + self.suspend_us + dur <= p.end {
                     return Some(Plan {
                         piece: i,
@@ -161,30 +168,28 @@ impl Suspend {
                 self.suspend_us + dur + self.resume_us,
             )
         };
-        let suspends = p.suspends + u32::from(!plan.join);
+        let suspends = self.suspends.get(&p.op).copied().unwrap_or(0) + u32::from(!plan.join);
         let tail_end = res.die(die, p.end, extra);
         let op = p.op;
-        pieces.remove(i);
         let part = |start, end| Piece {
             start,
             end,
             op,
-            suspends,
             in_suspension: false,
         };
-        Self::insert(pieces, part(p.start, x));
-        Self::insert(
-            pieces,
+        // The operation's interval split around the read, in place (one move of the later
+        // pieces rather than a remove and three inserts).
+        let split = [
+            part(p.start, x),
             Piece {
                 in_suspension: true,
                 ..part(x, read_end)
             },
-        );
-        Self::insert(pieces, part(read_end, p.end));
+            part(read_end, p.end),
+        ];
+        pieces.splice(i..=i, split.into_iter().filter(|q| q.end > q.start));
         Self::insert(pieces, part(tail_end - extra, tail_end));
-        for q in pieces.iter_mut().filter(|q| q.op == op) {
-            q.suspends = suspends;
-        }
+        self.suspends.insert(op, suspends);
         read_end
     }
 }
@@ -206,7 +211,6 @@ impl Scheduler for Suspend {
                             start: a - op.array_us,
                             end: a,
                             op: 0,
-                            suspends: 0,
                             in_suspension: false,
                         };
                         Self::insert(&mut self.dies[d], piece);
@@ -235,7 +239,6 @@ impl Scheduler for Suspend {
                     start: e - op.array_us,
                     end: e,
                     op: id,
-                    suspends: 0,
                     in_suspension: false,
                 };
                 Self::insert(&mut self.dies[d], piece);
