@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .. import api, traces
 from .._core import SsdlabError, __version__
-from ..sweep.executors import EXECUTORS, run_dask, run_local
+from ..sweep.executors import EXECUTORS, local_cluster, run_dask, run_local
 from . import measure as M
 from .space import DEFAULT_SPACE, CalibrationError, Param, Space, load_space, parse_target
 
@@ -325,20 +325,11 @@ def _tell(study, trial, task: dict, rec: dict | None, sp: Space, meas: dict) -> 
 
 
 def _dask_cluster(workers: int):
-    import logging
-
     try:
-        import distributed
+        import distributed  # noqa: F401
     except ImportError:
         raise CalibrationError("the dask executor needs the `distributed` package") from None
-    return distributed.LocalCluster(
-        host="127.0.0.1",
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
+    return local_cluster(workers)
 
 
 class _Shown:

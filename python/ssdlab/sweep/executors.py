@@ -70,6 +70,23 @@ def run_local(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def local_cluster(workers: int):
+    """A Dask LocalCluster bound to 127.0.0.1 (nothing listens on another interface): `workers`
+    single-threaded worker processes, no dashboard."""
+    import logging
+
+    import distributed
+
+    return distributed.LocalCluster(
+        host="127.0.0.1",
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+
+
 def run_dask(
     tasks: list[dict],
     address: str | None,
@@ -83,8 +100,6 @@ def run_dask(
     The cluster is `distributed.Client(address)`, or without an address a LocalCluster bound to
     127.0.0.1 (nothing listens on another interface) with `workers` single-threaded worker
     processes and no dashboard, closed afterwards."""
-    import logging
-
     try:
         import distributed
     except ImportError:
@@ -93,15 +108,7 @@ def run_dask(
     if address:
         client = distributed.Client(address)
     else:
-        n = workers or os.cpu_count() or 1
-        cluster = distributed.LocalCluster(
-            host="127.0.0.1",
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
+        cluster = local_cluster(workers or os.cpu_count() or 1)
         client = distributed.Client(cluster)
     futures = []
     try:
