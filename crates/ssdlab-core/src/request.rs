@@ -26,6 +26,7 @@ pub struct Request {
 
 impl Request {
     /// A request without a measured latency.
+    #[inline]
     pub fn new(time_us: f64, op: Op, offset_bytes: u64, len_bytes: u64, dev: u32) -> Request {
         Request {
             time_us,

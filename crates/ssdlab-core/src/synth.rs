@@ -547,14 +547,7 @@ impl Iterator for Synth {
                 (op, off, len, dev)
             }
         };
-        Some(Ok(Request {
-            time_us,
-            op,
-            offset_bytes,
-            len_bytes,
-            dev,
-            measured_us: f32::NAN,
-        }))
+        Some(Ok(Request::new(time_us, op, offset_bytes, len_bytes, dev)))
     }
 }
 

@@ -158,14 +158,7 @@ fn binary_trace_errors_name_the_record_line() {
     let out = dir.join("t.ssdt");
     let reqs = (1..=6000u64).map(|line| {
         let page = if line == 5000 { 1 << 20 } else { line % 64 };
-        let r = Request {
-            time_us: line as f64,
-            op: Op::Write,
-            offset_bytes: page * 4096,
-            len_bytes: 4096,
-            dev: 0,
-            measured_us: f32::NAN,
-        };
+        let r = Request::new(line as f64, Op::Write, page * 4096, 4096, 0);
         Ok((r, line))
     });
     ssdlab_core::trace::write_binary(reqs, "t", &out).unwrap();
@@ -189,14 +182,7 @@ fn zero_length_requests_are_counted_but_touch_no_page() {
     let dir = std::env::temp_dir().join(format!("ssdlab-zero-len-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("z.ssdt");
-    let w = |offset_bytes, len_bytes| Request {
-        time_us: 0.0,
-        op: Op::Write,
-        offset_bytes,
-        len_bytes,
-        dev: 0,
-        measured_us: f32::NAN,
-    };
+    let w = |offset_bytes, len_bytes| Request::new(0.0, Op::Write, offset_bytes, len_bytes, 0);
     let reqs = [w(4100, 0), w(0, 4096), w(8192, 512)]
         .into_iter()
         .enumerate()

@@ -63,14 +63,7 @@ fn read_all(path: &Path, o: &TraceOptions) -> Vec<Request> {
 }
 
 fn req(time_us: f64, op: Op, offset_bytes: u64, len_bytes: u64, dev: u32) -> Request {
-    Request {
-        time_us,
-        op,
-        offset_bytes,
-        len_bytes,
-        dev,
-        measured_us: f32::NAN,
-    }
+    Request::new(time_us, op, offset_bytes, len_bytes, dev)
 }
 
 /// Compare requests, allowing float rounding in the time stamps.

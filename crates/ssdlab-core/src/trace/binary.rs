@@ -254,14 +254,13 @@ fn decode_valid(b: &[u8; RECORD_BYTES]) -> Option<Request> {
     if !(time_ok & end_ok) {
         return None;
     }
-    Some(Request {
-        time_us: time_us + 0.0,
+    Some(Request::new(
+        time_us + 0.0,
         op,
         offset_bytes,
         len_bytes,
         dev,
-        measured_us: f32::NAN,
-    })
+    ))
 }
 
 /// Decode one record, or say why it is malformed.
@@ -387,14 +386,7 @@ mod tests {
     /// record number and reading goes on after it.
     #[test]
     fn bad_record_between_good_ones() {
-        let r = Request {
-            time_us: 1.0,
-            op: Op::Write,
-            offset_bytes: 8192,
-            len_bytes: 4096,
-            dev: 0,
-            measured_us: f32::NAN,
-        };
+        let r = Request::new(1.0, Op::Write, 8192, 4096, 0);
         let mut data = header(5).to_vec();
         let mut b = [0u8; RECORD_BYTES];
         for k in 0..5 {
@@ -423,14 +415,7 @@ mod tests {
     #[test]
     fn time_check_on_bits() {
         let mut b = [0u8; RECORD_BYTES];
-        let r = Request {
-            time_us: 0.0,
-            op: Op::Read,
-            offset_bytes: 0,
-            len_bytes: 1,
-            dev: 0,
-            measured_us: f32::NAN,
-        };
+        let r = Request::new(0.0, Op::Read, 0, 1, 0);
         for t in [
             0.0,
             -0.0,
@@ -471,14 +456,7 @@ mod tests {
 
     #[test]
     fn record_round_trip() {
-        let r = Request {
-            time_us: 12.5,
-            op: Op::Trim,
-            offset_bytes: 1 << 40,
-            len_bytes: 4096,
-            dev: 7,
-            measured_us: f32::NAN,
-        };
+        let r = Request::new(12.5, Op::Trim, 1 << 40, 4096, 7);
         let mut b = [0u8; RECORD_BYTES];
         encode(&r, 4096, &mut b);
         let mut data = header(1).to_vec();

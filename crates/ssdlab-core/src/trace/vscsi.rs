@@ -187,14 +187,7 @@ impl VscsiReader {
                 "field lbn {lbn} + len {len} bytes overflows 64 bits"
             ));
         }
-        Step::Req(Request {
-            time_us: ts as f64,
-            op,
-            offset_bytes,
-            len_bytes: u64::from(len),
-            dev: 0,
-            measured_us: f32::NAN,
-        })
+        Step::Req(Request::new(ts as f64, op, offset_bytes, u64::from(len), 0))
     }
 }
 
