@@ -151,6 +151,38 @@ def test_calibrate_is_deterministic(tmp_path, monkeypatch):
     assert runs[0].trials[0]["values"] == {"nand.read_us": 50.0}
 
 
+def test_several_traces_fit_the_mean_of_their_errors(tmp_path, capsys):
+    """Two traces: a trial's error is the mean of each trace's error, which is what validate gives
+    that trial's profile on each; the profile replays the first and names both."""
+    a = msr(tmp_path / "a.csv", [("Read", 4096 * (i % 16), 4096, 55 + i % 7) for i in range(100)])
+    b = msr(tmp_path / "b.csv", [("Read", 4096 * (i % 8), 4096, 70 + i % 11) for i in range(80)])
+    sp = space(tmp_path / "space.toml", [READ_US])
+    cal = C.calibrate([a, b], format="msr", config=ONE_DIE, space=sp, trials=3, workers=2, seed=1, progress=False)
+    assert cal.traces == [str(a.resolve()), str(b.resolve())] and cal.trace == str(a.resolve())
+    for t in cal.trials:
+        profile = ssdlab.Config(ONE_DIE).set("nand.read_us", t["values"]["nand.read_us"])
+        each = [C.validate(x, profile, format="msr", targets=sp_targets(sp)).objective for x in (a, b)]
+        assert t["errors"] == pytest.approx(each, rel=1e-12)
+        assert t["objective"] == pytest.approx(sum(each) / 2, rel=1e-12)
+    text = cal.profile_text()
+    assert f"# trace: {a.resolve()} (format msr)" in text and f"# trace: {b.resolve()} (format msr)" in text
+    assert "averaged over 2 traces" in text and f"#   b.csv: {cal.best['errors'][1]:.2%}" in text
+    assert ssdlab.Config.from_toml(cal.write(tmp_path / "p.toml")).resolved()["workload"]["path"] == str(a.resolve())
+    recs = cal.records()
+    assert recs[0]["metrics"]["calibrate.trace1.error"] == cal.trials[0]["errors"][1]
+    # the command line takes several traces
+    out = tmp_path / "cli.toml"
+    args = ["calibrate", str(a), str(b), "-f", "msr", "-c", str(tmp_path / "base.toml"), "--space", str(sp)]
+    (tmp_path / "base.toml").write_text(ssdlab.Config(ONE_DIE).to_toml())
+    assert main([*args, "--trials", "2", "--workers", "1", "-q", "--out", str(out)]) == 0
+    assert "averaged over 2 traces" in out.read_text()
+    capsys.readouterr()
+
+
+def sp_targets(path):
+    return C.load_space(path).targets
+
+
 # -- errors -----------------------------------------------------------------------------------
 
 

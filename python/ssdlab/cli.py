@@ -909,8 +909,13 @@ CALIBRATE_TRIALS = 240  # ssdlab.calibrate.DEFAULT_TRIALS (not imported here: it
 
 def _add_calibrate_parsers(sub) -> None:
     p = sub.add_parser("calibrate", help="fit timing parameters to a trace's measured latencies (a profile)")
-    p.add_argument("trace", metavar="TRACE", help="a trace with measured latencies")
-    p.add_argument("--format", "-f", help="trace format (default: detect)")
+    p.add_argument(
+        "trace",
+        nargs="+",
+        metavar="TRACE",
+        help="a trace with measured latencies; several (windows of one device) are fitted together",
+    )
+    p.add_argument("--format", "-f", help="trace format, of every trace (default: detect each)")
     p.add_argument("--config", "-c", metavar="BASE.toml", help="starting configuration (default: the package's)")
     p.add_argument("--space", metavar="SPACE.toml", help="parameters, ranges and targets (default: the package's)")
     p.add_argument(

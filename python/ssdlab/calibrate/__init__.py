@@ -1,14 +1,15 @@
 """Calibrating the timing model to a device's measured latencies, and checking a profile.
 
-    cal = calibrate("dev.trace", format="flashnet", trials=200, workers=2)
+    cal = calibrate("dev.trace", format="flashnet", trials=200, workers=2)  # or several traces
     cal.write("profile.toml")                   # the base configuration with the fitted values
     v = validate("other.trace", "profile.toml")  # predicted against measured, per operation
     print(v.text()); v.plot("cdf.png")
 
 A calibration fits the parameters of a space (ssdlab.calibrate.space; default space.toml beside
 this module) within their physical ranges, minimising the mean absolute relative error of the
-space's target statistics (measure.objective). The optimiser is optuna's TPE sampler with a fixed
-seed; its trials run `workers` at a time on the sweep executors (threads of this process, or a
+space's target statistics (measure.objective), averaged over the traces when there are several
+(windows of one device: a profile that fits them all rather than one). The optimiser is optuna's
+TPE sampler with a fixed seed; its trials run `workers` at a time on the sweep executors (threads of this process, or a
 Dask cluster), each batch asked for, run, then told in trial order, so a seed gives one result.
 """
 
@@ -19,7 +20,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,14 +113,28 @@ def _task(number: int, values: dict, cfg: api.Config) -> dict:
 class Calibration:
     """What `calibrate` did: every trial, the best one, and the profile it makes."""
 
-    trace: str
-    format: str
+    traces: list  # the traces fitted (absolute paths); the profile replays the first
+    formats: list
     space: Space
-    base: dict  # the starting configuration, as given (replaying the trace)
+    base: dict  # the starting configuration, as given (replaying the first trace)
     seed: int
-    measured: dict  # op -> stats (measure.stats)
-    trials: list = field(default_factory=list)  # [{number, values, status, error, objective, wall_s}]
+    measured_each: list  # per trace: op -> stats (measure.stats)
+    # [{number, values, status, error, objective, errors (one per trace), wall_s}]
+    trials: list = field(default_factory=list)
     wall_s: float = 0.0
+
+    @property
+    def trace(self) -> str:
+        return self.traces[0]
+
+    @property
+    def format(self) -> str:
+        return self.formats[0]
+
+    @property
+    def measured(self) -> dict:
+        """The first trace's measured statistics."""
+        return self.measured_each[0]
 
     @property
     def best(self) -> dict:
@@ -144,8 +159,10 @@ class Calibration:
         ok = sum(t["status"] == "ok" for t in self.trials)
         lines = [
             f"# ssdlab calibration profile (ssdlab {__version__})",
-            f"# trace: {self.trace} (format {self.format})",
-            f"# objective: mean |relative error| of {', '.join(self.space.targets)} = {best['objective']:.2%}",
+            *(f"# trace: {t} (format {f})" for t, f in zip(self.traces, self.formats, strict=True)),
+            f"# objective: mean |relative error| of {', '.join(self.space.targets)}{self._over()} = "
+            f"{best['objective']:.2%}",
+            *self._each(best),
             f"# best of {len(self.trials)} trials ({ok} ran; trial {best['number']}), seed {self.seed}, "
             f"{self.wall_s:.0f} s; space {self.space.path}",
             "# fitted (physical range):",
@@ -155,6 +172,14 @@ class Calibration:
             "",
         ]
         return "\n".join(lines) + dumps(self.profile())
+
+    def _over(self) -> str:
+        return f", averaged over {len(self.traces)} traces" if len(self.traces) > 1 else ""
+
+    def _each(self, best: dict) -> list[str]:
+        if len(self.traces) == 1:
+            return []
+        return [f"#   {Path(t).name}: {e:.2%}" for t, e in zip(self.traces, best["errors"], strict=True)]
 
     def write(self, path: str | Path) -> Path:
         p = Path(path)
@@ -167,7 +192,9 @@ class Calibration:
         configuration as run, its metrics plus `calibrate.error` (the objective, NaN when it
         failed), `calibrate.best_error` (the best so far), the measured statistics
         (`measured.read.p50_us`, ...) and the predicted ones from the same histograms
-        (`predicted.read.p50_us`, ...); its latency histograms."""
+        (`predicted.read.p50_us`, ...); its latency histograms. With several traces the metrics,
+        statistics and histograms are the first trace's, and `calibrate.trace<j>.error` is trace
+        j's own error (j from 0)."""
         from ..store import utc_now
         from ..sweep.task import make_record
 
@@ -177,6 +204,9 @@ class Calibration:
             task = {"index": t["number"], "key": f"{self.seed}-{t['number']}", "values": t["values"]}
             metrics = dict(t.get("metrics") or {}) | measured | _flat("predicted", t.get("predicted") or {})
             metrics |= {"calibrate.error": t["objective"], "calibrate.best_error": best}
+            if len(self.traces) > 1:
+                errors = t.get("errors") or [math.nan] * len(self.traces)
+                metrics |= {f"calibrate.trace{j}.error": e for j, e in enumerate(errors)}
             rec = make_record(task, t["status"], t.get("error"), t.get("config") or self.base, metrics, t["wall_s"])
             rec["histograms"] = t.get("histograms")
             rec["warnings"] = t.get("warnings") or []
@@ -208,7 +238,7 @@ def _num(v: float) -> str:
 
 
 def calibrate(
-    trace: str | Path,
+    trace: str | Path | Sequence[str | Path],
     format: str | None = None,
     config=None,
     space: str | Path | Space | None = None,
@@ -221,8 +251,10 @@ def calibrate(
 ) -> Calibration:
     """Fit the space's parameters to the trace's measured latencies (module docstring).
 
-    config: the starting configuration (TOML path, dict or Config; default the package's
-    base.toml); the trace replaces its workload. space: a space file or Space (default the
+    trace: one trace or several (a list; every trial runs each, and the objective is the mean of
+    their errors); format applies to each (default: detect each). config: the starting
+    configuration (TOML path, dict or Config; default the package's base.toml); the trace
+    replaces its workload. space: a space file or Space (default the
     package's space.toml). trials: simulations to run; workers: how many at once (default all
     cores). The first trial is the base configuration's own values of the keys within bounds."""
     if trials < 1:
@@ -232,18 +264,23 @@ def calibrate(
     if executor not in EXECUTORS:
         raise CalibrationError(f"executor must be one of {', '.join(EXECUTORS)}, not `{executor}`")
     t0 = time.monotonic()
-    fmt = _format_of(trace, format)
-    cfg = _trace_config(config, trace, fmt)
-    resolved = _resolved(cfg, f"configuration {config or DEFAULT_BASE}")
+    paths = [trace] if isinstance(trace, (str, Path)) else list(trace)
+    if not paths:
+        raise CalibrationError("calibrate needs at least one trace")
+    fmts = [_format_of(p, format) for p in paths]
+    cfgs = [_trace_config(config, p, f) for p, f in zip(paths, fmts, strict=True)]
+    resolved = _resolved(cfgs[0], f"configuration {config or DEFAULT_BASE}")
     known = api.config_columns(resolved)
     sp = space if isinstance(space, Space) else load_space(space, known)
-    meas = {op: M.stats(d) for op, d in M.measured(trace, fmt).items()}
-    for t in M.targets_missing(sp.targets, meas):
-        print(f"warning: target {t}: the trace has no such requests; not fitted", file=sys.stderr)
+    meas = [{op: M.stats(d) for op, d in M.measured(p, f).items()} for p, f in zip(paths, fmts, strict=True)]
+    for p, m in zip(paths, meas, strict=True):
+        for t in M.targets_missing(sp.targets, m):
+            print(f"warning: target {t}: {p} has no such requests; not fitted on it", file=sys.stderr)
     mid = {p.key: _rounded(p, p.clip(math.sqrt(p.low * p.high) if p.log else (p.low + p.high) / 2)) for p in sp.params}
-    _resolved(api.Config(_task(0, mid, cfg)["config"]), "a trial's configuration (the space's midpoint)")
+    _resolved(api.Config(_task(0, mid, cfgs[0])["config"]), "a trial's configuration (the space's midpoint)")
 
-    cal = Calibration(str(Path(trace).resolve()), fmt, sp, cfg.to_dict(), seed, meas, wall_s=0.0)
+    traces = [str(Path(p).resolve()) for p in paths]
+    cal = Calibration(traces, fmts, sp, cfgs[0].to_dict(), seed, meas, wall_s=0.0)
     study = _study(sp, known, seed)
     n_workers = max(1, min(workers or os.cpu_count() or 1, trials))
     cluster = _dask_cluster(n_workers) if executor == "dask" and not address else None
@@ -252,18 +289,23 @@ def calibrate(
     try:
         while len(cal.trials) < trials:
             batch = [study.ask() for _ in range(min(n_workers, trials - len(cal.trials)))]
-            tasks = [_task(t.number, _values(sp, t), cfg) for t in batch]
+            n = len(cfgs)  # trial k's run on trace j is task k·n + j
+            tasks = [
+                [_task(t.number * n + j, v, c) for j, c in enumerate(cfgs)] for t in batch for v in [_values(sp, t)]
+            ]
             records: dict[int, dict] = {}
 
             def on_record(rec: dict, records=records) -> None:
                 records[rec["cell"]] = rec
 
+            flat = [task for each in tasks for task in each]
             if executor == "local":
-                run_local(tasks, n_workers, on_record, fn=run_trial)
+                run_local(flat, n_workers, on_record, fn=run_trial)
             else:
-                run_dask(tasks, where, n_workers, on_record, fn=run_trial)
-            for trial, task in zip(batch, tasks, strict=True):
-                cal.trials.append(_tell(study, trial, task, records.get(trial.number), sp, meas))
+                run_dask(flat, where, n_workers, on_record, fn=run_trial)
+            for trial, each in zip(batch, tasks, strict=True):
+                recs = [records.get(task["index"]) for task in each]
+                cal.trials.append(_tell(study, trial, each[0]["values"], recs, sp, meas))
             shown.update(cal)
     finally:
         if cluster is not None:
@@ -305,17 +347,22 @@ def _values(sp: Space, trial) -> dict:
     return out
 
 
-def _tell(study, trial, task: dict, rec: dict | None, sp: Space, meas: dict) -> dict:
+def _tell(study, trial, values: dict, recs: list, sp: Space, meas: list) -> dict:
+    """Score a trial from its runs (one per trace, in order) and tell the optimiser."""
     from optuna.trial import TrialState
 
-    row = {"number": trial.number, "values": task["values"], "status": "failed", "objective": math.nan, "wall_s": None}
-    if rec is None or rec["status"] != "ok":
-        row["error"] = (rec or {}).get("error") or "the trial's run was lost"
+    row = {"number": trial.number, "values": values, "status": "failed", "objective": math.nan, "wall_s": None}
+    bad = [r for r in recs if r is None or r["status"] != "ok"]
+    if bad:
+        row["error"] = (bad[0] or {}).get("error") or "the trial's run was lost"
         study.tell(trial, state=TrialState.FAIL)
         return row
-    sim = {op: M.stats(d) for op, d in M.simulated(rec["histograms"]).items()}
-    value = M.objective(sp.targets, meas, sim)
-    row.update(status="ok", error=None, objective=value, wall_s=rec.get("wall_s"), predicted=sim)
+    sims = [{op: M.stats(d) for op, d in M.simulated(r["histograms"]).items()} for r in recs]
+    errors = [M.objective(sp.targets, m, s) for m, s in zip(meas, sims, strict=True)]
+    value = sum(errors) / len(errors)
+    rec = recs[0]
+    row.update(status="ok", error=None, objective=value, errors=errors, predicted=sims[0])
+    row.update(wall_s=sum(r.get("wall_s") or 0.0 for r in recs))
     row.update(metrics=rec["metrics"], config=rec["config"], histograms=rec["histograms"], warnings=rec["warnings"])
     if math.isfinite(value):
         study.tell(trial, value)
