@@ -9,8 +9,9 @@ A calibration fits the parameters of a space (ssdlab.calibrate.space; default sp
 this module) within their physical ranges, minimising the mean absolute relative error of the
 space's target statistics (measure.objective), averaged over the traces when there are several
 (windows of one device: a profile that fits them all rather than one). The optimiser is optuna's
-TPE sampler with a fixed seed; its trials run `workers` at a time on the sweep executors (threads of this process, or a
-Dask cluster), each batch asked for, run, then told in trial order, so a seed gives one result.
+TPE sampler with a fixed seed; its trials run `workers` at a time on the sweep executors (threads
+of this process, or a Dask cluster), each batch asked for, run, then told in trial order, so a
+seed gives one result.
 """
 
 from __future__ import annotations
