@@ -212,7 +212,9 @@ def test_flashnet_measured_latencies(traces):
         text=True,
         check=True,
     )
-    info = json.loads(out.stdout)["measured_latency"]
+    full = json.loads(out.stdout)
+    assert full["measured_max_outstanding"] == 66  # MANIFEST.md: never more than 66 outstanding
+    info = full["measured_latency"]
     assert _rounded(info["read"]) == FLASHNET_READS
     assert _rounded(info["write"]) == FLASHNET_WRITES
     assert "trim" not in info
@@ -221,6 +223,7 @@ def test_flashnet_measured_latencies(traces):
     ).stdout
     assert re.search(r"read\s+30,012\s+1,703\s+1,504\s+2,965\s+5,515\s+11,852", text), text
     assert re.search(r"write\s+19,988\s+449\s+210\s+1,092\s+2,212\s+3,645", text), text
+    assert re.search(r"measured_max_outstanding\s+66 requests at once", text), text
 
 
 def test_latency_summary_nearest_rank():

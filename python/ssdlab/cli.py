@@ -316,6 +316,8 @@ def trace_info_text(key: str, info: dict, page_bytes: int) -> str:
         return f"{_fmt(v)} pages of {describe.size(page_bytes)} ({describe.size(v * page_bytes)})"
     if key == "seq_write_fraction":
         return f"{100 * v:.3g}%"
+    if key == "measured_max_outstanding":
+        return f"{_fmt(v)} requests at once (time to time + measured latency: run.max_inflight of a replay)"
     if key.endswith("_time_us"):
         if not info.get("requests"):
             return "- (no requests)"

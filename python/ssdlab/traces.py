@@ -47,7 +47,9 @@ def trace_info(
     """Statistics of a trace: format, requests, reads, writes, read_bytes, write_bytes,
     footprint_pages, max_end_bytes, seq_write_fraction (and trims, devices, skipped), and, when
     the trace measured latencies, `measured_latency`: per operation ("read", "write", "trim")
-    `count`, `mean_us`, `p50_us`, `p90_us`, `p99_us`, `p99.9_us` (as `latency_summary`).
+    `count`, `mean_us`, `p50_us`, `p90_us`, `p99_us`, `p99.9_us` (as `latency_summary`), and
+    `measured_max_outstanding`: the most requests outstanding at once, each from its time to its
+    time + its measured latency (the concurrency it was measured at: a replayer's threads).
     `timestamp` picks the time stamp of a trace with two (flashnet: "submit", the default, or
     "record")."""
     opts = _options(format, device, skip_invalid, blkparse_action, generic, timestamp)

@@ -43,6 +43,11 @@ pub struct TraceInfo {
     /// them: flashnet, msr, systor, blkparse D→C); absent when no request has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_latency: Option<super::MeasuredLatency>,
+    /// The most requests outstanding at once on the measured device, each from its time to its
+    /// time + its measured latency (a replayer's concurrency: `run.max_inflight`); absent when
+    /// no request has a measured latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_max_outstanding: Option<u64>,
 }
 
 /// A set of page numbers stored as disjoint, non-adjacent runs `first -> last` (inclusive).
@@ -133,6 +138,10 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     ti.skipped = rd.skipped();
     ti.late = rd.late();
     ti.measured_latency = measured.finish();
+    ti.measured_max_outstanding = ti
+        .measured_latency
+        .as_ref()
+        .map(|_| measured.max_outstanding());
     Ok(ti)
 }
 

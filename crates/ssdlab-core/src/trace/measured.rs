@@ -2,6 +2,7 @@
 //! operation, exact (nearest-rank percentiles) in memory proportional to the number of
 //! distinct values.
 
+use std::collections::BinaryHeap;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
@@ -113,12 +114,32 @@ impl Counts {
     }
 }
 
-/// Collects the measured latencies of a stream of requests.
+/// A completion time, ordered for the min-heap of requests outstanding.
+#[derive(Clone, Copy, PartialEq)]
+struct End(f64);
+
+impl Eq for End {}
+impl PartialOrd for End {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for End {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.total_cmp(&self.0) // reversed: the heap's top is the earliest end
+    }
+}
+
+/// Collects the measured latencies of a stream of requests, and how many were outstanding at
+/// once on the measured device (each from its time to its time + its measured latency).
 #[derive(Default)]
 pub(crate) struct Collector {
     read: Counts,
     write: Counts,
     trim: Counts,
+    /// Ends of the requests still outstanding at the latest request's time.
+    ends: BinaryHeap<End>,
+    max_outstanding: u64,
 }
 
 impl Collector {
@@ -129,7 +150,20 @@ impl Collector {
                 Op::Write => self.write.add(v),
                 Op::Trim => self.trim.add(v),
             }
+            // Requests come in time order: those ended by now leave (one that ends exactly
+            // as another starts is not outstanding with it).
+            while self.ends.peek().is_some_and(|e| e.0 <= r.time_us) {
+                self.ends.pop();
+            }
+            self.ends.push(End(r.time_us + f64::from(v)));
+            self.max_outstanding = self.max_outstanding.max(self.ends.len() as u64);
         }
+    }
+
+    /// The most requests with a measured latency outstanding at once (0 when none had one):
+    /// the concurrency the trace was measured at, e.g. a replayer's thread count.
+    pub(crate) fn max_outstanding(&self) -> u64 {
+        self.max_outstanding
     }
 
     /// None when no request had a measured latency.
@@ -168,5 +202,28 @@ mod tests {
             (10, 4.8, 4.0, 8.0, 9.0, 9.0)
         );
         assert_eq!(Collector::default().finish(), None);
+    }
+
+    #[test]
+    fn max_outstanding_by_hand() {
+        let mut c = Collector::default();
+        // [0, 10), [2, 5), [4, 6), [5, 20), [10, 11), [30, 31); a request without a measured
+        // latency does not count.
+        for (t, v) in [
+            (0.0, 10.0),
+            (2.0, 3.0),
+            (4.0, 2.0),
+            (5.0, 15.0),
+            (10.0, 1.0),
+            (30.0, 1.0),
+        ] {
+            let mut r = Request::new(t, Op::Read, 0, 4096, 0);
+            r.measured_us = v as f32;
+            c.add(&r);
+            c.add(&Request::new(t, Op::Write, 0, 4096, 0));
+        }
+        // At 4: [0,10), [2,5), [4,6) → 3; at 5: [2,5) has ended → 3; at 10: [5,20), [10,11) → 2.
+        assert_eq!(c.max_outstanding(), 3);
+        assert_eq!(Collector::default().max_outstanding(), 0);
     }
 }
