@@ -388,6 +388,16 @@ impl Cmt {
         }
     }
 
+    /// Start loading what evicting the LRU unit writes: its index entry and its neighbour's
+    /// links (the unit itself is loaded).
+    #[inline]
+    fn prefetch_victim(&self) {
+        if let Some(n) = self.nodes.get(self.lru.tail as usize) {
+            crate::units::prefetch(&self.index, n.key as usize);
+            crate::units::prefetch(&self.nodes, n.prev as usize);
+        }
+    }
+
     /// Make slot `s` the most recently used.
     #[inline]
     fn touch(&mut self, s: u32) {
@@ -657,6 +667,7 @@ impl DftlFtl {
             self.write_tp(tp, nand)?;
         }
         self.cmt.remove(s);
+        self.cmt.prefetch_victim();
         Ok(())
     }
 
@@ -820,9 +831,15 @@ impl Ftl for DftlFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
+        let first = lbn * self.ppb;
+        if self.part.is_none() {
+            // Their CMT lookups load while the page FTL programs.
+            for p in pages {
+                self.cmt.prefetch(self.key_of(first + p.offset as u64));
+            }
+        }
         self.page.write_unit(lbn, pages, shape, 0, nand)?;
         self.settle_moved(nand)?;
-        let first = lbn * self.ppb;
         for p in pages {
             self.access(first + p.offset as u64, true, nand)?;
             self.settle_moved(nand)?;
@@ -841,6 +858,10 @@ impl Ftl for DftlFtl {
     /// A host read looks its entry up first; reads inside a flush (read-modify-write, padding)
     /// do not, as the write that follows looks the entry up.
     fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> Result<bool> {
+        if cause == Cause::Host && self.part.is_none() && lpn < self.n {
+            // The CMT lookup loads while the map entry does.
+            self.cmt.prefetch(self.key_of(lpn));
+        }
         if self.ppn_of(lpn).is_none() {
             return Ok(false);
         }
