@@ -878,7 +878,12 @@ impl Ftl for DftlFtl {
 
     fn trim(&mut self, lpn: Lpn) {
         self.page.trim(lpn);
-        // The entry changes; a cached one turns dirty (no load for an uncached one).
+        // The entry changes; a cached one turns dirty (no load for an uncached one). The
+        // partitioned CMT is left as it is: moving a clean region's copy to the dirty region may
+        // need a write-back, which a trim cannot issue.
+        if self.part.is_some() {
+            return;
+        }
         if let Some(s) = self.cmt.slot(self.key_of(lpn)) {
             self.cmt.set_dirty(s);
         }
@@ -1346,6 +1351,18 @@ mod tests {
             assert_eq!(nand, nand2);
             assert!(generation.iter().all(|&g| g < 1000), "{generation:?}");
         }
+    }
+
+    /// A trim under the partitioned CMT unmaps the page and leaves the regions as they were.
+    #[test]
+    fn part_trim() {
+        let (mut f, mut n) = part("page");
+        write(&mut f, &mut n, 0);
+        f.trim(0);
+        f.trim(5);
+        assert!(!f.is_mapped(0));
+        assert_eq!(f.part.as_ref().unwrap().dirty_of(0), 1);
+        f.check_cmt().unwrap();
     }
 
     #[test]
