@@ -380,7 +380,7 @@ impl Cmt {
         crate::units::prefetch(&self.index, key as usize);
     }
 
-    /// Start loading slot `s` (its index entry is loaded).
+    /// Start loading the slot caching `key`, if any (a prefetch of its index entry ran earlier).
     #[inline]
     fn prefetch_slot(&self, key: u32) {
         if let Some(&s) = self.index.get(key as usize).filter(|&&s| s != NONE) {
