@@ -26,7 +26,7 @@ use super::page::PageFtl;
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::VictimPolicy;
-use crate::list::{Links, List, NIL};
+use crate::list::{List, NIL};
 use crate::nand::{Cause, Nand};
 use crate::units::{Divisor, Geometry, Lbn, Lpn};
 
@@ -265,21 +265,26 @@ impl Granularity {
     }
 }
 
-/// `c`'s index, slots and LRU list agree, within its capacity.
+/// `c`'s index, slots and LRU list agree, within its capacity, and each TP's dirty count is the
+/// number of its cached units marked dirty.
 fn check_lru(c: &Cmt, what: &str) -> Result<()> {
     let bad = |m: String| Err(SimError::Integrity(format!("{what}: {m}")));
     let mut seen = 0u32;
+    let mut dirty = vec![0u32; c.dirty_count.len()];
     let mut s = c.lru.head;
     while s != NIL {
-        let key = c.keys[s as usize];
+        let key = c.nodes[s as usize].key;
         if c.index[key as usize] != s {
             return bad(format!(
                 "slot {s} holds unit {key}, indexed at {}",
                 c.index[key as usize]
             ));
         }
+        if c.is_dirty(s) {
+            dirty[c.tp_of(key) as usize] += 1;
+        }
         seen += 1;
-        s = c.links.next(s);
+        s = c.nodes[s as usize].next;
     }
     if seen != c.lru.len || seen > c.capacity {
         return bad(format!(
@@ -287,42 +292,59 @@ fn check_lru(c: &Cmt, what: &str) -> Result<()> {
             c.lru.len, c.capacity
         ));
     }
+    if let Some(tp) = (0..dirty.len()).find(|&t| dirty[t] != c.dirty_count[t]) {
+        return bad(format!(
+            "TP {tp}: {} dirty units cached, {} counted",
+            dirty[tp], c.dirty_count[tp]
+        ));
+    }
     Ok(())
 }
 
-/// The cached mapping table: LRU over units (entries or TPs) with a dirty bit, and per TP the
-/// list of its dirty cached entries (entry granularity) for batch updates.
+/// A cached unit: its LRU links, its key, and the generation of its TP in which it was made
+/// dirty (`CLEAN`: never since it was cached).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    prev: u32,
+    next: u32,
+    key: u32,
+    mark: u32,
+}
+crate::list::linked!(Node);
+
+/// A node's mark before it is first made dirty; no generation takes this value.
+const CLEAN: u32 = u32::MAX;
+
+/// The cached mapping table: LRU over units (entries or TPs) with a dirty bit. A unit is dirty
+/// when its mark is its TP's current generation, so a batch update cleans every dirty cached
+/// entry of a TP at once by moving the TP to its next generation (no walk over the entries).
 struct Cmt {
     capacity: u32,
     /// Unit key → slot (NONE: not cached).
     index: Vec<u32>,
-    /// Slot → unit key.
-    keys: Vec<u32>,
-    dirty: Vec<bool>,
-    links: Links,
+    /// Slot → unit, one cache line (or less) per unit.
+    nodes: Vec<Node>,
     lru: List,
-    /// Per TP: its dirty cached entries (entry granularity only).
-    dirty_links: Links,
-    dirty_of: Vec<List>,
+    /// Units per TP: E for entries, 1 when the units are TPs.
+    per_tp: Divisor,
+    /// Per TP: its dirty cached units, and its generation.
+    dirty_count: Vec<u32>,
+    generation: Vec<u32>,
     free: Vec<u32>,
 }
 
 impl Cmt {
-    fn new(capacity: u64, units: u64, tps: u64, per_entry: bool) -> Result<Self> {
+    /// `units` keys, `per_tp` of them in each of the `tps` translation pages.
+    fn new(capacity: u64, units: u64, tps: u64, per_tp: u64) -> Result<Self> {
         let capacity = capacity.min(units) as u32;
         Ok(Cmt {
             capacity,
             index: crate::units::alloc_vec(units, NONE, "the CMT index")?,
-            keys: Vec::with_capacity(capacity as usize),
-            dirty: Vec::with_capacity(capacity as usize),
-            links: Links::default(),
+            nodes: Vec::with_capacity(capacity as usize),
             lru: List::default(),
-            dirty_links: Links::default(),
-            dirty_of: if per_entry {
-                vec![List::default(); tps as usize]
-            } else {
-                Vec::new()
-            },
+            per_tp: Divisor::new(per_tp),
+            dirty_count: vec![0; tps as usize],
+            generation: vec![0; tps as usize],
             free: Vec::new(),
         })
     }
@@ -333,57 +355,129 @@ impl Cmt {
         (s != NONE).then_some(s)
     }
 
+    #[inline]
+    fn tp_of(&self, key: u32) -> u32 {
+        self.per_tp.quot(key as u64) as u32
+    }
+
+    fn key(&self, s: u32) -> u32 {
+        self.nodes[s as usize].key
+    }
+
     fn full(&self) -> bool {
         self.lru.len >= self.capacity
     }
 
+    #[inline]
+    fn is_dirty(&self, s: u32) -> bool {
+        let n = &self.nodes[s as usize];
+        n.mark == self.generation[self.tp_of(n.key) as usize]
+    }
+
+    /// Start loading what a lookup of `key` reads.
+    #[inline]
+    fn prefetch(&self, key: u32) {
+        crate::units::prefetch(&self.index, key as usize);
+    }
+
+    /// Start loading the slot caching `key`, if any (a prefetch of its index entry ran earlier).
+    #[inline]
+    fn prefetch_slot(&self, key: u32) {
+        if let Some(&s) = self.index.get(key as usize).filter(|&&s| s != NONE) {
+            crate::units::prefetch(&self.nodes, s as usize);
+        }
+    }
+
+    /// Start loading what evicting the LRU unit writes: its index entry and its neighbour's
+    /// links (the unit itself is loaded).
+    #[inline]
+    fn prefetch_victim(&self) {
+        if let Some(n) = self.nodes.get(self.lru.tail as usize) {
+            crate::units::prefetch(&self.index, n.key as usize);
+            crate::units::prefetch(&self.nodes, n.prev as usize);
+        }
+    }
+
+    /// Make slot `s` the most recently used.
+    #[inline]
+    fn touch(&mut self, s: u32) {
+        if self.lru.head != s {
+            let l = &mut self.lru;
+            crate::list::unlink(&mut self.nodes, &mut l.head, &mut l.tail, s);
+            crate::list::push_front(&mut self.nodes, &mut l.head, &mut l.tail, s);
+        }
+    }
+
     fn insert(&mut self, key: u32) -> u32 {
-        let s = match self.free.pop() {
-            Some(s) => {
-                self.keys[s as usize] = key;
-                self.dirty[s as usize] = false;
-                s
-            }
-            None => {
-                self.keys.push(key);
-                self.dirty.push(false);
-                (self.keys.len() - 1) as u32
-            }
+        let node = Node {
+            prev: NIL,
+            next: NIL,
+            key,
+            mark: CLEAN,
         };
+        let s = crate::list::alloc(&mut self.nodes, &mut self.free, node);
         self.index[key as usize] = s;
-        self.links.push_front(&mut self.lru, s);
+        let l = &mut self.lru;
+        crate::list::push_front(&mut self.nodes, &mut l.head, &mut l.tail, s);
+        l.len += 1;
         s
     }
 
     fn remove(&mut self, s: u32) {
-        debug_assert!(!self.dirty[s as usize]);
-        self.links.remove(&mut self.lru, s);
-        self.index[self.keys[s as usize] as usize] = NONE;
+        debug_assert!(!self.is_dirty(s));
+        let l = &mut self.lru;
+        crate::list::unlink(&mut self.nodes, &mut l.head, &mut l.tail, s);
+        l.len -= 1;
+        self.index[self.nodes[s as usize].key as usize] = NONE;
         self.free.push(s);
     }
 
-    /// Mark slot `s` dirty; `tp` is its translation page (entry granularity: its dirty list).
-    fn set_dirty(&mut self, s: u32, tp: Option<u32>) {
-        if !self.dirty[s as usize] {
-            self.dirty[s as usize] = true;
-            if let Some(tp) = tp {
-                self.dirty_links
-                    .push_front(&mut self.dirty_of[tp as usize], s);
-            }
+    /// Mark slot `s` dirty.
+    #[inline]
+    fn set_dirty(&mut self, s: u32) {
+        let tp = self.tp_of(self.nodes[s as usize].key) as usize;
+        let g = self.generation[tp];
+        let n = &mut self.nodes[s as usize];
+        if n.mark != g {
+            n.mark = g;
+            self.dirty_count[tp] += 1;
         }
     }
 
-    /// Mark every dirty cached entry of `tp` clean; returns how many there were.
+    /// Mark every dirty cached unit of `tp` clean; returns how many there were.
     fn clean_tp(&mut self, tp: u32) -> u32 {
-        let list = &mut self.dirty_of[tp as usize];
-        let n = list.len;
-        let mut s = list.head;
-        while s != NIL {
-            self.dirty[s as usize] = false;
-            s = self.dirty_links.next(s);
+        let n = std::mem::take(&mut self.dirty_count[tp as usize]);
+        if n > 0 {
+            let g = &mut self.generation[tp as usize];
+            *g += 1;
+            if *g == CLEAN {
+                // After 2^32 - 1 generations: start again at 0, with no old mark left that
+                // could match it (every unit of this TP is clean now).
+                *g = 0;
+                for i in 0..self.nodes.len() {
+                    if self.tp_of(self.nodes[i].key) == tp {
+                        self.nodes[i].mark = CLEAN;
+                    }
+                }
+            }
         }
-        *list = List::default();
         n
+    }
+}
+
+/// How many of GC's moved pages ahead their CMT slots are loaded (their index entries twice as
+/// far).
+const MOVED_AHEAD: usize = 16;
+
+/// Append the positions of the set bits of `words` (the first is word `first` of the bitmap)
+/// to `out` in ascending order, clearing them.
+fn take_bits(words: &mut [u64], first: usize, out: &mut Vec<u32>) {
+    for (i, w) in words.iter_mut().enumerate() {
+        let base = ((first + i) * 64) as u32;
+        while *w != 0 {
+            out.push(base + w.trailing_zeros());
+            *w &= *w - 1;
+        }
     }
 }
 
@@ -404,6 +498,8 @@ pub struct DftlFtl {
     tp_version: u32,
     moved: Vec<u32>,
     tps_to_update: Vec<u32>,
+    /// GC's translation pages to update, one bit each (zero between updates).
+    tp_bits: Vec<u64>,
     hits: u64,
     misses: u64,
     dirty_evictions: u64,
@@ -479,12 +575,22 @@ impl DftlFtl {
             ppb: geo.pages_per_block,
             granularity,
             load_on_write_miss: p.load_on_write_miss,
-            cmt: Cmt::new(unit_cap, units, tps, granularity == Granularity::Entry)?,
+            cmt: Cmt::new(
+                unit_cap,
+                units,
+                tps,
+                if granularity == Granularity::Entry {
+                    e
+                } else {
+                    1
+                },
+            )?,
             part,
             cmt_entries: capacity,
             tp_version: 0,
             moved: Vec::new(),
             tps_to_update: Vec::new(),
+            tp_bits: vec![0; tps.div_ceil(64) as usize],
             hits: 0,
             misses: 0,
             dirty_evictions: 0,
@@ -512,24 +618,13 @@ impl DftlFtl {
         }
     }
 
-    /// The TP whose dirty list holds `key`'s slot (entry granularity), or None.
-    fn dirty_list_of(&self, key: u32) -> Option<u32> {
-        (self.granularity == Granularity::Entry).then(|| self.tp_of(key as u64))
-    }
-
     /// Dirty cached entries (or a dirty cached copy) of translation page `tp`; None while an
     /// access has the partitioned CMT out.
     fn dirty_cached(&self, tp: u32) -> Option<u64> {
         if self.partitioned {
             return self.part.as_ref().map(|p| p.dirty_of(tp));
         }
-        Some(match self.granularity {
-            Granularity::Entry => self.cmt.dirty_of[tp as usize].len as u64,
-            Granularity::Page => self
-                .cmt
-                .slot(tp)
-                .map_or(0, |s| self.cmt.dirty[s as usize] as u64),
-        })
+        Some(self.cmt.dirty_count[tp as usize] as u64)
     }
 
     fn read_tp(&mut self, tp: u32, nand: &mut Nand) {
@@ -560,25 +655,19 @@ impl DftlFtl {
         if s == NIL {
             return Ok(());
         }
-        if self.cmt.dirty[s as usize] {
+        if self.cmt.is_dirty(s) {
             self.dirty_evictions += 1;
             self.read_evict_writes += host_read as u64;
-            let key = self.cmt.keys[s as usize];
-            match self.granularity {
-                Granularity::Entry => {
-                    let tp = self.tp_of(key as u64);
-                    self.read_tp(tp, nand);
-                    self.batched_entries += self.cmt.clean_tp(tp) as u64;
-                    self.write_tp(tp, nand)?;
-                }
-                Granularity::Page => {
-                    self.cmt.dirty[s as usize] = false;
-                    self.batched_entries += 1;
-                    self.write_tp(key, nand)?;
-                }
+            let tp = self.cmt.tp_of(self.cmt.key(s));
+            // A cached TP is written whole: no read.
+            if self.granularity == Granularity::Entry {
+                self.read_tp(tp, nand);
             }
+            self.batched_entries += self.cmt.clean_tp(tp) as u64;
+            self.write_tp(tp, nand)?;
         }
         self.cmt.remove(s);
+        self.cmt.prefetch_victim();
         Ok(())
     }
 
@@ -592,7 +681,7 @@ impl DftlFtl {
         let s = match self.cmt.slot(key) {
             Some(s) => {
                 self.hits += 1;
-                self.cmt.links.move_to_front(&mut self.cmt.lru, s);
+                self.cmt.touch(s);
                 s
             }
             None => {
@@ -607,7 +696,7 @@ impl DftlFtl {
             }
         };
         if write {
-            self.cmt.set_dirty(s, self.dirty_list_of(key));
+            self.cmt.set_dirty(s);
         }
         Ok(())
     }
@@ -631,18 +720,32 @@ impl DftlFtl {
             if moved.is_empty() {
                 break;
             }
-            tps.clear();
-            for &lpn in &moved {
+            // The TPs to update, as a bitmap over TPs (words lo..hi in use): ascending and
+            // without repeats when read out, with no sort.
+            let (mut lo, mut hi) = (usize::MAX, 0);
+            let mut mark = |bits: &mut [u64], tp: u32| {
+                let w = tp as usize / 64;
+                bits[w] |= 1 << (tp % 64);
+                (lo, hi) = (lo.min(w), hi.max(w + 1));
+            };
+            for (i, &lpn) in moved.iter().enumerate() {
                 let (lpn, tp) = (lpn as u64, self.tp_of(lpn as u64));
                 if let Some(part) = &self.part {
                     if !part.holds_dirty(lpn, tp) {
-                        tps.push(tp);
+                        mark(&mut self.tp_bits, tp);
                     }
                     continue;
                 }
+                // The CMT lookups of GC's moves are random: load them a few moves ahead.
+                if let Some(&ahead) = moved.get(i + 2 * MOVED_AHEAD) {
+                    self.cmt.prefetch(self.key_of(ahead as u64));
+                }
+                if let Some(&ahead) = moved.get(i + MOVED_AHEAD) {
+                    self.cmt.prefetch_slot(self.key_of(ahead as u64));
+                }
                 let key = self.key_of(lpn);
                 match self.cmt.slot(key) {
-                    Some(s) => self.cmt.set_dirty(s, self.dirty_list_of(key)),
+                    Some(s) => self.cmt.set_dirty(s),
                     None if self.gc_caches_moved => {
                         // Cached dirty now, written back when evicted (its eviction may write
                         // a translation page and so run GC again: taken in the next round).
@@ -650,20 +753,19 @@ impl DftlFtl {
                             self.evict(false, nand)?;
                         }
                         let s = self.cmt.insert(key);
-                        self.cmt.set_dirty(s, self.dirty_list_of(key));
+                        self.cmt.set_dirty(s);
                     }
-                    None => tps.push(tp),
+                    None => mark(&mut self.tp_bits, tp),
                 }
             }
-            tps.sort_unstable();
-            tps.dedup();
+            tps.clear();
+            take_bits(&mut self.tp_bits[lo.min(hi)..hi], lo, &mut tps);
             for &tp in &tps {
                 self.gc_tp_updates += 1;
                 // The page written carries the TP's other dirty cached entries too.
                 self.batched_entries += match &mut self.part {
                     Some(part) => part.take_dirty(tp, tp as u64 * self.e.get(), self.e.get()),
-                    None if self.granularity == Granularity::Entry => self.cmt.clean_tp(tp) as u64,
-                    None => 0,
+                    None => self.cmt.clean_tp(tp) as u64,
                 };
                 // A cached clean copy is updated in place: no read.
                 if !self.part.as_ref().is_some_and(|p| p.has_clean(tp)) {
@@ -683,48 +785,13 @@ impl DftlFtl {
         if let Some(part) = &self.part {
             return part.check();
         }
-        let c = &self.cmt;
-        let bad = |m: String| Err(SimError::Integrity(format!("CMT: {m}")));
-        check_lru(c, "CMT")?;
-        if self.granularity == Granularity::Entry {
-            let mut dirty = 0u32;
-            for (tp, list) in c.dirty_of.iter().enumerate() {
-                let mut s = list.head;
-                while s != NIL {
-                    let key = c.keys[s as usize];
-                    if !c.dirty[s as usize] || self.tp_of(key as u64) != tp as u32 {
-                        return bad(format!("entry {key} listed dirty under TP {tp}"));
-                    }
-                    dirty += 1;
-                    s = c.dirty_links.next(s);
-                }
-            }
-            let mut s = c.lru.head;
-            let mut marked = 0u32;
-            while s != NIL {
-                marked += c.dirty[s as usize] as u32;
-                s = c.links.next(s);
-            }
-            if dirty != marked {
-                return bad(format!(
-                    "{marked} dirty entries, {dirty} in the per-TP lists"
-                ));
-            }
-        }
-        Ok(())
+        check_lru(&self.cmt, "CMT")
     }
 
     /// Dirty cached entries of TP `tp` now (entry granularity; 0 or the whole TP's flag for page).
     #[cfg(test)]
     fn dirty_in(&self, tp: u32) -> u32 {
-        match self.granularity {
-            Granularity::Entry => self.cmt.dirty_of[tp as usize].len,
-            Granularity::Page => {
-                self.cmt
-                    .slot(tp)
-                    .is_some_and(|s| self.cmt.dirty[s as usize]) as u32
-            }
-        }
+        self.cmt.dirty_count[tp as usize]
     }
 }
 
@@ -734,6 +801,22 @@ impl FtlView for DftlFtl {
     }
     fn stat(&self, name: &str) -> Option<f64> {
         self.page.stat(name)
+    }
+    /// The page FTL's entries and the CMT's index entry of `lpn`, then (`deep`) its cached slot.
+    #[inline]
+    fn prefetch(&self, lpn: Lpn, deep: bool) {
+        if lpn >= self.n {
+            return;
+        }
+        self.page.prefetch(lpn, deep);
+        if self.part.is_none() {
+            let key = self.key_of(lpn);
+            if deep {
+                self.cmt.prefetch_slot(key);
+            } else {
+                self.cmt.prefetch(key);
+            }
+        }
     }
 }
 
@@ -748,9 +831,15 @@ impl Ftl for DftlFtl {
         _hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
+        let first = lbn * self.ppb;
+        if self.part.is_none() {
+            // Their CMT lookups load while the page FTL programs.
+            for p in pages {
+                self.cmt.prefetch(self.key_of(first + p.offset as u64));
+            }
+        }
         self.page.write_unit(lbn, pages, shape, 0, nand)?;
         self.settle_moved(nand)?;
-        let first = lbn * self.ppb;
         for p in pages {
             self.access(first + p.offset as u64, true, nand)?;
             self.settle_moved(nand)?;
@@ -769,6 +858,10 @@ impl Ftl for DftlFtl {
     /// A host read looks its entry up first; reads inside a flush (read-modify-write, padding)
     /// do not, as the write that follows looks the entry up.
     fn read(&mut self, lpn: Lpn, cause: Cause, nand: &mut Nand) -> Result<bool> {
+        if cause == Cause::Host && self.part.is_none() && lpn < self.n {
+            // The CMT lookup loads while the map entry does.
+            self.cmt.prefetch(self.key_of(lpn));
+        }
         if self.ppn_of(lpn).is_none() {
             return Ok(false);
         }
@@ -785,10 +878,14 @@ impl Ftl for DftlFtl {
 
     fn trim(&mut self, lpn: Lpn) {
         self.page.trim(lpn);
-        // The entry changes; a cached one turns dirty (no load for an uncached one).
+        // The entry changes; a cached one turns dirty (no load for an uncached one). The
+        // partitioned CMT is left as it is: moving a clean region's copy to the dirty region may
+        // need a write-back, which a trim cannot issue.
+        if self.part.is_some() {
+            return;
+        }
         if let Some(s) = self.cmt.slot(self.key_of(lpn)) {
-            let key = self.key_of(lpn);
-            self.cmt.set_dirty(s, self.dirty_list_of(key));
+            self.cmt.set_dirty(s);
         }
     }
 
@@ -1225,6 +1322,56 @@ mod tests {
             assert!(counter(&f, "ftl.cmt.gc_tp_updates") > 0, "{granularity}");
             f.check_integrity(&latest).unwrap();
         }
+    }
+
+    /// A translation page's generation only tells dirty units from clean ones: started just
+    /// below the wrap, so that every TP wraps within the run, the run's map I/O, counters and
+    /// dirty counts are those of a start at 0, for both granularities.
+    #[test]
+    fn generations_wrap_exactly() {
+        for granularity in ["entry", "page"] {
+            let run = |start: u32| {
+                let (mut f, mut n) = tiny(granularity, 4);
+                f.cmt.generation.fill(start);
+                let latest = churn(&mut f, &mut n, 11, |f, n, v, _| {
+                    f.read(v as u64 % 16, Cause::Host, n).unwrap();
+                    if v % 101 == 0 {
+                        f.check_cmt().unwrap();
+                    }
+                });
+                f.check_integrity(&latest).unwrap();
+                let dirty: Vec<u32> = (0..4).map(|tp| f.dirty_in(tp)).collect();
+                let c = &n.counters;
+                let nand = (c.reads, c.programs, c.erases);
+                (f.counters(), dirty, nand, f.cmt.generation.clone())
+            };
+            let (counters, dirty, nand, _) = run(0);
+            let (counters2, dirty2, nand2, generation) = run(CLEAN - 3);
+            assert_eq!((counters, dirty), (counters2, dirty2), "{granularity}");
+            assert_eq!(nand, nand2);
+            assert!(generation.iter().all(|&g| g < 1000), "{generation:?}");
+        }
+    }
+
+    /// A trim under the partitioned CMT unmaps the page and leaves the regions as they were.
+    #[test]
+    fn part_trim() {
+        let (mut f, mut n) = part("page");
+        write(&mut f, &mut n, 0);
+        f.trim(0);
+        f.trim(5);
+        assert!(!f.is_mapped(0));
+        assert_eq!(f.part.as_ref().unwrap().dirty_of(0), 1);
+        f.check_cmt().unwrap();
+    }
+
+    #[test]
+    fn take_bits_ascending_and_cleared() {
+        let mut words = [0b1010u64, 0, 1 << 63];
+        let mut out = vec![7];
+        take_bits(&mut words, 2, &mut out);
+        assert_eq!(out, [7, 129, 131, 319]);
+        assert_eq!(words, [0, 0, 0]);
     }
 
     #[test]

@@ -227,10 +227,10 @@ impl Part {
         let dirty = if entries {
             Dirty::Entries(DirtyEntries::new(1, n, tps, e, writeback))
         } else {
-            Dirty::Pages(Cmt::new(tps, tps, 0, false)?)
+            Dirty::Pages(Cmt::new(tps, tps, tps, 1)?)
         };
         let mut part = Part {
-            clean: Cmt::new(tps, tps, 0, false)?,
+            clean: Cmt::new(tps, tps, tps, 1)?,
             dirty,
             total: capacity,
             e,
@@ -383,14 +383,11 @@ impl DftlFtl {
     fn part_read(&mut self, part: &mut Part, lpn: Lpn, tp: u32, nand: &mut Nand) {
         if let Some(s) = part.clean.slot(tp) {
             self.hits += 1;
-            part.clean.links.move_to_front(&mut part.clean.lru, s);
+            part.clean.touch(s);
             return;
         }
         let dirty_hit = match &mut part.dirty {
-            Dirty::Pages(c) => c
-                .slot(tp)
-                .map(|s| c.links.move_to_front(&mut c.lru, s))
-                .is_some(),
+            Dirty::Pages(c) => c.slot(tp).map(|s| c.touch(s)).is_some(),
             Dirty::Entries(d) => d.present[lpn as usize],
         };
         if dirty_hit {
@@ -411,7 +408,7 @@ impl DftlFtl {
             Dirty::Pages(dirty) => {
                 if let Some(s) = dirty.slot(tp) {
                     self.hits += 1;
-                    dirty.links.move_to_front(&mut dirty.lru, s);
+                    dirty.touch(s);
                     return Ok(());
                 }
                 match clean {
@@ -423,7 +420,7 @@ impl DftlFtl {
                 }
                 while dirty.full() {
                     let victim = dirty.lru.tail;
-                    let key = dirty.keys[victim as usize];
+                    let key = dirty.key(victim);
                     dirty.remove(victim);
                     self.dirty_evictions += 1;
                     self.batched_entries += 1;
@@ -439,7 +436,7 @@ impl DftlFtl {
                     self.hits += 1;
                 } else if let Some(s) = clean {
                     self.hits += 1;
-                    part.clean.links.move_to_front(&mut part.clean.lru, s);
+                    part.clean.touch(s);
                 } else {
                     self.misses += 1;
                 }
