@@ -453,4 +453,148 @@ mod tests {
         assert_eq!(s.serve(&op(OpKind::Read, 50.0), 760.0, &mut r), 870.0);
         assert_eq!(s.suspensions, 0);
     }
+
+    /// Suspension counts of operations that have ended are forgotten; those of an operation
+    /// still in progress are kept.
+    #[test]
+    fn counts_of_ended_operations_are_swept() {
+        let mut s = Suspend::new(&cfg("program", 1), 1);
+        let mut r = Resources::new(1, 1);
+        for k in 0..2000 {
+            let t = 1000.0 * k as f64;
+            r.now = t;
+            // Program: array t+10..t+810; a read at t+100 suspends it (until t+885).
+            assert_eq!(s.serve(&op(OpKind::Program, 800.0), t, &mut r), t + 810.0);
+            assert_eq!(
+                s.serve(&op(OpKind::Read, 50.0), t + 100.0, &mut r),
+                t + 180.0
+            );
+            // Still in progress: its count is kept through the sweeps.
+            assert_eq!(s.suspends(s.next_op), 1, "{k}");
+        }
+        assert_eq!(s.suspensions, 2000);
+        assert!(s.suspends.len() < 1024, "{}", s.suspends.len());
+        // The last program is still in progress at 1_999_000: its cap (1) holds, a read at
+        // 300 waits for it (its end, 885, then 50 of array time and 10 of transfer).
+        let t = 1_999_000.0;
+        assert_eq!(
+            s.serve(&op(OpKind::Read, 50.0), t + 300.0, &mut r),
+            t + 945.0
+        );
+    }
+
+    /// A die's pieces as one plain vector with its past kept until drained: what [`Pieces`]
+    /// must do.
+    #[derive(Default)]
+    struct Reference {
+        pieces: Vec<Piece>,
+        head: usize,
+    }
+
+    impl Reference {
+        fn prune(&mut self, now: f64) {
+            while self.head < self.pieces.len() && self.pieces[self.head].end <= now {
+                self.head += 1;
+            }
+        }
+
+        fn insert(&mut self, p: Piece) {
+            if p.end > p.start {
+                let i = self.pieces.partition_point(|q| q.start < p.start);
+                self.pieces.insert(i, p);
+            }
+        }
+
+        fn locate(&self, x: f64) -> usize {
+            self.head + self.pieces[self.head..].partition_point(|q| q.end <= x)
+        }
+
+        /// The earliest start ≥ `ready` where `dur` fits between the pieces.
+        fn gap(&self, ready: f64, dur: f64) -> f64 {
+            let mut start = ready;
+            for q in &self.pieces[self.locate(ready)..] {
+                if start + dur <= q.start {
+                    break;
+                }
+                start = start.max(q.end);
+            }
+            start
+        }
+    }
+
+    fn piece(start: f64, end: f64, op: u64, in_suspension: bool) -> Piece {
+        Piece {
+            start,
+            end,
+            op,
+            in_suspension,
+        }
+    }
+
+    fn check_chunks(p: &Pieces) {
+        for (c, chunk) in p.chunks.iter().enumerate() {
+            assert!(chunk.len() > p.low(c) && chunk.len() <= CHUNK, "chunk {c}");
+        }
+    }
+
+    /// Random pieces in integer µs placed in the earliest gap after a ready time spread far
+    /// ahead of the present (thousands of pieces, most inserts in the middle), random pieces
+    /// split in three as a suspension splits them, and the present moving on: the pieces from
+    /// the present on, and the piece found after a time and those following it, are exactly
+    /// the reference's.
+    #[test]
+    fn pieces_same_as_a_plain_vector() {
+        let mut rng = crate::rng::Rng::new(26);
+        for (spread, durs) in [
+            (30.0, &[1.0, 2.0, 5.0][..]),
+            (40_000.0, &[1.0, 3.0, 8.0, 50.0][..]),
+            (200_000.0, &[20.0, 60.0, 800.0, 1500.0][..]),
+        ] {
+            let (mut p, mut r) = (Pieces::default(), Reference::default());
+            let (mut now, mut most) = (0.0, 0);
+            for k in 0..12_000u64 {
+                now += rng.below(3) as f64;
+                p.prune(now);
+                r.prune(now);
+                let visible = r.pieces.len() - r.head;
+                if rng.below(4) == 0 && visible > 0 {
+                    // Split a piece around [a, b) inside it, as a suspension does.
+                    let i = r.head + rng.below(visible as u64) as usize;
+                    let q = r.pieces[i];
+                    let len = (q.end - q.start) as u64;
+                    let a = q.start + rng.below(len) as f64;
+                    let b = a + 1.0 + rng.below((q.end - a) as u64) as f64;
+                    let parts = [
+                        piece(q.start, a, q.op, false),
+                        piece(a, b, q.op, true),
+                        piece(b, q.end, q.op, false),
+                    ];
+                    let parts = parts.into_iter().filter(|x| x.end > x.start);
+                    r.pieces.splice(i..=i, parts.clone());
+                    p.replace(p.locate(q.start).unwrap(), parts);
+                } else {
+                    let ready = now + (rng.f64() * spread).floor();
+                    let dur = durs[rng.below(durs.len() as u64) as usize];
+                    let start = r.gap(ready, dur);
+                    let q = piece(start, start + dur, k, false);
+                    r.insert(q);
+                    p.insert(q);
+                }
+                let x = now + (rng.f64() * spread).floor();
+                let (mut i, mut at) = (r.locate(x), p.locate(x));
+                for _ in 0..3 {
+                    assert_eq!(r.pieces.get(i).copied(), at.map(|a| p.get(a)), "{k}");
+                    at = at.and_then(|a| p.next(a));
+                    i += 1;
+                }
+                if k % 97 == 0 {
+                    assert_eq!(p.all(), r.pieces[r.head..], "{k}");
+                    check_chunks(&p);
+                }
+                most = most.max(r.pieces.len() - r.head);
+            }
+            assert_eq!(p.all(), r.pieces[r.head..]);
+            assert!(most >= 10 * CHUNK, "{spread}: {most}");
+        }
+    }
 }
