@@ -53,6 +53,8 @@ type Pos = (usize, usize);
 #[derive(Clone, Debug, Default)]
 struct Pieces {
     chunks: Vec<Vec<Piece>>,
+    /// Each chunk's last piece (the search for a chunk, without visiting them).
+    lasts: Vec<Piece>,
     head: usize,
     /// Emptied chunks, kept for reuse.
     spare: Vec<Vec<Piece>>,
@@ -83,7 +85,7 @@ impl Pieces {
 
     /// The first piece that ends after `x`.
     fn locate(&self, x: f64) -> Option<Pos> {
-        let c = self.chunks.partition_point(|ch| ch[ch.len() - 1].end <= x);
+        let c = self.lasts.partition_point(|q| q.end <= x);
         let chunk = self.chunks.get(c)?;
         let lo = self.low(c);
         Some((c, lo + chunk[lo..].partition_point(|q| q.end <= x)))
@@ -99,6 +101,7 @@ impl Pieces {
                 return;
             }
             let mut chunk = self.chunks.remove(0);
+            self.lasts.remove(0);
             self.head = 0;
             chunk.clear();
             self.spare.push(chunk);
@@ -111,21 +114,22 @@ impl Pieces {
         if p.end <= p.start {
             return;
         }
-        let last = self.chunks.last().map(|ch| ch[ch.len() - 1]);
-        if last.is_none_or(|q| q.start < p.start) {
-            match self.chunks.last_mut() {
-                Some(chunk) if chunk.len() < CHUNK => chunk.push(p),
+        if self.lasts.last().is_none_or(|q| q.start < p.start) {
+            match (self.chunks.last_mut(), self.lasts.last_mut()) {
+                (Some(chunk), Some(last)) if chunk.len() < CHUNK => {
+                    chunk.push(p);
+                    *last = p;
+                }
                 _ => {
                     let mut chunk = self.spare.pop().unwrap_or_default();
                     chunk.push(p);
                     self.chunks.push(chunk);
+                    self.lasts.push(p);
                 }
             }
             return;
         }
-        let c = self
-            .chunks
-            .partition_point(|ch| ch[ch.len() - 1].start < p.start);
+        let c = self.lasts.partition_point(|q| q.start < p.start);
         let lo = self.low(c);
         let i = lo + self.chunks[c][lo..].partition_point(|q| q.start < p.start);
         self.chunks[c].insert(i, p);
@@ -135,6 +139,7 @@ impl Pieces {
     /// Replace the piece at `pos` with `with` (in time order, one at least).
     fn replace(&mut self, (c, i): Pos, with: impl Iterator<Item = Piece>) {
         self.chunks[c].splice(i..=i, with);
+        self.lasts[c] = self.chunks[c][self.chunks[c].len() - 1];
         self.split(c);
     }
 
@@ -154,6 +159,8 @@ impl Pieces {
         let mut upper = self.spare.pop().unwrap_or_default();
         let chunk = &mut self.chunks[c];
         upper.extend(chunk.drain(chunk.len() / 2..));
+        self.lasts[c] = chunk[chunk.len() - 1];
+        self.lasts.insert(c + 1, upper[upper.len() - 1]);
         self.chunks.insert(c + 1, upper);
     }
 
@@ -532,8 +539,10 @@ mod tests {
     }
 
     fn check_chunks(p: &Pieces) {
+        assert_eq!(p.chunks.len(), p.lasts.len());
         for (c, chunk) in p.chunks.iter().enumerate() {
             assert!(chunk.len() > p.low(c) && chunk.len() <= CHUNK, "chunk {c}");
+            assert_eq!(p.lasts[c], chunk[chunk.len() - 1]);
         }
     }
 
