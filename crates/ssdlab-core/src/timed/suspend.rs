@@ -21,15 +21,20 @@
 //!
 //! Each die keeps its reserved array intervals from the present on (the same intervals as its
 //! timeline), with what each is: another operation, a suspendable one (its identity and the
-//! suspensions it has had), or a read served in a suspension.
+//! suspensions it has had), or a read served in a suspension. They are kept in chunks, as the
+//! timelines keep theirs ([`Pieces`]): dies booked far ahead hold thousands of them, and a read
+//! that fills a gap before them would otherwise move every later one.
 
 use super::scheduler::{Placed, Resources, Scheduler};
 use crate::config::NandConfig;
 use crate::nand::OpKind;
 use std::collections::HashMap;
 
+/// Most pieces in one chunk; a chunk that grows past it splits in two.
+const CHUNK: usize = 64;
+
 /// A reserved array interval on a die.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Piece {
     start: f64,
     end: f64,
@@ -39,10 +44,142 @@ struct Piece {
     in_suspension: bool,
 }
 
-/// Where a read goes in a suspension: in piece `piece` from `at`; `join`: in one already made.
+/// A piece's place: chunk and index.
+type Pos = (usize, usize);
+
+/// One die's pieces from the present on: disjoint, in time order (so their ends are too), chunk
+/// after chunk. Those of the first chunk before `head` ended in the past; every chunk holds at
+/// least one from `head` on.
+#[derive(Clone, Debug, Default)]
+struct Pieces {
+    chunks: Vec<Vec<Piece>>,
+    /// Each chunk's last piece (the search for a chunk, without visiting them).
+    lasts: Vec<Piece>,
+    head: usize,
+    /// Emptied chunks, kept for reuse.
+    spare: Vec<Vec<Piece>>,
+}
+
+impl Pieces {
+    /// The first piece of chunk `c` that has not ended in the past.
+    fn low(&self, c: usize) -> usize {
+        if c == 0 {
+            self.head
+        } else {
+            0
+        }
+    }
+
+    fn get(&self, (c, i): Pos) -> Piece {
+        self.chunks[c][i]
+    }
+
+    /// The piece after the one at `pos`.
+    fn next(&self, (c, i): Pos) -> Option<Pos> {
+        if i + 1 < self.chunks[c].len() {
+            Some((c, i + 1))
+        } else {
+            (c + 1 < self.chunks.len()).then_some((c + 1, 0))
+        }
+    }
+
+    /// The first piece that ends after `x`.
+    fn locate(&self, x: f64) -> Option<Pos> {
+        let c = self.lasts.partition_point(|q| q.end <= x);
+        let chunk = self.chunks.get(c)?;
+        let lo = self.low(c);
+        Some((c, lo + chunk[lo..].partition_point(|q| q.end <= x)))
+    }
+
+    /// Forget the pieces that ended by `now` (no later operation is ready earlier).
+    fn prune(&mut self, now: f64) {
+        while let Some(first) = self.chunks.first() {
+            while self.head < first.len() && first[self.head].end <= now {
+                self.head += 1;
+            }
+            if self.head < first.len() {
+                return;
+            }
+            let mut chunk = self.chunks.remove(0);
+            self.lasts.remove(0);
+            self.head = 0;
+            chunk.clear();
+            self.spare.push(chunk);
+        }
+    }
+
+    /// Record `p` in time order (at the end, as most are, or before the first piece that does
+    /// not start earlier); an empty piece is not recorded.
+    fn insert(&mut self, p: Piece) {
+        if p.end <= p.start {
+            return;
+        }
+        if self.lasts.last().is_none_or(|q| q.start < p.start) {
+            match (self.chunks.last_mut(), self.lasts.last_mut()) {
+                (Some(chunk), Some(last)) if chunk.len() < CHUNK => {
+                    chunk.push(p);
+                    *last = p;
+                }
+                _ => {
+                    let mut chunk = self.spare.pop().unwrap_or_default();
+                    chunk.push(p);
+                    self.chunks.push(chunk);
+                    self.lasts.push(p);
+                }
+            }
+            return;
+        }
+        let c = self.lasts.partition_point(|q| q.start < p.start);
+        let lo = self.low(c);
+        let i = lo + self.chunks[c][lo..].partition_point(|q| q.start < p.start);
+        self.chunks[c].insert(i, p);
+        self.split(c);
+    }
+
+    /// Replace the piece at `pos` with `with` (in time order, one at least).
+    fn replace(&mut self, (c, i): Pos, with: impl Iterator<Item = Piece>) {
+        self.chunks[c].splice(i..=i, with);
+        self.lasts[c] = self.chunks[c][self.chunks[c].len() - 1];
+        self.split(c);
+    }
+
+    /// Split chunk `c` in two halves if it has grown past [`CHUNK`] (the past of the first
+    /// chunk dropped first).
+    fn split(&mut self, c: usize) {
+        if self.chunks[c].len() <= CHUNK {
+            return;
+        }
+        if c == 0 && self.head > 0 {
+            self.chunks[0].drain(..self.head);
+            self.head = 0;
+            if self.chunks[0].len() <= CHUNK {
+                return;
+            }
+        }
+        let mut upper = self.spare.pop().unwrap_or_default();
+        let chunk = &mut self.chunks[c];
+        upper.extend(chunk.drain(chunk.len() / 2..));
+        self.lasts[c] = chunk[chunk.len() - 1];
+        self.lasts.insert(c + 1, upper[upper.len() - 1]);
+        self.chunks.insert(c + 1, upper);
+    }
+
+    /// The pieces from the present on, in time order.
+    #[cfg(test)]
+    fn all(&self) -> Vec<Piece> {
+        let mut all = Vec::new();
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            all.extend_from_slice(&chunk[self.low(c)..]);
+        }
+        all
+    }
+}
+
+/// Where a read goes in a suspension: in the piece at `piece` from `at`; `join`: in one
+/// already made.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
-    piece: usize,
+    piece: Pos,
     at: f64,
     join: bool,
 }
@@ -52,12 +189,13 @@ pub struct Suspend {
     suspend_us: f64,
     resume_us: f64,
     max: u32,
-    dies: Vec<Vec<Piece>>,
-    /// Suspensions so far of each operation suspended at least once (kept per operation rather
-    /// than per piece, so a suspension does not rescan the die's pieces to update them).
-    suspends: HashMap<u64, u32>,
-    /// Per die: the pieces before this index ended in the past.
-    heads: Vec<usize>,
+    dies: Vec<Pieces>,
+    /// Suspensions so far of each operation suspended at least once, and the end of its last
+    /// piece (kept per operation rather than per piece, so a suspension does not rescan the
+    /// die's pieces to update them; swept of the operations that ended once it has doubled).
+    suspends: HashMap<u64, (u32, f64)>,
+    /// Size of `suspends` after its last sweep.
+    swept: usize,
     next_op: u64,
     /// Reads that suspended an operation, and those served in a suspension already made.
     pub suspensions: u64,
@@ -71,83 +209,58 @@ impl Suspend {
             suspend_us: n.suspend_us,
             resume_us: n.resume_us,
             max: n.max_suspends,
-            dies: vec![Vec::new(); dies],
-            heads: vec![0; dies],
+            dies: vec![Pieces::default(); dies],
             suspends: HashMap::new(),
+            swept: 0,
             next_op: 1,
             suspensions: 0,
             joined: 0,
         }
     }
 
-    /// Record a reserved interval in time order (intervals are disjoint).
-    fn insert(pieces: &mut Vec<Piece>, p: Piece) {
-        if p.end <= p.start {
-            return;
-        }
-        if pieces.last().is_none_or(|q| q.start < p.start) {
-            pieces.push(p);
-        } else {
-            let i = pieces.partition_point(|q| q.start < p.start);
-            pieces.insert(i, p);
-        }
-    }
-
-    /// Forget the intervals that ended by `now` (no later operation is ready earlier; moved
-    /// out in bulk, as the timelines do).
-    fn prune(&mut self, die: usize, now: f64) {
-        let (pieces, head) = (&mut self.dies[die], &mut self.heads[die]);
-        while *head < pieces.len() && pieces[*head].end <= now {
-            *head += 1;
-        }
-        if *head >= 32 && 2 * *head >= pieces.len() {
-            pieces.drain(..*head);
-            *head = 0;
-        }
-    }
-
     fn suspends(&self, op: u64) -> u32 {
-        self.suspends.get(&op).copied().unwrap_or(0)
+        self.suspends.get(&op).map_or(0, |s| s.0)
     }
 
     /// An array read of `dur` ready on `die` at `x`: where it goes in a suspension, or None to
     /// wait as `fifo` does.
     fn plan(&self, die: usize, mut x: f64, dur: f64) -> Option<Plan> {
-        let (pieces, head) = (&self.dies[die], self.heads[die]);
-        let mut i = head + pieces[head..].partition_point(|q| q.end <= x);
-        while i < pieces.len() {
-            let p = pieces[i];
+        let pieces = &self.dies[die];
+        let mut at = pieces.locate(x);
+        while let Some(pos) = at {
+            let p = pieces.get(pos);
             if p.start > x {
                 if p.start - x >= dur {
                     return None; // a gap that fits
                 }
                 x = p.start;
             }
+            let next = pieces.next(pos);
             if p.in_suspension {
                 // Join the suspension: served right after this read, inside the same operation.
-                let next = pieces
-                    .get(i + 1)
-                    .filter(|q| q.op == p.op && q.start == p.end);
-                if let Some(q) = next {
-                    if p.end + dur <= q.end {
-                        return Some(Plan {
-                            piece: i + 1,
-                            at: p.end,
-                            join: true,
-                        });
-                    }
-                }
-            } else if p.op != 0 && self.suspends(p.op) < self.max {
-                if x + self.suspend_us + dur <= p.end {
+                let joined = next.filter(|&n| {
+                    let q = pieces.get(n);
+                    q.op == p.op && q.start == p.end && p.end + dur <= q.end
+                });
+                if let Some(n) = joined {
                     return Some(Plan {
-                        piece: i,
-                        at: x,
-                        join: false,
+                        piece: n,
+                        at: p.end,
+                        join: true,
                     });
                 }
+            } else if p.op != 0
+                && self.suspends(p.op) < self.max
+                && x + self.suspend_us + dur <= p.end
+            {
+                return Some(Plan {
+                    piece: pos,
+                    at: x,
+                    join: false,
+                });
             }
             x = p.end;
-            i += 1;
+            at = next;
         }
         None
     }
@@ -155,9 +268,9 @@ impl Suspend {
     /// Serve a read's array time from `x` in the suspension planned: split the operation's
     /// interval around it and reserve the operation's extra time; returns the read's end.
     fn suspend(&mut self, res: &mut Resources, die: u32, plan: Plan, dur: f64) -> f64 {
-        let (i, x) = (plan.piece, plan.at);
+        let x = plan.at;
         let pieces = &mut self.dies[die as usize];
-        let p = pieces[i];
+        let p = pieces.get(plan.piece);
         let (read_end, extra) = if plan.join {
             self.joined += 1;
             (x + dur, dur)
@@ -168,7 +281,6 @@ impl Suspend {
                 self.suspend_us + dur + self.resume_us,
             )
         };
-        let suspends = self.suspends.get(&p.op).copied().unwrap_or(0) + u32::from(!plan.join);
         let tail_end = res.die(die, p.end, extra);
         let op = p.op;
         let part = |start, end| Piece {
@@ -177,8 +289,7 @@ impl Suspend {
             op,
             in_suspension: false,
         };
-        // The operation's interval split around the read, in place (one move of the later
-        // pieces rather than a remove and three inserts).
+        // The operation's interval split around the read, in place.
         let split = [
             part(p.start, x),
             Piece {
@@ -187,10 +298,21 @@ impl Suspend {
             },
             part(read_end, p.end),
         ];
-        pieces.splice(i..=i, split.into_iter().filter(|q| q.end > q.start));
-        Self::insert(pieces, part(tail_end - extra, tail_end));
-        self.suspends.insert(op, suspends);
+        pieces.replace(plan.piece, split.into_iter().filter(|q| q.end > q.start));
+        pieces.insert(part(tail_end - extra, tail_end));
+        let s = self.suspends.entry(op).or_insert((0, tail_end));
+        *s = (s.0 + u32::from(!plan.join), s.1.max(tail_end));
+        self.sweep(res.now);
         read_end
+    }
+
+    /// Forget the suspension counts of the operations whose pieces all ended by `now` (none is
+    /// looked at again), once there are twice as many as after the last sweep.
+    fn sweep(&mut self, now: f64) {
+        if self.suspends.len() >= 2 * self.swept.max(512) {
+            self.suspends.retain(|_, s| s.1 > now);
+            self.swept = self.suspends.len();
+        }
     }
 }
 
@@ -198,7 +320,7 @@ impl Scheduler for Suspend {
     fn serve(&mut self, op: &Placed, ready: f64, res: &mut Resources) -> f64 {
         let (die, ch) = (op.die, op.channel);
         let d = die as usize;
-        self.prune(d, res.now);
+        self.dies[d].prune(res.now);
         match op.kind {
             OpKind::Read => {
                 let c = res.channel(ch, ready, op.command_us);
@@ -213,7 +335,7 @@ impl Scheduler for Suspend {
                             op: 0,
                             in_suspension: false,
                         };
-                        Self::insert(&mut self.dies[d], piece);
+                        self.dies[d].insert(piece);
                         a
                     }
                 };
@@ -241,7 +363,7 @@ impl Scheduler for Suspend {
                     op: id,
                     in_suspension: false,
                 };
-                Self::insert(&mut self.dies[d], piece);
+                self.dies[d].insert(piece);
                 e
             }
         }
@@ -337,5 +459,151 @@ mod tests {
         // At 760, 20 + 50 would end at 830 > 810: the read waits (810..860, transfer to 870).
         assert_eq!(s.serve(&op(OpKind::Read, 50.0), 760.0, &mut r), 870.0);
         assert_eq!(s.suspensions, 0);
+    }
+
+    /// Suspension counts of operations that have ended are forgotten; those of an operation
+    /// still in progress are kept.
+    #[test]
+    fn counts_of_ended_operations_are_swept() {
+        let mut s = Suspend::new(&cfg("program", 1), 1);
+        let mut r = Resources::new(1, 1);
+        for k in 0..2000 {
+            let t = 1000.0 * k as f64;
+            r.now = t;
+            // Program: array t+10..t+810; a read at t+100 suspends it (until t+885).
+            assert_eq!(s.serve(&op(OpKind::Program, 800.0), t, &mut r), t + 810.0);
+            assert_eq!(
+                s.serve(&op(OpKind::Read, 50.0), t + 100.0, &mut r),
+                t + 180.0
+            );
+            // Still in progress: its count is kept through the sweeps.
+            assert_eq!(s.suspends(s.next_op), 1, "{k}");
+        }
+        assert_eq!(s.suspensions, 2000);
+        assert!(s.suspends.len() < 1024, "{}", s.suspends.len());
+        // The last program is still in progress at 1_999_000: its cap (1) holds, a read at
+        // 300 waits for it (its end, 885, then 50 of array time and 10 of transfer).
+        let t = 1_999_000.0;
+        assert_eq!(
+            s.serve(&op(OpKind::Read, 50.0), t + 300.0, &mut r),
+            t + 945.0
+        );
+    }
+
+    /// A die's pieces as one plain vector with its past kept until drained: what [`Pieces`]
+    /// must do.
+    #[derive(Default)]
+    struct Reference {
+        pieces: Vec<Piece>,
+        head: usize,
+    }
+
+    impl Reference {
+        fn prune(&mut self, now: f64) {
+            while self.head < self.pieces.len() && self.pieces[self.head].end <= now {
+                self.head += 1;
+            }
+        }
+
+        fn insert(&mut self, p: Piece) {
+            if p.end > p.start {
+                let i = self.pieces.partition_point(|q| q.start < p.start);
+                self.pieces.insert(i, p);
+            }
+        }
+
+        fn locate(&self, x: f64) -> usize {
+            self.head + self.pieces[self.head..].partition_point(|q| q.end <= x)
+        }
+
+        /// The earliest start ≥ `ready` where `dur` fits between the pieces.
+        fn gap(&self, ready: f64, dur: f64) -> f64 {
+            let mut start = ready;
+            for q in &self.pieces[self.locate(ready)..] {
+                if start + dur <= q.start {
+                    break;
+                }
+                start = start.max(q.end);
+            }
+            start
+        }
+    }
+
+    fn piece(start: f64, end: f64, op: u64, in_suspension: bool) -> Piece {
+        Piece {
+            start,
+            end,
+            op,
+            in_suspension,
+        }
+    }
+
+    fn check_chunks(p: &Pieces) {
+        assert_eq!(p.chunks.len(), p.lasts.len());
+        for (c, chunk) in p.chunks.iter().enumerate() {
+            assert!(chunk.len() > p.low(c) && chunk.len() <= CHUNK, "chunk {c}");
+            assert_eq!(p.lasts[c], chunk[chunk.len() - 1]);
+        }
+    }
+
+    /// Random pieces in integer µs placed in the earliest gap after a ready time spread far
+    /// ahead of the present (thousands of pieces, most inserts in the middle), random pieces
+    /// split in three as a suspension splits them, and the present moving on: the pieces from
+    /// the present on, and the piece found after a time and those following it, are exactly
+    /// the reference's.
+    #[test]
+    fn pieces_same_as_a_plain_vector() {
+        let mut rng = crate::rng::Rng::new(26);
+        for (spread, durs) in [
+            (30.0, &[1.0, 2.0, 5.0][..]),
+            (40_000.0, &[1.0, 3.0, 8.0, 50.0][..]),
+            (200_000.0, &[20.0, 60.0, 800.0, 1500.0][..]),
+        ] {
+            let (mut p, mut r) = (Pieces::default(), Reference::default());
+            let (mut now, mut most) = (0.0, 0);
+            for k in 0..12_000u64 {
+                now += rng.below(3) as f64;
+                p.prune(now);
+                r.prune(now);
+                let visible = r.pieces.len() - r.head;
+                if rng.below(4) == 0 && visible > 0 {
+                    // Split a piece around [a, b) inside it, as a suspension does.
+                    let i = r.head + rng.below(visible as u64) as usize;
+                    let q = r.pieces[i];
+                    let len = (q.end - q.start) as u64;
+                    let a = q.start + rng.below(len) as f64;
+                    let b = a + 1.0 + rng.below((q.end - a) as u64) as f64;
+                    let parts = [
+                        piece(q.start, a, q.op, false),
+                        piece(a, b, q.op, true),
+                        piece(b, q.end, q.op, false),
+                    ];
+                    let parts = parts.into_iter().filter(|x| x.end > x.start);
+                    r.pieces.splice(i..=i, parts.clone());
+                    p.replace(p.locate(q.start).unwrap(), parts);
+                } else {
+                    let ready = now + (rng.f64() * spread).floor();
+                    let dur = durs[rng.below(durs.len() as u64) as usize];
+                    let start = r.gap(ready, dur);
+                    let q = piece(start, start + dur, k, false);
+                    r.insert(q);
+                    p.insert(q);
+                }
+                let x = now + (rng.f64() * spread).floor();
+                let (mut i, mut at) = (r.locate(x), p.locate(x));
+                for _ in 0..3 {
+                    assert_eq!(r.pieces.get(i).copied(), at.map(|a| p.get(a)), "{k}");
+                    at = at.and_then(|a| p.next(a));
+                    i += 1;
+                }
+                if k % 97 == 0 {
+                    assert_eq!(p.all(), r.pieces[r.head..], "{k}");
+                    check_chunks(&p);
+                }
+                most = most.max(r.pieces.len() - r.head);
+            }
+            assert_eq!(p.all(), r.pieces[r.head..]);
+            assert!(most >= 10 * CHUNK, "{spread}: {most}");
+        }
     }
 }
