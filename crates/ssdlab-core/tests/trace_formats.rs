@@ -1018,6 +1018,7 @@ fn binary_round_trip() {
             TraceInfo {
                 format: "binary".into(),
                 measured_latency: None,
+                measured_max_outstanding: None,
                 ..ia
             },
             ib,
