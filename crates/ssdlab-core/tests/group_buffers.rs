@@ -8,6 +8,8 @@ use ssdlab_core::engine::{NoProgress, RunResult};
 use ssdlab_core::{simulate, Config};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn traces_dir() -> PathBuf {
     match std::env::var_os("SSDLAB_TRACES") {
         Some(d) => PathBuf::from(d),
@@ -59,14 +61,7 @@ fn every_ftl_counts_and_timed() {
             c.run.queue_depth = 4;
             (c.device.channels, c.device.chips_per_channel) = (2, 2);
             let timed = run(&c).metrics;
-            for (k, v) in &counts {
-                let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-                assert!(
-                    same,
-                    "{ftl} × {buffer}: {k} = {v} counted, {} timed",
-                    timed[k]
-                );
-            }
+            common::assert_counts_same_timed(&counts, &timed, &format!("{ftl} × {buffer}"));
             assert!(timed["latency.all.mean_us"] > 0.0);
         }
     }

@@ -12,6 +12,8 @@ use ssdlab_core::{simulate, Config};
 use std::collections::BTreeMap;
 use std::io::Write;
 
+mod common;
+
 /// u of FIFO: the root in (0, 1) of u = e^{−a(1−u)}, a = 1 + ρ > 1, by bisection (u = 1 is the
 /// other, trivial root).
 fn fifo_u(rho: f64) -> f64 {
@@ -222,14 +224,7 @@ fn every_placement_keeps_integrity_and_counts_the_same_timed() {
             c.run.queue_depth = 4;
             (c.device.channels, c.device.chips_per_channel) = (2, 2);
             let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
-            for (k, v) in &counts {
-                let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-                assert!(
-                    same,
-                    "{ftl} × {placement}: {k} = {v} counts, {} timed",
-                    timed[k]
-                );
-            }
+            common::assert_counts_same_timed(&counts, &timed, &format!("{ftl} × {placement}"));
         }
     }
 }

@@ -8,6 +8,8 @@ use ssdlab_core::engine::NoProgress;
 use ssdlab_core::{simulate, Config, RunResult};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 /// A preconditioned device read at random (every read reaches flash: no buffer): `channels` ×
 /// `ways` dies, array read time `read_us`; `workload` and `nand` add keys to those sections.
 fn reads(
@@ -247,14 +249,7 @@ fn every_ftl_and_buffer_counts_the_same_in_timed_mode() {
             c.run.queue_depth = 4;
             (c.device.channels, c.device.chips_per_channel) = (2, 2);
             let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
-            for (k, v) in &counts {
-                let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-                assert!(
-                    same,
-                    "{ftl} × {buffer}: {k} = {v} in counts mode, {} timed",
-                    timed[k]
-                );
-            }
+            common::assert_counts_same_timed(&counts, &timed, &format!("{ftl} × {buffer}"));
             assert_eq!(timed["run.measured_requests"], 6000.0);
             assert!(timed["latency.all.mean_us"] > 0.0, "{ftl} × {buffer}");
         }

@@ -7,6 +7,8 @@ use ssdlab_core::engine::NoProgress;
 use ssdlab_core::{simulate, Config};
 use std::collections::BTreeMap;
 
+mod common;
+
 type Metrics = BTreeMap<String, f64>;
 
 /// An MSR trace of (µs, op, page) rows, 4 KiB each, in a fresh file.
@@ -218,14 +220,7 @@ fn front_end_leaves_counts_unchanged() {
             c.run.mode = "timed".into();
             (c.device.channels, c.device.chips_per_channel) = (2, 2);
             let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
-            for (k, v) in &counts {
-                let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-                assert!(
-                    same,
-                    "{ftl} × {buffer}: {k} = {v} counts, {} timed",
-                    timed[k]
-                );
-            }
+            common::assert_counts_same_timed(&counts, &timed, &format!("{ftl} × {buffer}"));
             assert_eq!(timed["queue.max_outstanding"], 4.0);
             assert!(timed["util.controller.mean"] > 0.0 && timed["util.link"] > 0.0);
         }

@@ -290,10 +290,11 @@ def calibrate(
     try:
         while len(cal.trials) < trials:
             batch = [study.ask() for _ in range(min(n_workers, trials - len(cal.trials)))]
-            n = len(cfgs)  # trial k's run on trace j is task k·n + j
-            tasks = [
-                [_task(t.number * n + j, v, c) for j, c in enumerate(cfgs)] for t in batch for v in [_values(sp, t)]
-            ]
+            n = len(cfgs)
+            tasks = []  # per trial, its run on each trace: trial k's on trace j is task k·n + j
+            for t in batch:
+                values = _values(sp, t)
+                tasks.append([_task(t.number * n + j, values, c) for j, c in enumerate(cfgs)])
             records: dict[int, dict] = {}
 
             def on_record(rec: dict, records=records) -> None:
