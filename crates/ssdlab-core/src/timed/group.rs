@@ -21,8 +21,10 @@
 //! - Erases: an FTL block spans every plane, so erasing it is one multi-plane erase per die, as
 //!   with one plane.
 
+use super::layout::Layout;
 use super::Clock;
 use crate::nand::{Cause, NandOp, OpKind};
+use crate::units::Divisor;
 
 /// What grouping keeps between requests, and what it did.
 #[derive(Clone, Debug, Default)]
@@ -31,6 +33,9 @@ pub(super) struct Groups {
     staged: Vec<(u32, f64)>,
     /// Completion of each operation of the request being placed (NaN: not placed yet).
     done: Vec<f64>,
+    /// Each operation's key ([`Layout::group_of`]), computed once per request rather than at
+    /// every look from the operations before it.
+    keys: Vec<u32>,
     array_reads: u64,
     array_programs: u64,
     multi_plane: u64,
@@ -67,6 +72,9 @@ impl Clock {
         let mut g = self.grouped.take().expect("grouping is on");
         g.done.clear();
         g.done.resize(ops.len(), f64::NAN);
+        let div = Divs::new(&self.layout);
+        g.keys.clear();
+        g.keys.extend(ops.iter().map(|op| div.key(op.addr)));
         let window = 2 * (self.layout.units_per_page() * self.layout.planes()) as usize;
         let (mut barrier, mut end) = (t, t);
         let mut last_read = None;
@@ -82,9 +90,14 @@ impl Clock {
                         barrier = barrier.max(done);
                         done
                     }
-                    OpKind::Read => self.read_group(&mut g, ops, i, barrier, window),
+                    OpKind::Read => self.read_group(&mut g, ops, i, barrier, window, div),
                     OpKind::Program => {
-                        let s = Span { t, barrier, window };
+                        let s = Span {
+                            t,
+                            barrier,
+                            window,
+                            div,
+                        };
                         self.program_group(&mut g, ops, i, last_read, s)
                     }
                 };
@@ -107,21 +120,22 @@ impl Clock {
         i: usize,
         ready: f64,
         window: usize,
+        div: Divs,
     ) -> f64 {
         let addr = ops[i].addr;
-        let key = self.layout.group_of(addr);
+        let key = g.keys[i];
         let mut units = 1;
         let mut urgent = matches!(ops[i].cause, Cause::Host | Cause::Map);
-        let mut planes = 1u64 << (self.layout.plane_of(addr) % 64);
+        let mut planes = 1u64 << (div.plane(addr) % 64);
         let last = ops.len().min(i + 1 + window);
         for j in i + 1..last {
             match ops[j].kind {
                 OpKind::Erase => break,
-                OpKind::Read if g.done[j].is_nan() && self.layout.group_of(ops[j].addr) == key => {
+                OpKind::Read if g.keys[j] == key && g.done[j].is_nan() => {
                     g.done[j] = f64::INFINITY; // a member: set below
                     units += 1;
                     urgent |= matches!(ops[j].cause, Cause::Host | Cause::Map);
-                    planes |= 1 << (self.layout.plane_of(ops[j].addr) % 64);
+                    planes |= 1 << (div.plane(ops[j].addr) % 64);
                 }
                 _ => {}
             }
@@ -155,14 +169,14 @@ impl Clock {
         let ready_after =
             |g: &Groups, r: Option<usize>| s.barrier.max(r.map_or(s.t, |r| g.done[r]));
         let addr = ops[i].addr;
-        let l = &self.layout;
+        let (l, div) = (&self.layout, s.div);
         let mut ready = ready_after(g, last_read);
-        if !l.last_unit(addr) {
-            g.stage(l.page_of(addr), ready);
+        if !div.last_unit(addr) {
+            g.stage(div.page(addr), ready);
             return ready;
         }
-        ready = ready.max(g.unstage(l.page_of(addr)));
-        let key = l.group_of(addr);
+        ready = ready.max(g.unstage(div.page(addr)));
+        let key = g.keys[i];
         let mut pages = 1;
         let last = ops.len().min(i + 1 + s.window);
         for j in i + 1..last {
@@ -171,14 +185,14 @@ impl Clock {
                 OpKind::Erase => break,
                 OpKind::Read if g.done[j].is_nan() => break,
                 OpKind::Read => last_read = Some(j),
-                OpKind::Program if g.done[j].is_nan() && l.group_of(op.addr) == key => {
+                OpKind::Program if g.keys[j] == key && g.done[j].is_nan() => {
                     let r = ready_after(g, last_read);
-                    if l.last_unit(op.addr) {
-                        ready = ready.max(r).max(g.unstage(l.page_of(op.addr)));
+                    if div.last_unit(op.addr) {
+                        ready = ready.max(r).max(g.unstage(div.page(op.addr)));
                         pages += 1;
                         g.done[j] = f64::INFINITY; // a member: set below
                     } else {
-                        g.stage(l.page_of(op.addr), r);
+                        g.stage(div.page(op.addr), r);
                         g.done[j] = r;
                     }
                 }
@@ -209,6 +223,51 @@ struct Span {
     t: f64,
     barrier: f64,
     window: usize,
+    div: Divs,
+}
+
+/// [`Layout`]'s unit, plane and key arithmetic by shifts in the usual power-of-two geometry
+/// (hardware division costs tens of cycles, and grouping does it several times an operation).
+#[derive(Clone, Copy)]
+struct Divs {
+    units: Divisor,
+    planes: Divisor,
+    keys: Divisor,
+}
+
+impl Divs {
+    fn new(l: &Layout) -> Divs {
+        let (units, planes) = (l.units_per_page() as u64, l.planes() as u64);
+        Divs {
+            units: Divisor::new(units),
+            planes: Divisor::new(planes),
+            keys: Divisor::new(units * planes),
+        }
+    }
+
+    /// [`Layout::group_of`].
+    #[inline]
+    fn key(self, ppn: u32) -> u32 {
+        self.keys.quot(ppn as u64) as u32
+    }
+
+    /// [`Layout::page_of`].
+    #[inline]
+    fn page(self, ppn: u32) -> u32 {
+        self.units.quot(ppn as u64) as u32
+    }
+
+    /// [`Layout::plane_of`].
+    #[inline]
+    fn plane(self, ppn: u32) -> u32 {
+        self.planes.modulo(self.units.quot(ppn as u64)) as u32
+    }
+
+    /// [`Layout::last_unit`].
+    #[inline]
+    fn last_unit(self, ppn: u32) -> bool {
+        self.units.modulo(ppn as u64) == self.units.get() - 1
+    }
 }
 
 /// The members marked in `done` complete at `d`.
