@@ -33,9 +33,6 @@ pub(super) struct Groups {
     staged: Vec<(u32, f64)>,
     /// Completion of each operation of the request being placed (NaN: not placed yet).
     done: Vec<f64>,
-    /// Each operation's key ([`Layout::group_of`]), computed once per request rather than at
-    /// every look from the operations before it.
-    keys: Vec<u32>,
     array_reads: u64,
     array_programs: u64,
     multi_plane: u64,
@@ -73,8 +70,6 @@ impl Clock {
         g.done.clear();
         g.done.resize(ops.len(), f64::NAN);
         let div = Divs::new(&self.layout);
-        g.keys.clear();
-        g.keys.extend(ops.iter().map(|op| div.key(op.addr)));
         let window = 2 * (self.layout.units_per_page() * self.layout.planes()) as usize;
         let (mut barrier, mut end) = (t, t);
         let mut last_read = None;
@@ -123,7 +118,7 @@ impl Clock {
         div: Divs,
     ) -> f64 {
         let addr = ops[i].addr;
-        let key = g.keys[i];
+        let key = div.key(addr);
         let mut units = 1;
         let mut urgent = matches!(ops[i].cause, Cause::Host | Cause::Map);
         let mut planes = 1u64 << (div.plane(addr) % 64);
@@ -131,7 +126,7 @@ impl Clock {
         for j in i + 1..last {
             match ops[j].kind {
                 OpKind::Erase => break,
-                OpKind::Read if g.keys[j] == key && g.done[j].is_nan() => {
+                OpKind::Read if g.done[j].is_nan() && div.key(ops[j].addr) == key => {
                     g.done[j] = f64::INFINITY; // a member: set below
                     units += 1;
                     urgent |= matches!(ops[j].cause, Cause::Host | Cause::Map);
@@ -176,7 +171,7 @@ impl Clock {
             return ready;
         }
         ready = ready.max(g.unstage(div.page(addr)));
-        let key = g.keys[i];
+        let key = div.key(addr);
         let mut pages = 1;
         let last = ops.len().min(i + 1 + s.window);
         for j in i + 1..last {
@@ -185,7 +180,7 @@ impl Clock {
                 OpKind::Erase => break,
                 OpKind::Read if g.done[j].is_nan() => break,
                 OpKind::Read => last_read = Some(j),
-                OpKind::Program if g.keys[j] == key && g.done[j].is_nan() => {
+                OpKind::Program if g.done[j].is_nan() && div.key(op.addr) == key => {
                     let r = ready_after(g, last_read);
                     if div.last_unit(op.addr) {
                         ready = ready.max(r).max(g.unstage(div.page(op.addr)));
@@ -246,25 +241,25 @@ impl Divs {
     }
 
     /// [`Layout::group_of`].
-    #[inline]
+    #[inline(always)]
     fn key(self, ppn: u32) -> u32 {
         self.keys.quot(ppn as u64) as u32
     }
 
     /// [`Layout::page_of`].
-    #[inline]
+    #[inline(always)]
     fn page(self, ppn: u32) -> u32 {
         self.units.quot(ppn as u64) as u32
     }
 
     /// [`Layout::plane_of`].
-    #[inline]
+    #[inline(always)]
     fn plane(self, ppn: u32) -> u32 {
         self.planes.modulo(self.units.quot(ppn as u64)) as u32
     }
 
     /// [`Layout::last_unit`].
-    #[inline]
+    #[inline(always)]
     fn last_unit(self, ppn: u32) -> bool {
         self.units.modulo(ppn as u64) == self.units.get() - 1
     }
