@@ -21,10 +21,8 @@
 //! - Erases: an FTL block spans every plane, so erasing it is one multi-plane erase per die, as
 //!   with one plane.
 
-use super::layout::Layout;
 use super::Clock;
 use crate::nand::{Cause, NandOp, OpKind};
-use crate::units::Divisor;
 
 /// What grouping keeps between requests, and what it did.
 #[derive(Clone, Debug, Default)]
@@ -69,7 +67,6 @@ impl Clock {
         let mut g = self.grouped.take().expect("grouping is on");
         g.done.clear();
         g.done.resize(ops.len(), f64::NAN);
-        let div = Divs::new(&self.layout);
         let window = 2 * (self.layout.units_per_page() * self.layout.planes()) as usize;
         let (mut barrier, mut end) = (t, t);
         let mut last_read = None;
@@ -85,14 +82,15 @@ impl Clock {
                         barrier = barrier.max(done);
                         done
                     }
-                    OpKind::Read => self.read_group(&mut g, ops, i, barrier, window, div),
+                    OpKind::Read => self.read_group(&mut g, ops, i, barrier, window),
+                    // Not its NAND page's last unit: staged (most programs; kept out of the call).
+                    OpKind::Program if !self.layout.last_unit(op.addr) => {
+                        let ready = barrier.max(last_read.map_or(t, |r| g.done[r]));
+                        g.stage(self.layout.page_of(op.addr), ready);
+                        ready
+                    }
                     OpKind::Program => {
-                        let s = Span {
-                            t,
-                            barrier,
-                            window,
-                            div,
-                        };
+                        let s = Span { t, barrier, window };
                         self.program_group(&mut g, ops, i, last_read, s)
                     }
                 };
@@ -115,22 +113,21 @@ impl Clock {
         i: usize,
         ready: f64,
         window: usize,
-        div: Divs,
     ) -> f64 {
         let addr = ops[i].addr;
-        let key = div.key(addr);
+        let key = self.layout.group_of(addr);
         let mut units = 1;
         let mut urgent = matches!(ops[i].cause, Cause::Host | Cause::Map);
-        let mut planes = 1u64 << (div.plane(addr) % 64);
+        let mut planes = 1u64 << (self.layout.plane_of(addr) % 64);
         let last = ops.len().min(i + 1 + window);
         for j in i + 1..last {
             match ops[j].kind {
                 OpKind::Erase => break,
-                OpKind::Read if g.done[j].is_nan() && div.key(ops[j].addr) == key => {
+                OpKind::Read if g.done[j].is_nan() && self.layout.group_of(ops[j].addr) == key => {
                     g.done[j] = f64::INFINITY; // a member: set below
                     units += 1;
                     urgent |= matches!(ops[j].cause, Cause::Host | Cause::Map);
-                    planes |= 1 << (div.plane(ops[j].addr) % 64);
+                    planes |= 1 << (self.layout.plane_of(ops[j].addr) % 64);
                 }
                 _ => {}
             }
@@ -151,8 +148,8 @@ impl Clock {
         d
     }
 
-    /// Op `i`, a program: staged if it is not its NAND page's last unit, else the page programs
-    /// of its key within the window, one array program.
+    /// Op `i`, its NAND page's last unit: the page programs of its key within the window, one
+    /// array program.
     fn program_group(
         &mut self,
         g: &mut Groups,
@@ -164,14 +161,11 @@ impl Clock {
         let ready_after =
             |g: &Groups, r: Option<usize>| s.barrier.max(r.map_or(s.t, |r| g.done[r]));
         let addr = ops[i].addr;
-        let (l, div) = (&self.layout, s.div);
+        let l = &self.layout;
         let mut ready = ready_after(g, last_read);
-        if !div.last_unit(addr) {
-            g.stage(div.page(addr), ready);
-            return ready;
-        }
-        ready = ready.max(g.unstage(div.page(addr)));
-        let key = div.key(addr);
+        debug_assert!(l.last_unit(addr));
+        ready = ready.max(g.unstage(l.page_of(addr)));
+        let key = l.group_of(addr);
         let mut pages = 1;
         let last = ops.len().min(i + 1 + s.window);
         for j in i + 1..last {
@@ -180,14 +174,14 @@ impl Clock {
                 OpKind::Erase => break,
                 OpKind::Read if g.done[j].is_nan() => break,
                 OpKind::Read => last_read = Some(j),
-                OpKind::Program if g.done[j].is_nan() && div.key(op.addr) == key => {
+                OpKind::Program if g.done[j].is_nan() && l.group_of(op.addr) == key => {
                     let r = ready_after(g, last_read);
-                    if div.last_unit(op.addr) {
-                        ready = ready.max(r).max(g.unstage(div.page(op.addr)));
+                    if l.last_unit(op.addr) {
+                        ready = ready.max(r).max(g.unstage(l.page_of(op.addr)));
                         pages += 1;
                         g.done[j] = f64::INFINITY; // a member: set below
                     } else {
-                        g.stage(div.page(op.addr), r);
+                        g.stage(l.page_of(op.addr), r);
                         g.done[j] = r;
                     }
                 }
@@ -218,51 +212,6 @@ struct Span {
     t: f64,
     barrier: f64,
     window: usize,
-    div: Divs,
-}
-
-/// [`Layout`]'s unit, plane and key arithmetic by shifts in the usual power-of-two geometry
-/// (hardware division costs tens of cycles, and grouping does it several times an operation).
-#[derive(Clone, Copy)]
-struct Divs {
-    units: Divisor,
-    planes: Divisor,
-    keys: Divisor,
-}
-
-impl Divs {
-    fn new(l: &Layout) -> Divs {
-        let (units, planes) = (l.units_per_page() as u64, l.planes() as u64);
-        Divs {
-            units: Divisor::new(units),
-            planes: Divisor::new(planes),
-            keys: Divisor::new(units * planes),
-        }
-    }
-
-    /// [`Layout::group_of`].
-    #[inline(always)]
-    fn key(self, ppn: u32) -> u32 {
-        self.keys.quot(ppn as u64) as u32
-    }
-
-    /// [`Layout::page_of`].
-    #[inline(always)]
-    fn page(self, ppn: u32) -> u32 {
-        self.units.quot(ppn as u64) as u32
-    }
-
-    /// [`Layout::plane_of`].
-    #[inline(always)]
-    fn plane(self, ppn: u32) -> u32 {
-        self.planes.modulo(self.units.quot(ppn as u64)) as u32
-    }
-
-    /// [`Layout::last_unit`].
-    #[inline(always)]
-    fn last_unit(self, ppn: u32) -> bool {
-        self.units.modulo(ppn as u64) == self.units.get() - 1
-    }
 }
 
 /// The members marked in `done` complete at `d`.
