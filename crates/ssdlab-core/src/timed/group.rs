@@ -144,7 +144,9 @@ impl Clock {
             array,
             units as f64 * self.transfer_us,
         );
-        settle(&mut g.done[i + 1..last], d);
+        if units > 1 {
+            settle(&mut g.done[i + 1..last], d);
+        }
         d
     }
 
@@ -201,7 +203,9 @@ impl Clock {
             array,
             units as f64 * self.transfer_us,
         );
-        settle(&mut g.done[i + 1..last], d);
+        if pages > 1 {
+            settle(&mut g.done[i + 1..last], d);
+        }
         d
     }
 }
@@ -214,7 +218,8 @@ struct Span {
     window: usize,
 }
 
-/// The members marked in `done` complete at `d`.
+/// The members marked in `done` complete at `d` (there are some: the group has more than one
+/// operation).
 fn settle(done: &mut [f64], d: f64) {
     for x in done.iter_mut().filter(|x| **x == f64::INFINITY) {
         *x = d;
