@@ -65,14 +65,21 @@ impl Piece {
 /// A piece's place: chunk and index.
 type Pos = (usize, usize);
 
+/// Chunks that ended are removed from the front this many at a time (removing one moves every
+/// later chunk, and a die booked far ahead has hundreds).
+const RETIRED: usize = 16;
+
 /// One die's pieces from the present on: disjoint, in time order (so their ends are too), chunk
-/// after chunk. Those of the first chunk before `head` ended in the past; every chunk holds at
-/// least one from `head` on.
+/// after chunk from chunk `first` (those before it ended and are empty). Those of chunk `first`
+/// before `head` ended in the past; every chunk from `first` on holds at least one from `head`
+/// on.
 #[derive(Clone, Debug, Default)]
 struct Pieces {
     chunks: Vec<Vec<Piece>>,
     /// Each chunk's last piece (the search for a chunk, without visiting them).
     lasts: Vec<Piece>,
+    /// The first chunk that has not ended: fewer than [`RETIRED`], and none if every chunk has.
+    first: usize,
     head: usize,
     /// The chunk of the last insert or search: the next one on the die is usually near it.
     finger: usize,
@@ -83,7 +90,7 @@ struct Pieces {
 impl Pieces {
     /// The first piece of chunk `c` that has not ended in the past.
     fn low(&self, c: usize) -> usize {
-        if c == 0 {
+        if c == self.first {
             self.head
         } else {
             0
@@ -107,10 +114,10 @@ impl Pieces {
     /// order): the finger's if it is that one, else by binary search.
     #[inline]
     fn chunk(&self, before: impl Fn(&Piece) -> bool) -> usize {
-        let f = self.finger;
+        let (f, first) = (self.finger, self.first);
         match self.lasts.get(f) {
-            Some(q) if !before(q) && (f == 0 || before(&self.lasts[f - 1])) => f,
-            _ => self.lasts.partition_point(before),
+            Some(q) if f >= first && !before(q) && (f == first || before(&self.lasts[f - 1])) => f,
+            _ => first + self.lasts[first..].partition_point(before),
         }
     }
 
@@ -125,18 +132,24 @@ impl Pieces {
 
     /// Forget the pieces that ended by `now` (no later operation is ready earlier).
     fn prune(&mut self, now: f64) {
-        while let Some(first) = self.chunks.first() {
-            while self.head < first.len() && first[self.head].end <= now {
+        while let Some(chunk) = self.chunks.get_mut(self.first) {
+            while self.head < chunk.len() && chunk[self.head].end <= now {
                 self.head += 1;
             }
-            if self.head < first.len() {
+            if self.head < chunk.len() {
                 return;
             }
-            let mut chunk = self.chunks.remove(0);
-            self.lasts.remove(0);
-            self.head = 0;
+            let mut chunk = std::mem::take(chunk);
             chunk.clear();
             self.spare.push(chunk);
+            self.head = 0;
+            self.first += 1;
+            if self.first == RETIRED || self.first == self.chunks.len() {
+                self.chunks.drain(..self.first);
+                self.lasts.drain(..self.first);
+                self.finger = self.finger.saturating_sub(self.first);
+                self.first = 0;
+            }
         }
     }
 
@@ -182,10 +195,10 @@ impl Pieces {
         if self.chunks[c].len() <= CHUNK {
             return;
         }
-        if c == 0 && self.head > 0 {
-            self.chunks[0].drain(..self.head);
+        if c == self.first && self.head > 0 {
+            self.chunks[c].drain(..self.head);
             self.head = 0;
-            if self.chunks[0].len() <= CHUNK {
+            if self.chunks[c].len() <= CHUNK {
                 return;
             }
         }
@@ -201,7 +214,7 @@ impl Pieces {
     #[cfg(test)]
     fn all(&self) -> Vec<Piece> {
         let mut all = Vec::new();
-        for (c, chunk) in self.chunks.iter().enumerate() {
+        for (c, chunk) in self.chunks.iter().enumerate().skip(self.first) {
             all.extend_from_slice(&chunk[self.low(c)..]);
         }
         all
@@ -548,7 +561,12 @@ mod tests {
 
     fn check_chunks(p: &Pieces) {
         assert_eq!(p.chunks.len(), p.lasts.len());
+        assert!(p.first < RETIRED && (p.first < p.chunks.len() || p.chunks.is_empty()));
         for (c, chunk) in p.chunks.iter().enumerate() {
+            if c < p.first {
+                assert!(chunk.is_empty(), "retired chunk {c}");
+                continue;
+            }
             assert!(chunk.len() > p.low(c) && chunk.len() <= CHUNK, "chunk {c}");
             assert_eq!(p.lasts[c], chunk[chunk.len() - 1]);
         }
