@@ -179,22 +179,24 @@ impl Pieces {
         let lo = self.low(c);
         let i = lo + self.chunks[c][lo..].partition_point(|q| q.start < p.start);
         self.chunks[c].insert(i, p);
-        self.split(c);
+        if self.chunks[c].len() > CHUNK {
+            self.split(c);
+        }
     }
 
     /// Replace the piece at `pos` with `with` (in time order, one at least).
     fn replace(&mut self, (c, i): Pos, with: impl Iterator<Item = Piece>) {
         self.chunks[c].splice(i..=i, with);
         self.lasts[c] = self.chunks[c][self.chunks[c].len() - 1];
-        self.split(c);
+        if self.chunks[c].len() > CHUNK {
+            self.split(c);
+        }
     }
 
-    /// Split chunk `c` in two halves if it has grown past [`CHUNK`] (the past of the first
-    /// chunk dropped first).
+    /// Split chunk `c`, grown past [`CHUNK`], in two halves (the past of the first chunk
+    /// dropped first).
+    #[cold]
     fn split(&mut self, c: usize) {
-        if self.chunks[c].len() <= CHUNK {
-            return;
-        }
         if c == self.first && self.head > 0 {
             self.chunks[c].drain(..self.head);
             self.head = 0;
