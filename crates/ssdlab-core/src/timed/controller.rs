@@ -5,10 +5,13 @@ use super::timeline::Timeline;
 use crate::config::Config;
 
 /// Firmware cores: each host command occupies the earliest free core for `command_us` plus
-/// `page_us` per page, in the order commands are taken.
+/// `page_us` per page, in the order commands are taken. A command starts once its core is free,
+/// after every command before it on that core, so a core's time needs no timeline: when it is
+/// free and how long it has been busy.
 #[derive(Clone, Debug, Default)]
 pub struct Controller {
-    cores: Vec<Timeline>,
+    /// Each core's total busy time (µs).
+    busy: Vec<f64>,
     /// When each core's last command ends (commands are taken in time order, so a core is free
     /// from then on).
     free_at: Vec<f64>,
@@ -22,7 +25,7 @@ impl Controller {
     pub fn new(cfg: &Config) -> Controller {
         let c = &cfg.controller;
         Controller {
-            cores: vec![Timeline::default(); c.cores as usize],
+            busy: vec![0.0; c.cores as usize],
             free_at: vec![0.0; c.cores as usize],
             command_us: c.command_us,
             write_command_us: c.write_command_us.unwrap_or(c.command_us),
@@ -34,7 +37,7 @@ impl Controller {
     /// earlier later on): when its firmware work ends (`t` without cores).
     #[inline]
     pub fn command(&mut self, t: f64, write: bool, pages: impl FnOnce() -> u64) -> f64 {
-        if self.cores.is_empty() {
+        if self.busy.is_empty() {
             return t;
         }
         let pages = pages();
@@ -50,18 +53,24 @@ impl Controller {
             self.command_us
         };
         let dur = command_us + self.page_us * pages as f64;
-        let end = self.cores[i].reserve(t, t.max(self.free_at[i]), dur);
+        let start = t.max(self.free_at[i]);
+        let end = if dur > 0.0 {
+            self.busy[i] += dur;
+            start + dur
+        } else {
+            start
+        };
         self.free_at[i] = end.max(self.free_at[i]);
         end
     }
 
     /// Total busy time of every core (µs).
     pub fn busy_us(&self) -> f64 {
-        self.cores.iter().map(|c| c.busy_us).sum()
+        self.busy.iter().sum()
     }
 
     pub fn cores(&self) -> usize {
-        self.cores.len()
+        self.busy.len()
     }
 }
 

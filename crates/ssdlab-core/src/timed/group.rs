@@ -21,6 +21,7 @@
 //! - Erases: an FTL block spans every plane, so erasing it is one multi-plane erase per die, as
 //!   with one plane.
 
+use super::layout::Layout;
 use super::Clock;
 use crate::nand::{Cause, NandOp, OpKind};
 
@@ -83,6 +84,12 @@ impl Clock {
                         done
                     }
                     OpKind::Read => self.read_group(&mut g, ops, i, barrier, window),
+                    // Not its NAND page's last unit: staged (most programs; kept out of the call).
+                    OpKind::Program if !self.layout.last_unit(op.addr) => {
+                        let ready = barrier.max(last_read.map_or(t, |r| g.done[r]));
+                        g.stage(self.layout.page_of(op.addr), ready);
+                        ready
+                    }
                     OpKind::Program => {
                         let s = Span { t, barrier, window };
                         self.program_group(&mut g, ops, i, last_read, s)
@@ -109,7 +116,7 @@ impl Clock {
         window: usize,
     ) -> f64 {
         let addr = ops[i].addr;
-        let key = self.layout.group_of(addr);
+        let key = Key::of(&self.layout, addr);
         let mut units = 1;
         let mut urgent = matches!(ops[i].cause, Cause::Host | Cause::Map);
         let mut planes = 1u64 << (self.layout.plane_of(addr) % 64);
@@ -117,7 +124,7 @@ impl Clock {
         for j in i + 1..last {
             match ops[j].kind {
                 OpKind::Erase => break,
-                OpKind::Read if g.done[j].is_nan() && self.layout.group_of(ops[j].addr) == key => {
+                OpKind::Read if g.done[j].is_nan() && key.holds(ops[j].addr) => {
                     g.done[j] = f64::INFINITY; // a member: set below
                     units += 1;
                     urgent |= matches!(ops[j].cause, Cause::Host | Cause::Map);
@@ -138,12 +145,14 @@ impl Clock {
             array,
             units as f64 * self.transfer_us,
         );
-        settle(&mut g.done[i + 1..last], d);
+        if units > 1 {
+            settle(&mut g.done[i + 1..last], d);
+        }
         d
     }
 
-    /// Op `i`, a program: staged if it is not its NAND page's last unit, else the page programs
-    /// of its key within the window, one array program.
+    /// Op `i`, its NAND page's last unit: the page programs of its key within the window, one
+    /// array program.
     fn program_group(
         &mut self,
         g: &mut Groups,
@@ -157,12 +166,9 @@ impl Clock {
         let addr = ops[i].addr;
         let l = &self.layout;
         let mut ready = ready_after(g, last_read);
-        if !l.last_unit(addr) {
-            g.stage(l.page_of(addr), ready);
-            return ready;
-        }
+        debug_assert!(l.last_unit(addr));
         ready = ready.max(g.unstage(l.page_of(addr)));
-        let key = l.group_of(addr);
+        let key = Key::of(l, addr);
         let mut pages = 1;
         let last = ops.len().min(i + 1 + s.window);
         for j in i + 1..last {
@@ -171,7 +177,7 @@ impl Clock {
                 OpKind::Erase => break,
                 OpKind::Read if g.done[j].is_nan() => break,
                 OpKind::Read => last_read = Some(j),
-                OpKind::Program if g.done[j].is_nan() && l.group_of(op.addr) == key => {
+                OpKind::Program if g.done[j].is_nan() && key.holds(op.addr) => {
                     let r = ready_after(g, last_read);
                     if l.last_unit(op.addr) {
                         ready = ready.max(r).max(g.unstage(l.page_of(op.addr)));
@@ -198,7 +204,9 @@ impl Clock {
             array,
             units as f64 * self.transfer_us,
         );
-        settle(&mut g.done[i + 1..last], d);
+        if pages > 1 {
+            settle(&mut g.done[i + 1..last], d);
+        }
         d
     }
 }
@@ -211,7 +219,33 @@ struct Span {
     window: usize,
 }
 
-/// The members marked in `done` complete at `d`.
+/// A key of [`Layout::group_of`] as the range of PPNs it holds: a group's candidates are tested
+/// by one subtraction and comparison rather than a division each.
+#[derive(Clone, Copy)]
+struct Key {
+    first: u64,
+    len: u64,
+}
+
+impl Key {
+    /// The key of PPN `ppn`.
+    fn of(l: &Layout, ppn: u32) -> Key {
+        let len = (l.units_per_page() * l.planes()) as u64;
+        Key {
+            first: l.group_of(ppn) as u64 * len,
+            len,
+        }
+    }
+
+    /// `ppn` has this key.
+    #[inline]
+    fn holds(self, ppn: u32) -> bool {
+        (ppn as u64).wrapping_sub(self.first) < self.len
+    }
+}
+
+/// The members marked in `done` complete at `d` (there are some: the group has more than one
+/// operation).
 fn settle(done: &mut [f64], d: f64) {
     for x in done.iter_mut().filter(|x| **x == f64::INFINITY) {
         *x = d;
@@ -248,6 +282,26 @@ mod tests {
             .collect()
     }
     use OpKind::{Erase, Program as P, Read as R};
+
+    /// A key's range holds exactly the PPNs of that key, power of two or not.
+    #[test]
+    fn key_ranges_hold_their_keys_ppns() {
+        use crate::config::DeviceConfig;
+        use crate::timed::layout::Layout;
+        for (planes, units) in [(2, 4), (2, 3), (3, 1)] {
+            let d = DeviceConfig {
+                planes_per_die: planes,
+                ..DeviceConfig::default()
+            };
+            let l = Layout::new(&d, 96, units);
+            for a in 0..200 {
+                let key = super::Key::of(&l, a);
+                for b in 0..200 {
+                    assert_eq!(key.holds(b), l.group_of(a) == l.group_of(b), "{a} {b}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_multi_plane_program_occupies_the_die_for_one_program_time() {

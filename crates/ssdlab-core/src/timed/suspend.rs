@@ -28,7 +28,7 @@
 use super::scheduler::{Placed, Resources, Scheduler};
 use crate::config::NandConfig;
 use crate::nand::OpKind;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Most pieces in one chunk; a chunk that grows past it splits in two.
 const CHUNK: usize = 64;
@@ -38,24 +38,51 @@ const CHUNK: usize = 64;
 struct Piece {
     start: f64,
     end: f64,
-    /// The suspendable operation this interval belongs to (0: another operation).
-    op: u64,
-    /// A read served in a suspension of `op`.
-    in_suspension: bool,
+    /// The suspendable operation this interval belongs to (0: another operation) shifted left
+    /// by one, and in the low bit whether it is a read served in a suspension of it (one word:
+    /// pieces are moved about when one is inserted before them).
+    tag: u64,
+}
+
+impl Piece {
+    fn new(start: f64, end: f64, op: u64, in_suspension: bool) -> Piece {
+        Piece {
+            start,
+            end,
+            tag: op << 1 | u64::from(in_suspension),
+        }
+    }
+
+    fn op(self) -> u64 {
+        self.tag >> 1
+    }
+
+    fn in_suspension(self) -> bool {
+        self.tag & 1 == 1
+    }
 }
 
 /// A piece's place: chunk and index.
 type Pos = (usize, usize);
 
+/// Chunks that ended are removed from the front this many at a time (removing one moves every
+/// later chunk, and a die booked far ahead has hundreds).
+const RETIRED: usize = 16;
+
 /// One die's pieces from the present on: disjoint, in time order (so their ends are too), chunk
-/// after chunk. Those of the first chunk before `head` ended in the past; every chunk holds at
-/// least one from `head` on.
+/// after chunk from chunk `first` (those before it ended and are empty). Those of chunk `first`
+/// before `head` ended in the past; every chunk from `first` on holds at least one from `head`
+/// on.
 #[derive(Clone, Debug, Default)]
 struct Pieces {
     chunks: Vec<Vec<Piece>>,
     /// Each chunk's last piece (the search for a chunk, without visiting them).
     lasts: Vec<Piece>,
+    /// The first chunk that has not ended: fewer than [`RETIRED`], and none if every chunk has.
+    first: usize,
     head: usize,
+    /// The chunk of the last insert or search: the next one on the die is usually near it.
+    finger: usize,
     /// Emptied chunks, kept for reuse.
     spare: Vec<Vec<Piece>>,
 }
@@ -63,7 +90,7 @@ struct Pieces {
 impl Pieces {
     /// The first piece of chunk `c` that has not ended in the past.
     fn low(&self, c: usize) -> usize {
-        if c == 0 {
+        if c == self.first {
             self.head
         } else {
             0
@@ -83,9 +110,21 @@ impl Pieces {
         }
     }
 
+    /// The first chunk whose last piece is not `before` (the chunks' last pieces are in time
+    /// order): the finger's if it is that one, else by binary search.
+    #[inline]
+    fn chunk(&self, before: impl Fn(&Piece) -> bool) -> usize {
+        let (f, first) = (self.finger, self.first);
+        match self.lasts.get(f) {
+            Some(q) if f >= first && !before(q) && (f == first || before(&self.lasts[f - 1])) => f,
+            _ => first + self.lasts[first..].partition_point(before),
+        }
+    }
+
     /// The first piece that ends after `x`.
-    fn locate(&self, x: f64) -> Option<Pos> {
-        let c = self.lasts.partition_point(|q| q.end <= x);
+    fn locate(&mut self, x: f64) -> Option<Pos> {
+        let c = self.chunk(|q| q.end <= x);
+        self.finger = c;
         let chunk = self.chunks.get(c)?;
         let lo = self.low(c);
         Some((c, lo + chunk[lo..].partition_point(|q| q.end <= x)))
@@ -93,18 +132,24 @@ impl Pieces {
 
     /// Forget the pieces that ended by `now` (no later operation is ready earlier).
     fn prune(&mut self, now: f64) {
-        while let Some(first) = self.chunks.first() {
-            while self.head < first.len() && first[self.head].end <= now {
+        while let Some(chunk) = self.chunks.get_mut(self.first) {
+            while self.head < chunk.len() && chunk[self.head].end <= now {
                 self.head += 1;
             }
-            if self.head < first.len() {
+            if self.head < chunk.len() {
                 return;
             }
-            let mut chunk = self.chunks.remove(0);
-            self.lasts.remove(0);
-            self.head = 0;
+            let mut chunk = std::mem::take(chunk);
             chunk.clear();
             self.spare.push(chunk);
+            self.head = 0;
+            self.first += 1;
+            if self.first == RETIRED || self.first == self.chunks.len() {
+                self.chunks.drain(..self.first);
+                self.lasts.drain(..self.first);
+                self.finger = self.finger.saturating_sub(self.first);
+                self.first = 0;
+            }
         }
     }
 
@@ -129,30 +174,33 @@ impl Pieces {
             }
             return;
         }
-        let c = self.lasts.partition_point(|q| q.start < p.start);
+        let c = self.chunk(|q| q.start < p.start);
+        self.finger = c;
         let lo = self.low(c);
         let i = lo + self.chunks[c][lo..].partition_point(|q| q.start < p.start);
         self.chunks[c].insert(i, p);
-        self.split(c);
+        if self.chunks[c].len() > CHUNK {
+            self.split(c);
+        }
     }
 
     /// Replace the piece at `pos` with `with` (in time order, one at least).
     fn replace(&mut self, (c, i): Pos, with: impl Iterator<Item = Piece>) {
         self.chunks[c].splice(i..=i, with);
         self.lasts[c] = self.chunks[c][self.chunks[c].len() - 1];
-        self.split(c);
+        if self.chunks[c].len() > CHUNK {
+            self.split(c);
+        }
     }
 
-    /// Split chunk `c` in two halves if it has grown past [`CHUNK`] (the past of the first
-    /// chunk dropped first).
+    /// Split chunk `c`, grown past [`CHUNK`], in two halves (the past of the first chunk
+    /// dropped first).
+    #[cold]
     fn split(&mut self, c: usize) {
-        if self.chunks[c].len() <= CHUNK {
-            return;
-        }
-        if c == 0 && self.head > 0 {
-            self.chunks[0].drain(..self.head);
+        if c == self.first && self.head > 0 {
+            self.chunks[c].drain(..self.head);
             self.head = 0;
-            if self.chunks[0].len() <= CHUNK {
+            if self.chunks[c].len() <= CHUNK {
                 return;
             }
         }
@@ -168,7 +216,7 @@ impl Pieces {
     #[cfg(test)]
     fn all(&self) -> Vec<Piece> {
         let mut all = Vec::new();
-        for (c, chunk) in self.chunks.iter().enumerate() {
+        for (c, chunk) in self.chunks.iter().enumerate().skip(self.first) {
             all.extend_from_slice(&chunk[self.low(c)..]);
         }
         all
@@ -193,7 +241,7 @@ pub struct Suspend {
     /// Suspensions so far of each operation suspended at least once, and the end of its last
     /// piece (kept per operation rather than per piece, so a suspension does not rescan the
     /// die's pieces to update them; swept of the operations that ended once it has doubled).
-    suspends: HashMap<u64, (u32, f64)>,
+    suspends: FxHashMap<u64, (u32, f64)>,
     /// Size of `suspends` after its last sweep.
     swept: usize,
     next_op: u64,
@@ -210,7 +258,7 @@ impl Suspend {
             resume_us: n.resume_us,
             max: n.max_suspends,
             dies: vec![Pieces::default(); dies],
-            suspends: HashMap::new(),
+            suspends: FxHashMap::default(),
             swept: 0,
             next_op: 1,
             suspensions: 0,
@@ -224,9 +272,9 @@ impl Suspend {
 
     /// An array read of `dur` ready on `die` at `x`: where it goes in a suspension, or None to
     /// wait as `fifo` does.
-    fn plan(&self, die: usize, mut x: f64, dur: f64) -> Option<Plan> {
+    fn plan(&mut self, die: usize, mut x: f64, dur: f64) -> Option<Plan> {
+        let mut at = self.dies[die].locate(x);
         let pieces = &self.dies[die];
-        let mut at = pieces.locate(x);
         while let Some(pos) = at {
             let p = pieces.get(pos);
             if p.start > x {
@@ -236,11 +284,11 @@ impl Suspend {
                 x = p.start;
             }
             let next = pieces.next(pos);
-            if p.in_suspension {
+            if p.in_suspension() {
                 // Join the suspension: served right after this read, inside the same operation.
                 let joined = next.filter(|&n| {
                     let q = pieces.get(n);
-                    q.op == p.op && q.start == p.end && p.end + dur <= q.end
+                    q.op() == p.op() && q.start == p.end && p.end + dur <= q.end
                 });
                 if let Some(n) = joined {
                     return Some(Plan {
@@ -249,8 +297,8 @@ impl Suspend {
                         join: true,
                     });
                 }
-            } else if p.op != 0
-                && self.suspends(p.op) < self.max
+            } else if p.op() != 0
+                && self.suspends(p.op()) < self.max
                 && x + self.suspend_us + dur <= p.end
             {
                 return Some(Plan {
@@ -282,20 +330,12 @@ impl Suspend {
             )
         };
         let tail_end = res.die(die, p.end, extra);
-        let op = p.op;
-        let part = |start, end| Piece {
-            start,
-            end,
-            op,
-            in_suspension: false,
-        };
+        let op = p.op();
+        let part = |start, end| Piece::new(start, end, op, false);
         // The operation's interval split around the read, in place.
         let split = [
             part(p.start, x),
-            Piece {
-                in_suspension: true,
-                ..part(x, read_end)
-            },
+            Piece::new(x, read_end, op, true),
             part(read_end, p.end),
         ];
         pieces.replace(plan.piece, split.into_iter().filter(|q| q.end > q.start));
@@ -329,13 +369,7 @@ impl Scheduler for Suspend {
                     Some(plan) => self.suspend(res, die, plan, op.array_us),
                     None => {
                         let a = res.die(die, c, op.array_us);
-                        let piece = Piece {
-                            start: a - op.array_us,
-                            end: a,
-                            op: 0,
-                            in_suspension: false,
-                        };
-                        self.dies[d].insert(piece);
+                        self.dies[d].insert(Piece::new(a - op.array_us, a, 0, false));
                         a
                     }
                 };
@@ -357,13 +391,7 @@ impl Scheduler for Suspend {
                 } else {
                     0
                 };
-                let piece = Piece {
-                    start: e - op.array_us,
-                    end: e,
-                    op: id,
-                    in_suspension: false,
-                };
-                self.dies[d].insert(piece);
+                self.dies[d].insert(Piece::new(e - op.array_us, e, id, false));
                 e
             }
         }
@@ -530,17 +558,17 @@ mod tests {
     }
 
     fn piece(start: f64, end: f64, op: u64, in_suspension: bool) -> Piece {
-        Piece {
-            start,
-            end,
-            op,
-            in_suspension,
-        }
+        Piece::new(start, end, op, in_suspension)
     }
 
     fn check_chunks(p: &Pieces) {
         assert_eq!(p.chunks.len(), p.lasts.len());
+        assert!(p.first < RETIRED && (p.first < p.chunks.len() || p.chunks.is_empty()));
         for (c, chunk) in p.chunks.iter().enumerate() {
+            if c < p.first {
+                assert!(chunk.is_empty(), "retired chunk {c}");
+                continue;
+            }
             assert!(chunk.len() > p.low(c) && chunk.len() <= CHUNK, "chunk {c}");
             assert_eq!(p.lasts[c], chunk[chunk.len() - 1]);
         }
@@ -560,7 +588,7 @@ mod tests {
             (200_000.0, &[20.0, 60.0, 800.0, 1500.0][..]),
         ] {
             let (mut p, mut r) = (Pieces::default(), Reference::default());
-            let (mut now, mut most) = (0.0, 0);
+            let (mut now, mut most, mut last) = (0.0, 0, 0.0f64);
             for k in 0..12_000u64 {
                 now += rng.below(3) as f64;
                 p.prune(now);
@@ -574,18 +602,26 @@ mod tests {
                     let a = q.start + rng.below(len) as f64;
                     let b = a + 1.0 + rng.below((q.end - a) as u64) as f64;
                     let parts = [
-                        piece(q.start, a, q.op, false),
-                        piece(a, b, q.op, true),
-                        piece(b, q.end, q.op, false),
+                        piece(q.start, a, q.op(), false),
+                        piece(a, b, q.op(), true),
+                        piece(b, q.end, q.op(), false),
                     ];
                     let parts = parts.into_iter().filter(|x| x.end > x.start);
                     r.pieces.splice(i..=i, parts.clone());
-                    p.replace(p.locate(q.start).unwrap(), parts);
+                    let at = p.locate(q.start).unwrap();
+                    p.replace(at, parts);
                 } else {
-                    let ready = now + (rng.f64() * spread).floor();
+                    // Half of them near the one before (as a request's or a GC's operations on a
+                    // die are: the finger's case), the others anywhere.
+                    let ready = if rng.below(2) == 0 {
+                        last.max(now) + rng.below(4) as f64
+                    } else {
+                        now + (rng.f64() * spread).floor()
+                    };
                     let dur = durs[rng.below(durs.len() as u64) as usize];
                     let start = r.gap(ready, dur);
                     let q = piece(start, start + dur, k, false);
+                    last = start;
                     r.insert(q);
                     p.insert(q);
                 }
