@@ -20,6 +20,9 @@ pub struct Timeline {
     /// The end of each chunk's last interval (the search for a chunk).
     ends: Vec<f64>,
     head: usize,
+    /// At most the end of the first chunk's interval at `head` (exact after a prune): pruning
+    /// before then has nothing to drop, and knowing it here spares reading the chunk.
+    head_end: f64,
     /// Where the last search for a gap started (chunk, index).
     finger: (usize, usize),
     /// Emptied chunks, kept for reuse.
@@ -61,11 +64,15 @@ impl Timeline {
     /// Drop the intervals that ended by `now` (a chunk at a time once all of its have).
     #[inline]
     fn prune(&mut self, now: f64) {
+        if now < self.head_end {
+            return;
+        }
         while let Some(first) = self.chunks.first() {
             if self.ends[0] > now {
                 while first[self.head].1 <= now {
                     self.head += 1;
                 }
+                self.head_end = first[self.head].1;
                 return;
             }
             self.drop_chunk(0);
@@ -108,6 +115,9 @@ impl Timeline {
                 }
             }
             _ => {
+                if self.chunks.is_empty() {
+                    self.head_end = iv.1;
+                }
                 let mut chunk = self.new_chunk();
                 chunk.push(iv);
                 self.chunks.push(chunk);
@@ -226,6 +236,9 @@ impl Timeline {
         if self.chunks.is_empty() {
             return self.push(iv);
         }
+        if c == 0 && i == self.head {
+            self.head_end = iv.1;
+        }
         let chunk = &mut self.chunks[c];
         chunk.insert(i, iv);
         if i + 1 == chunk.len() {
@@ -337,6 +350,9 @@ mod tests {
         for (c, chunk) in t.chunks.iter().enumerate() {
             assert!(chunk.len() > t.low(c) && chunk.len() <= CHUNK, "chunk {c}");
             assert_eq!(t.ends[c], chunk.last().unwrap().1);
+        }
+        if let Some(first) = t.chunks.first() {
+            assert!(t.head_end <= first[t.head].1);
         }
         let all = t.intervals();
         assert!(all.windows(2).all(|w| w[0].1 < w[1].0), "{all:?}");
