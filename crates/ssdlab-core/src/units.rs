@@ -15,6 +15,21 @@ pub type Pbn = u32;
 /// Bit i set = sector i of the page is present / written.
 pub type SectorMask = u64;
 
+/// A time in µs, ordered (for heaps of times; times are finite).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct At(pub f64);
+impl Eq for At {}
+impl Ord for At {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+impl PartialOrd for At {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
 /// Resolved device geometry. All sizes are exact multiples of the units below them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Geometry {

@@ -53,14 +53,9 @@ impl Controller {
             self.command_us
         };
         let dur = command_us + self.page_us * pages as f64;
-        let start = t.max(self.free_at[i]);
-        let end = if dur > 0.0 {
-            self.busy[i] += dur;
-            start + dur
-        } else {
-            start
-        };
-        self.free_at[i] = end.max(self.free_at[i]);
+        let end = t.max(self.free_at[i]) + dur;
+        self.busy[i] += dur;
+        self.free_at[i] = end;
         end
     }
 

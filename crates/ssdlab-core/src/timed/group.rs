@@ -86,7 +86,7 @@ impl Clock {
                     OpKind::Read => self.read_group(&mut g, ops, i, barrier, window),
                     // Not its NAND page's last unit: staged (most programs; kept out of the call).
                     OpKind::Program if !self.layout.last_unit(op.addr) => {
-                        let ready = barrier.max(last_read.map_or(t, |r| g.done[r]));
+                        let ready = Span { t, barrier, window }.ready_after(&g, last_read);
                         g.stage(self.layout.page_of(op.addr), ready);
                         ready
                     }
@@ -161,11 +161,9 @@ impl Clock {
         mut last_read: Option<usize>,
         s: Span,
     ) -> f64 {
-        let ready_after =
-            |g: &Groups, r: Option<usize>| s.barrier.max(r.map_or(s.t, |r| g.done[r]));
         let addr = ops[i].addr;
         let l = &self.layout;
-        let mut ready = ready_after(g, last_read);
+        let mut ready = s.ready_after(g, last_read);
         debug_assert!(l.last_unit(addr));
         ready = ready.max(g.unstage(l.page_of(addr)));
         let key = Key::of(l, addr);
@@ -178,7 +176,7 @@ impl Clock {
                 OpKind::Read if g.done[j].is_nan() => break,
                 OpKind::Read => last_read = Some(j),
                 OpKind::Program if g.done[j].is_nan() && key.holds(op.addr) => {
-                    let r = ready_after(g, last_read);
+                    let r = s.ready_after(g, last_read);
                     if l.last_unit(op.addr) {
                         ready = ready.max(r).max(g.unstage(l.page_of(op.addr)));
                         pages += 1;
@@ -217,6 +215,14 @@ struct Span {
     t: f64,
     barrier: f64,
     window: usize,
+}
+
+impl Span {
+    /// When a program may start: after the barrier and the last read before it (its data).
+    #[inline]
+    fn ready_after(self, g: &Groups, last_read: Option<usize>) -> f64 {
+        self.barrier.max(last_read.map_or(self.t, |r| g.done[r]))
+    }
 }
 
 /// A key of [`Layout::group_of`] as the range of PPNs it holds: a group's candidates are tested

@@ -45,6 +45,7 @@ use crate::config::Config;
 use crate::nand::{Cause, NandOp, OpKind};
 use crate::request::Op;
 use crate::rng::Rng;
+use crate::units::At;
 use controller::{Controller, Link};
 use drain::Drain;
 use latency::Latencies;
@@ -52,21 +53,6 @@ use layout::Layout;
 use scheduler::{Placed, Resources, Scheduler};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-
-/// A time in µs, ordered (times are finite and ≥ 0).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct At(f64);
-impl Eq for At {}
-impl Ord for At {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
-}
-impl PartialOrd for At {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
 
 /// Array service times: the configured means, fixed or drawn exponentially.
 struct Service {

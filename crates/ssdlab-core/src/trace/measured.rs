@@ -2,6 +2,7 @@
 //! operation, exact (nearest-rank percentiles) in memory proportional to the number of
 //! distinct values.
 
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use rustc_hash::FxHashMap;
 use super::TraceOptions;
 use crate::error::Result;
 use crate::request::{Op, Request};
+use crate::units::At;
 
 /// The measured latencies of a trace's reads and writes (µs), each in trace order.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -114,22 +116,6 @@ impl Counts {
     }
 }
 
-/// A completion time, ordered for the min-heap of requests outstanding.
-#[derive(Clone, Copy, PartialEq)]
-struct End(f64);
-
-impl Eq for End {}
-impl PartialOrd for End {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for End {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.0.total_cmp(&self.0) // reversed: the heap's top is the earliest end
-    }
-}
-
 /// Collects the measured latencies of a stream of requests, and how many were outstanding at
 /// once on the measured device (each from its time to its time + its measured latency).
 #[derive(Default)]
@@ -138,7 +124,7 @@ pub(crate) struct Collector {
     write: Counts,
     trim: Counts,
     /// Ends of the requests still outstanding at the latest request's time.
-    ends: BinaryHeap<End>,
+    ends: BinaryHeap<Reverse<At>>,
     max_outstanding: u64,
 }
 
@@ -152,10 +138,14 @@ impl Collector {
             }
             // Requests come in time order: those ended by now leave (one that ends exactly
             // as another starts is not outstanding with it).
-            while self.ends.peek().is_some_and(|e| e.0 <= r.time_us) {
+            while self
+                .ends
+                .peek()
+                .is_some_and(|&Reverse(At(end))| end <= r.time_us)
+            {
                 self.ends.pop();
             }
-            self.ends.push(End(r.time_us + f64::from(v)));
+            self.ends.push(Reverse(At(r.time_us + f64::from(v))));
             self.max_outstanding = self.max_outstanding.max(self.ends.len() as u64);
         }
     }
