@@ -63,6 +63,7 @@ from pathlib import Path
 
 import numpy as np
 import ssdlab
+from ssdlab.tomlwrite import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = Path(os.environ.get("SSDLAB_BENCH_DIR", ROOT / "target" / "bench"))
@@ -273,12 +274,7 @@ def latency() -> dict:
 
 
 def write_toml(cfg: dict, path: Path) -> None:
-    lines = []
-    for section, values in cfg.items():
-        lines.append(f"[{section}]")
-        for k, v in values.items():
-            lines.append(f"{k} = {json.dumps(v)}")
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(dumps(cfg))
 
 
 def callgrind(exe: Path, toml: Path, tmp: Path) -> dict:
