@@ -429,6 +429,9 @@ pub struct RunConfig {
     pub check_integrity: bool,
     /// Parse trace files on a second thread (same results, faster replay of text traces).
     pub reader_thread: bool,
+    /// Timed mode: place operations in time on a second thread while the next requests are
+    /// simulated (same results; only where time feeds nothing back into the simulation).
+    pub clock_thread: bool,
     /// Record a time-series row every this many requests (warm-up included) and at the end;
     /// 0 = off.
     pub sample_every: u64,
@@ -457,6 +460,7 @@ impl Default for RunConfig {
             repeat: 1,
             check_integrity: false,
             reader_thread: true,
+            clock_thread: true,
             sample_every: 0,
             mode: "counts".into(),
             queue_depth: 32,

@@ -144,6 +144,10 @@ impl Nand {
     pub fn log(&self) -> &[NandOp] {
         &self.log
     }
+    /// Hand the log over and continue in `empty` (the clock thread's batches).
+    pub fn swap_log(&mut self, empty: Vec<NandOp>) -> Vec<NandOp> {
+        std::mem::replace(&mut self.log, empty)
+    }
     pub fn clear_log(&mut self) {
         self.log.clear();
     }

@@ -16,6 +16,7 @@
 
 mod address;
 mod assemble;
+mod clock_thread;
 mod flush;
 mod replay;
 mod resolve;

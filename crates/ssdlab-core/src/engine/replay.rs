@@ -4,6 +4,7 @@
 //! `run.sample_every` requests; the final buffer flush and the integrity check.
 
 use super::address::AddressMap;
+use super::clock_thread::{usable, Feed};
 use super::flush::Backend;
 use super::resolve::no_requests;
 use super::source::{open_source, At, Keeper, Kept, Scan, Source};
@@ -110,6 +111,8 @@ pub(super) struct Sim {
     pub(super) buffer_pages: u64,
     /// The FTL tags host pages (placement): pages carry its tag, not the request's stream.
     tags: bool,
+    /// Timed mode: the watermark drains after the request being placed (operations, pages).
+    pub(super) drains: Vec<(u32, u64)>,
 }
 
 impl Sim {
@@ -135,6 +138,7 @@ impl Sim {
             be,
             check,
             version: 0,
+            drains: Vec::new(),
         })
     }
 
@@ -372,6 +376,8 @@ struct Loop<'a> {
     clock: Option<Clock>,
     /// Timed mode's host-interface queue (None: `run.scheduler = "fifo"`).
     interface: Option<Interface>,
+    /// Timed mode with the clock on its own thread (`run.clock_thread`): it has the clock.
+    feed: Option<Feed>,
 }
 
 /// One request (with a prefetch hint for one a few places ahead), then whatever is due after it
@@ -390,10 +396,12 @@ fn one(
         // under other maps the hint is merely useless).
         sim.buffer.prefetch(a >> sim.page_shift);
     }
-    match (lp.clock.as_mut(), lp.interface.as_mut()) {
-        (Some(c), None) => sim.timed_request(c, req, at, lp.done >= lp.warmup)?,
-        (Some(c), Some(q)) => sim.submit(c, q, req, at, lp.done >= lp.warmup)?,
-        (None, _) => sim.request(req, at)?,
+    let measured = lp.done >= lp.warmup;
+    match (lp.feed.as_mut(), lp.clock.as_mut(), lp.interface.as_mut()) {
+        (Some(f), _, _) => f.push(sim, req, at, measured)?,
+        (None, Some(c), None) => sim.timed_request(c, req, at, measured)?,
+        (None, Some(c), Some(q)) => sim.submit(c, q, req, at, measured)?,
+        (None, None, _) => sim.request(req, at)?,
     }
     lp.done += 1;
     if lp.done == lp.next_event {
@@ -512,8 +520,16 @@ pub(super) fn replay(
             .as_ref()
             .and_then(|_| Interface::new(&resolved.run.scheduler)),
         clock,
+        feed: None,
     };
     lp.next_event = lp.next_event();
+    if lp
+        .clock
+        .as_ref()
+        .is_some_and(|c| usable(c, resolved.run.clock_thread, every))
+    {
+        lp.feed = lp.clock.take().map(Feed::start);
+    }
     let mut skipped = 0u64;
     // Later passes replay the first from memory when it is kept (the pre-pass may have kept it).
     let mut parsed = match &src {
@@ -527,6 +543,9 @@ pub(super) fn replay(
         if pass > 0 {
             if let Some(c) = lp.clock.as_mut() {
                 c.new_pass();
+            }
+            if let Some(f) = lp.feed.as_mut() {
+                f.send(sim, true)?;
             }
             src = match &parsed {
                 Some(p) => Source::Kept(Kept::new(p)),
@@ -567,6 +586,9 @@ pub(super) fn replay(
         if pass == 0 && lp.done == 0 {
             return Err(no_requests(resolved, src.lines(), src.format_name()));
         }
+    }
+    if let Some(f) = lp.feed.take() {
+        lp.clock = Some(f.finish(sim)?);
     }
     let Loop {
         done,

@@ -19,6 +19,7 @@
 use super::replay::Sim;
 use super::source::At;
 use crate::error::{Result, SimError};
+use crate::nand::NandOp;
 use crate::request::{Op, Request};
 use crate::timed::{Clock, Served};
 use crate::units::PageSpan;
@@ -76,14 +77,22 @@ impl Sim {
     /// Flush the buffer policy's next victim in the background from `at`: when its operations
     /// complete (None: nothing to flush).
     fn drain_one(&mut self, clock: &mut Clock, at: f64, measured: bool) -> Result<Option<f64>> {
+        let Some(pages) = self.drain_victim()? else {
+            return Ok(None);
+        };
+        let end = clock.drained(at, self.be.nand.log(), pages, measured);
+        self.be.nand.clear_log();
+        Ok(Some(end))
+    }
+
+    /// Flush the buffer policy's next victim (its operations go to the log): the pages that left
+    /// the buffer (None: nothing to flush).
+    fn drain_victim(&mut self) -> Result<Option<u64>> {
         let before = self.be.host.flushed_pages;
         if self.buffer.pages() == 0 || !self.buffer.drain_one(&mut self.be)? {
             return Ok(None);
         }
-        let pages = self.be.host.flushed_pages - before;
-        let end = clock.drained(at, self.be.nand.log(), pages, measured);
-        self.be.nand.clear_log();
-        Ok(Some(end))
+        Ok(Some(self.be.host.flushed_pages - before))
     }
 
     /// Simulate `req` and place its operations from `t`: what it did, and when they end.
@@ -96,44 +105,66 @@ impl Sim {
         t: f64,
         measured: bool,
     ) -> Result<(Served, f64)> {
+        let mut drains = std::mem::take(&mut self.drains);
+        let c = self.count(req, at, measured, &mut drains, clock.drain.target());
+        let placed = c.map(|c| c.place(clock, t, self.be.nand.log(), &drains));
+        self.be.nand.clear_log();
+        drains.clear();
+        self.drains = drains;
+        placed
+    }
+
+    /// Simulate `req` as in counts mode, then drain the buffer back to the watermark `drain_to`
+    /// if it is above it: what the clock needs to place it. The request's operations are left
+    /// in the log, followed by each drained flush's (their counts and pages appended to
+    /// `drains`).
+    #[inline(always)]
+    pub(super) fn count(
+        &mut self,
+        req: &Request,
+        at: At,
+        measured: bool,
+        drains: &mut Vec<(u32, u64)>,
+        drain_to: Option<u64>,
+    ) -> Result<Counted> {
+        let logged = self.be.nand.log().len();
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
         let (flushed, held) = (self.be.host.flushed_pages, self.buffer.pages());
         self.request(req, at)?;
-        let ready_us = clock.command(t, req.op == Op::Write, || self.request_pages(req));
-        let ops_end = clock.run_ops(ready_us, self.be.nand.log());
-        self.be.nand.clear_log();
         let flushed = self.be.host.flushed_pages - flushed;
         // The buffer went from `held` to `now` pages: flushed ones left, others were dropped
         // (trims) or inserted.
         let now = self.buffer.pages();
-        let (inserted, dropped) = (
-            (now + flushed).saturating_sub(held),
-            held.saturating_sub(now + flushed),
-        );
-        let room_us = if flushed + inserted + dropped > 0 {
-            clock.buffer_room(t, flushed, dropped, inserted, ops_end)
-        } else {
-            0.0
-        };
-        let dram_pages = match req.op {
-            Op::Write => self.be.host.write_pages - written,
-            Op::Read => self.be.host.read_hit_pages - hits,
-            Op::Trim => 0,
-        };
-        let served = Served {
+        let ops = self.be.nand.log().len() - logged;
+        let mut c = Counted {
             op: req.op,
-            dram_pages,
+            arrival_us: req.time_us,
             bytes: req.len_bytes,
-            ready_us,
-            room_us,
+            pages: self.request_pages(req),
+            ops: ops as u32,
+            dram_pages: match req.op {
+                Op::Write => self.be.host.write_pages - written,
+                Op::Read => self.be.host.read_hit_pages - hits,
+                Op::Trim => 0,
+            },
+            flushed,
+            inserted: (now + flushed).saturating_sub(held),
+            dropped: held.saturating_sub(now + flushed),
+            drains: 0,
+            measured,
         };
         // Above the watermark: drain back to it, behind this request's operations.
-        if let Some(target) = clock.drain.target() {
-            while self.buffer.pages() > target
-                && self.drain_one(clock, ready_us, measured)?.is_some()
-            {}
+        if let Some(target) = drain_to {
+            while self.buffer.pages() > target {
+                let logged = self.be.nand.log().len();
+                let Some(pages) = self.drain_victim()? else {
+                    break;
+                };
+                drains.push(((self.be.nand.log().len() - logged) as u32, pages));
+                c.drains += 1;
+            }
         }
-        Ok((served, ops_end))
+        Ok(c)
     }
 
     /// Pages of `req` (the controller's per-page work).
@@ -329,5 +360,64 @@ impl Interface {
         self.now = self.now.max(f64::from_bits(t));
         self.reads_in_service -= read as usize;
         Ok(())
+    }
+}
+
+/// What the counts engine did for one request, for the clock to place it in time
+/// ([`Sim::count`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Counted {
+    op: Op,
+    /// The request's arrival by its trace or generator.
+    pub(super) arrival_us: f64,
+    bytes: u64,
+    /// Pages of the request (the controller's per-page work).
+    pages: u64,
+    /// Its operations in the log.
+    pub(super) ops: u32,
+    /// Pages served in DRAM (written to the buffer, or read hits).
+    dram_pages: u64,
+    /// Pages that left the buffer, were put in it, were dropped from it (trims).
+    flushed: u64,
+    inserted: u64,
+    dropped: u64,
+    /// Watermark drains that followed it.
+    pub(super) drains: u32,
+    pub(super) measured: bool,
+}
+
+impl Counted {
+    /// Place the request, taken at `t`, in time: its operations (the first `self.ops` of `ops`)
+    /// from when the controller has handled it, then its watermark drains' (the rest of `ops`,
+    /// split as `drains` says). What it did, and when its own operations end.
+    #[inline(always)]
+    pub(super) fn place(
+        &self,
+        clock: &mut Clock,
+        t: f64,
+        ops: &[NandOp],
+        drains: &[(u32, u64)],
+    ) -> (Served, f64) {
+        let ready_us = clock.command(t, self.op == Op::Write, || self.pages);
+        let (own, mut rest) = ops.split_at(self.ops as usize);
+        let ops_end = clock.run_ops(ready_us, own);
+        let room_us = if self.flushed + self.inserted + self.dropped > 0 {
+            clock.buffer_room(t, self.flushed, self.dropped, self.inserted, ops_end)
+        } else {
+            0.0
+        };
+        for &(n, pages) in drains {
+            let (drained, after) = rest.split_at(n as usize);
+            clock.drained(ready_us, drained, pages, self.measured);
+            rest = after;
+        }
+        let served = Served {
+            op: self.op,
+            dram_pages: self.dram_pages,
+            bytes: self.bytes,
+            ready_us,
+            room_us,
+        };
+        (served, ops_end)
     }
 }

@@ -218,6 +218,8 @@ pub struct Clock {
     front_busy_at_start: (f64, f64),
     /// Background draining of the write buffer (`buffer.drain_*`).
     pub drain: Drain,
+    /// Requests were placed in time on a thread of their own (`run.clock_thread`).
+    pub threaded: bool,
     /// Multi-plane operations, NAND pages of several units or page types ([`group`]).
     grouped: Option<group::Groups>,
 }
@@ -297,6 +299,7 @@ impl Clock {
             link: Link::new(cfg),
             front_busy_at_start: (0.0, 0.0),
             drain: Drain::new(cfg, layout.dies()),
+            threaded: false,
             layout,
             grouped,
         }
@@ -355,6 +358,15 @@ impl Clock {
         }
         self.drain.count(pages, measured);
         end
+    }
+
+    /// Whether what the clock decides feeds back into the simulation: a host-interface
+    /// scheduler picks which request is simulated next; idle draining and background GC run
+    /// when the clock finds the device idle.
+    pub fn feeds_back(&self) -> bool {
+        self.interface.is_some()
+            || self.drain.idle_us.is_some()
+            || self.background_idle_us.is_some()
     }
 
     /// A new pass over the workload (`run.repeat`): open-loop arrivals continue from now.
@@ -619,6 +631,7 @@ impl Clock {
             }
         };
         m.insert("time.simulated_us".into(), span);
+        m.insert("time.clock_thread".into(), self.threaded as u8 as f64);
         m.insert("throughput.iops".into(), per_s(self.requests as f64));
         m.insert(
             "throughput.mib_s".into(),
