@@ -33,7 +33,9 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    Then the demand-based FTL (`dftl`, CMT of 20% of the map) at a queue depth of 128: the same
    70/30 stream, and seed 004's set-up (the `ptsd` study's PART-SCHED cell on a 4 GiB device:
    random writes of twice the device, then random reads, 20% over-provisioning), each with its
-   NAND operations per request (the clock's work grows with them).
+   NAND operations per request (the clock's work grows with them). Each also with
+   `run.clock_thread = false` (one thread; the default places time on a second thread where the
+   run allows it, `time.clock_thread`), alternated with the default.
 
 8. Every write buffer of the registry on the stream of 1 (64 MiB buffer, `page` FTL), seed
    002's `clc`, `ref`, `integrated` also on `bast`, and the demand-based FTL `dftl` without a
@@ -426,13 +428,20 @@ def main() -> int:
     results["timed_dftl"] = {}
     for name, cfg in dftl_timed_configs().items():
         print(f"timed mode, {name} ...", file=sys.stderr)
-        walls = []
+        one = {**cfg, "run": {**cfg["run"], "clock_thread": False}}
+        walls, one_walls = [], []
         for _ in range(2):
             wall, m = run_ssdlab(cfg)
             walls.append(wall)
+            one_walls.append(run_ssdlab(one)[0])
         requests = cfg["workload"]["requests"]
         ops = sum(m[f"nand.{k}.total"] for k in ("reads", "programs")) + m["nand.erases"]
-        results["timed_dftl"][name] = {**rates(requests, walls), "nand_ops_per_request": ops / requests}
+        results["timed_dftl"][name] = {
+            **rates(requests, walls),
+            "one_thread": rates(requests, one_walls),
+            "clock_thread": m["time.clock_thread"],
+            "nand_ops_per_request": ops / requests,
+        }
     results["buffers"] = {}
     kinds = sorted(c["name"] for c in ssdlab.components() if c["category"] == "buffer" and c["name"] != "none")
     # Seed 002's buffers also behind BAST, where they read the FTL's log state.
@@ -506,6 +515,9 @@ def main() -> int:
     for name, d in results["timed_dftl"].items():
         label = f"{name} ({d['nand_ops_per_request']:.1f} NAND ops/request)"
         print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
+        one = d["one_thread"]
+        label = "  the same on one thread" + ("" if d["clock_thread"] else " (it ran on one anyway)")
+        print(f"{label:<62}{one['per_s_best']:>14,.0f}{one['per_s_median']:>14,.0f}")
     sim = t["simulated"]
     pct = " / ".join(f"{sim[f'latency.all.{p}_us']:,.0f}" for p in ("p50", "p99", "p9999"))
     print(f"  simulated: {sim['throughput.iops']:,.0f} IOPS, latency p50 / p99 / p99.99 {pct} µs, WAF {sim['waf']:.2f}")

@@ -35,11 +35,17 @@ impl Timeline {
     /// Reserve `dur` µs at the earliest start ≥ `ready` that fits between reservations; returns
     /// the end. Nothing is reserved for `dur` = 0. `now` (≤ `ready`): no later call has an
     /// earlier ready time, so intervals that ended by then are history.
-    #[inline]
+    #[inline(always)]
     pub fn reserve(&mut self, now: f64, ready: f64, dur: f64) -> f64 {
         if dur <= 0.0 {
             return ready;
         }
+        self.reserve_busy(now, ready, dur)
+    }
+
+    /// [`Timeline::reserve`] of `dur` > 0.
+    #[inline(never)]
+    fn reserve_busy(&mut self, now: f64, ready: f64, dur: f64) -> f64 {
         self.busy_us += dur;
         // The last end is read from `ends`, which is nearer than the chunk.
         match self.ends.last_mut() {
@@ -126,38 +132,57 @@ impl Timeline {
         }
     }
 
-    /// Reserve in the first gap that fits, before the last reservation's end, merging with the
-    /// neighbours it touches.
+    /// Reserve in the first gap that fits, before the last reservation's end (which is after
+    /// `ready`), merging with the neighbours it touches.
     fn fit(&mut self, ready: f64, dur: f64) -> f64 {
-        let n = self.chunks.len();
-        // The first interval that ends after `ready`, at index `i` of chunk `c` (past the last
-        // interval if none does).
-        let (mut c, mut i) = match self.ends.last() {
-            Some(&last) if last > ready => {
-                self.finger = self.locate(ready);
-                self.finger
-            }
-            _ => (n.saturating_sub(1), self.chunks.last().map_or(0, Vec::len)),
-        };
-        let mut start = ready;
-        'scan: while c < n {
-            let chunk = &self.chunks[c];
-            while i < chunk.len() {
-                let (s, e) = chunk[i];
-                if start + dur <= s {
-                    break 'scan;
-                }
-                // = start.max(e): every interval from the first searched on ends after `start`.
-                start = e;
-                i += 1;
-            }
-            if c + 1 == n {
-                break;
-            }
-            c += 1;
-            i = 0;
+        // The first interval that ends after `ready`: interval `i` of chunk `c`.
+        let (c, i) = self.locate(ready);
+        self.finger = (c, i);
+        if ready + dur <= self.chunks[c][i].0 {
+            self.fit_before(c, i, ready, dur);
+            return ready + dur;
         }
-        let end = start + dur;
+        // Every later start is the end of an interval: the first one followed by a gap that fits
+        // (or the last), which the new interval extends.
+        let (c, k) = self.gap_after(c, i, dur);
+        let end = self.chunks[c][k].1 + dur;
+        let next = match self.chunks[c].get(k + 1) {
+            Some(n) => Some((c, k + 1, n.0)),
+            None => self.chunks.get(c + 1).map(|n| (c + 1, 0, n[0].0)),
+        };
+        match next {
+            Some((nc, ni, ns)) if ns == end => {
+                let next_end = self.chunks[nc][ni].1;
+                self.set_end(c, k, next_end);
+                self.remove(nc, ni);
+            }
+            _ => self.set_end(c, k, end),
+        }
+        end
+    }
+
+    /// The first interval from interval `i` of chunk `c` on whose gap to the next fits `dur`,
+    /// or the last interval.
+    #[inline]
+    fn gap_after(&self, mut c: usize, i: usize, dur: f64) -> (usize, usize) {
+        let mut k = i;
+        loop {
+            let chunk = &self.chunks[c];
+            if let Some(j) = first_gap(&chunk[k..], dur) {
+                return (c, k + j);
+            }
+            let last = chunk.len() - 1;
+            match self.chunks.get(c + 1) {
+                Some(next) if chunk[last].1 + dur > next[0].0 => (c, k) = (c + 1, 0),
+                _ => return (c, last),
+            }
+        }
+    }
+
+    /// Reserve `ready`..`ready + dur`, which ends by the start of interval `i` of chunk `c`
+    /// (the first that ends after `ready`).
+    fn fit_before(&mut self, c: usize, i: usize, ready: f64, dur: f64) {
+        let end = ready + dur;
         let prev = if i > self.low(c) {
             Some((c, i - 1))
         } else if c > 0 {
@@ -165,12 +190,8 @@ impl Timeline {
         } else {
             None
         };
-        let joins_prev = prev.is_some_and(|(pc, pi)| self.chunks[pc][pi].1 == start);
-        let joins_next = self
-            .chunks
-            .get(c)
-            .and_then(|chunk| chunk.get(i))
-            .is_some_and(|next| next.0 == end);
+        let joins_prev = prev.is_some_and(|(pc, pi)| self.chunks[pc][pi].1 == ready);
+        let joins_next = self.chunks[c][i].0 == end;
         match (prev, joins_prev, joins_next) {
             (Some((pc, pi)), true, true) => {
                 let next_end = self.chunks[c][i].1;
@@ -178,10 +199,9 @@ impl Timeline {
                 self.remove(c, i);
             }
             (Some((pc, pi)), true, false) => self.set_end(pc, pi, end),
-            (_, false, true) => self.chunks[c][i].0 = start,
-            _ => self.insert(c, i, (start, end)),
+            (_, false, true) => self.chunks[c][i].0 = ready,
+            _ => self.insert(c, i, (ready, end)),
         }
-        end
     }
 
     /// The first interval that ends after `ready` (one does): its chunk and index. Most searches
@@ -277,6 +297,12 @@ impl Timeline {
         }
         all
     }
+}
+
+/// The first `k` whose gap to the next interval of `run` fits `dur` (end + `dur` ≤ next start).
+#[inline]
+fn first_gap(run: &[Interval], dur: f64) -> Option<usize> {
+    run.windows(2).position(|w| w[0].1 + dur <= w[1].0)
 }
 
 #[cfg(test)]
