@@ -51,7 +51,11 @@ impl Timeline {
         match self.ends.last_mut() {
             Some(last) if ready < *last => {
                 self.prune(now);
-                return self.fit(ready, dur);
+                // Background work may be ready before `now`, and everything may have ended.
+                if !self.chunks.is_empty() {
+                    return self.fit(ready, dur);
+                }
+                self.push((ready, ready + dur));
             }
             Some(last) if ready == *last => {
                 if let Some(iv) = self.chunks.last_mut().and_then(|c| c.last_mut()) {
@@ -402,7 +406,14 @@ mod tests {
             let mut most = 0;
             for k in 0..60_000 {
                 now += rng.below(3) as f64;
-                let ready = if rng.below(50) == 0 {
+                let ready = if rng.below(5000) == 0 {
+                    // Background work once the device has emptied: ready before the last end,
+                    // which is already past.
+                    if let Some(&(_, e)) = r.busy.last() {
+                        now = now.max(e + rng.below(3) as f64);
+                    }
+                    now - 1.0 - rng.below(10) as f64
+                } else if rng.below(50) == 0 {
                     now - rng.below(10) as f64
                 } else {
                     now + (rng.f64() * spread).floor()
