@@ -190,8 +190,8 @@ pub struct Clock {
     read: Latencies,
     write: Latencies,
     all: Latencies,
-    /// Latencies since the last time-series row.
-    interval: Latencies,
+    /// Latencies since the last time-series row (None: no time series, `run.sample_every` = 0).
+    interval: Option<Latencies>,
     interval_start_us: f64,
     /// The measured window: its first issue, its last completion, busy time at its start.
     start_us: Option<f64>,
@@ -279,7 +279,7 @@ impl Clock {
             read: Latencies::default(),
             write: Latencies::default(),
             all: Latencies::default(),
-            interval: Latencies::default(),
+            interval: (cfg.run.sample_every > 0).then(Latencies::default),
             interval_start_us: 0.0,
             start_us: None,
             end_us: 0.0,
@@ -539,7 +539,9 @@ impl Clock {
                 Op::Trim => {}
             }
             self.all.record(lat);
-            self.interval.record(lat);
+            if let Some(i) = &mut self.interval {
+                i.record(lat);
+            }
             self.end_us = self.end_us.max(done);
             self.bytes += s.bytes;
             self.requests += 1;
@@ -594,7 +596,8 @@ impl Clock {
     pub fn sample(&mut self) -> Vec<(String, f64)> {
         let now = self.host.last_issue;
         let span_s = (now - self.interval_start_us) / 1e6;
-        let n = self.interval.count();
+        let interval = self.interval.get_or_insert_default();
+        let n = interval.count();
         let mut row = vec![
             ("time_us".to_string(), now),
             (
@@ -606,8 +609,8 @@ impl Clock {
                 },
             ),
         ];
-        row.extend(self.interval.metrics("interval.latency"));
-        self.interval.reset();
+        row.extend(interval.metrics("interval.latency"));
+        interval.reset();
         self.interval_start_us = now;
         row
     }
