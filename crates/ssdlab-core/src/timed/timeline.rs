@@ -226,6 +226,10 @@ impl Timeline {
         if c != last_c {
             return (c, lo + chunk[lo..].partition_point(|&(_, e)| e <= ready));
         }
+        // A read ready now lands on the first interval still running: no walk back to it.
+        if chunk[lo].1 > ready {
+            return (c, lo);
+        }
         let mut i = last_i.clamp(lo, chunk.len() - 1);
         while i > lo && chunk[i - 1].1 > ready {
             i -= 1;
