@@ -48,22 +48,30 @@ pub(super) fn usable(clock: &Clock, clock_thread: bool, sample_every: u64) -> bo
 
 impl Feed {
     /// Start the clock thread with `clock`.
-    pub(super) fn start(mut clock: Clock) -> Feed {
+    pub(super) fn start(mut clock: Clock) -> Result<Feed> {
         let (tx, rx) = sync_channel::<Batch>(IN_FLIGHT);
         let (back_tx, back) = channel();
         let drain_to = clock.drain.target();
         clock.threaded = true;
-        let handle = std::thread::spawn(move || {
-            place_all(&mut clock, rx, back_tx);
-            clock
-        });
-        Feed {
+        let handle = std::thread::Builder::new()
+            .name("ssdlab-clock".into())
+            .spawn(move || {
+                place_all(&mut clock, rx, back_tx);
+                clock
+            })
+            .map_err(|e| {
+                SimError::config(
+                    "run.clock_thread",
+                    format!("no thread for the clock ({e}); set it to false to run on one"),
+                )
+            })?;
+        Ok(Feed {
             batch: Batch::default(),
             tx,
             back,
             clock: handle,
             drain_to,
-        }
+        })
     }
 
     /// Simulate `req` and queue it for the clock.

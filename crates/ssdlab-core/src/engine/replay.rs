@@ -528,7 +528,7 @@ pub(super) fn replay(
         .as_ref()
         .is_some_and(|c| usable(c, resolved.run.clock_thread, every))
     {
-        lp.feed = lp.clock.take().map(Feed::start);
+        lp.feed = lp.clock.take().map(Feed::start).transpose()?;
     }
     let mut skipped = 0u64;
     // Later passes replay the first from memory when it is kept (the pre-pass may have kept it).
