@@ -199,6 +199,11 @@ def test_progress_callback_and_cancel():
 
     with pytest.raises(Stop):
         ssdlab.simulate(cfg, progress=stop)
+    # Timed, with the clock on its own thread: the run stops too, and the thread with it.
+    timed = {**cfg, "run": {"mode": "timed"}}
+    with pytest.raises(Stop):
+        ssdlab.simulate(timed, progress=stop)
+    assert ssdlab.simulate(timed).metrics["time.clock_thread"] == 1.0
 
 
 def test_runs_release_the_gil():
