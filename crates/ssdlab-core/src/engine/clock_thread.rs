@@ -29,16 +29,14 @@ struct Batch {
     new_pass: bool,
 }
 
-/// The replay thread's end: the batch being filled (its operations accumulate in the NAND log
-/// until it is sent) and the clock thread.
+/// The replay thread's end: the requests counted since the last batch (their operations and
+/// drains accumulate in the NAND log and `Sim::drains` until it is sent) and the clock thread.
 pub(super) struct Feed {
-    batch: Batch,
+    counted: Vec<Counted>,
     tx: SyncSender<Batch>,
     /// Batches the clock has placed, emptied for reuse.
     back: Receiver<Batch>,
     clock: JoinHandle<Clock>,
-    /// The buffer's watermark in pages ([`crate::timed::drain::Drain::target`]).
-    drain_to: Option<u64>,
 }
 
 /// Whether the run may place time on a second thread.
@@ -51,7 +49,6 @@ impl Feed {
     pub(super) fn start(mut clock: Clock) -> Result<Feed> {
         let (tx, rx) = sync_channel::<Batch>(IN_FLIGHT);
         let (back_tx, back) = channel();
-        let drain_to = clock.drain.target();
         clock.threaded = true;
         let handle = std::thread::Builder::new()
             .name("ssdlab-clock".into())
@@ -66,11 +63,10 @@ impl Feed {
                 )
             })?;
         Ok(Feed {
-            batch: Batch::default(),
+            counted: Vec::new(),
             tx,
             back,
             clock: handle,
-            drain_to,
         })
     }
 
@@ -83,9 +79,9 @@ impl Feed {
         at: At,
         measured: bool,
     ) -> Result<()> {
-        let c = sim.count(req, at, measured, &mut self.batch.drains, self.drain_to)?;
-        self.batch.counted.push(c);
-        if self.batch.counted.len() == BATCH {
+        let c = sim.count(req, at, measured)?;
+        self.counted.push(c);
+        if self.counted.len() == BATCH {
             self.send(sim, false)?;
         }
         Ok(())
@@ -93,17 +89,19 @@ impl Feed {
 
     /// Hand the batch over; `new_pass`: the next request starts a pass (`run.repeat`).
     pub(super) fn send(&mut self, sim: &mut Sim, new_pass: bool) -> Result<()> {
-        let mut empty = self.back.try_recv().unwrap_or_default();
-        let ops = sim.be.nand.swap_log(std::mem::take(&mut empty.ops));
-        let mut full = std::mem::replace(&mut self.batch, empty);
-        full.ops = ops;
-        full.new_pass = new_pass;
+        let empty = self.back.try_recv().unwrap_or_default();
+        let full = Batch {
+            counted: std::mem::replace(&mut self.counted, empty.counted),
+            ops: sim.be.nand.swap_log(empty.ops),
+            drains: std::mem::replace(&mut sim.drains, empty.drains),
+            new_pass,
+        };
         self.tx.send(full).map_err(|_| stopped())
     }
 
     /// Hand over what is left and wait for the clock to place it: the clock.
     pub(super) fn finish(mut self, sim: &mut Sim) -> Result<Clock> {
-        if !self.batch.counted.is_empty() {
+        if !self.counted.is_empty() {
             self.send(sim, false)?;
         }
         drop(self.tx);

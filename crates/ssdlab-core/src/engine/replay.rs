@@ -111,8 +111,11 @@ pub(super) struct Sim {
     pub(super) buffer_pages: u64,
     /// The FTL tags host pages (placement): pages carry its tag, not the request's stream.
     tags: bool,
-    /// Timed mode: the watermark drains after the request being placed (operations, pages).
+    /// Timed mode: the watermark drains since the clock last took them (operations, pages),
+    /// as the NAND log holds their operations.
     pub(super) drains: Vec<(u32, u64)>,
+    /// Timed mode: the buffer's watermark in pages (`buffer.drain_watermark`; None: off).
+    pub(super) drain_to: Option<u64>,
 }
 
 impl Sim {
@@ -139,6 +142,7 @@ impl Sim {
             check,
             version: 0,
             drains: Vec::new(),
+            drain_to: None,
         })
     }
 
@@ -471,6 +475,7 @@ pub(super) fn replay(
         sim.be.nand.set_logging(true);
         let mut c = Clock::new(resolved, crate::registry::build_scheduler(resolved)?);
         c.set_buffer_pages(sim.buffer_pages);
+        sim.drain_to = c.drain.target();
         if c.drain.on() && !sim.buffer.drains() {
             let key = if resolved.buffer.drain_idle_us.is_some() {
                 "buffer.drain_idle_us"

@@ -105,28 +105,18 @@ impl Sim {
         t: f64,
         measured: bool,
     ) -> Result<(Served, f64)> {
-        let mut drains = std::mem::take(&mut self.drains);
-        let c = self.count(req, at, measured, &mut drains, clock.drain.target());
-        let placed = c.map(|c| c.place(clock, t, self.be.nand.log(), &drains));
+        let c = self.count(req, at, measured)?;
+        let placed = c.place(clock, t, self.be.nand.log(), &self.drains);
         self.be.nand.clear_log();
-        drains.clear();
-        self.drains = drains;
-        placed
+        self.drains.clear();
+        Ok(placed)
     }
 
-    /// Simulate `req` as in counts mode, then drain the buffer back to the watermark `drain_to`
-    /// if it is above it: what the clock needs to place it. The request's operations are left
-    /// in the log, followed by each drained flush's (their counts and pages appended to
-    /// `drains`).
+    /// Simulate `req` as in counts mode, then drain the buffer back to the watermark if it is
+    /// above it: what the clock needs to place it. The request's operations are left in the
+    /// log, followed by each drained flush's (their counts and pages appended to `drains`).
     #[inline(always)]
-    pub(super) fn count(
-        &mut self,
-        req: &Request,
-        at: At,
-        measured: bool,
-        drains: &mut Vec<(u32, u64)>,
-        drain_to: Option<u64>,
-    ) -> Result<Counted> {
+    pub(super) fn count(&mut self, req: &Request, at: At, measured: bool) -> Result<Counted> {
         let logged = self.be.nand.log().len();
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
         let (flushed, held) = (self.be.host.flushed_pages, self.buffer.pages());
@@ -154,13 +144,14 @@ impl Sim {
             measured,
         };
         // Above the watermark: drain back to it, behind this request's operations.
-        if let Some(target) = drain_to {
+        if let Some(target) = self.drain_to {
             while self.buffer.pages() > target {
                 let logged = self.be.nand.log().len();
                 let Some(pages) = self.drain_victim()? else {
                     break;
                 };
-                drains.push(((self.be.nand.log().len() - logged) as u32, pages));
+                let ops = (self.be.nand.log().len() - logged) as u32;
+                self.drains.push((ops, pages));
                 c.drains += 1;
             }
         }

@@ -226,7 +226,8 @@ impl Timeline {
         if c != last_c {
             return (c, lo + chunk[lo..].partition_point(|&(_, e)| e <= ready));
         }
-        // A read ready now lands on the first interval still running: no walk back to it.
+        // Ready before the chunk's first live interval ends (a read ready now, on the interval
+        // running): no walk back to it.
         if chunk[lo].1 > ready {
             return (c, lo);
         }
