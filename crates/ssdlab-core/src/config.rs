@@ -20,8 +20,12 @@ pub struct Config {
     pub run: RunConfig,
     /// Timed mode: the controller's firmware cores (`[controller]`).
     pub controller: ControllerConfig,
-    /// Timed mode: the host interface's link (`[host]`).
+    /// Timed mode: the host interface's link and arbitration (`[host]`).
     pub host: HostConfig,
+    /// Timed mode: several I/O flows (tenants) sharing the device, `[[flows]]`; empty = one
+    /// flow, the `[workload]` with `run.queue_depth` and `run.max_inflight`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowConfig>,
     /// GC policies' parameter tables, `[gc.<name>]` (the policy is chosen by `ftl.gc`).
     #[serde(skip_serializing_if = "Tables::is_empty")]
     pub gc: Tables,
@@ -449,6 +453,9 @@ pub struct RunConfig {
     /// Timed mode, open loop: at most this many requests outstanding (a replayer's threads); a
     /// request waits for a completion beyond it. 0 = no cap.
     pub max_inflight: u32,
+    /// With `[[flows]]`: also run each flow alone on the device, for its slowdown and the
+    /// fairness between flows.
+    pub alone: bool,
 }
 
 impl Default for RunConfig {
@@ -467,6 +474,7 @@ impl Default for RunConfig {
             time_scale: 1.0,
             scheduler: "fifo".into(),
             max_inflight: 0,
+            alone: false,
         }
     }
 }
@@ -502,12 +510,77 @@ impl Default for ControllerConfig {
     }
 }
 
-/// `[host]`: the link between host and device (timed mode; docs/config.md).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// `[host]`: the link between host and device and, with several flows, how the controller
+/// fetches their commands (timed mode; docs/config.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// Bandwidth shared by reads' and writes' data in MiB/s; 0 = unlimited.
     pub link_mib_s: f64,
+    /// NVMe arbitration between the flows' submission queues: round-robin |
+    /// weighted-round-robin (urgent class first, then by `weight`).
+    pub arbitration: String,
+    /// Commands the controller holds at once (fetched, not completed); a submission queue's
+    /// head waits for a free one and the arbitration picks which queue gets it. 0 = no limit.
+    pub device_queue_depth: u32,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            link_mib_s: 0.0,
+            arbitration: "round-robin".into(),
+            device_queue_depth: 0,
+        }
+    }
+}
+
+/// `[[flows]]`: one I/O flow (a tenant) with its own submission queue (timed mode).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlowConfig {
+    /// Its requests (any kind, a trace included; `[flows.workload]`); addresses are relative
+    /// to its range of the device.
+    pub workload: WorkloadConfig,
+    /// Requests outstanding in its closed loop; 0 = open loop at its arrival times.
+    pub queue_depth: u32,
+    /// Open loop: at most this many outstanding; 0 = no cap.
+    pub max_inflight: u32,
+    /// NVMe priority class: urgent | high | medium | low (weighted round robin).
+    pub priority: String,
+    /// Commands fetched from its queue per weighted-round-robin round.
+    pub weight: u32,
+    /// Its share of the device's logical capacity (its address range); None = an equal split
+    /// (or, with `device.logical_bytes = "auto"`, its own footprint).
+    pub share: Option<f64>,
+}
+
+impl Default for FlowConfig {
+    fn default() -> Self {
+        FlowConfig {
+            workload: WorkloadConfig::default(),
+            queue_depth: 32,
+            max_inflight: 0,
+            priority: "medium".into(),
+            weight: 1,
+            share: None,
+        }
+    }
+}
+
+impl Config {
+    /// The configuration as flow `i` sees it: its workload, queue depth and cap in the places
+    /// of the single-flow keys, and its synthetic seed (by default `run.seed` + i).
+    pub fn flow_view(&self, i: usize) -> Config {
+        let f = &self.flows[i];
+        let mut c = self.clone();
+        c.flows.clear();
+        c.workload = f.workload.clone();
+        c.workload.seed = Some(f.workload.seed.unwrap_or(self.run.seed + i as u64));
+        c.run.queue_depth = f.queue_depth;
+        c.run.max_inflight = f.max_inflight;
+        c
+    }
 }
 
 /// Sizes written with a decimal unit ("16MB"), found in the document's `*bytes` keys.
@@ -756,6 +829,10 @@ impl Config {
                 .collect()
         }
         let mut errors = take::<WorkloadConfig>("workload", &mut self.workload.tables);
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let section = format!("flows[{i}].workload");
+            errors.extend(take::<WorkloadConfig>(&section, &mut f.workload.tables));
+        }
         errors.extend(take::<FtlConfig>("ftl", &mut self.ftl.tables));
         errors.extend(take::<BufferConfig>("buffer", &mut self.buffer.tables));
         errors.extend(take::<PlacementConfig>(
@@ -836,6 +913,11 @@ impl Config {
                 "buffer.padding_fill",
                 &self.buffer.padding_fill,
                 &["all", "existing"],
+            ),
+            (
+                "host.arbitration",
+                &self.host.arbitration,
+                &["round-robin", "weighted-round-robin"],
             ),
         ];
         if let Some(a) = &w.blkparse_action {
@@ -1044,6 +1126,7 @@ impl Config {
                 );
             }
         }
+        self.check_flows(errors);
     }
 }
 
@@ -1095,6 +1178,77 @@ impl Config {
                     "idle draining runs only with run.scheduler = \"fifo\", not \"{}\"",
                     self.run.scheduler
                 ),
+            );
+        }
+    }
+
+    /// `[[flows]]`: each flow's own keys, and what several flows need of the rest (a flow's
+    /// workload is checked as `[workload]` is, by `registry::validate`).
+    fn check_flows(&self, errors: &mut Vec<SimError>) {
+        if self.flows.is_empty() {
+            return;
+        }
+        let mut fail = |field: &str, msg: String| errors.push(SimError::config(field, msg));
+        if self.run.mode != "timed" {
+            fail(
+                "flows",
+                "several flows share the device in time: set run.mode = \"timed\"".into(),
+            );
+        }
+        if self.workload != WorkloadConfig::default() {
+            fail(
+                "workload",
+                "with [[flows]] each flow has its own workload ([flows.workload]); [workload] would not be used".into(),
+            );
+        }
+        if self.placement.kind == "oracle" {
+            fail(
+                "placement.kind",
+                "the oracle's pre-pass reads one workload; it is not available with [[flows]]"
+                    .into(),
+            );
+        }
+        let mut shares = 0.0;
+        for (i, f) in self.flows.iter().enumerate() {
+            let key = |k: &str| format!("flows[{i}].{k}");
+            if !["urgent", "high", "medium", "low"].contains(&f.priority.as_str()) {
+                let e = crate::error::one_of(
+                    &key("priority"),
+                    &f.priority,
+                    &["urgent", "high", "medium", "low"],
+                );
+                if let Err(SimError::Config { msg, .. }) = e {
+                    fail(&key("priority"), msg);
+                }
+            }
+            if f.weight == 0 {
+                fail(&key("weight"), "must be ≥ 1".into());
+            }
+            if f.max_inflight > 0 && f.queue_depth > 0 {
+                fail(
+                    &key("max_inflight"),
+                    format!("caps an open loop; with queue_depth = {} the closed loop already keeps that many outstanding: set queue_depth = 0", f.queue_depth),
+                );
+            }
+            match f.share {
+                Some(s) if !(s > 0.0 && s <= 1.0) => {
+                    fail(&key("share"), format!("{s} is not in (0, 1]"))
+                }
+                Some(s) => shares += s,
+                None => {}
+            }
+        }
+        let given = self.flows.iter().filter(|f| f.share.is_some()).count();
+        if given > 0 && given < self.flows.len() {
+            fail(
+                "flows",
+                format!("{given} of {} flows give a share of the device: give every flow one, or none (equal shares)", self.flows.len()),
+            );
+        }
+        if shares > 1.0 + 1e-9 {
+            fail(
+                "flows",
+                format!("the flows' shares add up to {shares}, more than the whole device (1)"),
             );
         }
     }

@@ -1113,7 +1113,33 @@ pub fn validate(cfg: &Config) -> Result<()> {
     }
     check_selection(cfg, &mut errors);
     errors.extend(crate::synth::check(&cfg.workload).err());
+    errors.extend(flow_errors(cfg));
     SimError::all(errors).map_err(suggest_elsewhere)
+}
+
+/// Each flow's workload, queue depth and cap checked as the single-flow keys are, the errors
+/// renamed to the flow's keys (`flows[1].workload.kind`, `flows[1].queue_depth`); what is not
+/// the flow's own is reported once, by the whole configuration's checks.
+fn flow_errors(cfg: &Config) -> Vec<SimError> {
+    let mut out = Vec::new();
+    for i in 0..cfg.flows.len() {
+        let fc = cfg.flow_view(i);
+        let mut errors = check_values(&fc);
+        fc.check_relations(&mut errors);
+        errors.extend(crate::synth::check(&fc.workload).err());
+        for e in errors.into_iter().flat_map(SimError::into_list) {
+            if let SimError::Config { field, msg, at } = e {
+                let own = field.starts_with("workload")
+                    || field == "run.queue_depth"
+                    || field == "run.max_inflight";
+                if own {
+                    let field = format!("flows[{i}].{}", field.trim_start_matches("run."));
+                    out.push(SimError::Config { field, msg, at });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The checks of each key on its own (a value, a component's name, a component's table), which
@@ -1234,6 +1260,9 @@ pub fn fill_params(cfg: &mut Config) -> Result<()> {
     validate(cfg)?;
     let mut filled = Vec::new();
     for (category, tables, selected) in selections(cfg) {
+        if category == "workload" && !cfg.flows.is_empty() {
+            continue; // each flow's own, below
+        }
         if let Some(comp) = component(category, &selected) {
             if !(comp.params.fields)().is_empty() {
                 let v = (comp.params.resolve)(tables.get(&selected), &comp.table())?;
@@ -1252,6 +1281,16 @@ pub fn fill_params(cfg: &mut Config) -> Result<()> {
             _ => &mut cfg.padding,
         };
         tables.insert(name, v);
+    }
+    for i in 0..cfg.flows.len() {
+        let w = &cfg.flows[i].workload;
+        if let Some(comp) = component("workload", &w.kind) {
+            if !(comp.params.fields)().is_empty() {
+                let v = (comp.params.resolve)(w.tables.get(&w.kind), &comp.table())?;
+                let kind = w.kind.clone();
+                cfg.flows[i].workload.tables.insert(kind, v);
+            }
+        }
     }
     Ok(())
 }

@@ -170,3 +170,71 @@ fn timed_mode_counts_equal_counts_mode() {
         assert!(r.metrics["time.simulated_us"] > 0.0, "{name}");
     }
 }
+
+/// `[[flows]]` with one flow is today's run: the golden runs in timed mode, each also given as
+/// one flow (its workload and queue depth moved into `[[flows]]`), give every metric, histogram
+/// and series column bit for bit.
+#[test]
+fn one_flow_is_the_single_workload() {
+    for (name, cfg) in runs() {
+        let mut c = Config::from_toml_str(&cfg).unwrap();
+        c.run.mode = "timed".into();
+        c.run.queue_depth = 8;
+        c.device.channels = 2;
+        c.device.chips_per_channel = 2;
+        let mut f = c.clone();
+        f.flows = vec![ssdlab_core::config::FlowConfig {
+            workload: std::mem::take(&mut f.workload),
+            queue_depth: 8,
+            ..Default::default()
+        }];
+        f.run.queue_depth = ssdlab_core::config::RunConfig::default().queue_depth;
+        let (single, flows) = (
+            simulate(&c, &mut NoProgress).unwrap(),
+            simulate(&f, &mut NoProgress).unwrap(),
+        );
+        let ours = |k: &String| !k.starts_with("flow.") && k != "time.clock_thread";
+        let keys: Vec<_> = flows.metrics.keys().filter(|k| ours(k)).collect();
+        assert_eq!(
+            keys,
+            single
+                .metrics
+                .keys()
+                .filter(|k| ours(k))
+                .collect::<Vec<_>>(),
+            "{name}"
+        );
+        for k in keys {
+            assert_eq!(
+                num(flows.metrics[k]),
+                num(single.metrics[k]),
+                "{name}: metric {k}"
+            );
+        }
+        for (k, h) in &single.histograms {
+            assert_eq!(&flows.histograms[k], h, "{name}: histogram {k}");
+        }
+        let exact = |s: &BTreeMap<String, Vec<f64>>| -> BTreeMap<String, Vec<serde_json::Value>> {
+            s.iter()
+                .map(|(k, v)| (k.clone(), v.iter().map(|x| num(*x)).collect()))
+                .collect()
+        };
+        assert_eq!(
+            exact(&flows.series),
+            exact(&single.series),
+            "{name}: series"
+        );
+        // The flow's own metrics are the run's.
+        for k in [
+            "latency.all.mean_us",
+            "latency.read.p99_us",
+            "throughput.iops",
+        ] {
+            assert_eq!(
+                num(flows.metrics[&format!("flow.0.{k}")]),
+                num(single.metrics[k]),
+                "{name}: {k}"
+            );
+        }
+    }
+}

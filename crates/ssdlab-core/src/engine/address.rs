@@ -6,11 +6,21 @@ use crate::request::Request;
 use crate::units::{Geometry, Lpn};
 use rustc_hash::FxHashMap;
 
-/// How host addresses become device LPNs.
-pub(super) enum AddressMap {
-    /// As they are; an address beyond the device is an error.
+/// How host addresses become device LPNs: into the device's logical pages, or a flow's range
+/// of them (`[[flows]]`).
+pub(super) struct AddressMap {
+    kind: Kind,
+    /// The device LPNs mapped into: `base..base + pages`.
+    base: Lpn,
+    pages: Lpn,
+    /// Whose range it is, for errors ("" = the device's).
+    owner: String,
+}
+
+enum Kind {
+    /// As they are; an address beyond the range is an error.
     None,
-    /// Modulo the device's logical pages.
+    /// Modulo the range's pages.
     Fold,
     /// Logical blocks renumbered densely in order of first touch (host LBN → device LBN).
     Compact(Compact),
@@ -24,15 +34,27 @@ pub(super) struct Compact {
 }
 
 impl AddressMap {
-    /// The map named by `workload.address_map` (validated: anything else is "none").
-    pub(super) fn new(name: &str) -> AddressMap {
-        match name {
-            "fold" => AddressMap::Fold,
-            "compact" => AddressMap::Compact(Compact {
+    /// The map named by `workload.address_map` (validated: anything else is "none") onto the
+    /// device's logical pages.
+    pub(super) fn new(name: &str, geo: &Geometry) -> AddressMap {
+        AddressMap::onto(name, 0, geo.logical_pages, String::new())
+    }
+
+    /// The same onto `pages` device LPNs from `base` (a flow's range; `owner` names it).
+    pub(super) fn onto(name: &str, base: Lpn, pages: Lpn, owner: String) -> AddressMap {
+        let kind = match name {
+            "fold" => Kind::Fold,
+            "compact" => Kind::Compact(Compact {
                 dense: FxHashMap::default(),
                 last: None,
             }),
-            _ => AddressMap::None,
+            _ => Kind::None,
+        };
+        AddressMap {
+            kind,
+            base,
+            pages,
+            owner,
         }
     }
 
@@ -45,26 +67,30 @@ impl AddressMap {
         req: &Request,
         at: At,
     ) -> Result<Lpn> {
-        match self {
-            AddressMap::None if lpn < geo.logical_pages => Ok(lpn),
+        match self.kind {
+            Kind::None if lpn < self.pages => Ok(self.base + lpn),
             _ => self.map_other(geo, lpn, req, at),
         }
     }
 
     #[inline(never)]
     fn map_other(&mut self, geo: &Geometry, lpn: Lpn, req: &Request, at: At) -> Result<Lpn> {
-        let lp = geo.logical_pages;
-        match self {
-            AddressMap::None => Err(SimError::Capacity(format!(
-                "request at {} (offset {} B, {} B) ends beyond the device's logical capacity of {} B; \
-                 set workload.address_map = \"fold\" or \"compact\", or raise device.logical_bytes",
-                at,
-                req.offset_bytes,
-                req.len_bytes,
-                geo.logical_bytes()
-            ))),
-            AddressMap::Fold => Ok(lpn % lp),
-            AddressMap::Compact(c) => {
+        let lp = self.pages;
+        let range = if self.owner.is_empty() {
+            format!("the device's logical capacity of {} B", geo.logical_bytes())
+        } else {
+            format!("{}'s range of {} B", self.owner, lp * geo.page_bytes)
+        };
+        let out = match &mut self.kind {
+            Kind::None => {
+                return Err(SimError::Capacity(format!(
+                    "request at {} (offset {} B, {} B) ends beyond {range}; \
+                     set workload.address_map = \"fold\" or \"compact\", or raise device.logical_bytes",
+                    at, req.offset_bytes, req.len_bytes,
+                )))
+            }
+            Kind::Fold => lpn % lp,
+            Kind::Compact(c) => {
                 let ppb = geo.pages_per_block;
                 let lbn = lpn / ppb;
                 let dense = match c.last {
@@ -78,15 +104,16 @@ impl AddressMap {
                 };
                 let out = dense * ppb + lpn % ppb;
                 if out >= lp {
+                    let whose = if self.owner.is_empty() { "the device's" } else { &self.owner };
                     return Err(SimError::Capacity(format!(
-                        "request at {}: the workload touches more than the device's {} logical blocks; \
+                        "request at {at}: the workload touches more than {whose} {} logical blocks; \
                          raise device.logical_bytes (or use \"auto\")",
-                        at,
-                        geo.logical_blocks()
+                        lp / ppb
                     )));
                 }
-                Ok(out)
+                out
             }
-        }
+        };
+        Ok(self.base + out)
     }
 }

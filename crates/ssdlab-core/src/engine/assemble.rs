@@ -92,6 +92,7 @@ pub(super) fn assemble(
         base,
         series,
         clock,
+        flows,
     } = run;
     let timing = &resolved.nand;
     let mut m = sim.metrics_since(&base, timing);
@@ -115,6 +116,11 @@ pub(super) fn assemble(
         m.extend(c.metrics());
         histograms.extend(c.histograms());
         warnings.extend(c.warnings());
+    }
+    if !flows.is_empty() {
+        let (fm, fh) = super::flows::metrics(&flows);
+        m.extend(fm);
+        histograms.extend(fh);
     }
     RunResult {
         config: resolved,

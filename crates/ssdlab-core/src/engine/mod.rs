@@ -17,6 +17,7 @@
 mod address;
 mod assemble;
 mod clock_thread;
+mod flows;
 mod flush;
 mod replay;
 mod resolve;
@@ -88,7 +89,7 @@ fn placement(
             Some(p) => source::Source::Kept(source::Kept::new(p)),
             None => source::open_source(cfg)?,
         };
-        let mut map = AddressMap::new(&cfg.workload.address_map);
+        let mut map = AddressMap::new(&cfg.workload.address_map, geo);
         let shift = geo.sectors_per_page().trailing_zeros();
         let mut lpns = Vec::new();
         let filled = if cfg.run.precondition == "fill" {
@@ -132,12 +133,45 @@ fn placement(
     )
 }
 
-/// Run one simulation.
+/// Run one simulation (with `[[flows]]` and `run.alone`, also each flow alone: its slowdown
+/// and the fairness between flows, docs/metrics.md).
 pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
+    let mut shared = simulate_one(cfg, progress, None)?;
+    if cfg.run.alone && !cfg.flows.is_empty() {
+        let mut slowdowns = Vec::new();
+        for i in 0..cfg.flows.len() {
+            let alone = simulate_one(cfg, progress, Some(i))?;
+            let key = format!("flow.{i}.latency.all.mean_us");
+            let mean = |r: &RunResult| r.metrics.get(&key).copied().unwrap_or(f64::NAN);
+            let (s, a) = (mean(&shared), mean(&alone));
+            shared
+                .metrics
+                .insert(format!("flow.{i}.alone.latency.all.mean_us"), a);
+            shared.metrics.insert(format!("flow.{i}.slowdown"), s / a);
+            slowdowns.push(s / a);
+        }
+        let min = slowdowns.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = slowdowns.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        shared.metrics.insert("fairness".into(), min / max);
+    }
+    Ok(shared)
+}
+
+/// One simulation (`only`: flow `i` alone, the other flows idle).
+fn simulate_one(
+    cfg: &Config,
+    progress: &mut dyn Progress,
+    only: Option<usize>,
+) -> Result<RunResult> {
     cfg.validate()?;
     let mut warnings = cfg.warnings.clone();
     // Resolution: "auto" values (a trace may be scanned for its footprint), then the memory check.
     let (mut resolved, geo, buffer_pages, scan) = resolve::resolve(cfg, &mut warnings)?;
+    let flows = if cfg.flows.is_empty() {
+        None
+    } else {
+        Some(flows::plan(cfg, &geo, only, &mut warnings)?)
+    };
     // Show the padding policy actually used ("auto" = the buffer's default).
     resolved.buffer.padding = registry::resolved_padding(&resolved).to_string();
     // Every selected component's parameters, defaults filled in.
@@ -166,7 +200,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
     if let Some(name) = src.format_name() {
         resolved.workload.format = Some(name.to_string());
     }
-    let map = AddressMap::new(&resolved.workload.address_map);
+    let map = AddressMap::new(&resolved.workload.address_map, &geo);
     let be = Backend::new(ftl, &geo, resolved.buffer.padding_fill == "all")?;
     let mut sim = Sim::new(geo, map, buffer, be, check)?;
     sim.buffer_pages = buffer_pages;
@@ -178,6 +212,7 @@ pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> 
         scan.as_ref(),
         progress,
         &mut warnings,
+        flows.as_ref(),
     )?;
     Ok(assemble::assemble(
         &mut sim,

@@ -5,6 +5,7 @@
 
 use super::address::AddressMap;
 use super::clock_thread::{usable, Feed};
+use super::flows::{FlowPlan, FlowStats};
 use super::flush::Backend;
 use super::resolve::no_requests;
 use super::source::{open_source, At, Keeper, Kept, Scan, Source};
@@ -98,7 +99,7 @@ pub(super) struct Snapshot {
 /// The simulated device: address map → write buffer → flush path (FTL, NAND).
 pub(super) struct Sim {
     pub(super) geo: Geometry,
-    map: AddressMap,
+    pub(super) map: AddressMap,
     pub(super) buffer: Box<dyn WriteBuffer>,
     pub(super) be: Backend,
     /// Latest host version of every LPN (integrity checking only; 0 = none).
@@ -116,6 +117,10 @@ pub(super) struct Sim {
     pub(super) drains: Vec<(u32, u64)>,
     /// Timed mode: the buffer's watermark in pages (`buffer.drain_watermark`; None: off).
     pub(super) drain_to: Option<u64>,
+    /// Several flows: each one's address map onto its range; the one in use is `map`, its
+    /// slot holding the map it replaced.
+    pub(super) flow_maps: Vec<AddressMap>,
+    flow_in_use: Option<usize>,
 }
 
 impl Sim {
@@ -143,7 +148,22 @@ impl Sim {
             version: 0,
             drains: Vec::new(),
             drain_to: None,
+            flow_maps: Vec::new(),
+            flow_in_use: None,
         })
+    }
+
+    /// Map addresses as flow `flow` does (its range of the device) from now on.
+    #[inline]
+    pub(super) fn use_flow_map(&mut self, flow: usize) {
+        if self.flow_in_use == Some(flow) || flow >= self.flow_maps.len() {
+            return;
+        }
+        if let Some(f) = self.flow_in_use {
+            std::mem::swap(&mut self.map, &mut self.flow_maps[f]);
+        }
+        std::mem::swap(&mut self.map, &mut self.flow_maps[flow]);
+        self.flow_in_use = Some(flow);
     }
 
     pub(super) fn snapshot(&self) -> Snapshot {
@@ -362,6 +382,8 @@ pub(super) struct Replayed {
     pub(super) series: Series,
     /// Timed mode: the clock, with the latencies of the measured window.
     pub(super) clock: Option<Clock>,
+    /// Several flows: each one's measured requests (empty with one).
+    pub(super) flows: Vec<FlowStats>,
 }
 
 /// The replay loop's state between requests.
@@ -409,9 +431,32 @@ fn one(
     }
     lp.done += 1;
     if lp.done == lp.next_event {
-        lp.event(sim, progress)?;
+        let mut clock = lp.clock.take();
+        let due = lp.event(sim, clock.as_mut(), progress);
+        lp.clock = clock;
+        due?;
     }
     Ok(())
+}
+
+/// The replay loop as several flows' submissions drive it (`[[flows]]`).
+struct FlowSubmissions<'a, 'b> {
+    lp: &'a mut Loop<'b>,
+    progress: &'a mut dyn Progress,
+}
+
+impl super::flows::Submissions for FlowSubmissions<'_, '_> {
+    fn measured(&self) -> bool {
+        self.lp.done >= self.lp.warmup
+    }
+
+    fn submitted(&mut self, sim: &mut Sim, clock: &mut Clock) -> Result<()> {
+        self.lp.done += 1;
+        if self.lp.done == self.lp.next_event {
+            self.lp.event(sim, Some(clock), self.progress)?;
+        }
+        Ok(())
+    }
 }
 
 impl Loop<'_> {
@@ -432,7 +477,12 @@ impl Loop<'_> {
     /// line: the replay loop only pays for one comparison per request.
     #[cold]
     #[inline(never)]
-    fn event(&mut self, sim: &mut Sim, progress: &mut dyn Progress) -> Result<()> {
+    fn event(
+        &mut self,
+        sim: &mut Sim,
+        clock: Option<&mut Clock>,
+        progress: &mut dyn Progress,
+    ) -> Result<()> {
         if self.done == self.next_sample {
             sim.sample(
                 &mut self.series,
@@ -440,7 +490,7 @@ impl Loop<'_> {
                 self.done > self.warmup,
                 &self.base,
                 self.timing,
-                self.clock.as_mut(),
+                clock,
             )?;
             self.next_sample += self.every;
         }
@@ -465,6 +515,7 @@ pub(super) fn replay(
     scan: Option<&Scan>,
     progress: &mut dyn Progress,
     warnings: &mut Vec<String>,
+    flows: Option<&FlowPlan>,
 ) -> Result<Replayed> {
     let check = sim.check;
     if resolved.run.precondition == "fill" {
@@ -528,6 +579,30 @@ pub(super) fn replay(
         feed: None,
     };
     lp.next_event = lp.next_event();
+    if let Some(plan) = flows {
+        let Some(mut clock) = lp.clock.take() else {
+            return Err(SimError::config(
+                "flows",
+                "several flows need run.mode = \"timed\"",
+            ));
+        };
+        lp.total = plan.total;
+        let mut subs = FlowSubmissions {
+            lp: &mut lp,
+            progress,
+        };
+        let (stats, notes) = super::flows::replay(
+            sim,
+            resolved,
+            &mut clock,
+            &plan.ranges,
+            plan.only,
+            &mut subs,
+        )?;
+        warnings.extend(notes);
+        lp.clock = Some(clock);
+        return finish(sim, lp, 0, stats, check, progress);
+    }
     if lp
         .clock
         .as_ref()
@@ -595,8 +670,24 @@ pub(super) fn replay(
     if let Some(f) = lp.feed.take() {
         lp.clock = Some(f.finish(sim)?);
     }
+    finish(sim, lp, skipped, Vec::new(), check, progress)
+}
+
+/// After the last request: the final flush (counted, not timed), the integrity check and the
+/// last time-series row.
+fn finish(
+    sim: &mut Sim,
+    lp: Loop,
+    skipped: u64,
+    flows: Vec<FlowStats>,
+    check: bool,
+    progress: &mut dyn Progress,
+) -> Result<Replayed> {
     let Loop {
         done,
+        warmup,
+        every,
+        total,
         base,
         mut series,
         timing,
@@ -632,5 +723,6 @@ pub(super) fn replay(
         base,
         series,
         clock,
+        flows,
     })
 }

@@ -17,9 +17,17 @@ pub(super) fn resolve(
     let mut r = cfg.clone();
     let page_bytes = cfg.device.page_bytes.0;
     let ppb = cfg.device.pages_per_block;
-    let is_trace = cfg.workload.kind == "trace";
+    let is_trace = cfg.workload.kind == "trace" && cfg.flows.is_empty();
     let need_scan =
         is_trace && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some());
+    // Several flows: each one's need (traces scanned) where "auto" or a buffer fraction asks.
+    let flow_needs = if !cfg.flows.is_empty()
+        && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some())
+    {
+        super::flows::needs(cfg)?
+    } else {
+        Vec::new()
+    };
     let scan = if need_scan {
         Some(scan_trace(cfg, page_bytes, ppb)?)
     } else {
@@ -32,6 +40,9 @@ pub(super) fn resolve(
     }
     let logical_bytes = match cfg.device.logical_bytes {
         Capacity::Bytes(b) => b,
+        Capacity::Auto if !cfg.flows.is_empty() => {
+            super::flows::auto_blocks(cfg, &flow_needs) * ppb * page_bytes
+        }
         Capacity::Auto => match (&scan, cfg.workload.address_map.as_str()) {
             (Some(s), "compact") => s.distinct_lbns * ppb * page_bytes,
             (Some(s), _) => s.max_end_bytes,
@@ -69,6 +80,7 @@ pub(super) fn resolve(
     };
     r.device.logical_bytes = Capacity::Bytes(geo.logical_bytes());
     let footprint_pages = match &scan {
+        _ if !cfg.flows.is_empty() => flow_needs.iter().map(|(_, p)| p).sum(),
         Some(s) => s.footprint_pages,
         None if is_trace => 0,
         None => cfg.workload.footprint_bytes.0.div_ceil(page_bytes),
@@ -130,8 +142,13 @@ pub(super) fn resolve(
             ));
         }
     }
-    if !is_trace {
+    if !is_trace && cfg.flows.is_empty() {
         r.workload.seed = Some(seed_of(cfg));
+    }
+    for i in 0..cfg.flows.len() {
+        if cfg.flows[i].workload.kind != "trace" {
+            r.flows[i].workload.seed = cfg.flow_view(i).workload.seed;
+        }
     }
     Ok((r, geo, buffer_pages, scan))
 }

@@ -16,6 +16,7 @@
 //! are simulated in the order they are taken, so counts may differ from counts mode
 //! (`queue.out_of_order` says how many were reordered).
 
+use super::flows::FlowStats;
 use super::replay::Sim;
 use super::source::At;
 use crate::error::{Result, SimError};
@@ -38,19 +39,26 @@ impl Sim {
         measured: bool,
     ) -> Result<()> {
         let t = clock.issue(req.time_us);
+        self.idle_work(clock, t, measured)?;
+        let (served, ops_end) = self.serve_timed(clock, req, at, t, measured)?;
+        clock.finish(served, t, ops_end, measured);
+        Ok(())
+    }
+
+    /// What ran while the device was idle before a request taken at `t`: background draining,
+    /// and background GC (`ftl.background_gc`), a victim at a time, until it had nothing to do
+    /// or the request came.
+    #[inline(always)]
+    fn idle_work(&mut self, clock: &mut Clock, t: f64, measured: bool) -> Result<()> {
         if let Some(start) = clock.drain_window(t) {
             self.drain_idle(clock, start, t, measured)?;
         }
-        // The device was idle before this request: background GC (`ftl.background_gc`) ran,
-        // a victim at a time, until it had nothing to do or the request arrived.
         if let Some(mut at_us) = clock.idle_window(t) {
             while at_us < t && self.be.ftl.background_gc(&mut self.be.nand)? {
                 at_us = clock.background(at_us, self.be.nand.log());
                 self.be.nand.clear_log();
             }
         }
-        let (served, ops_end) = self.serve_timed(clock, req, at, t, measured)?;
-        clock.finish(served, t, ops_end, measured);
         Ok(())
     }
 
@@ -189,7 +197,7 @@ impl Sim {
             while q
                 .in_service
                 .peek()
-                .is_some_and(|Reverse((c, _))| f64::from_bits(*c) <= s)
+                .is_some_and(|Reverse((c, ..))| f64::from_bits(*c) <= s)
             {
                 q.next_event()?;
                 self.pump(clock, q)?;
@@ -204,24 +212,19 @@ impl Sim {
             q.now = q.now.max(s);
             s
         };
-        let p = Pending {
-            req: *req,
-            at,
-            submitted_us,
-            measured,
-            seq: q.submitted,
-        };
-        q.submitted += 1;
-        match req.op {
-            Op::Read => q.reads.push_back(p),
-            _ => q.writes.push_back(p),
-        }
+        q.enqueue(*req, at, submitted_us, measured, 0);
         clock.submitted(submitted_us, q.in_device());
         self.pump(clock, q)
     }
 
     /// Take every request the scheduler allows now (module docs).
-    fn pump(&mut self, clock: &mut Clock, q: &mut Interface) -> Result<()> {
+    pub(super) fn pump(&mut self, clock: &mut Clock, q: &mut Interface) -> Result<()> {
+        if q.fifo {
+            while let Some(p) = q.pop_oldest() {
+                self.take(clock, q, p, false)?;
+            }
+            return Ok(());
+        }
         while q.now >= q.stalled_until {
             if let Some(p) = q.reads.pop_front() {
                 self.take(clock, q, p, false)?;
@@ -265,11 +268,25 @@ impl Sim {
             clock.interface.get_or_insert_default().out_of_order += 1;
         }
         clock.take(t);
+        self.use_flow_map(p.flow as usize);
+        if q.fifo {
+            self.idle_work(clock, t, p.measured)?;
+        }
+        let before = (
+            self.be.nand.counters.programs_total(),
+            self.be.host.write_pages,
+        );
         let (served, ops_end) = self.serve_timed(clock, &p.req, p.at, t, p.measured)?;
         let done = clock.completion(served, t, ops_end);
         clock.record(served, p.submitted_us, done, p.measured);
+        if let Some(s) = q.stats.get_mut(p.flow as usize).filter(|_| p.measured) {
+            let programs = self.be.nand.counters.programs_total() - before.0;
+            let written = self.be.host.write_pages - before.1;
+            s.record(&p.req, p.submitted_us, done, programs, written);
+        }
         let read = p.req.op == Op::Read;
-        q.in_service.push(Reverse((done.to_bits(), read)));
+        q.in_service
+            .push(Reverse((done.to_bits(), read, p.seq, p.flow)));
         q.reads_in_service += read as usize;
         if sync {
             q.stalled_until = done;
@@ -298,32 +315,45 @@ struct Pending {
     measured: bool,
     /// Submission order.
     seq: u64,
+    /// Its flow (`[[flows]]`; 0 with one).
+    flow: u32,
 }
 
 /// The host interface's queue and the controller's state (module docs).
 pub(super) struct Interface {
+    /// `fifo`: everything is taken as it comes (several flows' fetched commands).
+    fifo: bool,
     /// `write-stop` (else `read-priority`).
     write_stop: bool,
     /// Submitted, not yet taken: reads; writes and trims; each in submission order.
     reads: VecDeque<Pending>,
     writes: VecDeque<Pending>,
     /// Completion times (as bits: times are ≥ 0) of the requests taken and not yet completed,
-    /// with whether each is a read.
-    in_service: BinaryHeap<Reverse<(u64, bool)>>,
+    /// with whether each is a read, its submission order (the older first of those completing
+    /// together: no flow is favoured) and its flow.
+    in_service: BinaryHeap<Reverse<(u64, bool, u64, u32)>>,
     reads_in_service: usize,
     /// Writes are held back: the one at the head of the queue must flush the buffer.
     stop: bool,
     /// write-stop: the controller waits for a synchronous flush until then.
     stalled_until: f64,
     /// The time of the last event (a submission or a completion).
-    now: f64,
+    pub(super) now: f64,
     submitted: u64,
+    /// Each flow's measured requests (`[[flows]]`; empty with one).
+    pub(super) stats: Vec<FlowStats>,
 }
 
 impl Interface {
     /// The queue of `run.scheduler` (None: "fifo", no queue).
     pub(super) fn new(scheduler: &str) -> Option<Interface> {
-        (scheduler != "fifo").then(|| Interface {
+        (scheduler != "fifo").then(|| Interface::of(scheduler, 0))
+    }
+
+    /// The queue of `run.scheduler` for `flows` flows (fetched commands; "fifo" included).
+    pub(super) fn of(scheduler: &str, flows: usize) -> Interface {
+        Interface {
+            fifo: scheduler == "fifo",
             write_stop: scheduler == "write-stop",
             reads: VecDeque::new(),
             writes: VecDeque::new(),
@@ -333,24 +363,65 @@ impl Interface {
             stalled_until: 0.0,
             now: 0.0,
             submitted: 0,
-        })
+            stats: (0..flows).map(|_| FlowStats::default()).collect(),
+        }
+    }
+
+    /// A request of flow `flow` submitted at `submitted_us` joins the queue.
+    pub(super) fn enqueue(
+        &mut self,
+        req: Request,
+        at: At,
+        submitted_us: f64,
+        measured: bool,
+        flow: u32,
+    ) {
+        let p = Pending {
+            req,
+            at,
+            submitted_us,
+            measured,
+            seq: self.submitted,
+            flow,
+        };
+        self.submitted += 1;
+        match req.op {
+            Op::Read => self.reads.push_back(p),
+            _ => self.writes.push_back(p),
+        }
+    }
+
+    /// The request submitted first of those queued.
+    fn pop_oldest(&mut self) -> Option<Pending> {
+        match (self.reads.front(), self.writes.front()) {
+            (Some(r), Some(w)) if w.seq < r.seq => self.writes.pop_front(),
+            (Some(_), _) => self.reads.pop_front(),
+            _ => self.writes.pop_front(),
+        }
     }
 
     /// Requests in the device: queued or in service.
-    fn in_device(&self) -> usize {
+    pub(super) fn in_device(&self) -> usize {
         self.reads.len() + self.writes.len() + self.in_service.len()
     }
 
-    /// Advance to the next completion.
-    fn next_event(&mut self) -> Result<()> {
-        let Some(Reverse((t, read))) = self.in_service.pop() else {
+    /// When the next request in service completes.
+    pub(super) fn next_completion(&self) -> Option<f64> {
+        self.in_service
+            .peek()
+            .map(|Reverse((t, ..))| f64::from_bits(*t))
+    }
+
+    /// Advance to the next completion: its flow.
+    pub(super) fn next_event(&mut self) -> Result<u32> {
+        let Some(Reverse((t, read, _, flow))) = self.in_service.pop() else {
             return Err(SimError::Integrity(
                 "the host interface's queue holds requests but none is in service".into(),
             ));
         };
         self.now = self.now.max(f64::from_bits(t));
         self.reads_in_service -= read as usize;
-        Ok(())
+        Ok(flow)
     }
 }
 

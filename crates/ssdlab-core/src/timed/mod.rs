@@ -100,20 +100,60 @@ impl Service {
 struct HostQueue {
     /// Closed loop: this many outstanding; 0 = open loop.
     depth: usize,
-    time_scale: f64,
     /// Completion times of the requests in flight.
     in_flight: BinaryHeap<Reverse<At>>,
     last_issue: f64,
-    /// Open loop: the first arrival of the pass, and where the pass starts on the clock.
-    pass_t0: Option<f64>,
-    pass_offset: f64,
     max_in_flight: usize,
-    /// Open loop: arrivals earlier than the one before (issued at that one's time instead).
-    reordered: u64,
     /// Open loop: at most this many outstanding (`run.max_inflight`; 0 = no cap).
     cap: usize,
-    /// Open loop: the last arrival on the clock (the issue may be later, waiting for the cap).
+    /// Open loop: the arrivals on the clock.
+    arrivals: Arrivals,
+}
+
+/// Open loop: a workload's arrival times on the clock, pass after pass, in submission order.
+#[derive(Clone, Debug)]
+pub struct Arrivals {
+    time_scale: f64,
+    /// The first arrival of the pass, and where the pass starts on the clock.
+    pass_t0: Option<f64>,
+    pass_offset: f64,
+    /// The last arrival on the clock (the issue may be later, waiting for a cap).
     last_arrival: f64,
+    /// Arrivals earlier than the one before (issued at that one's time instead).
+    pub reordered: u64,
+}
+
+impl Arrivals {
+    /// Arrival times scaled by `time_scale` (`run.time_scale`).
+    pub fn new(time_scale: f64) -> Arrivals {
+        Arrivals {
+            time_scale,
+            pass_t0: None,
+            pass_offset: 0.0,
+            last_arrival: 0.0,
+            reordered: 0,
+        }
+    }
+
+    /// When a request arriving at `arrival_us` (by its trace or generator) arrives on the
+    /// clock: never before the one before it.
+    #[inline]
+    pub fn at(&mut self, arrival_us: f64) -> f64 {
+        let t0 = *self.pass_t0.get_or_insert(arrival_us);
+        let mut a = self.pass_offset + (arrival_us - t0) * self.time_scale;
+        if a < self.last_arrival {
+            self.reordered += 1;
+            a = self.last_arrival;
+        }
+        self.last_arrival = a;
+        a
+    }
+
+    /// A new pass over the workload: its arrivals continue from `from_us`.
+    pub fn new_pass(&mut self, from_us: f64) {
+        self.pass_t0 = None;
+        self.pass_offset = from_us;
+    }
 }
 
 impl HostQueue {
@@ -127,13 +167,7 @@ impl HostQueue {
                 t.max(self.last_issue)
             }
         } else {
-            let t0 = *self.pass_t0.get_or_insert(arrival_us);
-            let mut a = self.pass_offset + (arrival_us - t0) * self.time_scale;
-            if a < self.last_arrival {
-                self.reordered += 1;
-                a = self.last_arrival;
-            }
-            self.last_arrival = a;
+            let a = self.arrivals.at(arrival_us);
             // In submission order: never before the request ahead of it.
             let mut t = a.max(self.last_issue);
             self.retire(t);
@@ -266,15 +300,11 @@ impl Clock {
             dram_us: n.dram_us,
             host: HostQueue {
                 depth: cfg.run.queue_depth as usize,
-                time_scale: cfg.run.time_scale,
                 in_flight: BinaryHeap::new(),
                 last_issue: 0.0,
-                pass_t0: None,
-                pass_offset: 0.0,
                 max_in_flight: 0,
-                reordered: 0,
                 cap: cfg.run.max_inflight as usize,
-                last_arrival: 0.0,
+                arrivals: Arrivals::new(cfg.run.time_scale),
             },
             read: Latencies::default(),
             write: Latencies::default(),
@@ -371,8 +401,7 @@ impl Clock {
 
     /// A new pass over the workload (`run.repeat`): open-loop arrivals continue from now.
     pub fn new_pass(&mut self) {
-        self.host.pass_t0 = None;
-        self.host.pass_offset = self.host.last_issue;
+        self.host.arrivals.new_pass(self.host.last_issue);
     }
 
     /// Place `ops` (one request's, in issue order) from `t`; returns when the last completes.
@@ -731,10 +760,10 @@ impl Clock {
     /// Notes for the result's warnings.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
-        if self.host.reordered > 0 {
+        if self.host.arrivals.reordered > 0 {
             w.push(format!(
                 "{} requests arrived before the one listed before them; they were issued at that one's time",
-                self.host.reordered
+                self.host.arrivals.reordered
             ));
         }
         w

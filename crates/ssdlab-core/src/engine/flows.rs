@@ -1,0 +1,490 @@
+//! Several flows (tenants) sharing the device (`[[flows]]`, timed mode).
+//!
+//! Each flow has its own workload, its own range of the device's logical pages and its own
+//! submission queue. A closed-loop flow keeps `queue_depth` requests outstanding; an open-loop
+//! one (`queue_depth = 0`) submits at its arrival times, at most `max_inflight` outstanding. The
+//! controller fetches commands from the submission queues by NVMe arbitration
+//! (`host.arbitration`) whenever it holds fewer than `host.device_queue_depth` (0: at once), and
+//! the host-interface scheduler (`run.scheduler`) takes what was fetched. A request's latency
+//! runs from its submission, so time in the submission queue counts.
+//!
+//! Arbitration (NVMe 1.4 §4.13): `round-robin` takes one command from each non-empty queue in
+//! turn; `weighted-round-robin` serves `urgent` flows first (round robin among them), then gives
+//! each other flow a turn of up to `weight` commands. The NVMe classes high, medium and low are
+//! weighted classes: here each flow's own `weight` sets its share, so they differ only by name.
+
+use super::address::AddressMap;
+use super::replay::Sim;
+use super::resolve::no_requests;
+use super::source::{open_source, scan_trace, At, Source};
+use super::timed::Interface;
+use crate::config::{Capacity, Config};
+use crate::error::{Result, SimError};
+use crate::request::{Op, Request};
+use crate::timed::latency::Latencies;
+use crate::timed::Arrivals;
+use crate::units::Geometry;
+use std::collections::{BTreeMap, VecDeque};
+
+/// One flow's measured requests.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FlowStats {
+    read: Latencies,
+    write: Latencies,
+    all: Latencies,
+    requests: u64,
+    bytes: u64,
+    /// Its first measured submission and its last completion.
+    first_us: Option<f64>,
+    last_us: f64,
+    /// NAND programs made while its requests were served (their flushes, GC, merges), and the
+    /// pages it wrote.
+    programs: u64,
+    written_pages: u64,
+}
+
+impl FlowStats {
+    pub(super) fn record(
+        &mut self,
+        req: &Request,
+        submitted_us: f64,
+        done_us: f64,
+        programs: u64,
+        written_pages: u64,
+    ) {
+        let lat = done_us - submitted_us;
+        match req.op {
+            Op::Read => self.read.record(lat),
+            Op::Write => self.write.record(lat),
+            Op::Trim => {}
+        }
+        self.all.record(lat);
+        self.requests += 1;
+        self.bytes += req.len_bytes;
+        self.first_us.get_or_insert(submitted_us);
+        self.last_us = self.last_us.max(done_us);
+        self.programs += programs;
+        self.written_pages += written_pages;
+    }
+}
+
+/// Per-flow metrics (`flow.<i>.*`, docs/metrics.md) and latency histograms.
+pub(super) fn metrics(
+    stats: &[FlowStats],
+) -> (BTreeMap<String, f64>, BTreeMap<String, Vec<(u64, u64)>>) {
+    let mut m = BTreeMap::new();
+    let mut h = BTreeMap::new();
+    let programs: u64 = stats.iter().map(|s| s.programs).sum();
+    for (i, s) in stats.iter().enumerate() {
+        let p = format!("flow.{i}");
+        let span_s = s.first_us.map_or(0.0, |f| (s.last_us - f) / 1e6);
+        let per_s = |x: f64| if span_s > 0.0 { x / span_s } else { f64::NAN };
+        m.insert(format!("{p}.requests"), s.requests as f64);
+        m.insert(format!("{p}.throughput.iops"), per_s(s.requests as f64));
+        m.insert(
+            format!("{p}.throughput.mib_s"),
+            per_s(s.bytes as f64 / (1024.0 * 1024.0)),
+        );
+        m.insert(format!("{p}.nand.programs"), s.programs as f64);
+        m.insert(
+            format!("{p}.waf"),
+            s.programs as f64 / s.written_pages as f64,
+        );
+        m.insert(
+            format!("{p}.waf_share"),
+            s.programs as f64 / programs as f64,
+        );
+        for (op, l) in [("read", &s.read), ("write", &s.write), ("all", &s.all)] {
+            m.extend(l.metrics(&format!("{p}.latency.{op}")));
+            if l.count() > 0 {
+                h.insert(format!("{p}.latency.{op}_ns"), l.distribution_ns());
+            }
+        }
+    }
+    (m, h)
+}
+
+/// What each flow needs of an "auto"-sized device: logical bytes (its highest address, or its
+/// distinct blocks under `compact`) and footprint pages.
+pub(super) fn needs(cfg: &Config) -> Result<Vec<(u64, u64)>> {
+    let (page_bytes, ppb) = (cfg.device.page_bytes.0, cfg.device.pages_per_block);
+    (0..cfg.flows.len())
+        .map(|i| {
+            let v = cfg.flow_view(i);
+            if v.workload.kind != "trace" {
+                let b = v.workload.footprint_bytes.0;
+                return Ok((b, b.div_ceil(page_bytes)));
+            }
+            let s = scan_trace(&v, page_bytes, ppb)?;
+            if s.requests == 0 {
+                return Err(no_requests(&v, s.lines, s.format));
+            }
+            let bytes = if v.workload.address_map == "compact" {
+                s.distinct_lbns * ppb * page_bytes
+            } else {
+                s.max_end_bytes
+            };
+            Ok((bytes, s.footprint_pages))
+        })
+        .collect()
+}
+
+/// The logical blocks an "auto"-sized device needs for every flow's range.
+pub(super) fn auto_blocks(cfg: &Config, needs: &[(u64, u64)]) -> u64 {
+    let block_bytes = cfg.device.page_bytes.0 * cfg.device.pages_per_block;
+    let blocks = needs.iter().map(|(b, _)| b.div_ceil(block_bytes).max(1));
+    if cfg.flows[0].share.is_some() {
+        // Each flow's share must hold its need.
+        blocks
+            .zip(&cfg.flows)
+            .map(|(b, f)| (b as f64 / f.share.unwrap_or(1.0)).ceil() as u64)
+            .max()
+            .unwrap_or(1)
+    } else {
+        blocks.sum()
+    }
+}
+
+/// Each flow's range of the device's logical blocks, in flow order: its share of them, an
+/// equal split, or (an "auto"-sized device without shares) its own need.
+pub(super) fn ranges(cfg: &Config, geo: &Geometry, needs: &[(u64, u64)]) -> Result<Vec<u64>> {
+    let total = geo.logical_blocks();
+    let n = cfg.flows.len() as u64;
+    let block_bytes = geo.page_bytes * geo.pages_per_block;
+    let blocks: Vec<u64> = cfg
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match (f.share, cfg.device.logical_bytes) {
+            (Some(s), _) => (s * total as f64).floor() as u64,
+            (None, Capacity::Auto) => needs
+                .get(i)
+                .map_or(total / n, |(b, _)| b.div_ceil(block_bytes).max(1)),
+            (None, Capacity::Bytes(_)) => total / n,
+        })
+        .collect();
+    if let Some(i) = blocks.iter().position(|&b| b == 0) {
+        return Err(SimError::config(
+            format!("flows[{i}]"),
+            format!(
+                "its range of the device would hold no logical block ({total} blocks for {n} flows); \
+                 raise device.logical_bytes or its share"
+            ),
+        ));
+    }
+    Ok(blocks)
+}
+
+/// How the flows share the device: each one's range of logical blocks, and whether one runs
+/// alone (`run.alone`). `total`: requests in all (0 = unknown), for progress.
+pub(super) struct FlowPlan {
+    pub(super) ranges: Vec<u64>,
+    pub(super) only: Option<usize>,
+    pub(super) total: u64,
+}
+
+/// The plan of `cfg`'s flows on a device of `geo` (`only`: that flow alone); notes about keys
+/// the flows do not use go into `warnings`.
+pub(super) fn plan(
+    cfg: &Config,
+    geo: &Geometry,
+    only: Option<usize>,
+    warnings: &mut Vec<String>,
+) -> Result<FlowPlan> {
+    let auto = cfg.device.logical_bytes == Capacity::Auto && cfg.flows[0].share.is_none();
+    let needs = if auto { needs(cfg)? } else { Vec::new() };
+    let ranges = ranges(cfg, geo, &needs)?;
+    let run = crate::config::RunConfig::default();
+    if only.is_none() {
+        for (k, set) in [
+            ("run.queue_depth", cfg.run.queue_depth != run.queue_depth),
+            ("run.max_inflight", cfg.run.max_inflight != run.max_inflight),
+        ] {
+            if set {
+                warnings.push(format!(
+                    "{k} is not used with [[flows]]: each flow has its own (flows[i].{})",
+                    k.trim_start_matches("run.")
+                ));
+            }
+        }
+        let default = crate::config::FlowConfig::default();
+        if cfg.host.arbitration == "round-robin" {
+            for (i, f) in cfg.flows.iter().enumerate() {
+                if f.weight != default.weight || f.priority != default.priority {
+                    warnings.push(format!(
+                        "flows[{i}]: priority and weight are not used by host.arbitration = \"round-robin\" (use \"weighted-round-robin\")"
+                    ));
+                }
+            }
+        }
+    }
+    let total = (0..cfg.flows.len())
+        .filter(|&i| only.is_none_or(|o| o == i))
+        .map(|i| {
+            let w = &cfg.flows[i].workload;
+            (w.kind != "trace").then_some(w.requests)
+        })
+        .sum::<Option<u64>>()
+        .map_or(0, |n| n * cfg.run.repeat as u64);
+    Ok(FlowPlan {
+        ranges,
+        only,
+        total,
+    })
+}
+
+/// One flow on the clock.
+struct Flow {
+    view: Config,
+    src: Source,
+    /// Closed loop: this many outstanding (0 = open loop); open loop: at most `cap` (0 = none).
+    depth: usize,
+    cap: usize,
+    urgent: bool,
+    weight: u32,
+    arrivals: Arrivals,
+    /// The next request to submit, with where it is and (open loop) its arrival on the clock.
+    next: Option<(Request, At, f64)>,
+    passes_left: u32,
+    /// Submitted and not completed (queued, fetched or in service).
+    outstanding: usize,
+    /// Its submission queue: requests submitted, not yet fetched (request, where, when, measured).
+    sq: VecDeque<(Request, At, f64, bool)>,
+    /// Requests read from its workload (to report an empty one).
+    read: u64,
+    /// When it last submitted (a further pass's arrivals start there).
+    last_submit_us: f64,
+}
+
+impl Flow {
+    /// Read the next request of the workload (reopened for further passes).
+    fn advance(&mut self) -> Result<()> {
+        loop {
+            if let Some(r) = self.src.next() {
+                let req = r?;
+                let at = self.src.at();
+                let a = if self.depth == 0 {
+                    self.arrivals.at(req.time_us)
+                } else {
+                    0.0
+                };
+                self.read += 1;
+                self.next = Some((req, at, a));
+                return Ok(());
+            }
+            if self.read == 0 {
+                let (lines, format) = (self.src.lines(), self.src.format_name());
+                return Err(no_requests(&self.view, lines, format));
+            }
+            self.next = None;
+            if self.passes_left <= 1 {
+                return Ok(());
+            }
+            self.passes_left -= 1;
+            self.arrivals.new_pass(self.last_submit_us);
+            self.src = open_source(&self.view)?;
+        }
+    }
+
+    /// When its next request may be submitted (None: not now, or none left): closed loop at
+    /// once while a slot is free; open loop at its arrival while under the cap.
+    fn ready_at(&self) -> Option<f64> {
+        let (_, _, a) = self.next.as_ref()?;
+        if self.depth > 0 {
+            return (self.outstanding < self.depth).then_some(f64::NEG_INFINITY);
+        }
+        (self.cap == 0 || self.outstanding < self.cap).then_some(*a)
+    }
+}
+
+/// NVMe arbitration between the submission queues (module docs).
+struct Arbiter {
+    weighted: bool,
+    /// The flow whose turn it is, and what is left of its turn (weighted).
+    turn: usize,
+    credit: u32,
+    urgent_turn: usize,
+}
+
+impl Arbiter {
+    /// The flow whose queue's head is fetched next (None: every queue is empty).
+    fn pick(&mut self, flows: &[Flow]) -> Option<usize> {
+        let n = flows.len();
+        let ready = |i: usize, urgent: bool| !flows[i].sq.is_empty() && flows[i].urgent == urgent;
+        if self.weighted {
+            if let Some(i) = (0..n)
+                .map(|k| (self.urgent_turn + k) % n)
+                .find(|&i| ready(i, true))
+            {
+                self.urgent_turn = i + 1;
+                return Some(i);
+            }
+        }
+        let any = |i: usize| !flows[i].sq.is_empty() && !(self.weighted && flows[i].urgent);
+        let k = (0..n).find(|&k| any((self.turn + k) % n))?;
+        let i = (self.turn + k) % n;
+        if !self.weighted {
+            self.turn = i + 1;
+            return Some(i);
+        }
+        if k > 0 || self.credit == 0 {
+            self.credit = flows[i].weight;
+        }
+        self.credit -= 1;
+        self.turn = if self.credit == 0 { i + 1 } else { i };
+        Some(i)
+    }
+}
+
+/// The flows' side of the replay: what `replay` asks of the loop for each submission.
+pub(super) trait Submissions {
+    /// Whether the next submission is in the measured window.
+    fn measured(&self) -> bool;
+    /// A request was submitted (warm-up end, samples and progress are due by count).
+    fn submitted(&mut self, sim: &mut Sim, clock: &mut crate::timed::Clock) -> Result<()>;
+}
+
+/// Replay every flow (`only`: that flow alone, the others idle) on `clock`; returns each flow's
+/// measured requests and notes for the warnings.
+pub(super) fn replay(
+    sim: &mut Sim,
+    cfg: &Config,
+    clock: &mut crate::timed::Clock,
+    ranges: &[u64],
+    only: Option<usize>,
+    lp: &mut dyn Submissions,
+) -> Result<(Vec<FlowStats>, Vec<String>)> {
+    let ppb = sim.geo.pages_per_block;
+    let mut base = 0;
+    let mut flows = Vec::with_capacity(cfg.flows.len());
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let view = cfg.flow_view(i);
+        let pages = ranges[i] * ppb;
+        let map = AddressMap::onto(
+            &view.workload.address_map,
+            base,
+            pages,
+            format!("flows[{i}]"),
+        );
+        sim.flow_maps.push(map);
+        base += pages;
+        let mut flow = Flow {
+            src: open_source(&view)?,
+            depth: f.queue_depth as usize,
+            cap: f.max_inflight as usize,
+            urgent: f.priority == "urgent",
+            weight: f.weight,
+            arrivals: Arrivals::new(cfg.run.time_scale),
+            next: None,
+            passes_left: if only.is_none_or(|o| o == i) {
+                cfg.run.repeat
+            } else {
+                0
+            },
+            outstanding: 0,
+            sq: VecDeque::new(),
+            read: 0,
+            last_submit_us: 0.0,
+            view,
+        };
+        if flow.passes_left > 0 {
+            flow.advance()?;
+        }
+        flows.push(flow);
+    }
+    sim.use_flow_map(0);
+    let mut q = Interface::of(&cfg.run.scheduler, flows.len());
+    let mut arb = Arbiter {
+        weighted: cfg.host.arbitration == "weighted-round-robin",
+        turn: 0,
+        credit: 0,
+        urgent_turn: 0,
+    };
+    let limit = cfg.host.device_queue_depth as usize;
+    loop {
+        // Submissions due now, in flow order, each fetched at once if the controller has room.
+        for i in 0..flows.len() {
+            while flows[i].ready_at().is_some_and(|a| a <= q.now) {
+                submit(clock, &mut q, &mut flows, i, lp)?;
+                fetch(sim, clock, &mut q, &mut flows, &mut arb, limit)?;
+                lp.submitted(sim, clock)?;
+            }
+        }
+        // The next event: a completion, or (on ties after it) an open-loop arrival.
+        let arrival = flows
+            .iter()
+            .filter_map(Flow::ready_at)
+            .fold(f64::INFINITY, f64::min);
+        match q.next_completion() {
+            Some(c) if c <= arrival => {
+                let f = q.next_event()? as usize;
+                flows[f].outstanding -= 1;
+                // The scheduler takes what the completion allows; the controller fetches
+                // into the room it left, before the host submits again.
+                sim.pump(clock, &mut q)?;
+                fetch(sim, clock, &mut q, &mut flows, &mut arb, limit)?;
+            }
+            _ if arrival.is_finite() => q.now = q.now.max(arrival),
+            _ => break,
+        }
+    }
+    let notes = flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.arrivals.reordered > 0)
+        .map(|(i, f)| {
+            format!(
+                "flows[{i}]: {} requests arrived before the one listed before them; they were submitted at that one's time",
+                f.arrivals.reordered
+            )
+        })
+        .collect();
+    Ok((std::mem::take(&mut q.stats), notes))
+}
+
+/// The controller fetches commands by arbitration while it holds fewer than `limit` (0: no
+/// limit); the scheduler takes what it may of them.
+fn fetch(
+    sim: &mut Sim,
+    clock: &mut crate::timed::Clock,
+    q: &mut Interface,
+    flows: &mut [Flow],
+    arb: &mut Arbiter,
+    limit: usize,
+) -> Result<()> {
+    while limit == 0 || q.in_device() < limit {
+        let Some(i) = arb.pick(flows) else {
+            return Ok(());
+        };
+        let Some((req, at, submitted_us, measured)) = flows[i].sq.pop_front() else {
+            return Err(SimError::Integrity(format!(
+                "the arbitration picked flows[{i}]'s empty submission queue"
+            )));
+        };
+        q.enqueue(req, at, submitted_us, measured, i as u32);
+        sim.pump(clock, q)?;
+    }
+    Ok(())
+}
+
+/// Flow `i` submits its next request now (into its submission queue).
+fn submit(
+    clock: &mut crate::timed::Clock,
+    q: &mut Interface,
+    flows: &mut [Flow],
+    i: usize,
+    lp: &mut dyn Submissions,
+) -> Result<()> {
+    let f = &mut flows[i];
+    let Some((req, at, _)) = f.next.take() else {
+        return Ok(());
+    };
+    let measured = lp.measured();
+    f.sq.push_back((req, at, q.now, measured));
+    f.outstanding += 1;
+    f.last_submit_us = q.now;
+    f.advance()?;
+    let outstanding: usize = flows.iter().map(|f| f.outstanding).sum();
+    clock.submitted(q.now, outstanding);
+    Ok(())
+}
