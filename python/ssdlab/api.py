@@ -191,7 +191,15 @@ def config_columns(config: Mapping[str, Any], extra_keys: Iterable[str] = ()) ->
     out: dict[str, Any] = {}
     tables = component_tables()
     for section, table in config.items():
-        if isinstance(table, Mapping):
+        if section == "flows" and isinstance(table, list):
+            # `[[flows]]`: flow i's keys as `flows.i.key`, its workload's as `flows.i.workload.key`.
+            for i, flow in enumerate(table):
+                for k, v in flow.items():
+                    if k == "workload" and isinstance(v, Mapping):
+                        out.update({f"flows.{i}.workload.{w}": x for w, x in v.items()})
+                    else:
+                        out[f"flows.{i}.{k}"] = v
+        elif isinstance(table, Mapping):
             for k, v in table.items():
                 if f"{section}.{k}" in tables and isinstance(v, Mapping):
                     out.update({f"{section}.{k}.{p}": x for p, x in v.items()})

@@ -50,6 +50,17 @@ TIMED_METRICS = [
     "time.simulated_us",
 ]
 
+# What `ssdlab run` adds per flow of a run of several (`[[flows]]`), then the fairness.
+FLOW_METRICS = [
+    "throughput.iops",
+    "latency.read.mean_us",
+    "latency.read.p99_us",
+    "latency.write.mean_us",
+    "latency.write.p99_us",
+    "waf_share",
+    "slowdown",
+]
+
 # The two times side by side read as a contradiction without a word on each (`ssdlab run`).
 TIME_NOTES = {
     "time.nand_serial_us": "serial: every NAND operation's time, one after another",
@@ -194,7 +205,9 @@ def _run_metrics(metrics: dict) -> list[str]:
     if "time.simulated_us" in names:
         names.remove("time.simulated_us")
         names.insert(names.index("time.nand_serial_us") + 1, "time.simulated_us")
-    return names
+    flows = sorted({int(k.split(".")[1]) for k in metrics if k.startswith("flow.") and k.endswith(".requests")})
+    names += [f"flow.{i}.{m}" for i in flows for m in FLOW_METRICS if f"flow.{i}.{m}" in metrics]
+    return names + [m for m in ("fairness",) if m in metrics]
 
 
 def cmd_config_show(args) -> int:

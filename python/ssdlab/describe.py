@@ -228,5 +228,14 @@ def run_summary(cfg: dict) -> str:
     if r.get("mode") == "timed":
         device.append(dies(cfg))
     device.append("preconditioned (filled)" if r.get("precondition") == "fill" else "not preconditioned (empty)")
-    workload = ", ".join(workload_parts(cfg))
-    return f"workload {workload}; device {', '.join(device)}; FTL {ftl}; buffer {buf}"
+    flows = cfg.get("flows") or []
+    if flows:
+        each = [
+            f"{i}: "
+            + ", ".join([*workload_parts(f), f"QD {f.get('queue_depth')}" if f.get("queue_depth") else "open loop"])
+            for i, f in enumerate(flows)
+        ]
+        workload = f"{len(flows)} flows ({'; '.join(each)})"
+    else:
+        workload = "workload " + ", ".join(workload_parts(cfg))
+    return f"{workload}; device {', '.join(device)}; FTL {ftl}; buffer {buf}"

@@ -1208,6 +1208,12 @@ impl Config {
                     .into(),
             );
         }
+        if self.flows.len() > 32767 {
+            fail(
+                "flows",
+                format!("{} flows; at most 32,767", self.flows.len()),
+            );
+        }
         let mut shares = 0.0;
         for (i, f) in self.flows.iter().enumerate() {
             let key = |k: &str| format!("flows[{i}].{k}");

@@ -998,7 +998,11 @@ def _draw_cdfs(ax, curves, name: str, tail: bool, logx: bool) -> None:
 
 
 def distribution_label(name: str) -> str:
-    """An axis label for a stored distribution: `latency.read_ns` -> "read latency (µs)"."""
+    """An axis label for a stored distribution: `latency.read_ns` -> "read latency (µs)",
+    `flow.1.latency.read_ns` -> "flow 1: read latency (µs)"."""
+    m = re.fullmatch(r"flow\.(\d+)\.(latency\..*)", name)
+    if m:
+        return f"flow {m.group(1)}: {distribution_label(m.group(2))}"
     if name.startswith("latency."):
         what = name.removeprefix("latency.").removesuffix("_ns").removesuffix("_us")
         return f"{'request' if what == 'all' else what} latency (µs)"
@@ -1008,11 +1012,18 @@ def distribution_label(name: str) -> str:
 LATENCY_DISTRIBUTIONS = ("latency.read_ns", "latency.write_ns")
 
 
+def flow_distributions(histograms: Mapping[str, Any]) -> list[str]:
+    """Each flow's read and write latency distributions, in flow order (none: one flow)."""
+    flows = sorted({int(k.split(".")[1]) for k in histograms if re.fullmatch(r"flow\.\d+\.latency\..*_ns", k)})
+    return [f"flow.{i}.{n}" for i in flows for n in LATENCY_DISTRIBUTIONS]
+
+
 def latency_cdf(histograms: Mapping[str, Any], config: Mapping | None = None, names: Sequence[str] = ()):
     """One run's latency distributions (`Result.histograms`; default: reads and writes, those
     with requests), one line each: the whole distribution on a log axis beside its tail (0.9 to
-    0.9999, logit axis). `config` (the resolved configuration) titles it. Returns the Figure."""
-    names = list(names) or list(LATENCY_DISTRIBUTIONS)
+    0.9999, logit axis); a run of several flows (`[[flows]]`), each flow's reads and writes.
+    `config` (the resolved configuration) titles it. Returns the Figure."""
+    names = list(names) or flow_distributions(histograms) or list(LATENCY_DISTRIBUTIONS)
     curves = []
     for n in names:
         pairs = histograms.get(n)

@@ -329,11 +329,19 @@ def deep_set(cfg: dict, dotted: str, value: Any, where: str) -> None:
         raise StudyError(f"{where}: bad key `{dotted}`")
     node = cfg
     for p in parts[:-1]:
+        if isinstance(node, list):
+            # An array of tables (`flows.1.queue_depth`): the element at that index.
+            if not p.isdigit() or int(p) >= len(node):
+                raise StudyError(f"{where}: `{dotted}`: `{p}` is not an index of its {len(node)} tables")
+            node = node[int(p)]
+            continue
         nxt = node.setdefault(p, {})
-        if not isinstance(nxt, dict):
+        if not isinstance(nxt, dict | list):
             raise StudyError(f"{where}: `{dotted}`: `{p}` is not a table")
         node = nxt
     leaf = parts[-1]
+    if isinstance(node, list):
+        raise StudyError(f"{where}: `{dotted}`: set a key of one of its tables (`…{leaf}.key`)")
     if isinstance(value, Mapping) and isinstance(node.get(leaf), dict):
         for k, v in value.items():
             deep_set(node[leaf], k, v, where)

@@ -31,7 +31,10 @@ use std::collections::{BTreeMap, VecDeque};
 pub(super) struct FlowStats {
     read: Latencies,
     write: Latencies,
-    all: Latencies,
+    trim: Latencies,
+    /// Every request's: exact sum and maximum (the histogram is the three above merged).
+    all_sum_us: f64,
+    all_max_us: f64,
     requests: u64,
     bytes: u64,
     /// Its first measured submission and its last completion.
@@ -56,9 +59,10 @@ impl FlowStats {
         match req.op {
             Op::Read => self.read.record(lat),
             Op::Write => self.write.record(lat),
-            Op::Trim => {}
+            Op::Trim => self.trim.record(lat),
         }
-        self.all.record(lat);
+        self.all_sum_us += lat;
+        self.all_max_us = self.all_max_us.max(lat);
         self.requests += 1;
         self.bytes += req.len_bytes;
         self.first_us.get_or_insert(submitted_us);
@@ -94,7 +98,8 @@ pub(super) fn metrics(
             format!("{p}.waf_share"),
             s.programs as f64 / programs as f64,
         );
-        for (op, l) in [("read", &s.read), ("write", &s.write), ("all", &s.all)] {
+        let all = Latencies::merged(&[&s.read, &s.write, &s.trim], s.all_sum_us, s.all_max_us);
+        for (op, l) in [("read", &s.read), ("write", &s.write), ("all", &all)] {
             m.extend(l.metrics(&format!("{p}.latency.{op}")));
             if l.count() > 0 {
                 h.insert(format!("{p}.latency.{op}_ns"), l.distribution_ns());
@@ -401,30 +406,38 @@ pub(super) fn replay(
         urgent_turn: 0,
     };
     let limit = cfg.host.device_queue_depth as usize;
+    let closed: Vec<bool> = flows.iter().map(|f| f.depth > 0).collect();
+    let open: Vec<usize> = (0..flows.len()).filter(|&i| !closed[i]).collect();
+    // Closed-loop flows with a free slot: they submit at once.
+    let mut due: Vec<usize> = (0..flows.len()).filter(|&i| closed[i]).collect();
     loop {
-        // Submissions due now, in flow order, each fetched at once if the controller has room.
-        for i in 0..flows.len() {
-            while flows[i].ready_at().is_some_and(|a| a <= q.now) {
-                submit(clock, &mut q, &mut flows, i, lp)?;
-                fetch(sim, clock, &mut q, &mut flows, &mut arb, limit)?;
-                lp.submitted(sim, clock)?;
+        for i in due.drain(..) {
+            while flows[i].ready_at().is_some() {
+                admit(sim, clock, &mut q, &mut flows, i, &mut arb, limit, lp)?;
             }
         }
-        // The next event: a completion, or (on ties after it) an open-loop arrival.
-        let arrival = flows
+        // The next event: a completion, or an open-loop arrival (after the completions due by
+        // then; flows in order on ties).
+        let arrival = open
             .iter()
-            .filter_map(Flow::ready_at)
-            .fold(f64::INFINITY, f64::min);
-        match q.next_completion() {
-            Some(c) if c <= arrival => {
+            .filter_map(|&i| flows[i].ready_at().map(|a| (a, i)))
+            .min_by(|x, y| x.0.total_cmp(&y.0));
+        match (q.next_completion(), arrival) {
+            (Some(c), a) if a.is_none_or(|(a, _)| c <= a) => {
                 let f = q.next_event()? as usize;
                 flows[f].outstanding -= 1;
                 // The scheduler takes what the completion allows; the controller fetches
                 // into the room it left, before the host submits again.
                 sim.pump(clock, &mut q)?;
                 fetch(sim, clock, &mut q, &mut flows, &mut arb, limit)?;
+                if closed[f] {
+                    due.push(f);
+                }
             }
-            _ if arrival.is_finite() => q.now = q.now.max(arrival),
+            (_, Some((a, i))) => {
+                q.now = q.now.max(a);
+                admit(sim, clock, &mut q, &mut flows, i, &mut arb, limit, lp)?;
+            }
             _ => break,
         }
     }
@@ -442,6 +455,32 @@ pub(super) fn replay(
     Ok((std::mem::take(&mut q.stats), notes))
 }
 
+/// Flow `i` submits its next request now; the controller fetches what it may (without a limit,
+/// that request: it is the only one queued).
+#[allow(clippy::too_many_arguments)]
+fn admit(
+    sim: &mut Sim,
+    clock: &mut crate::timed::Clock,
+    q: &mut Interface,
+    flows: &mut [Flow],
+    i: usize,
+    arb: &mut Arbiter,
+    limit: usize,
+    lp: &mut dyn Submissions,
+) -> Result<()> {
+    let Some((req, at, now, measured)) = submit(clock, q, flows, i, lp)? else {
+        return Ok(());
+    };
+    if limit == 0 {
+        q.enqueue(req, at, now, measured, i as u32);
+        sim.pump(clock, q)?;
+    } else {
+        flows[i].sq.push_back((req, at, now, measured));
+        fetch(sim, clock, q, flows, arb, limit)?;
+    }
+    lp.submitted(sim, clock)
+}
+
 /// The controller fetches commands by arbitration while it holds fewer than `limit` (0: no
 /// limit); the scheduler takes what it may of them.
 fn fetch(
@@ -452,7 +491,8 @@ fn fetch(
     arb: &mut Arbiter,
     limit: usize,
 ) -> Result<()> {
-    while limit == 0 || q.in_device() < limit {
+    // Without a limit every command was fetched when it was submitted.
+    while limit > 0 && q.in_device() < limit {
         let Some(i) = arb.pick(flows) else {
             return Ok(());
         };
@@ -467,24 +507,24 @@ fn fetch(
     Ok(())
 }
 
-/// Flow `i` submits its next request now (into its submission queue).
+/// Flow `i` submits its next request now: the request, where it is, when, and whether it is
+/// measured (None: it has none left).
 fn submit(
     clock: &mut crate::timed::Clock,
     q: &mut Interface,
     flows: &mut [Flow],
     i: usize,
     lp: &mut dyn Submissions,
-) -> Result<()> {
+) -> Result<Option<(Request, At, f64, bool)>> {
     let f = &mut flows[i];
     let Some((req, at, _)) = f.next.take() else {
-        return Ok(());
+        return Ok(None);
     };
     let measured = lp.measured();
-    f.sq.push_back((req, at, q.now, measured));
     f.outstanding += 1;
     f.last_submit_us = q.now;
     f.advance()?;
     let outstanding: usize = flows.iter().map(|f| f.outstanding).sum();
     clock.submitted(q.now, outstanding);
-    Ok(())
+    Ok(Some((req, at, q.now, measured)))
 }

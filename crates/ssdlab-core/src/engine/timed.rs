@@ -197,7 +197,7 @@ impl Sim {
             while q
                 .in_service
                 .peek()
-                .is_some_and(|Reverse((c, ..))| f64::from_bits(*c) <= s)
+                .is_some_and(|Reverse(key)| f64::from_bits((key >> 64) as u64) <= s)
             {
                 q.next_event()?;
                 self.pump(clock, q)?;
@@ -286,7 +286,7 @@ impl Sim {
         }
         let read = p.req.op == Op::Read;
         q.in_service
-            .push(Reverse((done.to_bits(), read, p.seq, p.flow)));
+            .push(Reverse(completion_key(done, read, p.seq, p.flow)));
         q.reads_in_service += read as usize;
         if sync {
             q.stalled_until = done;
@@ -305,6 +305,18 @@ impl Sim {
             q.next_event()?;
         }
     }
+}
+
+/// Flows a key holds (`[[flows]]` allows fewer: its index is below this).
+const FLOW_MASK: u32 = (1 << 15) - 1;
+
+/// A request in service as one number, ordered by completion time (as bits: times are ≥ 0),
+/// writes before reads completing together, then by submission order (the older first: no flow
+/// is favoured); its flow in the low bits.
+#[inline]
+fn completion_key(done_us: f64, read: bool, seq: u64, flow: u32) -> u128 {
+    let rest = (read as u64) << 63 | (seq & ((1 << 48) - 1)) << 15 | (flow & FLOW_MASK) as u64;
+    ((done_us.to_bits() as u128) << 64) | rest as u128
 }
 
 /// A submitted request not yet taken.
@@ -328,10 +340,8 @@ pub(super) struct Interface {
     /// Submitted, not yet taken: reads; writes and trims; each in submission order.
     reads: VecDeque<Pending>,
     writes: VecDeque<Pending>,
-    /// Completion times (as bits: times are ≥ 0) of the requests taken and not yet completed,
-    /// with whether each is a read, its submission order (the older first of those completing
-    /// together: no flow is favoured) and its flow.
-    in_service: BinaryHeap<Reverse<(u64, bool, u64, u32)>>,
+    /// The requests taken and not yet completed ([`completion_key`]).
+    in_service: BinaryHeap<Reverse<u128>>,
     reads_in_service: usize,
     /// Writes are held back: the one at the head of the queue must flush the buffer.
     stop: bool,
@@ -409,16 +419,18 @@ impl Interface {
     pub(super) fn next_completion(&self) -> Option<f64> {
         self.in_service
             .peek()
-            .map(|Reverse((t, ..))| f64::from_bits(*t))
+            .map(|Reverse(key)| f64::from_bits((key >> 64) as u64))
     }
 
     /// Advance to the next completion: its flow.
     pub(super) fn next_event(&mut self) -> Result<u32> {
-        let Some(Reverse((t, read, _, flow))) = self.in_service.pop() else {
+        let Some(Reverse(key)) = self.in_service.pop() else {
             return Err(SimError::Integrity(
                 "the host interface's queue holds requests but none is in service".into(),
             ));
         };
+        let (t, read) = ((key >> 64) as u64, (key >> 63) & 1 == 1);
+        let flow = (key as u32) & FLOW_MASK;
         self.now = self.now.max(f64::from_bits(t));
         self.reads_in_service -= read as usize;
         Ok(flow)

@@ -39,6 +39,19 @@ impl Latencies {
         self.max_us = self.max_us.max(us);
     }
 
+    /// The samples of every one of `parts`, with the sum and maximum kept exactly by the caller
+    /// (summed in recording order, as one `Latencies` recording them all would have).
+    pub fn merged(parts: &[&Latencies], sum_us: f64, max_us: f64) -> Latencies {
+        let mut all = Latencies::default();
+        for p in parts {
+            // Histograms of the same precision always add (they resize as needed).
+            let _ = all.hist.add(&p.hist);
+        }
+        all.sum_us = sum_us;
+        all.max_us = max_us;
+        all
+    }
+
     pub fn count(&self) -> u64 {
         self.hist.len()
     }
