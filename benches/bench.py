@@ -232,6 +232,15 @@ def mechanisms_timed_config() -> dict:
     return cfg
 
 
+def flows_timed_config() -> dict:
+    """The page-FTL timed run as four flows of QD 32 each, a quarter of the device and of the
+    requests each (target >= 1 M requests/s), beside the same requests as one flow at QD 128."""
+    cfg = timed_config("timed")
+    workload = {**cfg.pop("workload"), "requests": TIMED_REQUESTS // 4, "footprint_bytes": "2GiB"}
+    cfg["flows"] = [{"queue_depth": 32, "workload": {**workload, "seed": i + 1}} for i in range(4)]
+    return cfg
+
+
 def run_ssdlab(cfg: dict) -> tuple[float, dict]:
     t0 = time.perf_counter()
     r = ssdlab.simulate(cfg)
@@ -442,6 +451,19 @@ def main() -> int:
             "clock_thread": m["time.clock_thread"],
             "nand_ops_per_request": ops / requests,
         }
+    print("timed mode, four flows of QD 32 ...", file=sys.stderr)
+    single = timed_config("timed")
+    single["run"] = {**single["run"], "queue_depth": 128, "clock_thread": False}
+    walls, single_walls = [], []
+    for _ in range(3):  # alternating with the same requests as one flow on one thread
+        wall, m = run_ssdlab(flows_timed_config())
+        walls.append(wall)
+        single_walls.append(run_ssdlab(single)[0])
+    results["timed_flows"] = {
+        **rates(TIMED_REQUESTS, walls),
+        "one_flow_qd128_one_thread": rates(TIMED_REQUESTS, single_walls),
+        "flow_iops": [m[f"flow.{i}.throughput.iops"] for i in range(4)],
+    }
     results["buffers"] = {}
     kinds = sorted(c["name"] for c in ssdlab.components() if c["category"] == "buffer" and c["name"] != "none")
     # Seed 002's buffers also behind BAST, where they read the FTL's log state.
@@ -518,6 +540,13 @@ def main() -> int:
         one = d["one_thread"]
         label = "  the same on one thread" + ("" if d["clock_thread"] else " (it ran on one anyway)")
         print(f"{label:<62}{one['per_s_best']:>14,.0f}{one['per_s_median']:>14,.0f}")
+    f = results["timed_flows"]
+    one = f["one_flow_qd128_one_thread"]
+    for label, d in (
+        ("four flows of QD 32 each, 8 x 4 dies, GC on (>= 1 M)", f),
+        ("  the same requests as one flow at QD 128, one thread", one),
+    ):
+        print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
     sim = t["simulated"]
     pct = " / ".join(f"{sim[f'latency.all.{p}_us']:,.0f}" for p in ("p50", "p99", "p9999"))
     print(f"  simulated: {sim['throughput.iops']:,.0f} IOPS, latency p50 / p99 / p99.99 {pct} µs, WAF {sim['waf']:.2f}")

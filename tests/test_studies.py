@@ -500,3 +500,26 @@ def test_hotcold2022_quick_states_every_claim(tmp_path, traces):
     for mix in ("small-hot", "sizes-mixed"):
         wafs = counts[(counts["mix"] == mix) & (counts["lines"] == "16 MiB")].set_index("variant")["waf"]
         assert wafs.idxmin() == "oracle", wafs
+
+
+def test_tenants_quick_reports_every_set_up(tmp_path, traces):
+    out = tmp_path / "tenants"
+    report = studies.reproduce("tenants", quick=True, out=out, progress=False)
+    text = report.read_text()
+    assert "The reader&#x27;s p99 read latency" in text or "The reader's p99 read latency" in text
+    assert "The numbers: synthetic" in text and "The numbers: real traces" in text
+    df = ssdlab.load_results(out)
+    assert len(df) == 12 and (df["status"] == "ok").all()
+    tenants_figures = studies.registry()["tenants"].module()
+    cells = tenants_figures._cells(df)
+    assert set(cells["setup"]) == set(tenants_figures.SETUPS.values())
+    for _, r in cells.iterrows():
+        # Every measured request is one tenant's; FLIN's fairness is min ÷ max slowdown.
+        assert r["flow.0.requests"] + r["flow.1.requests"] == r["run.measured_requests"]
+        slowdowns = [r["flow.0.slowdown"], r["flow.1.slowdown"]]
+        assert r["fairness"] == pytest.approx(min(slowdowns) / max(slowdowns))
+    for tenants, part in cells.groupby("tenants"):
+        s = part.set_index("setup")["flow.0.slowdown"]
+        # The urgent class protects the reader; its own channels and the urgent class isolate it.
+        assert s["urgent reader"] < s["no isolation"], tenants
+        assert s["split + urgent"] < 1.2, tenants

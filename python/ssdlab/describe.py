@@ -170,9 +170,15 @@ def timestamp(us: Any) -> str:
 
 
 def workload_parts(cfg: dict) -> list[str]:
-    """["zipf", "64 MiB footprint", "2,000 requests"] or ["trace hm_0.csv"]."""
+    """["zipf", "64 MiB footprint", "2,000 requests"] or ["trace hm_0.csv"]; several flows:
+    ["2 flows: uniform; trace hm_0.csv"]."""
+    flows = cfg.get("flows") or []
+    if flows:
+        return [f"{len(flows)} flows: " + "; ".join(" ".join(workload_parts(f)[:1]) for f in flows)]
     w = cfg.get("workload") or {}
     kind = w.get("kind")
+    if kind is None:
+        return []
     if kind == "trace":
         return [f"trace {Path(str(w.get('path'))).name}"]
     parts = [str(kind)]

@@ -553,6 +553,11 @@ pub struct FlowConfig {
     /// Its share of the device's logical capacity (its address range); None = an equal split
     /// (or, with `device.logical_bytes = "auto"`, its own footprint).
     pub share: Option<f64>,
+    /// The channels its pages may use (empty = all).
+    pub channels: Vec<u32>,
+    /// The dies its pages may use, numbered channel by channel (`channel × dies per channel +
+    /// way`; empty = all).
+    pub dies: Vec<u32>,
 }
 
 impl Default for FlowConfig {
@@ -564,11 +569,24 @@ impl Default for FlowConfig {
             priority: "medium".into(),
             weight: 1,
             share: None,
+            channels: Vec::new(),
+            dies: Vec::new(),
         }
     }
 }
 
 impl Config {
+    /// The dies flow `i` may use, ascending: those of its `channels` among its `dies` (each
+    /// list empty = all).
+    pub fn flow_dies(&self, i: usize) -> Vec<u32> {
+        let f = &self.flows[i];
+        let per_channel = self.device.chips_per_channel * self.device.dies_per_chip;
+        (0..self.device.dies() as u32)
+            .filter(|d| f.channels.is_empty() || f.channels.contains(&(d / per_channel)))
+            .filter(|d| f.dies.is_empty() || f.dies.contains(d))
+            .collect()
+    }
+
     /// The configuration as flow `i` sees it: its workload, queue depth and cap in the places
     /// of the single-flow keys, and its synthetic seed (by default `run.seed` + i).
     pub fn flow_view(&self, i: usize) -> Config {
@@ -1236,6 +1254,27 @@ impl Config {
                     format!("caps an open loop; with queue_depth = {} the closed loop already keeps that many outstanding: set queue_depth = 0", f.queue_depth),
                 );
             }
+            let (channels, dies) = (self.device.channels, self.device.dies());
+            if let Some(c) = f.channels.iter().find(|&&c| c >= channels) {
+                fail(
+                    &key("channels"),
+                    format!(
+                        "channel {c} does not exist: the device has {channels} (0 … {})",
+                        channels - 1
+                    ),
+                );
+            } else if let Some(d) = f.dies.iter().find(|&&d| d as u64 >= dies) {
+                fail(
+                    &key("dies"),
+                    format!(
+                        "die {d} does not exist: the device has {dies} (0 … {})",
+                        dies - 1
+                    ),
+                );
+            } else if (!f.channels.is_empty() || !f.dies.is_empty()) && self.flow_dies(i).is_empty()
+            {
+                fail(&key("dies"), "none of its dies is on its channels".into());
+            }
             match f.share {
                 Some(s) if !(s > 0.0 && s <= 1.0) => {
                     fail(&key("share"), format!("{s} is not in (0, 1]"))
@@ -1243,6 +1282,16 @@ impl Config {
                 Some(s) => shares += s,
                 None => {}
             }
+        }
+        let confined = self
+            .flows
+            .iter()
+            .any(|f| !f.channels.is_empty() || !f.dies.is_empty());
+        if confined && self.ftl.kind != "page" {
+            fail("ftl.kind", format!("flows confined to channels or dies need the page FTL (one per set of dies), not \"{}\"", self.ftl.kind));
+        }
+        if confined && self.placement.kind != "none" {
+            fail("placement.kind", "flows confined to channels or dies place their pages in their own FTLs: set placement.kind = \"none\"".into());
         }
         let given = self.flows.iter().filter(|f| f.share.is_some()).count();
         if given > 0 && given < self.flows.len() {

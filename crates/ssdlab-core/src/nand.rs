@@ -95,6 +95,9 @@ pub struct Nand {
     pub erase_counts: Vec<u32>,
     logging: bool,
     log: Vec<NandOp>,
+    /// Added to the block an FTL erases, for its wear count (one of several FTLs side by side,
+    /// the partitioned FTL, which moves the addresses it logs itself); 0 otherwise.
+    base_pbn: u32,
 }
 
 impl Nand {
@@ -104,7 +107,14 @@ impl Nand {
             erase_counts: vec![0; physical_blocks as usize],
             logging: false,
             log: Vec::new(),
+            base_pbn: 0,
         }
+    }
+
+    /// Blocks erased from now on are an FTL's whose blocks start at `pbn`.
+    #[inline]
+    pub fn set_block_base(&mut self, pbn: u32) {
+        self.base_pbn = pbn;
     }
     #[inline]
     pub fn read(&mut self, cause: Cause, ppn: u32) {
@@ -119,7 +129,7 @@ impl Nand {
     #[inline]
     pub fn erase(&mut self, pbn: u32) {
         self.counters.erases += 1;
-        self.erase_counts[pbn as usize] += 1;
+        self.erase_counts[(pbn + self.base_pbn) as usize] += 1;
         self.record(OpKind::Erase, Cause::Host, pbn);
     }
 
@@ -143,6 +153,10 @@ impl Nand {
     /// The operations logged since the last [`Nand::clear_log`], in issue order.
     pub fn log(&self) -> &[NandOp] {
         &self.log
+    }
+    /// The same, to move their addresses (the partitioned FTL).
+    pub fn log_mut(&mut self) -> &mut [NandOp] {
+        &mut self.log
     }
     /// Hand the log over and continue in `empty` (the clock thread's batches).
     pub fn swap_log(&mut self, empty: Vec<NandOp>) -> Vec<NandOp> {

@@ -330,3 +330,86 @@ fn configuration_errors_name_the_flow() {
         assert!(e.contains(want), "{want}: {e}");
     }
 }
+
+/// A reader confined to channel 0 beside a neighbour on channels 1–7, no write buffer: `load`
+/// sets the neighbour's requests and queue depth.
+fn confined(neighbour: &str, load: (u64, u32)) -> String {
+    format!(
+        "[device]\nchannels = 8\nchips_per_channel = 4\nlogical_bytes = \"512MiB\"\nop = 0.25\n\
+         [buffer]\nkind = \"none\"\n\
+         [run]\nmode = \"timed\"\nprecondition = \"fill\"\ncheck_integrity = true\nalone = true\n\
+         [[flows]]\nqueue_depth = 8\nchannels = [0]\n[flows.workload]\nkind = \"uniform\"\n\
+         requests = 10000\nfootprint_bytes = \"256MiB\"\nread_fraction = 0.5\n\
+         [[flows]]\nqueue_depth = {}\n{neighbour}[flows.workload]\nkind = \"uniform\"\n\
+         requests = {}\nfootprint_bytes = \"256MiB\"\nread_fraction = 0.1\n",
+        load.1, load.0
+    )
+}
+
+#[test]
+fn a_flow_confined_to_a_channel_is_isolated() {
+    // Every operation of each set's FTL stays in its blocks (`check_integrity` checks each one),
+    // so nothing the neighbour does reaches the reader: its results are the same whatever the
+    // neighbour's load, and the same as alone.
+    let others = "channels = [1, 2, 3, 4, 5, 6, 7]\n";
+    let light = run(&confined(others, (10_000, 4)));
+    let heavy = run(&confined(others, (40_000, 64)));
+    let reader: Vec<_> = light
+        .metrics
+        .keys()
+        .filter(|k| {
+            k.starts_with("flow.0.")
+                && !["alone", "slowdown", "waf_share"]
+                    .iter()
+                    .any(|x| k.contains(x))
+        })
+        .collect();
+    assert!(reader.len() > 20);
+    for k in reader {
+        let (a, b) = (light.metrics[k], heavy.metrics[k]);
+        assert!(
+            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+            "{k}: {a} beside a light neighbour, {b} beside a heavy one"
+        );
+    }
+    assert_eq!(
+        light.histograms["flow.0.latency.read_ns"],
+        heavy.histograms["flow.0.latency.read_ns"]
+    );
+    assert_eq!(heavy.metrics["flow.0.slowdown"], 1.0);
+    // A neighbour on every die (channel 0's included) does slow the reader.
+    let shared = run(&confined("", (40_000, 64)));
+    assert!(
+        shared.metrics["flow.0.slowdown"] > 1.2,
+        "{}",
+        shared.metrics["flow.0.slowdown"]
+    );
+    // Each set has its own FTL and blocks: together, the device.
+    assert_eq!(
+        heavy.metrics["device.logical_pages"],
+        (512 << 20) as f64 / 4096.0
+    );
+}
+
+#[test]
+fn confinement_errors_name_the_key() {
+    let base = "[device]\nchannels = 2\nchips_per_channel = 2\n[run]\nmode = \"timed\"\n";
+    for (flow, want) in [
+        (
+            "channels = [2]\n",
+            "`flows[0].channels`: channel 2 does not exist",
+        ),
+        ("dies = [4]\n", "`flows[0].dies`: die 4 does not exist"),
+        (
+            "channels = [0]\ndies = [2, 3]\n",
+            "none of its dies is on its channels",
+        ),
+        (
+            "channels = [0]\n[ftl]\nkind = \"dftl\"\n",
+            "need the page FTL",
+        ),
+    ] {
+        let e = error(&format!("{base}[[flows]]\n{flow}"));
+        assert!(e.contains(want), "{want}: {e}");
+    }
+}

@@ -367,7 +367,26 @@ def subtitle(df) -> str:
             sec, key = c.split(".")
             cfg.setdefault(sec, {})[key] = v.item() if isinstance(v, np.generic) else v
         cfgs.setdefault(repr(cfg), cfg)
+    # Several flows (`flows.<i>.workload.kind` columns): each flow's workload, not [workload]'s.
+    kinds = sorted(c for c in df.columns if isinstance(c, str) and re.fullmatch(r"flows\.\d+\.workload\.kind", c))
+    if kinds:
+        flows = [
+            {"workload": {"kind": _flow_kind(df, c), "path": _flow_kind(df, c.replace(".kind", ".path"))}}
+            for c in kinds
+        ]
+        for cfg in cfgs.values():
+            cfg.pop("workload", None)
+            if all(f["workload"]["kind"] for f in flows):
+                cfg["flows"] = flows
     return subtitle_of(*cfgs.values())
+
+
+def _flow_kind(df, column: str):
+    """A flow's workload key when every cell has the same (else None)."""
+    if column not in df.columns:
+        return None
+    values = {str(v) for v in df[column]}
+    return values.pop() if len(values) == 1 else None
 
 
 def subtitle_of(*configs: Mapping) -> str:

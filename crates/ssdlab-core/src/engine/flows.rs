@@ -183,9 +183,29 @@ pub(super) fn ranges(cfg: &Config, geo: &Geometry, needs: &[(u64, u64)]) -> Resu
 /// How the flows share the device: each one's range of logical blocks, and whether one runs
 /// alone (`run.alone`). `total`: requests in all (0 = unknown), for progress.
 pub(super) struct FlowPlan {
+    /// Each flow's range: its first logical block and its blocks.
+    pub(super) bases: Vec<u64>,
     pub(super) ranges: Vec<u64>,
     pub(super) only: Option<usize>,
     pub(super) total: u64,
+    /// With flows confined to channels or dies: each set of dies with the logical blocks of its
+    /// flows (their ranges lie together, in the sets' order); None: every flow uses every die.
+    pub(super) parts: Option<Vec<(Vec<u32>, u64)>>,
+    /// The blocks' ranges on those sets once their FTLs are built: (end block, dies).
+    pub(super) stripes: Vec<(u64, Vec<u32>)>,
+}
+
+/// The sets of dies the flows use, in the order of their first flow, each with its flows.
+fn die_sets(cfg: &Config) -> Vec<(Vec<u32>, Vec<usize>)> {
+    let mut sets: Vec<(Vec<u32>, Vec<usize>)> = Vec::new();
+    for i in 0..cfg.flows.len() {
+        let dies = cfg.flow_dies(i);
+        match sets.iter_mut().find(|(d, _)| *d == dies) {
+            Some((_, flows)) => flows.push(i),
+            None => sets.push((dies, vec![i])),
+        }
+    }
+    sets
 }
 
 /// The plan of `cfg`'s flows on a device of `geo` (`only`: that flow alone); notes about keys
@@ -199,6 +219,20 @@ pub(super) fn plan(
     let auto = cfg.device.logical_bytes == Capacity::Auto && cfg.flows[0].share.is_none();
     let needs = if auto { needs(cfg)? } else { Vec::new() };
     let ranges = ranges(cfg, geo, &needs)?;
+    // Ranges lie together by set of dies (one FTL each), in flow order within a set.
+    let sets = die_sets(cfg);
+    let mut bases = vec![0; ranges.len()];
+    let mut next = 0;
+    let mut parts = Vec::new();
+    for (dies, flows) in &sets {
+        let first = next;
+        for &i in flows {
+            bases[i] = next;
+            next += ranges[i];
+        }
+        parts.push((dies.clone(), next - first));
+    }
+    let everywhere = sets.len() == 1 && sets[0].0.len() as u64 == cfg.device.dies();
     let run = crate::config::RunConfig::default();
     if only.is_none() {
         for (k, set) in [
@@ -232,9 +266,12 @@ pub(super) fn plan(
         .sum::<Option<u64>>()
         .map_or(0, |n| n * cfg.run.repeat as u64);
     Ok(FlowPlan {
+        bases,
         ranges,
         only,
         total,
+        parts: (!everywhere).then_some(parts),
+        stripes: Vec::new(),
     })
 }
 
@@ -355,24 +392,21 @@ pub(super) fn replay(
     sim: &mut Sim,
     cfg: &Config,
     clock: &mut crate::timed::Clock,
-    ranges: &[u64],
-    only: Option<usize>,
+    plan: &FlowPlan,
     lp: &mut dyn Submissions,
 ) -> Result<(Vec<FlowStats>, Vec<String>)> {
+    let only = plan.only;
     let ppb = sim.geo.pages_per_block;
-    let mut base = 0;
     let mut flows = Vec::with_capacity(cfg.flows.len());
     for (i, f) in cfg.flows.iter().enumerate() {
         let view = cfg.flow_view(i);
-        let pages = ranges[i] * ppb;
         let map = AddressMap::onto(
             &view.workload.address_map,
-            base,
-            pages,
+            plan.bases[i] * ppb,
+            plan.ranges[i] * ppb,
             format!("flows[{i}]"),
         );
         sim.flow_maps.push(map);
-        base += pages;
         let mut flow = Flow {
             src: open_source(&view)?,
             depth: f.queue_depth as usize,

@@ -28,7 +28,7 @@ pub use replay::SERIES_METRICS;
 
 use crate::buffer::BufferParams;
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Result, SimError};
 use crate::registry;
 use address::AddressMap;
 use flush::Backend;
@@ -133,6 +133,58 @@ fn placement(
     )
 }
 
+/// Flows confined to sets of dies: a page FTL per set over its flows' logical blocks, with the
+/// same over-provisioning, side by side ([`crate::ftl::partitioned`]); the device is their sum
+/// (`geo` and `device.logical_bytes` become it) and `plan.stripes` where their blocks lie.
+fn partitioned_ftl(
+    resolved: &mut Config,
+    geo: &mut crate::units::Geometry,
+    plan: &mut flows::FlowPlan,
+) -> Result<Box<dyn crate::ftl::Ftl>> {
+    use crate::ftl::partitioned::{Part, Partitioned};
+    let ppb = geo.pages_per_block;
+    let (mut lpn_base, mut pbn_base) = (0, 0u64);
+    let mut parts = Vec::new();
+    for (dies, blocks) in plan.parts.iter().flatten() {
+        let physical = (*blocks as f64 * (1.0 + resolved.device.op)).ceil() as u64;
+        let spare = registry::ftl_spare_blocks(resolved, *blocks)?;
+        if physical < blocks + spare {
+            return Err(SimError::config(
+                "flows",
+                format!(
+                    "the flows on dies {dies:?} have {blocks} logical blocks: with device.op = {} their FTL gets {physical} physical blocks, fewer than the {} it needs; give them a larger share or raise device.op",
+                    resolved.device.op,
+                    blocks + spare
+                ),
+            ));
+        }
+        let g = crate::units::Geometry {
+            logical_pages: blocks * ppb,
+            physical_blocks: physical,
+            ..*geo
+        };
+        let placement = placement(resolved, &g, None)?;
+        parts.push(Part {
+            ftl: registry::build_ftl(resolved, &g, placement)?,
+            lpn_base,
+            lpns: blocks * ppb,
+            pbn_base: pbn_base as u32,
+            blocks: physical as u32,
+        });
+        lpn_base += blocks * ppb;
+        pbn_base += physical;
+        plan.stripes.push((pbn_base, dies.clone()));
+    }
+    geo.logical_pages = lpn_base;
+    geo.physical_blocks = pbn_base;
+    resolved.device.logical_bytes = crate::config::Capacity::Bytes(geo.logical_bytes());
+    Ok(Box::new(Partitioned::new(
+        parts,
+        ppb as u32,
+        resolved.run.check_integrity,
+    )))
+}
+
 /// Run one simulation (with `[[flows]]` and `run.alone`, also each flow alone: its slowdown
 /// and the fairness between flows, docs/metrics.md).
 pub fn simulate(cfg: &Config, progress: &mut dyn Progress) -> Result<RunResult> {
@@ -166,8 +218,8 @@ fn simulate_one(
     cfg.validate()?;
     let mut warnings = cfg.warnings.clone();
     // Resolution: "auto" values (a trace may be scanned for its footprint), then the memory check.
-    let (mut resolved, geo, buffer_pages, scan) = resolve::resolve(cfg, &mut warnings)?;
-    let flows = if cfg.flows.is_empty() {
+    let (mut resolved, mut geo, buffer_pages, scan) = resolve::resolve(cfg, &mut warnings)?;
+    let mut flows = if cfg.flows.is_empty() {
         None
     } else {
         Some(flows::plan(cfg, &geo, only, &mut warnings)?)
@@ -180,8 +232,13 @@ fn simulate_one(
     resolve::check_memory(&geo, check)?;
     // The components first, so that a configuration error (a device too small for its FTL)
     // is reported before a trace error: FTL, padding policy and write buffer.
-    let placement = placement(&resolved, &geo, scan.as_ref())?;
-    let ftl = registry::build_ftl(&resolved, &geo, placement)?;
+    let ftl = match flows.as_mut().filter(|p| p.parts.is_some()) {
+        Some(plan) => partitioned_ftl(&mut resolved, &mut geo, plan)?,
+        None => {
+            let placement = placement(&resolved, &geo, scan.as_ref())?;
+            registry::build_ftl(&resolved, &geo, placement)?
+        }
+    };
     let padding = registry::build_padding(&resolved)?;
     let buffer = registry::build_buffer(
         &resolved,

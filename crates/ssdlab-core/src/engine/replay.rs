@@ -591,14 +591,10 @@ pub(super) fn replay(
             lp: &mut lp,
             progress,
         };
-        let (stats, notes) = super::flows::replay(
-            sim,
-            resolved,
-            &mut clock,
-            &plan.ranges,
-            plan.only,
-            &mut subs,
-        )?;
+        if !plan.stripes.is_empty() {
+            clock.partition(resolved, &plan.stripes);
+        }
+        let (stats, notes) = super::flows::replay(sim, resolved, &mut clock, plan, &mut subs)?;
         warnings.extend(notes);
         lp.clock = Some(clock);
         return finish(sim, lp, 0, stats, check, progress);

@@ -11,6 +11,7 @@ pub mod hybrid;
 pub mod lines;
 pub mod log_stats;
 pub mod page;
+pub mod partitioned;
 
 use crate::error::Result;
 use crate::nand::{Cause, Nand};

@@ -76,10 +76,7 @@ impl Clock {
                 let op = ops[i];
                 let d = match op.kind {
                     OpKind::Erase => {
-                        let mut done = end;
-                        for die in 0..self.layout.dies() as u32 {
-                            done = done.max(self.serve(OpKind::Erase, Cause::Host, die, end));
-                        }
+                        let done = self.erase_block(op.addr, Cause::Host, end);
                         barrier = barrier.max(done);
                         done
                     }

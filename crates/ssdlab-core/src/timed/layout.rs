@@ -26,10 +26,9 @@ use crate::units::Divisor;
 #[derive(Clone, Debug)]
 pub struct Layout {
     ppb: Divisor,
-    /// Die of each page offset within a block.
-    die_at: Vec<u32>,
-    /// The NAND page (row) in its plane's block of each page offset within a block.
-    row_at: Vec<u32>,
+    /// The stripes in block order: one over every die, or one per set of dies
+    /// ([`Layout::partitioned`]).
+    stripes: Vec<Stripe>,
     /// Channel of each die.
     channel_of: Vec<u32>,
     planes: u32,
@@ -37,10 +36,39 @@ pub struct Layout {
     units: u32,
 }
 
+/// The blocks below `pbn_end` (and above the stripe before) lie on `dies`.
+#[derive(Clone, Debug)]
+struct Stripe {
+    pbn_end: u64,
+    /// Die of each page offset within a block.
+    die_at: Vec<u32>,
+    /// The NAND page (row) in its plane's block of each page offset within a block.
+    row_at: Vec<u32>,
+    /// Its dies, ascending (an erase of one of its FTL blocks erases a block on each).
+    dies: Vec<u32>,
+}
+
 impl Layout {
     /// The layout of `d` for FTL blocks of `pages_per_block` mapping units, `units` of them in a
     /// NAND page.
     pub fn new(d: &DeviceConfig, pages_per_block: u64, units: u64) -> Layout {
+        Layout::partitioned(
+            d,
+            pages_per_block,
+            units,
+            &[(u64::MAX, (0..d.dies() as u32).collect())],
+        )
+    }
+
+    /// The same with the blocks in ranges, each striped over its own set of dies: `parts` gives
+    /// each range's end (exclusive, ascending) and its dies. Within a set the stripe keeps the
+    /// device's order (`device.stripe`) restricted to the set's dies.
+    pub fn partitioned(
+        d: &DeviceConfig,
+        pages_per_block: u64,
+        units: u64,
+        parts: &[(u64, Vec<u32>)],
+    ) -> Layout {
         let (c, w) = (
             d.channels as u64,
             d.chips_per_channel as u64 * d.dies_per_chip as u64,
@@ -55,19 +83,67 @@ impl Layout {
             (ch * w + way) as u32
         };
         let planes = d.planes_per_die as u64;
-        let positions = dies * planes;
+        let stripe = |pbn_end: u64, set: &[u32]| {
+            let order: Vec<u32> = (0..dies)
+                .map(die_of_position)
+                .filter(|die| set.contains(die))
+                .collect();
+            let positions = order.len() as u64 * planes;
+            let mut sorted = set.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            Stripe {
+                pbn_end,
+                die_at: (0..pages_per_block)
+                    .map(|p| order[((p / units) % positions / planes) as usize])
+                    .collect(),
+                row_at: (0..pages_per_block)
+                    .map(|p| (p / units / positions) as u32)
+                    .collect(),
+                dies: sorted,
+            }
+        };
         Layout {
             ppb: Divisor::new(pages_per_block),
-            die_at: (0..pages_per_block)
-                .map(|p| die_of_position((p / units) % positions / planes))
-                .collect(),
-            row_at: (0..pages_per_block)
-                .map(|p| (p / units / positions) as u32)
-                .collect(),
+            stripes: parts.iter().map(|(end, set)| stripe(*end, set)).collect(),
             channel_of: (0..dies).map(|die| (die / w) as u32).collect(),
             planes: d.planes_per_die,
             units: units as u32,
         }
+    }
+
+    /// The stripe of block `pbn`.
+    #[inline]
+    fn stripe(&self, pbn: u64) -> &Stripe {
+        if self.stripes.len() == 1 {
+            return &self.stripes[0];
+        }
+        self.stripe_among(pbn)
+    }
+
+    /// Several stripes (flows confined to sets of dies): the one holding `pbn`. Out of line: one
+    /// stripe, the common case, is found without it.
+    #[inline(never)]
+    fn stripe_among(&self, pbn: u64) -> &Stripe {
+        let all = &self.stripes;
+        all.iter()
+            .find(|s| pbn < s.pbn_end)
+            .unwrap_or(&all[all.len() - 1])
+    }
+
+    /// The stripe of PPN `ppn`: its block's.
+    #[inline(always)]
+    fn stripe_of(&self, ppn: u32) -> &Stripe {
+        if self.stripes.len() == 1 {
+            return &self.stripes[0];
+        }
+        self.stripe_among(self.ppb.quot(ppn as u64))
+    }
+
+    /// The dies holding FTL block `pbn` (its erase erases a block on each).
+    #[inline]
+    pub fn block_dies(&self, pbn: u32) -> &[u32] {
+        &self.stripe(pbn as u64).dies
     }
 
     pub fn dies(&self) -> usize {
@@ -81,7 +157,7 @@ impl Layout {
     /// The die holding PPN `ppn`.
     #[inline]
     pub fn die_of(&self, ppn: u32) -> u32 {
-        self.die_at[self.ppb.modulo(ppn as u64) as usize]
+        self.stripe_of(ppn).die_at[self.ppb.modulo(ppn as u64) as usize]
     }
 
     /// The channel of die `die`.
@@ -98,7 +174,7 @@ impl Layout {
     /// The NAND page (row) of PPN `ppn` in its plane's block: its page type's index.
     #[inline]
     pub fn row_of(&self, ppn: u32) -> u32 {
-        self.row_at[self.ppb.modulo(ppn as u64) as usize]
+        self.stripe_of(ppn).row_at[self.ppb.modulo(ppn as u64) as usize]
     }
 
     /// PPNs with the same key lie in one row of one die's planes: one multi-plane operation
@@ -184,6 +260,43 @@ mod tests {
             (l.page_of(5), l.last_unit(5), l.last_unit(4)),
             (2, true, false)
         );
+    }
+
+    #[test]
+    fn a_set_of_dies_holds_its_blocks_alone() {
+        // 4 channels × 2 ways (8 dies); blocks 0..3 on channel 0's dies, 3..10 on the others.
+        let d = dev(4, 2, 1, "channel-first").one_plane();
+        let (ch0, rest): (Vec<u32>, Vec<u32>) = (0..8).partition(|die| die / 2 == 0);
+        let l = Layout::partitioned(&d, 24, 1, &[(3, ch0.clone()), (10, rest.clone())]);
+        for (blocks, set) in [(0..3u32, &ch0), (3..10, &rest)] {
+            for b in blocks {
+                let mut per_die = vec![0; 8];
+                for p in 0..24 {
+                    per_die[l.die_of(b * 24 + p) as usize] += 1;
+                }
+                for die in 0..8 {
+                    let want = if set.contains(&die) {
+                        24 / set.len()
+                    } else {
+                        0
+                    };
+                    assert_eq!(per_die[die as usize], want, "block {b}, die {die}");
+                }
+                assert_eq!(l.block_dies(b), set.as_slice());
+            }
+        }
+        // Within a set, consecutive pages still alternate channels (channel-first).
+        let chans: Vec<u32> = (72..75).map(|p| l.channel_of(l.die_of(p))).collect();
+        assert_eq!(chans, [1, 2, 3]);
+        // One set of every die is the device's own layout.
+        let all = Layout::partitioned(&d, 16, 1, &[(u64::MAX, (0..8).collect())]);
+        let one = Layout::new(&d, 16, 1);
+        for p in 0..64 {
+            assert_eq!(
+                (all.die_of(p), all.row_of(p)),
+                (one.die_of(p), one.row_of(p))
+            );
+        }
     }
 
     #[test]

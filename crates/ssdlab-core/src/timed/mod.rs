@@ -418,11 +418,7 @@ impl Clock {
                 OpKind::Erase => end,
             };
             let done = if op.kind == OpKind::Erase {
-                // An FTL block is a stripe over every die: erase its block on each.
-                let mut done = ready;
-                for die in 0..self.layout.dies() as u32 {
-                    done = done.max(self.serve(op.kind, op.cause, die, ready));
-                }
+                let done = self.erase_block(op.addr, op.cause, ready);
                 barrier = barrier.max(done);
                 done
             } else {
@@ -435,6 +431,27 @@ impl Clock {
             end = end.max(done);
         }
         end
+    }
+
+    /// Erase FTL block `pbn` from `ready`: it is a stripe over its dies (every die, or its
+    /// flows' set), so a block on each is erased. When the last erase completes.
+    fn erase_block(&mut self, pbn: u32, cause: Cause, ready: f64) -> f64 {
+        let mut done = ready;
+        for k in 0..self.layout.block_dies(pbn).len() {
+            let die = self.layout.block_dies(pbn)[k];
+            done = done.max(self.serve(OpKind::Erase, cause, die, ready));
+        }
+        done
+    }
+
+    /// The blocks' layout is split among sets of dies (flows confined to channels or dies):
+    /// `parts` gives each range of blocks' end and its dies ([`Layout::partitioned`]).
+    pub fn partition(&mut self, cfg: &Config, parts: &[(u64, Vec<u32>)]) {
+        let units = cfg.nand.units_per_page(cfg.device.page_bytes.0);
+        self.layout = Layout::partitioned(&cfg.device, cfg.device.pages_per_block, units, parts);
+        if let Some(g) = &mut self.grouped {
+            *g = group::Groups::default();
+        }
     }
 
     #[inline]

@@ -7,14 +7,17 @@ import html
 
 from ssdlab.report import figures as F
 
-#: The set-ups, by what the cell set (arbitration, the reader's class, the scheduler).
+#: The set-ups, by what the cell set (arbitration, the reader's class, the scheduler, the
+#: reader's channels).
 SETUPS = {
-    ("round-robin", "medium", "fifo"): "no isolation",
-    ("weighted-round-robin", "urgent", "fifo"): "urgent reader",
-    ("round-robin", "medium", "read-priority"): "read-priority",
-    ("round-robin", "medium", "write-stop"): "write-stop",
+    ("round-robin", "medium", "fifo", ()): "no isolation",
+    ("weighted-round-robin", "urgent", "fifo", ()): "urgent reader",
+    ("round-robin", "medium", "read-priority", ()): "read-priority",
+    ("round-robin", "medium", "write-stop", ()): "write-stop",
+    ("round-robin", "medium", "fifo", (0, 1, 2, 3)): "channels split",
+    ("weighted-round-robin", "urgent", "fifo", (0, 1, 2, 3)): "split + urgent",
 }
-KEYS = ("host.arbitration", "flows.0.priority", "run.scheduler")
+KEYS = ("host.arbitration", "flows.0.priority", "run.scheduler", "flows.0.channels")
 
 #: What each table column shows: (metric, heading, scale).
 COLUMNS = (
@@ -33,7 +36,7 @@ COLUMNS = (
 def _cells(df):
     """The finished cells with their set-up and tenants (synthetic or real traces) named."""
     ok = df[df["status"] == "ok"]
-    setup = [SETUPS.get(tuple(r), "other") for r in ok[list(KEYS)].itertuples(index=False)]
+    setup = [SETUPS.get((*r[:3], tuple(r[3] or ())), "other") for r in ok[list(KEYS)].itertuples(index=False)]
     tenants = ["real traces" if k == "trace" else "synthetic" for k in ok["flows.0.workload.kind"]]
     return ok.assign(setup=setup, tenants=tenants)
 
