@@ -5,6 +5,7 @@ a reader expects, and one-line descriptions of a configuration's workload and de
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,11 @@ def metric_unit(name: str) -> tuple[str, str, float]:
     its suffix carries (`foo_us` -> ("foo", "s", 1e6))."""
     if name in METRICS:
         return METRICS[name]
+    flow = re.fullmatch(r"flow\.(\d+)\.(.+)", name)
+    if flow:
+        # A flow's metric (`flow.1.latency.read.p99_us`): the run's metric of that name, its flow's.
+        words, unit, div = metric_unit(flow.group(2))
+        return f"flow {flow.group(1)} {words}", unit, div
     parts = name.split(".")
     if len(parts) == 3 and parts[0] in ("latency", "interval") and parts[2].endswith("_us"):
         stat = parts[2][:-3]
