@@ -1263,11 +1263,8 @@ pub fn fill_params(cfg: &mut Config) -> Result<()> {
         if category == "workload" && !cfg.flows.is_empty() {
             continue; // each flow's own, below
         }
-        if let Some(comp) = component(category, &selected) {
-            if !(comp.params.fields)().is_empty() {
-                let v = (comp.params.resolve)(tables.get(&selected), &comp.table())?;
-                filled.push((category, selected, v));
-            }
+        if let Some(v) = filled_params(category, tables, &selected)? {
+            filled.push((category, selected, v));
         }
     }
     for (category, name, v) in filled {
@@ -1282,15 +1279,22 @@ pub fn fill_params(cfg: &mut Config) -> Result<()> {
         };
         tables.insert(name, v);
     }
-    for i in 0..cfg.flows.len() {
-        let w = &cfg.flows[i].workload;
-        if let Some(comp) = component("workload", &w.kind) {
-            if !(comp.params.fields)().is_empty() {
-                let v = (comp.params.resolve)(w.tables.get(&w.kind), &comp.table())?;
-                let kind = w.kind.clone();
-                cfg.flows[i].workload.tables.insert(kind, v);
-            }
+    for f in &mut cfg.flows {
+        let w = &mut f.workload;
+        if let Some(v) = filled_params("workload", &w.tables, &w.kind)? {
+            w.tables.insert(w.kind.clone(), v);
         }
     }
     Ok(())
+}
+
+/// Component `name`'s parameters in `tables` with every default filled in (None: it has none).
+fn filled_params(category: &str, tables: &Tables, name: &str) -> Result<Option<serde_json::Value>> {
+    match component(category, name) {
+        Some(comp) if !(comp.params.fields)().is_empty() => Ok(Some((comp.params.resolve)(
+            tables.get(name),
+            &comp.table(),
+        )?)),
+        _ => Ok(None),
+    }
 }

@@ -371,8 +371,7 @@ def subtitle(df) -> str:
     kinds = sorted(c for c in df.columns if isinstance(c, str) and re.fullmatch(r"flows\.\d+\.workload\.kind", c))
     if kinds:
         flows = [
-            {"workload": {"kind": _flow_kind(df, c), "path": _flow_kind(df, c.replace(".kind", ".path"))}}
-            for c in kinds
+            {"workload": {"kind": _common(df, c), "path": _common(df, c.replace(".kind", ".path"))}} for c in kinds
         ]
         for cfg in cfgs.values():
             cfg.pop("workload", None)
@@ -381,8 +380,8 @@ def subtitle(df) -> str:
     return subtitle_of(*cfgs.values())
 
 
-def _flow_kind(df, column: str):
-    """A flow's workload key when every cell has the same (else None)."""
+def _common(df, column: str):
+    """The value every cell has in `column` (None: they differ, or no such column)."""
     if column not in df.columns:
         return None
     values = {str(v) for v in df[column]}

@@ -110,8 +110,12 @@ pub(super) fn metrics(
 }
 
 /// What each flow needs of an "auto"-sized device: logical bytes (its highest address, or its
-/// distinct blocks under `compact`) and footprint pages.
+/// distinct blocks under `compact`) and footprint pages; traces are scanned. Only where
+/// `device.logical_bytes = "auto"` or a `buffer.fraction` asks (else empty).
 pub(super) fn needs(cfg: &Config) -> Result<Vec<(u64, u64)>> {
+    if cfg.device.logical_bytes != Capacity::Auto && cfg.buffer.fraction.is_none() {
+        return Ok(Vec::new());
+    }
     let (page_bytes, ppb) = (cfg.device.page_bytes.0, cfg.device.pages_per_block);
     (0..cfg.flows.len())
         .map(|i| {
@@ -213,12 +217,11 @@ fn die_sets(cfg: &Config) -> Vec<(Vec<u32>, Vec<usize>)> {
 pub(super) fn plan(
     cfg: &Config,
     geo: &Geometry,
+    needs: &[(u64, u64)],
     only: Option<usize>,
     warnings: &mut Vec<String>,
 ) -> Result<FlowPlan> {
-    let auto = cfg.device.logical_bytes == Capacity::Auto && cfg.flows[0].share.is_none();
-    let needs = if auto { needs(cfg)? } else { Vec::new() };
-    let ranges = ranges(cfg, geo, &needs)?;
+    let ranges = ranges(cfg, geo, needs)?;
     // Ranges lie together by set of dies (one FTL each), in flow order within a set.
     let sets = die_sets(cfg);
     let mut bases = vec![0; ranges.len()];

@@ -218,11 +218,13 @@ fn simulate_one(
     cfg.validate()?;
     let mut warnings = cfg.warnings.clone();
     // Resolution: "auto" values (a trace may be scanned for its footprint), then the memory check.
-    let (mut resolved, mut geo, buffer_pages, scan) = resolve::resolve(cfg, &mut warnings)?;
+    // Several flows: each one's need of an "auto" device, its traces scanned once.
+    let needs = flows::needs(cfg)?;
+    let (mut resolved, mut geo, buffer_pages, scan) = resolve::resolve(cfg, &needs, &mut warnings)?;
     let mut flows = if cfg.flows.is_empty() {
         None
     } else {
-        Some(flows::plan(cfg, &geo, only, &mut warnings)?)
+        Some(flows::plan(cfg, &geo, &needs, only, &mut warnings)?)
     };
     // Show the padding policy actually used ("auto" = the buffer's default).
     resolved.buffer.padding = registry::resolved_padding(&resolved).to_string();

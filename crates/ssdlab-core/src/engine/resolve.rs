@@ -9,9 +9,11 @@ use crate::trace;
 use crate::units::Geometry;
 
 /// Resolve "auto" and derived values; returns the resolved config, geometry and buffer pages.
-/// What was accepted but probably not meant goes into `warnings`.
+/// `flow_needs`: several flows' needs ([`super::flows::needs`]). What was accepted but probably
+/// not meant goes into `warnings`.
 pub(super) fn resolve(
     cfg: &Config,
+    flow_needs: &[(u64, u64)],
     warnings: &mut Vec<String>,
 ) -> Result<(Config, Geometry, u64, Option<Scan>)> {
     let mut r = cfg.clone();
@@ -20,14 +22,6 @@ pub(super) fn resolve(
     let is_trace = cfg.workload.kind == "trace" && cfg.flows.is_empty();
     let need_scan =
         is_trace && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some());
-    // Several flows: each one's need (traces scanned) where "auto" or a buffer fraction asks.
-    let flow_needs = if !cfg.flows.is_empty()
-        && (cfg.device.logical_bytes == Capacity::Auto || cfg.buffer.fraction.is_some())
-    {
-        super::flows::needs(cfg)?
-    } else {
-        Vec::new()
-    };
     let scan = if need_scan {
         Some(scan_trace(cfg, page_bytes, ppb)?)
     } else {
@@ -41,7 +35,7 @@ pub(super) fn resolve(
     let logical_bytes = match cfg.device.logical_bytes {
         Capacity::Bytes(b) => b,
         Capacity::Auto if !cfg.flows.is_empty() => {
-            super::flows::auto_blocks(cfg, &flow_needs) * ppb * page_bytes
+            super::flows::auto_blocks(cfg, flow_needs) * ppb * page_bytes
         }
         Capacity::Auto => match (&scan, cfg.workload.address_map.as_str()) {
             (Some(s), "compact") => s.distinct_lbns * ppb * page_bytes,

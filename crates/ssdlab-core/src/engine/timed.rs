@@ -272,17 +272,20 @@ impl Sim {
         if q.fifo {
             self.idle_work(clock, t, p.measured)?;
         }
-        let before = (
-            self.be.nand.counters.programs_total(),
-            self.be.host.write_pages,
-        );
+        // Several flows: what this request makes the NAND do is its flow's.
+        let flows = !q.stats.is_empty() && p.measured;
+        let before = flows.then(|| {
+            let b = &self.be;
+            (b.nand.counters.programs_total(), b.host.write_pages)
+        });
         let (served, ops_end) = self.serve_timed(clock, &p.req, p.at, t, p.measured)?;
         let done = clock.completion(served, t, ops_end);
         clock.record(served, p.submitted_us, done, p.measured);
-        if let Some(s) = q.stats.get_mut(p.flow as usize).filter(|_| p.measured) {
-            let programs = self.be.nand.counters.programs_total() - before.0;
-            let written = self.be.host.write_pages - before.1;
-            s.record(&p.req, p.submitted_us, done, programs, written);
+        if let Some((programs, written)) = before {
+            let b = &self.be;
+            let programs = b.nand.counters.programs_total() - programs;
+            let written = b.host.write_pages - written;
+            q.stats[p.flow as usize].record(&p.req, p.submitted_us, done, programs, written);
         }
         let read = p.req.op == Op::Read;
         q.in_service
