@@ -365,7 +365,7 @@ impl Arbiter {
                 return Some(i);
             }
         }
-        let any = |i: usize| !flows[i].sq.is_empty() && !(self.weighted && flows[i].urgent);
+        let any = |i: usize| !flows[i].sq.is_empty() && (!self.weighted || !flows[i].urgent);
         let k = (0..n).find(|&k| any((self.turn + k) % n))?;
         let i = (self.turn + k) % n;
         if !self.weighted {
