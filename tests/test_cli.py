@@ -92,7 +92,7 @@ def test_run_prints_what_it_simulated_in_readable_units():
     value = f"{res.metrics['time.nand_serial_us'] / 1e6:,.4g} s"
     assert serial.endswith(f" {value}  (serial: every NAND operation's time, one after another)")
     assert not any(line.startswith("time.elapsed_us") for line in lines)  # the deprecated alias: JSON only
-    assert next(line for line in lines if line.startswith("throughput.write_mib_s")).endswith(" MiB/s")
+    assert next(line for line in lines if line.startswith("throughput.nand_serial_write_mib_s")).endswith(" MiB/s")
 
 
 def test_closed_pipe_ends_quietly():

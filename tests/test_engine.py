@@ -170,7 +170,7 @@ def test_result_frame_and_resolved_config():
 PUBLIC_METRICS = (
     "host.read_requests host.write_requests host.read_pages host.write_pages buffer.write_hit_pages "
     "buffer.page_hit_ratio buffer.sector_hit_ratio buffer.flushes buffer.flushed_pages nand.erases waf ftl.waf "
-    "time.nand_serial_us time.elapsed_us host.unwritten_read_pages throughput.write_mib_s "
+    "time.nand_serial_us time.elapsed_us host.unwritten_read_pages throughput.nand_serial_write_mib_s "
     "wear.erase_count.min wear.erase_count.mean wear.erase_count.max "
     "wear.erase_count.stdev gc.victims gc.moved_pages"
 ).split() + [f"nand.{k}.{c}" for k in ("programs", "reads") for c in "host pad rmw gc merge map total".split()]
@@ -191,7 +191,8 @@ def test_serial_nand_time_formula_and_its_deprecated_alias():
     expected = m["nand.reads.total"] * 60 + m["nand.programs.total"] * 510 + m["nand.erases"] * 2000
     assert m["time.nand_serial_us"] == pytest.approx(expected)
     assert m["time.elapsed_us"] == m["time.nand_serial_us"]  # the deprecated name, same value
-    assert m["throughput.write_mib_s"] == pytest.approx(m["host.write_bytes"] / 2**20 / (expected / 1e6))
+    assert m["throughput.nand_serial_write_mib_s"] == pytest.approx(m["host.write_bytes"] / 2**20 / (expected / 1e6))
+    assert m["throughput.write_mib_s"] == m["throughput.nand_serial_write_mib_s"]  # deprecated name
 
 
 # ---- bad input ---------------------------------------------------------------------------

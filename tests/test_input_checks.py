@@ -216,8 +216,8 @@ def test_timed_run_line_names_dies_and_precondition_and_labels_both_times(capsys
     lines = out.splitlines()
     assert code == 0 and err.startswith(f"warning: {ONE_DIE} ")
     assert lines[0] == (
-        "workload uniform, 1 MiB footprint, 50 requests; device 2 MiB logical, 4 KiB pages, 16 pages/block, "
-        "OP 0.25, 1 die, not preconditioned (empty); FTL page (greedy GC); buffer none"
+        "workload uniform, 1 MiB footprint, 50 requests, closed loop at QD 32; device 2 MiB logical, 4 KiB pages, "
+        "16 pages/block, OP 0.25, 1 die, not preconditioned (empty); FTL page (greedy GC); buffer none"
     )
     serial = next(i for i, line in enumerate(lines) if line.startswith("time.nand_serial_us"))
     assert lines[serial].endswith(" s  (serial: every NAND operation's time, one after another)")
@@ -244,3 +244,80 @@ def test_sweep_keeps_each_cells_warnings(tmp_path, capsys):
     )
     assert s.warnings_line() == line
     assert f"study: {line}" in capsys.readouterr().err
+
+
+THREE_DISKS = (
+    "128166385295514663,hm,0,Write,4096,4096,100\n"
+    "128166385295514878,hm,1,Write,4096,4096,100\n"
+    "128166385295515175,hm,2,Write,4096,4096,100\n"
+)
+
+
+def _three_disks(tmp_path):
+    p = tmp_path / "three.csv"
+    p.write_text(THREE_DISKS)
+    return p
+
+
+def test_merged_volumes_warn_and_separate_does_not_alias(tmp_path, capsys):
+    trace = _three_disks(tmp_path)
+    base = ssdlab.Config(
+        {
+            "workload": {"kind": "trace", "path": str(trace)},
+            "buffer": {"kind": "lru", "bytes": "64KiB"},
+            "device": {"logical_bytes": "auto", "pages_per_block": 16},
+        }
+    )
+    merged = ssdlab.simulate(base)
+    assert merged["buffer.page_hit_ratio"] == pytest.approx(2 / 3)
+    (w,) = [w for w in merged.warnings if "volumes" in w]
+    assert w.startswith("the trace interleaves 3 volumes (by share of requests: 0 (33.3%), 1 (33.3%), 2 (33.3%))")
+    assert 'workload.volumes = "separate"' in w and "workload.device = 0" in w
+    separate = ssdlab.simulate(base.set("workload.volumes", "separate"))
+    assert separate["buffer.page_hit_ratio"] == 0.0 and separate.warnings == []
+    assert ssdlab.simulate(base.set("workload.volumes", "merge")).warnings == []
+    # `trace info` lists the volumes with their requests and footprints.
+    code, out, _ = run_cli(capsys, "trace", "info", str(trace))
+    assert code == 0
+    assert "\n3 volumes (replayed merged" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("0 ", "1 ", "2 "))]
+    assert [r[:3] for r in rows] == [["0", "1", "33.3%"], ["1", "1", "33.3%"], ["2", "1", "33.3%"]]
+
+
+def test_units_read_wrong_warn(tmp_path):
+    # Byte offsets and sizes of 4 KiB multiples read as DiskSim sectors: 2 MiB requests, and a
+    # device of over 1 TiB from a file of a few hundred bytes.
+    p = tmp_path / "bytes.trace"
+    p.write_text("".join(f"{i}.0 0 {4096 * 10**6 * i} {4096 * (i + 1)} 0\n" for i in range(1, 5)))
+    cfg = {
+        "workload": {"kind": "trace", "path": str(p), "format": "disksim", "address_map": "compact"},
+        "device": {"logical_bytes": "auto"},
+    }
+    w = ssdlab.simulate(cfg).warnings
+    assert any(
+        x.startswith("100% of the trace's requests are 1 MiB or larger (read as format `disksim`)") for x in w
+    ), w
+    # (A device of over 1 TiB from a small file: the unit test of engine/resolve.rs; a run would
+    # allocate gigabytes.)
+
+
+def test_timed_closed_loop_over_a_trace_says_its_times_are_not_used(tmp_path, capsys):
+    trace = _three_disks(tmp_path)
+    args = ["run", "--set", "workload.kind=trace", "--set", f"workload.path={trace}", "--set", "workload.device=0"]
+    args += ["--set", "device.logical_bytes=auto", "--set", "run.mode=timed", "--set", "buffer.kind=none"]
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0
+    assert (
+        ", closed loop at QD 32 (the trace's arrival times are not used; run.queue_depth = 0 replays at them);" in out
+    )
+    code, out, _ = run_cli(capsys, *args, "--set", "run.queue_depth=0")
+    assert code == 0 and "trace three.csv, open loop at the trace's times;" in out
+
+
+def test_an_early_note_is_shown_at_once_and_not_again(capsys):
+    bar = cli.ProgressBar(True)
+    bar.note("the request at line 1 is 4.0 TiB")
+    assert capsys.readouterr().err == "warning: the request at line 1 is 4.0 TiB\n"
+    quiet = cli.ProgressBar(False)
+    quiet.note("x")
+    assert capsys.readouterr().err == "" and quiet.noted == ["x"]

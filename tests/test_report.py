@@ -183,7 +183,7 @@ def test_figures_name_workload_and_device_and_use_reading_units(df):
     expected = [value(df, "lru", s, "time.program_erase_us") / 1e6 for s in lru.get_xdata()]
     assert list(lru.get_ydata()) == pytest.approx(expected)
     assert F.label("buffer.flushed_groups") == "flushed groups"
-    assert F.label("throughput.write_mib_s") == "write throughput (MiB/s)"
+    assert F.label("throughput.nand_serial_write_mib_s") == "write throughput over serial NAND time (MiB/s)"
     assert F.label("nand.erases") == "block erases"
 
 

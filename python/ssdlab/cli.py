@@ -30,7 +30,7 @@ KEY_METRICS = [
     "waf",
     "gc.moved_pages",
     "time.nand_serial_us",
-    "throughput.write_mib_s",
+    "throughput.nand_serial_write_mib_s",
 ]
 
 # What `ssdlab run` adds for a timed run (`run.mode = "timed"`).
@@ -73,8 +73,10 @@ class ProgressBar:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and sys.stderr.isatty()
+        self.quiet = not enabled
         self.start = time.monotonic()
         self.shown = False
+        self.noted: list[str] = []
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or time.monotonic() - self.start < 1.0:
@@ -91,6 +93,15 @@ class ProgressBar:
             line = f"\r{done:,} requests, {rate:,.0f}/s"
         sys.stderr.write(line)
         sys.stderr.flush()
+
+    def note(self, message: str) -> None:
+        """A warning the engine gives before the run ends (a request that will take minutes)."""
+        self.noted.append(message)
+        if self.quiet:
+            return
+        if self.shown:
+            sys.stderr.write("\n")
+        print(f"warning: {message}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.shown:
@@ -161,11 +172,15 @@ def print_table(rows: list[list[str]], header: list[str], file=None, left: int =
 
 
 def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
+    """Run with a progress bar; the result's warnings leave out those already shown as notes."""
     bar = ProgressBar(not quiet)
     try:
-        return api.simulate(cfg, progress=bar)
+        res = api.simulate(cfg, progress=bar)
     finally:
         bar.close()
+    if bar.noted and not quiet:
+        res.warnings = [w for w in res.warnings if w not in bar.noted]
+    return res
 
 
 def cmd_run(args) -> int:
@@ -305,14 +320,40 @@ def cmd_trace_info(args) -> int:
         write_json("-", info)  # valid JSON: null for NaN
         return 0
     measured = info.get("measured_latency")
-    fields = [k for k in info if k != "measured_latency"]
+    fields = [k for k in info if k not in ("measured_latency", "volumes")]
     print_table([[k, trace_info_text(k, info, args.page_bytes)] for k in fields], ["field", "value"], left=2)
+    _print_volumes(info.get("volumes") or [], info.get("requests") or 0, args.page_bytes)
     if measured:
         print("\nmeasured latency (µs, nearest-rank percentiles)")
         keys = ["mean_us"] + [k for k, _ in traces.LATENCY_PERCENTILES]
         rows = [[op, _fmt(s["count"])] + [_us(s[k]) for k in keys] for op, s in measured.items()]
         print_table(rows, ["op", "count", "mean", "p50", "p90", "p99", "p99.9"])
     return 0
+
+
+def _print_volumes(volumes: list, requests: int, page_bytes: int, shown: int = 20) -> None:
+    """A trace's volumes (devs) with their requests and footprints, the largest first; one volume
+    says nothing the table above does not."""
+    if len(volumes) < 2:
+        return
+    order = sorted(volumes, key=lambda v: (-v["requests"], v["dev"]))
+    print(
+        f"\n{len(volumes)} volumes (replayed merged, their addresses aliasing, unless "
+        'workload.volumes = "separate" or workload.device picks one)'
+    )
+    rows = [
+        [
+            str(v["dev"]),
+            _fmt(v["requests"]),
+            f"{100 * v['requests'] / max(requests, 1):.1f}%",
+            describe.size(v["footprint_pages"] * page_bytes),
+            describe.size(v["max_end_bytes"]),
+        ]
+        for v in order[:shown]
+    ]
+    print_table(rows, ["volume", "requests", "share", "written footprint", "max(offset+size)"])
+    if len(order) > shown:
+        print(f"  … and {len(order) - shown} more (--json lists every one)")
 
 
 def _us(v: float) -> str:

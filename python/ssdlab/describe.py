@@ -42,7 +42,9 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "time.nand_serial_us": ("serial NAND time", "s", 1e6),
     "time.elapsed_us": ("serial NAND time", "s", 1e6),  # the deprecated name of time.nand_serial_us
     "time.program_erase_us": ("program + erase time", "s", 1e6),
-    "throughput.write_mib_s": ("write throughput", "MiB/s", 1.0),
+    "throughput.nand_serial_write_mib_s": ("write throughput over serial NAND time", "MiB/s", 1.0),
+    # the deprecated name of throughput.nand_serial_write_mib_s
+    "throughput.write_mib_s": ("write throughput over serial NAND time", "MiB/s", 1.0),
     "throughput.program_erase_write_mib_s": ("program/erase write throughput", "MiB/s", 1.0),
     "wear.erase_count.max": ("most erases of a block", "", 1.0),
     "wear.erase_count.mean": ("mean erases per block", "", 1.0),
@@ -249,5 +251,19 @@ def run_summary(cfg: dict) -> str:
         ]
         workload = f"{len(flows)} flows ({'; '.join(each)})"
     else:
-        workload = "workload " + ", ".join(workload_parts(cfg))
+        workload = "workload " + ", ".join([*workload_parts(cfg), *loop_parts(cfg)])
     return f"{workload}; device {', '.join(device)}; FTL {ftl}; buffer {buf}"
+
+
+def loop_parts(cfg: dict) -> list[str]:
+    """Timed mode's host loop for one workload: ["closed loop at QD 32 (...)"] or ["open loop at
+    the trace's times"]; a closed loop over a trace says that the trace's times go unused."""
+    r = cfg.get("run") or {}
+    if r.get("mode") != "timed":
+        return []
+    trace = (cfg.get("workload") or {}).get("kind") == "trace"
+    qd = r.get("queue_depth")
+    if qd:
+        note = " (the trace's arrival times are not used; run.queue_depth = 0 replays at them)" if trace else ""
+        return [f"closed loop at QD {qd}{note}"]
+    return ["open loop at the trace's times" if trace else "open loop at its arrival times"]

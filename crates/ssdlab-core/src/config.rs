@@ -54,6 +54,10 @@ pub struct WorkloadConfig {
     pub format: Option<String>,
     /// Keep only this device / volume / LUN of the trace.
     pub device: Option<u32>,
+    /// A trace with several volumes: merge (one address space, addresses alias) or separate
+    /// (each volume its own range of the device, in the order first seen); None = merged, with
+    /// a warning when the trace holds several.
+    pub volumes: Option<String>,
     /// blkparse action to replay: Q, D or C (default D when present, else Q).
     pub blkparse_action: Option<String>,
     /// Column layout for format = "generic".
@@ -95,6 +99,7 @@ impl Default for WorkloadConfig {
             path: None,
             format: None,
             device: None,
+            volumes: None,
             blkparse_action: None,
             generic: None,
             timestamp: None,
@@ -943,6 +948,9 @@ impl Config {
         }
         if let Some(t) = &w.timestamp {
             choices.push(("workload.timestamp", t, &["submit", "record"]));
+        }
+        if let Some(v) = &w.volumes {
+            choices.push(("workload.volumes", v, crate::trace::Volumes::NAMES));
         }
         for (field, value, valid) in choices {
             errors.extend(crate::error::one_of(field, value, valid).err());

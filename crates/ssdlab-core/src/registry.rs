@@ -814,7 +814,7 @@ const SYNTH_KEYS: &[&str] = &[
 
 pub static WORKLOADS: &[Component] = &[
     c("workload", "trace", "Replay a block I/O trace file (see `ssdlab trace info`).", NONE,
-      &["workload.path", "workload.format", "workload.device", "workload.address_map", "workload.skip_invalid", "workload.blkparse_action", "workload.timestamp", "workload.generic"]),
+      &["workload.path", "workload.format", "workload.device", "workload.volumes", "workload.address_map", "workload.skip_invalid", "workload.blkparse_action", "workload.timestamp", "workload.generic"]),
     c("workload", "uniform", "Uniformly random requests over the footprint.", NONE, SYNTH_KEYS),
     c("workload", "zipf", "Zipf(θ)-distributed requests over the footprint (hot addresses scattered).", NONE,
       &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]),

@@ -159,6 +159,21 @@ impl serde::de::Visitor<'_> for SizeVisitor {
     }
 }
 
+/// A size for a message: "512 B", "1.5 KiB", "4.0 TiB" (binary units, one decimal).
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
 /// `n` with thousands separators: 15998976 -> "15,998,976".
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -295,6 +310,10 @@ mod tests {
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
         assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(4 << 40), "4.0 TiB");
+        assert_eq!(human_bytes(u64::MAX), "16.0 EiB");
         assert_eq!(parse_size("2KB").unwrap(), 2000);
         assert!(parse_size("12 parsecs")
             .unwrap_err()

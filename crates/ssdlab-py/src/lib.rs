@@ -32,6 +32,53 @@ fn parse_config(config_json: &str) -> PyResult<Config> {
     registry::parse_json(config_json).map_err(to_py)
 }
 
+/// The run's progress handed to Python: `progress(done, total)` at most every 100 ms (and for
+/// the final report), taking the GIL only then: enough for a live progress bar and a prompt
+/// Ctrl-C, without slowing other Python threads. A note goes to `progress.note(message)` when
+/// the callable has one.
+struct PyProgress {
+    progress: Option<PyObject>,
+    last: std::time::Instant,
+    error: Option<PyErr>,
+}
+
+impl ssdlab_core::engine::Progress for PyProgress {
+    fn update(&mut self, done: u64, total: u64) -> bool {
+        if self.last.elapsed() < std::time::Duration::from_millis(100)
+            && !(total > 0 && done == total)
+        {
+            return true;
+        }
+        self.last = std::time::Instant::now();
+        Python::with_gil(|py| {
+            if let Err(e) = py.check_signals() {
+                self.error = Some(e);
+                return false;
+            }
+            if let Some(p) = &self.progress {
+                if let Err(e) = p.call1(py, (done, total)) {
+                    self.error = Some(e);
+                    return false;
+                }
+            }
+            true
+        })
+    }
+
+    fn note(&mut self, message: &str) {
+        let Some(p) = &self.progress else {
+            return;
+        };
+        Python::with_gil(|py| {
+            if let Ok(note) = p.getattr(py, "note") {
+                if let Err(e) = note.call1(py, (message,)) {
+                    self.error.get_or_insert(e);
+                }
+            }
+        });
+    }
+}
+
 /// Run one simulation. `progress(done, total)` is called at most every 100 ms; an exception it
 /// raises (or a pending Ctrl-C) cancels the run. Returns (resolved_config_json, metrics_json,
 /// histograms_json, series_json, warnings); series_json maps column names to value lists (NaN as
@@ -44,34 +91,13 @@ fn simulate(
     progress: Option<PyObject>,
 ) -> PyResult<(String, String, String, String, Vec<String>)> {
     let cfg = parse_config(config_json)?;
-    let mut callback_error: Option<PyErr> = None;
-    let result = py.allow_threads(|| {
-        // Take the GIL at most every 100 ms (and for the final report): enough for a live
-        // progress bar and a prompt Ctrl-C, without slowing other Python threads.
-        let mut last = std::time::Instant::now();
-        let mut cb = |done: u64, total: u64| -> bool {
-            if last.elapsed() < std::time::Duration::from_millis(100)
-                && !(total > 0 && done == total)
-            {
-                return true;
-            }
-            last = std::time::Instant::now();
-            Python::with_gil(|py| {
-                if let Err(e) = py.check_signals() {
-                    callback_error = Some(e);
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if let Err(e) = p.call1(py, (done, total)) {
-                        callback_error = Some(e);
-                        return false;
-                    }
-                }
-                true
-            })
-        };
-        ssdlab_core::simulate(&cfg, &mut cb)
-    });
+    let mut cb = PyProgress {
+        progress,
+        last: std::time::Instant::now(),
+        error: None,
+    };
+    let result = py.allow_threads(|| ssdlab_core::simulate(&cfg, &mut cb));
+    let mut callback_error = cb.error.take();
     if let Some(e) = callback_error.take() {
         // The callback raised (or Ctrl-C arrived), possibly on its final call after the run.
         return Err(e);

@@ -258,6 +258,18 @@ pub(super) fn plan(
                     ));
                 }
             }
+        } else if cfg.host.device_queue_depth == 0 {
+            // Without a limit every command is fetched as it is submitted: arbitration only
+            // orders submissions at the same instant, so the urgent class changes nothing.
+            for (i, f) in cfg.flows.iter().enumerate() {
+                if f.priority == "urgent" {
+                    warnings.push(format!(
+                        "flows[{i}]: the urgent class changes nothing with host.device_queue_depth = 0 \
+                         (no limit: every command is fetched when it is submitted); set \
+                         host.device_queue_depth, e.g. 32, for the controller to fetch urgent commands first"
+                    ));
+                }
+            }
         }
     }
     let total = (0..cfg.flows.len())
@@ -299,6 +311,10 @@ struct Flow {
     read: u64,
     /// When it last submitted (a further pass's arrivals start there).
     last_submit_us: f64,
+    /// Its key prefix (`flows[i].workload`) and, once its first pass has ended, the warning for
+    /// a trace whose volumes were merged without being told to.
+    key: String,
+    volume_note: Option<String>,
 }
 
 impl Flow {
@@ -322,6 +338,13 @@ impl Flow {
                 return Err(no_requests(&self.view, lines, format));
             }
             self.next = None;
+            if self.volume_note.is_none() {
+                self.volume_note = Some(
+                    self.src
+                        .read_warnings(&self.view, &self.key, self.read)
+                        .join("; "),
+                );
+            }
             if self.passes_left <= 1 {
                 return Ok(());
             }
@@ -428,6 +451,8 @@ pub(super) fn replay(
             read: 0,
             last_submit_us: 0.0,
             view,
+            key: format!("flows[{i}].workload"),
+            volume_note: None,
         };
         if flow.passes_left > 0 {
             flow.advance()?;
@@ -478,7 +503,7 @@ pub(super) fn replay(
             _ => break,
         }
     }
-    let notes = flows
+    let mut notes: Vec<String> = flows
         .iter()
         .enumerate()
         .filter(|(_, f)| f.arrivals.reordered > 0)
@@ -489,6 +514,11 @@ pub(super) fn replay(
             )
         })
         .collect();
+    for (i, f) in flows.iter_mut().enumerate() {
+        if let Some(n) = f.volume_note.take().filter(|n| !n.is_empty()) {
+            notes.push(format!("flows[{i}]: {n}"));
+        }
+    }
     Ok((std::mem::take(&mut q.stats), notes))
 }
 

@@ -38,6 +38,9 @@ use std::collections::BTreeMap;
 /// Progress callback: `done` requests of `total` (0 = unknown). Return false to cancel.
 pub trait Progress {
     fn update(&mut self, done: u64, total: u64) -> bool;
+    /// A warning worth showing before the run ends (it is also in the result's warnings):
+    /// a request so large that the run will show no progress for minutes.
+    fn note(&mut self, _message: &str) {}
 }
 
 impl<F: FnMut(u64, u64) -> bool> Progress for F {

@@ -404,7 +404,26 @@ struct Loop<'a> {
     interface: Option<Interface>,
     /// Timed mode with the clock on its own thread (`run.clock_thread`): it has the clock.
     feed: Option<Feed>,
+    /// The note on the first request of [`HUGE_REQUEST_PAGES`] or more, once given.
+    huge: Option<String>,
 }
+
+/// The note on a request of [`HUGE_REQUEST_PAGES`] or more (`page_shift`: log2 of the page).
+#[cold]
+#[inline(never)]
+fn huge_request_note(req: &Request, at: At, page_shift: u32) -> String {
+    format!(
+        "the request at {at} is {} ({} pages) in one piece: replaying it takes a long time, with \
+         no progress shown until it ends (are its sizes in the unit the trace format says? \
+         `ssdlab trace info` shows how the file reads)",
+        crate::units::human_bytes(req.len_bytes),
+        crate::units::grouped(req.len_bytes >> page_shift),
+    )
+}
+
+/// A request of this many pages or more takes tens of seconds to minutes by itself, during
+/// which the progress (counted in requests) stands still: the run says so as it starts it.
+const HUGE_REQUEST_PAGES: u64 = 1 << 28;
 
 /// One request (with a prefetch hint for one a few places ahead), then whatever is due after it
 /// ([`Loop::event`]).
@@ -421,6 +440,11 @@ fn one(
         // The first page of a request a few places ahead (as the address map "none" places it;
         // under other maps the hint is merely useless).
         sim.buffer.prefetch(a >> sim.page_shift);
+    }
+    if req.len_bytes >> sim.page_shift >= HUGE_REQUEST_PAGES && lp.huge.is_none() {
+        let note = huge_request_note(req, at, sim.page_shift);
+        progress.note(&note);
+        lp.huge = Some(note);
     }
     let measured = lp.done >= lp.warmup;
     match (lp.feed.as_mut(), lp.clock.as_mut(), lp.interface.as_mut()) {
@@ -577,6 +601,7 @@ pub(super) fn replay(
             .and_then(|_| Interface::new(&resolved.run.scheduler)),
         clock,
         feed: None,
+        huge: None,
     };
     lp.next_event = lp.next_event();
     if let Some(plan) = flows {
@@ -651,6 +676,9 @@ pub(super) fn replay(
             parsed = std::mem::replace(&mut keeper, Keeper::new(false)).finish(&src);
         }
         if pass == 0 {
+            if src.format_name().is_some() {
+                warnings.extend(src.read_warnings(resolved, "workload", lp.done));
+            }
             let (n, first) = src.skipped();
             skipped = n;
             if let Some(first) = first {
@@ -666,6 +694,7 @@ pub(super) fn replay(
     if let Some(f) = lp.feed.take() {
         lp.clock = Some(f.finish(sim)?);
     }
+    warnings.extend(lp.huge.take());
     finish(sim, lp, skipped, Vec::new(), check, progress)
 }
 
@@ -721,4 +750,22 @@ fn finish(
         clock,
         flows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terabyte_request_is_noted_before_it_runs() {
+        // 2^28 pages of 4 KiB: 1 TiB, about half a minute at ten million pages a second.
+        assert_eq!(HUGE_REQUEST_PAGES << 12, 1 << 40);
+        let r = Request::new(0.0, crate::request::Op::Write, 0, 4 << 40, 0);
+        assert_eq!(
+            huge_request_note(&r, At::Line(7), 12),
+            "the request at line 7 is 4.0 TiB (1,073,741,824 pages) in one piece: replaying it \
+             takes a long time, with no progress shown until it ends (are its sizes in the unit \
+             the trace format says? `ssdlab trace info` shows how the file reads)"
+        );
+    }
 }

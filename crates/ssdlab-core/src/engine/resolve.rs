@@ -136,6 +136,9 @@ pub(super) fn resolve(
             ));
         }
     }
+    if let (Some(_), Capacity::Auto) = (&scan, cfg.device.logical_bytes) {
+        warnings.extend(oversized_device_warning(cfg, geo.logical_bytes()));
+    }
     if !is_trace && cfg.flows.is_empty() {
         r.workload.seed = Some(seed_of(cfg));
     }
@@ -145,6 +148,28 @@ pub(super) fn resolve(
         }
     }
     Ok((r, geo, buffer_pages, scan))
+}
+
+/// A device sized over 1 TiB from a trace file under 100 MB: a few hundred thousand requests
+/// rarely span a terabyte, offsets in bytes read as 512-byte sectors do.
+fn oversized_device_warning(cfg: &Config, logical_bytes: u64) -> Option<String> {
+    let path = cfg.workload.path.as_deref()?;
+    let file_bytes = std::fs::metadata(path).ok()?.len();
+    if logical_bytes <= 1 << 40 || file_bytes >= 100_000_000 {
+        return None;
+    }
+    let how = if cfg.workload.address_map == "compact" {
+        "from the logical blocks it touches"
+    } else {
+        "from its highest address"
+    };
+    Some(format!(
+        "the automatically sized device is {} ({how}) for a trace file of {}: are its offsets \
+         in the unit the format says (bytes read as 512-byte sectors are 512 times too far)? \
+         `ssdlab trace info` shows how the file reads; workload.format chooses the format",
+        crate::units::human_bytes(logical_bytes),
+        crate::units::human_bytes(file_bytes),
+    ))
 }
 
 /// Timed mode on one die: no two flash operations overlap, so latencies and throughput are a
@@ -203,4 +228,34 @@ pub(super) fn check_memory(geo: &Geometry, check: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terabyte_device_from_a_small_trace_warns() {
+        let dir = std::env::temp_dir().join(format!("ssdlab-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("far.trace");
+        std::fs::write(&path, "1.0 0 2362232012 8 0\n").unwrap();
+        let mut cfg = Config::default();
+        cfg.workload.kind = "trace".into();
+        cfg.workload.path = Some(path.display().to_string());
+        let w = oversized_device_warning(&cfg, 1_209_462_790_144).unwrap();
+        assert!(
+            w.starts_with(
+                "the automatically sized device is 1.1 TiB (from its highest address) for a trace file of 21 B"
+            ),
+            "{w}"
+        );
+        // 1 TiB exactly, or a file of 100 MB, is not suspicious.
+        assert_eq!(oversized_device_warning(&cfg, 1 << 40), None);
+        cfg.workload.address_map = "compact".into();
+        assert!(oversized_device_warning(&cfg, 2 << 40)
+            .unwrap()
+            .contains("(from the logical blocks it touches)"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::error::{Result, SimError};
 use crate::request::{Op, Request};
 use crate::synth::Synth;
-use crate::trace::{self, Format, TraceOptions, TraceReader, LOOKAHEAD};
+use crate::trace::{self, Format, TraceOptions, TraceReader, VolumeCount, LOOKAHEAD};
 use rustc_hash::FxHashSet;
 use std::path::Path;
 
@@ -31,6 +31,8 @@ pub(super) struct Parsed {
     format: Option<&'static str>,
     skipped: u64,
     first_skipped: Option<String>,
+    volumes: Vec<VolumeCount>,
+    large: u64,
 }
 
 /// Collects a pass's requests into a [`Parsed`] trace, giving up once there are too many.
@@ -60,6 +62,8 @@ impl Keeper {
                 format: src.format_name(),
                 skipped,
                 first_skipped,
+                volumes: src.volumes(),
+                large: src.large_requests(),
             })
         })
     }
@@ -156,6 +160,43 @@ impl Source {
             Source::Synth(_) => (0, None),
         }
     }
+    /// The requests of every volume read so far, in the order first seen (empty: synthetic).
+    pub(super) fn volumes(&self) -> Vec<VolumeCount> {
+        match self {
+            Source::Trace(t) => t.volumes(),
+            Source::Pipelined(p) => p.volumes.clone(),
+            Source::Kept(k) => k.parsed.volumes.clone(),
+            Source::Synth(_) => Vec::new(),
+        }
+    }
+    /// The requests of 1 MiB or more read so far.
+    pub(super) fn large_requests(&self) -> u64 {
+        match self {
+            Source::Trace(t) => t.large_requests(),
+            Source::Pipelined(p) => p.large,
+            Source::Kept(k) => k.parsed.large,
+            Source::Synth(_) => 0,
+        }
+    }
+    /// Warnings about how the trace read, once a pass has ended (`key`: its workload's keys):
+    /// several volumes merged without being told to; requests mostly 1 MiB or more.
+    pub(super) fn read_warnings(&self, cfg: &Config, key: &str, requests: u64) -> Vec<String> {
+        let mut out: Vec<String> = self.merged_volumes_warning(cfg, key).into_iter().collect();
+        out.extend(trace::large_requests_warning(
+            self.large_requests(),
+            requests,
+            self.format_name(),
+        ));
+        out
+    }
+    /// The warning for a trace read with several volumes merged though `workload.volumes`
+    /// was not given (`key`: the workload's keys, `workload` or `flows[i].workload`).
+    pub(super) fn merged_volumes_warning(&self, cfg: &Config, key: &str) -> Option<String> {
+        if cfg.workload.volumes.is_some() || cfg.workload.device.is_some() {
+            return None;
+        }
+        trace::merged_warning(&self.volumes(), key)
+    }
     pub(super) fn format_name(&self) -> Option<&'static str> {
         match self {
             Source::Trace(t) => Some(t.format().name()),
@@ -193,6 +234,8 @@ enum Msg {
         first_skipped: Option<String>,
         /// Lines read in all (the last request's line can be earlier).
         lines: u64,
+        volumes: Vec<VolumeCount>,
+        large: u64,
     },
 }
 
@@ -205,6 +248,8 @@ pub(super) struct Pipelined {
     format: Format,
     skipped: u64,
     first_skipped: Option<String>,
+    volumes: Vec<VolumeCount>,
+    large: u64,
     done: bool,
 }
 
@@ -228,6 +273,8 @@ impl Pipelined {
                             skipped: reader.skipped(),
                             first_skipped: reader.first_skipped(),
                             lines: reader.line(),
+                            volumes: reader.volumes(),
+                            large: reader.large_requests(),
                         });
                         return;
                     }
@@ -244,6 +291,8 @@ impl Pipelined {
             format,
             skipped: 0,
             first_skipped: None,
+            volumes: Vec::new(),
+            large: 0,
             done: false,
         }
     }
@@ -268,8 +317,12 @@ impl Pipelined {
                     skipped,
                     first_skipped,
                     lines,
+                    volumes,
+                    large,
                 }) => {
                     self.done = true;
+                    self.volumes = volumes;
+                    self.large = large;
                     self.line = lines;
                     self.skipped = skipped;
                     self.first_skipped = first_skipped;
@@ -300,6 +353,13 @@ fn trace_options(cfg: &Config) -> Result<TraceOptions> {
         blkparse_action: w.blkparse_action.as_ref().and_then(|s| s.chars().next()),
         generic: w.generic.clone(),
         timestamp: w.timestamp.clone(),
+        // Checked with the configuration: merge or separate.
+        volumes: w.volumes.as_deref().map(|v| match v {
+            "separate" => trace::Volumes::Separate,
+            _ => trace::Volumes::Merge,
+        }),
+        // A volume's range is whole logical blocks: no two volumes share one.
+        volume_align_bytes: cfg.device.page_bytes.0 * cfg.device.pages_per_block,
     })
 }
 

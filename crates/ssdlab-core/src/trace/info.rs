@@ -4,7 +4,7 @@ use std::path::Path;
 
 use std::collections::BTreeMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::TraceOptions;
 use crate::error::{Result, SimError};
@@ -31,6 +31,8 @@ pub struct TraceInfo {
     pub seq_write_fraction: f64,
     /// Distinct devs.
     pub devices: u64,
+    /// Every dev (volume) with its requests and footprint, in the order first seen.
+    pub volumes: Vec<VolumeInfo>,
     /// Malformed records skipped (skip_invalid).
     pub skipped: u64,
     /// Requests replayed out of time order: blkparse requests that came later than its
@@ -48,6 +50,17 @@ pub struct TraceInfo {
     /// no request has a measured latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_max_outstanding: Option<u64>,
+}
+
+/// One volume (dev) of a trace.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct VolumeInfo {
+    pub dev: u32,
+    pub requests: u64,
+    /// Distinct pages it writes (as `TraceInfo::footprint_pages`).
+    pub footprint_pages: u64,
+    /// Its highest address, max(offset + size).
+    pub max_end_bytes: u64,
 }
 
 /// A set of page numbers stored as disjoint, non-adjacent runs `first -> last` (inclusive).
@@ -95,7 +108,9 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     };
     let mut pages = PageSet::default();
     let mut last_write_end: FxHashMap<u32, u64> = FxHashMap::default();
-    let mut devs: FxHashSet<u32> = FxHashSet::default();
+    // Per volume, in the order first seen: its figures and written pages.
+    let mut vols: Vec<(VolumeInfo, PageSet)> = Vec::new();
+    let mut vol_index: FxHashMap<u32, usize> = FxHashMap::default();
     let mut seq = 0u64;
     let mut measured = super::measured::Collector::default();
     for r in &mut rd {
@@ -108,7 +123,18 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
         ti.requests += 1;
         let end = r.offset_bytes + r.len_bytes;
         ti.max_end_bytes = ti.max_end_bytes.max(end);
-        devs.insert(r.dev);
+        let next = vols.len();
+        let v = *vol_index.entry(r.dev).or_insert(next);
+        if v == next {
+            let info = VolumeInfo {
+                dev: r.dev,
+                ..Default::default()
+            };
+            vols.push((info, PageSet::default()));
+        }
+        let vol = &mut vols[v];
+        vol.0.requests += 1;
+        vol.0.max_end_bytes = vol.0.max_end_bytes.max(end);
         match r.op {
             Op::Read => {
                 ti.reads += 1;
@@ -119,7 +145,9 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
                 ti.writes += 1;
                 ti.write_bytes = ti.write_bytes.saturating_add(r.len_bytes);
                 if r.len_bytes > 0 {
-                    pages.insert_range(r.offset_bytes / page_bytes, (end - 1) / page_bytes);
+                    let (first, last) = (r.offset_bytes / page_bytes, (end - 1) / page_bytes);
+                    pages.insert_range(first, last);
+                    vol.1.insert_range(first, last);
                 }
                 if last_write_end.insert(r.dev, end) == Some(r.offset_bytes) {
                     seq += 1;
@@ -129,7 +157,14 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     }
     rd.check_recognised(opts.format.is_some())?;
     ti.footprint_pages = pages.len();
-    ti.devices = devs.len() as u64;
+    ti.devices = vols.len() as u64;
+    ti.volumes = vols
+        .into_iter()
+        .map(|(mut v, p)| {
+            v.footprint_pages = p.len();
+            v
+        })
+        .collect();
     ti.seq_write_fraction = if ti.writes == 0 {
         0.0
     } else {

@@ -52,6 +52,7 @@ mod profile;
 mod systor;
 mod tencent;
 mod umass;
+mod volumes;
 mod vscsi;
 mod wiscsee;
 
@@ -64,13 +65,17 @@ pub use crate::request::{Op, Request};
 pub use binary::{convert, write_binary, BINARY_MAGIC};
 pub use detect::detect;
 pub use generic::GenericSpec;
-pub use info::{info, TraceInfo};
+pub use info::{info, TraceInfo, VolumeInfo};
 pub use measured::{
     measured_latencies, LatencySummary, MeasuredLatency, MeasuredSeries, PERCENTILES,
 };
 pub use msr::write_msr;
 pub use profile::{
     profile, PageClass, PageClasses, Profile, ProfileOptions, SectorWriteCounts, Window,
+};
+pub use volumes::{
+    large_requests_warning, layout as volume_layout, merged_warning, VolumeCount, VolumeRange,
+    Volumes,
 };
 
 use fields::{LineResult, Parsed};
@@ -297,6 +302,11 @@ pub struct TraceOptions {
     /// Which time stamp a trace with two replays (see [`Format::timestamps`]); `None` = the
     /// format's default, its first.
     pub timestamp: Option<String>,
+    /// How several volumes meet the device ([`Volumes`]); `None` = merged, as `merge`, but a
+    /// run says so when it saw several.
+    pub volumes: Option<Volumes>,
+    /// `separate`: each volume's range is a multiple of this (0 = 4,096 bytes).
+    pub volume_align_bytes: u64,
 }
 
 /// The parser of one text format.
@@ -595,9 +605,20 @@ pub struct TraceReader {
     done: bool,
     src: Source,
     reorder: Option<Reorder>,
+    /// `separate`: where each volume's offset 0 lands.
+    bases: Option<rustc_hash::FxHashMap<u32, u64>>,
+    tally: volumes::VolumeTally,
 }
 
 impl TraceReader {
+    /// The requests handed out so far of every volume, in the order first seen.
+    pub fn volumes(&self) -> Vec<VolumeCount> {
+        self.tally.counts()
+    }
+    /// The requests handed out so far of [`volumes::LARGE_REQUEST_BYTES`] (1 MiB) or more.
+    pub fn large_requests(&self) -> u64 {
+        self.tally.large
+    }
     /// The format being read (detected or given).
     pub fn format(&self) -> Format {
         self.format
@@ -661,16 +682,22 @@ impl TraceReader {
                 Source::Vscsi(v) => v.step(&self.file, &mut self.line),
             };
             match step {
-                Step::Req(r) => {
+                Step::Req(mut r) => {
                     if let Some(d) = self.device {
                         if r.dev != d {
                             continue;
                         }
                     }
+                    if let Err(e) = self.place(&mut r) {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                    self.tally.note(r.dev, r.len_bytes);
                     return Some(Ok(r));
                 }
-                Step::Done(c) => {
-                    if let Some(ro) = &mut self.reorder {
+                Step::Done(mut c) => {
+                    let placed = self.place(&mut c).is_ok();
+                    if let (true, Some(ro)) = (placed, &mut self.reorder) {
                         ro.complete(&c);
                     }
                 }
@@ -712,14 +739,44 @@ impl Iterator for TraceReader {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Result<Request>> {
-        // Fast path: a request already decoded by the binary reader, when no device filter or
-        // reordering applies (a few instructions per record, inlined into the caller).
-        if let (Source::Binary(b), None, None) = (&mut self.src, self.device, &self.reorder) {
+        // Fast path: a request already decoded by the binary reader, when no device filter,
+        // volume placement or reordering applies (a few instructions per record, inlined into
+        // the caller).
+        if let (Source::Binary(b), None, None, None) =
+            (&mut self.src, self.device, &self.reorder, &self.bases)
+        {
             if let Some(r) = b.pop(&mut self.line) {
+                self.tally.note(r.dev, r.len_bytes);
                 return Some(Ok(r));
             }
         }
         self.next_slow()
+    }
+}
+
+impl TraceReader {
+    /// `separate`: moves a request into its volume's range.
+    #[inline]
+    fn place(&self, r: &mut Request) -> Result<()> {
+        let Some(bases) = &self.bases else {
+            return Ok(());
+        };
+        match bases.get(&r.dev) {
+            // Within 2^64: the layout added up every volume's highest address.
+            Some(b) => {
+                r.offset_bytes = r.offset_bytes.saturating_add(*b);
+                Ok(())
+            }
+            None => Err(SimError::trace(
+                self.file.as_str(),
+                self.line,
+                format!(
+                    "volume {} was not in the trace when its volumes were laid out \
+                     (workload.volumes = \"separate\"): did the file change?",
+                    r.dev
+                ),
+            )),
+        }
     }
 }
 
@@ -730,8 +787,15 @@ impl TraceReader {
     /// when none is loaded: [`Iterator::next`] then reads on).
     #[inline(always)]
     pub fn drain_run(&mut self, f: impl FnMut(&Request, u64, u64) -> Result<()>) -> Result<usize> {
-        match (&mut self.src, self.device, &self.reorder) {
-            (Source::Binary(b), None, None) => b.drain_run(&mut self.line, f),
+        match (&mut self.src, self.device, &self.reorder, &self.bases) {
+            (Source::Binary(b), None, None, None) => {
+                let tally = &mut self.tally;
+                let mut f = f;
+                b.drain_run(&mut self.line, |r, ahead, line| {
+                    tally.note(r.dev, r.len_bytes);
+                    f(r, ahead, line)
+                })
+            }
             _ => Ok(0),
         }
     }
@@ -804,6 +868,21 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
         Some(f) => f,
         None => detect(path)?,
     };
+    let bases = match opts.volumes {
+        Some(Volumes::Separate) => Some(
+            volumes::layout(
+                path,
+                &TraceOptions {
+                    format: Some(format),
+                    ..opts.clone()
+                },
+            )?
+            .iter()
+            .map(|v| (v.dev, v.base_bytes))
+            .collect(),
+        ),
+        _ => None,
+    };
     let submit = format.timestamp(opts.timestamp.as_deref())? != Some("record");
     let generic = if format == Format::Generic {
         let spec = opts.generic.as_ref().ok_or_else(|| {
@@ -864,6 +943,8 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
         reorder: (format == Format::Blkparse || (format == Format::Flashnet && submit))
             .then(|| Reorder::new(REORDER_WINDOW)),
         src,
+        bases,
+        tally: Default::default(),
     })
 }
 

@@ -1,0 +1,253 @@
+//! Traces that interleave several devices or volumes (MSR `DiskNumber`, DiskSim `devno`, Tencent
+//! `VolumeID`, blkparse `maj,min`, SYSTOR `LUN`): each request's `dev`.
+//!
+//! Replayed as they are (`merge`), every volume's addresses fall into one address space and
+//! alias: offset 4096 of disk 0 and of disk 1 become the same page. `separate` gives each volume
+//! its own range of the device, in the order the volumes are first seen, each as long as the
+//! volume's highest address rounded up to the alignment (a logical block, so that no two
+//! volumes share one). A reader counts the requests of every volume it hands out, so that a
+//! run can say when it merged several without being told to.
+
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+
+use super::TraceOptions;
+use crate::error::{Result, SimError};
+
+/// How the volumes of a trace meet the device (`workload.volumes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Volumes {
+    /// One address space: volumes' addresses alias.
+    Merge,
+    /// Each volume its own range, in the order first seen.
+    Separate,
+}
+
+impl Volumes {
+    /// The names in configuration files.
+    pub const NAMES: &'static [&'static str] = &["merge", "separate"];
+}
+
+/// The requests a reader handed out of one volume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct VolumeCount {
+    pub dev: u32,
+    pub requests: u64,
+}
+
+/// One volume's range of the device under `separate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct VolumeRange {
+    pub dev: u32,
+    /// Where the volume's offset 0 lands.
+    pub base_bytes: u64,
+    /// Its highest address (offset + size), rounded up to the alignment.
+    pub span_bytes: u64,
+}
+
+/// What a reader counts of the requests it hands out: per volume in the order first seen (a run
+/// of one volume costs one comparison and one addition per request), and those of
+/// [`LARGE_REQUEST_BYTES`] or more.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct VolumeTally {
+    last: Option<u32>,
+    run: u64,
+    seen: Vec<VolumeCount>,
+    index: FxHashMap<u32, usize>,
+    pub(crate) large: u64,
+}
+
+/// Requests this large are rare in block traces; a trace made mostly of them was probably read
+/// in the wrong unit (bytes as 512-byte sectors).
+pub const LARGE_REQUEST_BYTES: u64 = 1 << 20;
+
+impl VolumeTally {
+    #[inline(always)]
+    pub(crate) fn note(&mut self, dev: u32, len_bytes: u64) {
+        self.large += (len_bytes >= LARGE_REQUEST_BYTES) as u64;
+        if self.last == Some(dev) {
+            self.run += 1;
+        } else {
+            self.switch(dev);
+        }
+    }
+
+    #[inline(never)]
+    fn switch(&mut self, dev: u32) {
+        self.settle();
+        let next = self.seen.len();
+        let i = *self.index.entry(dev).or_insert(next);
+        if i == next {
+            self.seen.push(VolumeCount { dev, requests: 0 });
+        }
+        self.last = Some(dev);
+        self.run = 1;
+    }
+
+    fn settle(&mut self) {
+        if let Some(d) = self.last {
+            self.seen[self.index[&d]].requests += self.run;
+            self.run = 0;
+        }
+    }
+
+    /// Every volume seen so far with its requests, in the order first seen.
+    pub(crate) fn counts(&self) -> Vec<VolumeCount> {
+        let mut t = self.clone();
+        t.settle();
+        t.seen
+    }
+}
+
+/// Each volume's range under `separate`: one pass over the trace (read as `opts` says, its
+/// volumes merged).
+pub fn layout(path: &Path, opts: &TraceOptions) -> Result<Vec<VolumeRange>> {
+    let align = match opts.volume_align_bytes {
+        0 => 4096,
+        a => a,
+    };
+    let merged = TraceOptions {
+        volumes: Some(Volumes::Merge),
+        ..opts.clone()
+    };
+    let mut ends: Vec<(u32, u64)> = Vec::new();
+    let mut index: FxHashMap<u32, usize> = FxHashMap::default();
+    for r in super::open(path, &merged)? {
+        let r = r?;
+        let next = ends.len();
+        let i = *index.entry(r.dev).or_insert(next);
+        if i == next {
+            ends.push((r.dev, 0));
+        }
+        ends[i].1 = ends[i].1.max(r.end_bytes());
+    }
+    let mut base = 0u64;
+    let mut out = Vec::with_capacity(ends.len());
+    for (dev, end) in ends {
+        let span = end.div_ceil(align).max(1).saturating_mul(align);
+        out.push(VolumeRange {
+            dev,
+            base_bytes: base,
+            span_bytes: span,
+        });
+        base = base.checked_add(span).ok_or_else(|| {
+            SimError::Invalid(format!(
+                "{}: the volumes' ranges under volumes = \"separate\" add up to more than 2^64 bytes",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(out)
+}
+
+/// The warning for a trace whose requests are mostly [`LARGE_REQUEST_BYTES`] or more (`large`
+/// of `requests`); None otherwise.
+pub fn large_requests_warning(large: u64, requests: u64, format: Option<&str>) -> Option<String> {
+    if requests == 0 || large * 2 <= requests {
+        return None;
+    }
+    let read_as = format.map_or(String::new(), |f| format!(" as format `{f}`"));
+    Some(format!(
+        "{:.0}% of the trace's requests are 1 MiB or larger (read{read_as}): block traces rarely \
+         are; sizes in bytes read as 512-byte sectors look like this. Check the format \
+         (`ssdlab trace info` shows how the file reads; workload.format to choose)",
+        100.0 * large as f64 / requests as f64
+    ))
+}
+
+/// The warning for a replay that merged several volumes without being told to (`key`: the
+/// workload's key prefix, `workload` or `flows[i].workload`); None for one volume.
+pub fn merged_warning(counts: &[VolumeCount], key: &str) -> Option<String> {
+    if counts.len() < 2 {
+        return None;
+    }
+    let total: u64 = counts.iter().map(|c| c.requests).sum();
+    let mut by_share = counts.to_vec();
+    by_share.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.dev.cmp(&b.dev)));
+    const SHOWN: usize = 8;
+    let mut list: Vec<String> = by_share
+        .iter()
+        .take(SHOWN)
+        .map(|c| {
+            format!(
+                "{} ({:.1}%)",
+                c.dev,
+                100.0 * c.requests as f64 / total.max(1) as f64
+            )
+        })
+        .collect();
+    if by_share.len() > SHOWN {
+        list.push(format!("and {} more", by_share.len() - SHOWN));
+    }
+    let largest = by_share[0].dev;
+    Some(format!(
+        "the trace interleaves {} volumes (by share of requests: {}), replayed into one address \
+         space where their addresses alias; set {key}.volumes = \"separate\" to give each volume \
+         its own range of the device, {key}.device = {largest} (say) to replay one, or \
+         {key}.volumes = \"merge\" to keep them merged",
+        counts.len(),
+        list.join(", "),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tally_counts_runs_in_first_seen_order() {
+        let mut t = VolumeTally::default();
+        for d in [5, 5, 2, 5, 9, 9, 9, 2] {
+            t.note(d, 4096 << d);
+        }
+        assert_eq!(t.large, 3, "the three requests of 2 MiB");
+        let c = t.counts();
+        let got: Vec<(u32, u64)> = c.iter().map(|c| (c.dev, c.requests)).collect();
+        assert_eq!(got, vec![(5, 3), (2, 2), (9, 3)]);
+        // counts() does not disturb the tally.
+        t.note(9, 0);
+        assert_eq!(t.counts()[2].requests, 4);
+        assert!(VolumeTally::default().counts().is_empty());
+    }
+
+    #[test]
+    fn warning_names_volumes_shares_and_keys() {
+        let one = [VolumeCount {
+            dev: 0,
+            requests: 9,
+        }];
+        assert_eq!(merged_warning(&one, "workload"), None);
+        let three = [
+            VolumeCount {
+                dev: 0,
+                requests: 1,
+            },
+            VolumeCount {
+                dev: 1,
+                requests: 2,
+            },
+            VolumeCount {
+                dev: 2,
+                requests: 1,
+            },
+        ];
+        let w = merged_warning(&three, "workload").unwrap();
+        assert!(w.contains("3 volumes"), "{w}");
+        assert!(w.contains("1 (50.0%), 0 (25.0%), 2 (25.0%)"), "{w}");
+        assert!(w.contains("workload.volumes = \"separate\""), "{w}");
+        assert!(w.contains("workload.device = 1"), "{w}");
+        let many: Vec<VolumeCount> = (0..20)
+            .map(|d| VolumeCount {
+                dev: d,
+                requests: 1,
+            })
+            .collect();
+        let w = merged_warning(&many, "flows[1].workload").unwrap();
+        assert!(
+            w.contains("and 12 more") && w.contains("flows[1].workload.volumes"),
+            "{w}"
+        );
+    }
+}
