@@ -307,6 +307,50 @@ fn manifest_traces_match() {
     );
 }
 
+/// Every file of the shared traces directory is detected as it was before the `linnos` format
+/// and the unit check were added (the licence and summary files are refused: no format).
+#[test]
+fn every_shared_trace_detects_as_before() {
+    let dir = traces_dir();
+    let table: &[(&str, Option<Format>)] = &[
+        ("blkreplay_1and1/COPYING.blkreplay", None),
+        ("blkreplay_1and1/linux-mysql.load.gz", Some(Format::Blkreplay)),
+        ("blkreplay_1and1/linux-webserver-2.load.gz", Some(Format::Blkreplay)),
+        ("blkreplay_1and1/windows-mssql.load.gz", Some(Format::Blkreplay)),
+        ("blkreplay_1and1/windows-shared-server.load.gz", Some(Format::Blkreplay)),
+        ("caffeine_msr_hm0_sample/msr-cambridge1-sample.csv", Some(Format::Msr)),
+        ("caffeine_systor17_sample/systor17-additional-sample.csv.gz", Some(Format::Systor)),
+        ("caffeine_systor17_sample/systor17-traces-sample.csv.gz", Some(Format::Systor)),
+        ("cloudphysics/cloudPhysicsIO.csv", Some(Format::Cloudphysics)),
+        ("cloudphysics/cloudPhysicsIO.vscsi", Some(Format::Vscsi)),
+        ("disksim_ascii_sample/ascii.trace", Some(Format::Disksim)),
+        ("flashnet_tencent_nvme/COPYING", None),
+        ("flashnet_tencent_nvme/tencent.cut.per_50k.rw_60_40.490.trace", Some(Format::Flashnet)),
+        ("flashnet_tencent_nvme/tencent.cut.per_50k.rw_60_40.490.trace.stats", None),
+        ("mqsim_wsrch/wsrch-small.trace", Some(Format::Mqsim)),
+        ("msn_fs/MSN-FS-30s-ms", Some(Format::Disksim)),
+        ("wiscsee_sqlite_blkparse/blkparse-output.txt", Some(Format::Blkparse)),
+        (
+            "wiscsee_sqlite_blkparse/sqlitewal-reqscale-240000-inserts.blkparse-events-for-ftlsim.txt",
+            Some(Format::Wiscsee),
+        ),
+        (
+            "wiscsee_sqlite_blkparse/sqlitewal-update.blkparse-events-for-ftlsim.txt",
+            Some(Format::Wiscsee),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (file, want) in table {
+        let got = trace::detect(&dir.join(file));
+        match (&got, want) {
+            (Ok(f), Some(w)) if f == w => {}
+            (Err(SimError::Invalid(_)), None) => {}
+            _ => failures.push(format!("{file}: detected {got:?}, expected {want:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn manifest_trace_binary_round_trip() {
     // The multi-device DiskSim sample through the binary cache: same requests, same info.
