@@ -17,6 +17,7 @@
 //! | `blkreplay` | blkreplay `.load` files | 0 |
 //! | `tencent` | SNIA Tencent CBS CSV | volume id |
 //! | `flashnet` | FlashNet / LinnOS replayer output (with measured latencies) | 0 |
+//! | `linnos` | LinnOS / FlashNet replayer input (DiskSim's columns in bytes) | devno |
 //! | `alibaba` | Alibaba Cloud block-trace CSV | device_id |
 //! | `systor` | SYSTOR'17 CSV | LUN |
 //! | `cloudphysics` | libCacheSim CloudPhysics CSV | 0 |
@@ -45,6 +46,7 @@ mod fields;
 mod flashnet;
 mod generic;
 mod info;
+mod linnos;
 mod measured;
 mod mqsim;
 mod msr;
@@ -87,6 +89,7 @@ pub enum Format {
     Blkreplay,
     Tencent,
     Flashnet,
+    Linnos,
     Alibaba,
     Systor,
     Cloudphysics,
@@ -96,7 +99,7 @@ pub enum Format {
     Binary,
 }
 
-const ALL_FORMATS: [Format; 15] = [
+const ALL_FORMATS: [Format; 16] = [
     Format::Msr,
     Format::Umass,
     Format::Blkparse,
@@ -105,6 +108,7 @@ const ALL_FORMATS: [Format; 15] = [
     Format::Blkreplay,
     Format::Tencent,
     Format::Flashnet,
+    Format::Linnos,
     Format::Alibaba,
     Format::Systor,
     Format::Cloudphysics,
@@ -134,6 +138,7 @@ impl Format {
             Format::Blkreplay => "blkreplay",
             Format::Tencent => "tencent",
             Format::Flashnet => "flashnet",
+            Format::Linnos => "linnos",
             Format::Alibaba => "alibaba",
             Format::Vscsi => "vscsi",
             Format::Systor => "systor",
@@ -205,6 +210,11 @@ impl Format {
                 "FlashNet replayer output `ts_record_ms,latency_us,io_type,size_B,offset_B,\
                  ts_submit_ms,size_after_replay` (no header; times in ms; io_type 1 = read, 0 = \
                  write; size and offset in bytes; latency_us = the measured latency)"
+            }
+            Format::Linnos => {
+                "LinnOS / FlashNet replayer input `ts_ms devno offset_B size_B op` (whitespace-\
+                 separated; time in ms; offset and size in bytes, not sectors; op 1 = read, 0 = \
+                 write)"
             }
             Format::Alibaba => {
                 "Alibaba block trace `device_id,opcode,offset,length,timestamp` (opcode R|W; offset \
@@ -309,6 +319,7 @@ pub(crate) enum TextParser {
     Blkreplay(blkreplay::Parser),
     Tencent(tencent::Parser),
     Flashnet(flashnet::Parser),
+    Linnos(linnos::Parser),
     Alibaba(alibaba::Parser),
     Systor(systor::Parser),
     Cloudphysics(cloudphysics::Parser),
@@ -334,6 +345,7 @@ impl TextParser {
             Format::Blkreplay => TextParser::Blkreplay(blkreplay::Parser::default()),
             Format::Tencent => TextParser::Tencent(tencent::Parser),
             Format::Flashnet => TextParser::Flashnet(flashnet::Parser { submit }),
+            Format::Linnos => TextParser::Linnos(linnos::Parser),
             Format::Alibaba => TextParser::Alibaba(alibaba::Parser),
             Format::Systor => TextParser::Systor(systor::Parser),
             Format::Cloudphysics => TextParser::Cloudphysics(cloudphysics::Parser),
@@ -357,6 +369,7 @@ impl TextParser {
             TextParser::Blkreplay(p) => p.parse(line),
             TextParser::Tencent(p) => p.parse(line),
             TextParser::Flashnet(p) => p.parse(line),
+            TextParser::Linnos(p) => p.parse(line),
             TextParser::Alibaba(p) => p.parse(line),
             TextParser::Systor(p) => p.parse(line),
             TextParser::Cloudphysics(p) => p.parse(line),
