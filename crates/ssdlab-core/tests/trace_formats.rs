@@ -2174,3 +2174,34 @@ fn generated_msr_trace_has_no_measured_latency() {
     let m = trace::measured_latencies(&out, &TraceOptions::default()).unwrap();
     assert_eq!((m.read.len(), m.write.len(), m.missing), (0, 0, 500));
 }
+
+/// The `trace_readers` fuzz seeds are the per-format seeds with the byte that picks their
+/// format (its index in `Format::all()`) in front: a format added in the middle renumbers them.
+#[test]
+fn fuzz_reader_seeds_pick_their_format() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let mut n = 0;
+    for entry in std::fs::read_dir(seeds.join("trace_readers")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let (fmt, seed) = name.split_once('-').unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let picked = Format::all()[bytes[0] as usize % Format::all().len()];
+        assert_eq!(picked.name(), fmt, "{name}: its first byte picks {picked}");
+        let own = std::fs::read(seeds.join(format!("trace_{fmt}")).join(seed)).unwrap();
+        assert_eq!(
+            &bytes[1..],
+            &own[..],
+            "{name}: not the trace_{fmt} seed {seed}"
+        );
+        n += 1;
+    }
+    // Every format has a seed there.
+    assert!(n >= Format::all().len(), "{n} seeds");
+    for f in Format::all() {
+        assert!(
+            seeds.join(format!("trace_{}", f.name())).is_dir(),
+            "no fuzz seeds for {f}"
+        );
+    }
+}

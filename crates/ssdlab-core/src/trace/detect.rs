@@ -322,7 +322,7 @@ fn sizes_look_like_bytes(sample: &[SampleLine]) -> Option<usize> {
     let mut large = 0;
     for (_, l) in sample {
         let size: u64 = l.split_ascii_whitespace().nth(3)?.parse().ok()?;
-        if size % 512 != 0 {
+        if !size.is_multiple_of(512) {
             return None;
         }
         large += usize::from(size >= LARGE_SECTORS);

@@ -187,7 +187,9 @@ impl Format {
             Format::Blkparse => {
                 "blkparse default output `maj,min cpu seq time_s pid action rwbs sector + nsectors \
                  [process]` (action Q, D or C is replayed, every other action skipped; rwbs with \
-                 D = discard, W = write, R = read; put back in time order within 65,536 requests)"
+                 D = discard, W = write, R = read; a record without `+ n` (a flush, a zero-length \
+                 completion `sector [error]`, a pass-through `(cdb ..)`) or with `+ 0` is no data \
+                 request and skipped; put back in time order within 65,536 requests)"
             }
             Format::Disksim => {
                 "DiskSim ASCII `time_ms devno start_sector size_sectors flags` (whitespace-separated; \
