@@ -158,8 +158,9 @@ def latency_summary(values) -> dict | None:
 
 def trace_generate(config, out: PathLike, format: str | None = None) -> int:
     """Write the synthetic workload of `config` (a TOML path, dict or Config) as a trace file,
-    seeded as a simulation would be: `format` "msr" (MSR Cambridge CSV) or "binary" (the .ssdt
-    cache); by default binary when `out` ends in .ssdt, else msr. Returns requests written."""
+    seeded as a simulation would be: `format` "msr" (MSR Cambridge CSV, ResponseTime left empty:
+    a generated request has no measured latency) or "binary" (the .ssdt cache); by default binary
+    when `out` ends in .ssdt, else msr. Returns requests written."""
     from .api import Config  # api imports this module
 
     cfg = Config.load(config if config is not None else {})

@@ -307,6 +307,50 @@ fn manifest_traces_match() {
     );
 }
 
+/// Every file of the shared traces directory is detected as it was before the `linnos` format
+/// and the unit check were added (the licence and summary files are refused: no format).
+#[test]
+fn every_shared_trace_detects_as_before() {
+    let dir = traces_dir();
+    let table: &[(&str, Option<Format>)] = &[
+        ("blkreplay_1and1/COPYING.blkreplay", None),
+        ("blkreplay_1and1/linux-mysql.load.gz", Some(Format::Blkreplay)),
+        ("blkreplay_1and1/linux-webserver-2.load.gz", Some(Format::Blkreplay)),
+        ("blkreplay_1and1/windows-mssql.load.gz", Some(Format::Blkreplay)),
+        ("blkreplay_1and1/windows-shared-server.load.gz", Some(Format::Blkreplay)),
+        ("caffeine_msr_hm0_sample/msr-cambridge1-sample.csv", Some(Format::Msr)),
+        ("caffeine_systor17_sample/systor17-additional-sample.csv.gz", Some(Format::Systor)),
+        ("caffeine_systor17_sample/systor17-traces-sample.csv.gz", Some(Format::Systor)),
+        ("cloudphysics/cloudPhysicsIO.csv", Some(Format::Cloudphysics)),
+        ("cloudphysics/cloudPhysicsIO.vscsi", Some(Format::Vscsi)),
+        ("disksim_ascii_sample/ascii.trace", Some(Format::Disksim)),
+        ("flashnet_tencent_nvme/COPYING", None),
+        ("flashnet_tencent_nvme/tencent.cut.per_50k.rw_60_40.490.trace", Some(Format::Flashnet)),
+        ("flashnet_tencent_nvme/tencent.cut.per_50k.rw_60_40.490.trace.stats", None),
+        ("mqsim_wsrch/wsrch-small.trace", Some(Format::Mqsim)),
+        ("msn_fs/MSN-FS-30s-ms", Some(Format::Disksim)),
+        ("wiscsee_sqlite_blkparse/blkparse-output.txt", Some(Format::Blkparse)),
+        (
+            "wiscsee_sqlite_blkparse/sqlitewal-reqscale-240000-inserts.blkparse-events-for-ftlsim.txt",
+            Some(Format::Wiscsee),
+        ),
+        (
+            "wiscsee_sqlite_blkparse/sqlitewal-update.blkparse-events-for-ftlsim.txt",
+            Some(Format::Wiscsee),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (file, want) in table {
+        let got = trace::detect(&dir.join(file));
+        match (&got, want) {
+            (Ok(f), Some(w)) if f == w => {}
+            (Err(SimError::Invalid(_)), None) => {}
+            _ => failures.push(format!("{file}: detected {got:?}, expected {want:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn manifest_trace_binary_round_trip() {
     // The multi-device DiskSim sample through the binary cache: same requests, same info.
@@ -462,7 +506,7 @@ fn every_format_detected_and_parsed() {
 #[test]
 fn every_format_reports_malformed_records() {
     // A bad line in each format: the error names file:line, the format and its layout.
-    let bad: [(Format, &str, &str); 11] = [
+    let bad: [(Format, &str, &str); 12] = [
         (Format::Alibaba, "1,W,0,512,5\n1,W,0,512,-5\n", "timestamp"),
         (
             Format::Msr,
@@ -481,6 +525,11 @@ fn every_format_reports_malformed_records() {
             "size_sectors",
         ),
         (Format::Mqsim, "5 0 8 8 1\n6 0 8 8 7\n", "type"),
+        (
+            Format::Linnos,
+            "0.5 0 4096 4096 1\n0.6 0 4096 4096 r\n",
+            "field 5 (op) \"r\"",
+        ),
         (
             Format::Blkreplay,
             "start ; sector ; length ; op\n1 ; 2 ; 3 ; W\n1 ; 2 ; 3\n",
@@ -1078,10 +1127,11 @@ fn binary_round_trip() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("binary"), "{e}");
-    // A request larger than 4 GiB cannot be stored; no file is left behind.
+    // A request larger than 4 GiB cannot be stored; no file is left behind. (The format is
+    // given: sizes that large as sectors could be bytes, which detection does not guess.)
     let huge = d.file("huge.trace", b"1 0 0 16777216 0\n");
     let hout = d.path("huge.ssdt");
-    let e = trace::convert(&huge, &TraceOptions::default(), &hout).unwrap_err();
+    let e = trace::convert(&huge, &opts(Some(Format::Disksim)), &hout).unwrap_err();
     assert!(
         matches!(e, SimError::Trace { line: 1, .. }) && e.to_string().contains("larger"),
         "{e:?}"
@@ -1826,4 +1876,332 @@ fn blkparse_measures_d_to_c() {
         ..Default::default()
     };
     assert!(read_all(&p, &o).iter().all(|r| r.measured().is_none()));
+}
+
+// ---------------------------------------------------------------------------------------
+// units that are not guessed: linnos (bytes) against disksim / mqsim (sectors)
+
+/// A LinnOS / FlashNet replayer input: ms times, devno, byte offsets and sizes (multiples of
+/// 4 KiB), op 1 = read, 0 = write.
+const LINNOS: &str = "0.000 0 134217728 4096 1\n0.350 0 2147487744 65536 0\n\
+                      1.125 2 4096 8192 1\n2.5 0 536870912 131072 1\n";
+
+#[test]
+fn linnos_refused_by_detection_and_read_by_name() {
+    let d = Dir::new("linnos");
+    let p = d.file("linnos.trace", LINNOS.as_bytes());
+    let refusals = [
+        trace::detect(&p).unwrap_err(),
+        trace::open(&p, &TraceOptions::default()).err().unwrap(),
+        trace::info(&p, &TraceOptions::default(), 4096).unwrap_err(),
+    ];
+    for e in refusals {
+        let m = e.to_string();
+        assert!(matches!(e, SimError::Invalid(_)), "{e:?}");
+        assert!(
+            m.starts_with(&format!("{}: ambiguous trace format", p.display()))
+                && m.contains("fit linnos and disksim (")
+                && !m.contains("mqsim")
+                && m.contains("differ only in units")
+                && m.contains("4 of the 4 requests would be 1 MiB or more")
+                && m.contains("`--format linnos`"),
+            "{m}"
+        );
+    }
+    // Read as linnos: offsets and sizes in bytes, times in ms, 1 = read, dev = devno.
+    let got = read_all(&p, &opts(Some(Format::Linnos)));
+    assert_reqs(
+        &got,
+        &[
+            req(0.0, Op::Read, 134217728, 4096, 0),
+            req(350.0, Op::Write, 2147487744, 65536, 0),
+            req(1125.0, Op::Read, 4096, 8192, 2),
+            req(2500.0, Op::Read, 536870912, 131072, 0),
+        ],
+    );
+    assert!(got.iter().all(|r| r.measured().is_none()));
+    let ti = trace::info(&p, &opts(Some(Format::Linnos)), 4096).unwrap();
+    assert_eq!(
+        (
+            ti.format.as_str(),
+            ti.requests,
+            ti.reads,
+            ti.writes,
+            ti.read_bytes,
+            ti.write_bytes,
+            ti.max_end_bytes,
+            ti.devices
+        ),
+        (
+            "linnos",
+            4,
+            3,
+            1,
+            4096 + 8192 + 131072,
+            65536,
+            2147487744 + 65536,
+            2
+        )
+    );
+    // What detection refuses to guess: read as sectors, 512 times the data.
+    let sectors = trace::info(&p, &opts(Some(Format::Disksim)), 4096).unwrap();
+    assert_eq!(
+        (sectors.read_bytes, sectors.max_end_bytes),
+        (512 * ti.read_bytes, 512 * ti.max_end_bytes)
+    );
+    // Compressed: the same refusal.
+    let gz = d.file("linnos.trace.gz", &gzip(LINNOS.as_bytes()));
+    let m = trace::detect(&gz).unwrap_err().to_string();
+    assert!(m.contains("fit linnos and disksim ("), "{m}");
+    // Integer ms times of 1,000 s or more: mqsim's nanoseconds are the sector reading.
+    let p = d.file(
+        "late.trace",
+        b"1000000 0 4096 4096 1\n1000250 0 8192 4096 0\n",
+    );
+    let m = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        m.contains("fit linnos and mqsim (")
+            && m.contains("mqsim as 512-byte sectors")
+            && !m.contains("disksim"),
+        "{m}"
+    );
+    assert_reqs(
+        &read_all(&p, &opts(Some(Format::Linnos))),
+        &[
+            req(1e9, Op::Read, 4096, 4096, 0),
+            req(1000250e3, Op::Write, 8192, 4096, 0),
+        ],
+    );
+    // Integer times between 1,000 and 1,000,000: all three named.
+    let p = d.file("mid.trace", b"5000 0 4096 4096 1\n6000 0 8192 8192 0\n");
+    let m = trace::detect(&p).unwrap_err().to_string();
+    assert!(m.contains("fit linnos and disksim and mqsim ("), "{m}");
+    // A sector trace with small requests is still disksim, and a linnos reading of a disksim
+    // trace is what the user asked for.
+    let p = d.file("ds.trace", b"0.5 1 1024 8 1\n0.75 1 2048 16 0\n");
+    assert_eq!(trace::detect(&p).unwrap(), Format::Disksim);
+    assert_reqs(
+        &read_all(&p, &opts(Some(Format::Linnos))),
+        &[
+            req(500.0, Op::Read, 1024, 8, 1),
+            req(750.0, Op::Write, 2048, 16, 1),
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// blkparse: every line form of the default output
+
+/// One line of each form blkparse's default output has (blktrace's `process_default`): the
+/// tail of each action with and without `sector + n`, `-t`'s elapsed times, completions with
+/// an error, a zero-length completion (the flush `C WS 1950885322 [0]`), pass-through
+/// commands `(cdb ..)`, process names with a space, unknown (`(null)`) and empty, and message
+/// lines with and without a cgroup id.
+const BLKPARSE_FORMS: &str = "\
+  8,0    0        1     0.000001000  1001  Q   W 1000 + 8 [fio]
+  8,0    0        2     0.000002000  1001  G   W 1000 + 8 [fio]
+  8,0    0        3     0.000002500  1001  S   W 1000 + 8 [fio]
+  8,0    0        4     0.000003000  1001  P   N [fio]
+  8,0    0        5     0.000003500  1001  Q   W 1008 + 8 [fio]
+  8,0    0        6     0.000004000  1001  M   W 1008 + 8 [fio]
+  8,0    0        7     0.000004500  1001  Q   W 992 + 8 [fio]
+  8,0    0        8     0.000005000  1001  F   W 992 + 8 [fio]
+  8,0    0        9     0.000005500  1001  G  WS [fio]
+  8,0    0       10     0.000006000  1001  I   W 992 + 24 [fio]
+  8,0    0       11     0.000006500  1001  U   N [fio] 1
+  8,0    0       12     0.000007000     0  UT  N [kworker/0:1H] 1
+  8,0    0       13     0.000007500  1001  T   N [fio] 2
+  8,0    0       14     0.000008000  1001  D   W 992 + 24 [fio]
+  8,0    0       15     0.000008500  1001  D   W 2000 + 8 (     500) [fio]
+  8,0    0       16     0.000009000     0  C   W 992 + 24 [0]
+  8,0    0       17     0.000009500     0  C   W 2000 + 8 (    1000) [0]
+  8,0    1        1     0.000010000  1002  Q FWS [jbd2/sda1-8]
+  8,0    1        2     0.000010100  1002  G FWS [jbd2/sda1-8]
+  8,0    1        3     0.000010200  1002  I FWS [jbd2/sda1-8]
+  8,0    1        4     0.000010300  1002  D FWS [jbd2/sda1-8]
+  8,0    1        5     0.000012000     0  C  WS 1950885322 [0]
+  8,0    1        6     0.000012100     0  C FWS 1950885322 (    1800) [0]
+  8,0    1        7     0.000013000  1003  D   R 4096 + 16 [Web Content]
+  8,0    1        8     0.000014500     0  C   R 4096 + 16 [-5]
+  8,0    1        9     0.000015000  1004  Q   R 36 (12 00 00 00 24 00 ..) [sg_inq]
+  8,0    1       10     0.000015500  1004  D   R 36 (12 00 00 00 24 00 ..) [sg_inq]
+  8,0    1       11     0.000016000     0  C   R (12 00 00 00 24 00 ..) [0]
+  8,0    1       12     0.000016500  3922  D   N 0 (00 ..) [kworker/u65:0]
+  8,0    1       13     0.000016600     0  C   N [0]
+  8,0    1       14     0.000017000  1005  D   W (    2500) [fio]
+  8,0    1       15     0.000018000  1005  X   W 8192 / 8200 [fio]
+  8,0    1       16     0.000019000  1005  A   W 8192 + 8 <- (8,1) 6144
+  8,0    1       17     0.000019500  1005  B   W 8192 + 8 [fio]
+  8,0    1       18     0.000020000     0  R   W 8192 + 8 [0]
+  8,0    1       19     0.000020100     0  R  WS 8200 [0]
+  8,0    1        0     0.000021000     0  m   N cfq1005S / insert_request
+  8,0    1        0     0.000022000     0  1a2b,0  m   N bfq1005S / dispatch
+  8,0    1       20     0.000025000  1006  D  DS 5000 + 2048 [fstrim]
+  8,0    1       21     0.000027000     0  C  DS 5000 + 2048 [0]
+  8,0    0       18     0.000030000  1007  Q   R 6000 + 8 [(null)]
+  8,0    0       19     0.000031000  1007  Q   R 6008 + 8 []
+";
+
+#[test]
+fn blkparse_every_line_form() {
+    let d = Dir::new("blkparse-forms");
+    let p = d.file("forms.blkparse", BLKPARSE_FORMS.as_bytes());
+    assert_eq!(trace::detect(&p).unwrap(), Format::Blkparse);
+    let dev = 8 * 256;
+    // D (the default): four data requests, each with its C − D; the flush, the pass-through
+    // commands, the request shown by its elapsed time alone and the zero-length completions
+    // are skipped, not errors.
+    let mut rd = blkparse_reader(&p, None);
+    let got: Vec<Request> = rd.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!((rd.skipped(), rd.late()), (0, 0));
+    assert_reqs(
+        &got,
+        &[
+            req(8.0, Op::Write, 992 * 512, 24 * 512, dev),
+            req(8.5, Op::Write, 2000 * 512, 8 * 512, dev),
+            req(13.0, Op::Read, 4096 * 512, 16 * 512, dev),
+            req(25.0, Op::Trim, 5000 * 512, 2048 * 512, dev),
+        ],
+    );
+    let lat: Vec<f32> = got.iter().map(|r| r.measured().unwrap()).collect();
+    for (got, want) in lat.iter().zip([1.0f32, 1.0, 1.5, 2.0]) {
+        assert!((got - want).abs() < 1e-3, "{lat:?}");
+    }
+    // Q: the queued data requests, whatever the process name.
+    let got: Vec<Request> = blkparse_reader(&p, Some('Q'))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_reqs(
+        &got,
+        &[
+            req(1.0, Op::Write, 1000 * 512, 4096, dev),
+            req(3.5, Op::Write, 1008 * 512, 4096, dev),
+            req(4.5, Op::Write, 992 * 512, 4096, dev),
+            req(30.0, Op::Read, 6000 * 512, 4096, dev),
+            req(31.0, Op::Read, 6008 * 512, 4096, dev),
+        ],
+    );
+    assert!(got.iter().all(|r| r.measured().is_none()));
+    // C: the completions with a range (an error completion included).
+    let got: Vec<Request> = blkparse_reader(&p, Some('C'))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_reqs(
+        &got,
+        &[
+            req(9.0, Op::Write, 992 * 512, 24 * 512, dev),
+            req(9.5, Op::Write, 2000 * 512, 8 * 512, dev),
+            req(14.5, Op::Read, 4096 * 512, 16 * 512, dev),
+            req(27.0, Op::Trim, 5000 * 512, 2048 * 512, dev),
+        ],
+    );
+    let ti = trace::info(&p, &TraceOptions::default(), 4096).unwrap();
+    assert_eq!(
+        (ti.requests, ti.reads, ti.writes, ti.trims, ti.skipped),
+        (4, 1, 2, 1, 0)
+    );
+    assert_eq!(
+        ti.measured_latency.and_then(|m| m.read).map(|s| s.count),
+        Some(1)
+    );
+    // The zero-length completion of the issue alone, among data requests, reads too.
+    let p = d.file(
+        "flush.txt",
+        b"8,0 3 1 0.1 9 D WS 1950885314 + 8 [x]\n8,0 3 2 0.2 0 C WS 1950885322 [0]\n\
+          8,0 3 3 0.3 0 C WS 1950885314 + 8 [0]\n",
+    );
+    let got = read_all(&p, &TraceOptions::default());
+    assert_eq!(got.len(), 1);
+    assert!((got[0].measured().unwrap() - 200_000.0).abs() < 0.1);
+    // Tails blkparse never prints stay malformed records, named by line and value.
+    for (tail, what) in [
+        ("W 100 - 8 [x]", "sector + nsectors"),
+        ("W 100", "sector [error]"),
+        ("W", "sector [error]"),
+        ("W 1x [0]", "field 8 (sector) \"1x\""),
+        ("W 100 + 8x [0]", "field 10 (nsectors) \"8x\""),
+    ] {
+        let p = d.file("bad.txt", format!("8,0 0 1 0.1 5 D {tail}\n").as_bytes());
+        let e = trace::open(&p, &opts(Some(Format::Blkparse)))
+            .unwrap()
+            .find_map(|r| r.err())
+            .unwrap_or_else(|| panic!("{tail}: no error"))
+            .to_string();
+        assert!(
+            e.starts_with(&format!("{}:1: malformed blkparse record", p.display()))
+                && e.contains(what),
+            "{tail}: {e}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// generated traces
+
+/// `trace generate` (synth::generate) writes no latency: an MSR trace whose ResponseTime is
+/// empty reads back with none, and `trace info` reports none.
+#[test]
+fn generated_msr_trace_has_no_measured_latency() {
+    let d = Dir::new("generated");
+    let out = d.path("gen.csv");
+    let cfg = ssdlab_core::Config::from_toml_str(
+        "[workload]\nkind = \"uniform\"\nrequests = 500\nfootprint_bytes = \"8MiB\"\nread_fraction = 0.5\n",
+    )
+    .unwrap();
+    assert_eq!(
+        ssdlab_core::synth::generate(&cfg, &out, "msr").unwrap(),
+        500
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 500);
+    assert!(
+        text.lines()
+            .all(|l| l.split(',').count() == 7 && l.ends_with(',')),
+        "{}",
+        text.lines().next().unwrap()
+    );
+    assert_eq!(trace::detect(&out).unwrap(), Format::Msr);
+    let got = read_all(&out, &TraceOptions::default());
+    assert_eq!(got.len(), 500);
+    assert!(got.iter().any(|r| r.op == Op::Read) && got.iter().any(|r| r.op == Op::Write));
+    assert!(got.iter().all(|r| r.measured().is_none()));
+    let ti = trace::info(&out, &TraceOptions::default(), 4096).unwrap();
+    assert_eq!(ti.requests, 500);
+    assert_eq!(
+        (ti.measured_latency, ti.measured_max_outstanding),
+        (None, None)
+    );
+    let m = trace::measured_latencies(&out, &TraceOptions::default()).unwrap();
+    assert_eq!((m.read.len(), m.write.len(), m.missing), (0, 0, 500));
+}
+
+/// The `trace_readers` fuzz seeds are the per-format seeds with the byte that picks their
+/// format (its index in `Format::all()`) in front: a format added in the middle renumbers them.
+#[test]
+fn fuzz_reader_seeds_pick_their_format() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let mut n = 0;
+    for entry in std::fs::read_dir(seeds.join("trace_readers")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let (fmt, seed) = name.split_once('-').unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let picked = Format::all()[bytes[0] as usize % Format::all().len()];
+        assert_eq!(picked.name(), fmt, "{name}: its first byte picks {picked}");
+        let own = std::fs::read(seeds.join(format!("trace_{fmt}")).join(seed)).unwrap();
+        assert_eq!(
+            &bytes[1..],
+            &own[..],
+            "{name}: not the trace_{fmt} seed {seed}"
+        );
+        n += 1;
+    }
+    // Every format has a seed there.
+    assert!(n >= Format::all().len(), "{n} seeds");
+    for f in Format::all() {
+        assert!(
+            seeds.join(format!("trace_{}", f.name())).is_dir(),
+            "no fuzz seeds for {f}"
+        );
+    }
 }

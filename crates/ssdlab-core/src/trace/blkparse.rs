@@ -4,9 +4,27 @@
 //! One action is replayed: Q (queued), D (dispatched to the driver) or C (completed),
 //! chosen by `TraceOptions::blkparse_action`; by default D when any D record appears in
 //! the first 10,000 lines, else Q. Records of every other action are skipped whatever its
-//! name — one or two letters such as `A` (remap, with its `<- (maj,min) sector` tail), `B`,
-//! `F`, `G`, `I`, `M`, `P`, `S`, `T`, `U`, `UT`, `X`, and `m` message lines (`m N text`) —
-//! as long as the fields up to the action are well formed (field 6 is 1 to 8 letters).
+//! name, as long as the fields up to the action are well formed (field 6 is 1 to 8 letters).
+//!
+//! The tail after `rwbs` of each action's default line (blkparse's `process_default`; the
+//! `(elapsed)` of `-t` may follow the range):
+//!
+//! | action | tail |
+//! |---|---|
+//! | `Q` `I` `D` `B` (queue, insert, issue, bounce) | `sector + n [process]`, or `[process]` (no range: a flush) |
+//! | `C` `R` (complete, requeue) | `sector + n [error]`, or `sector [error]` (a zero-length request: a flush) |
+//! | `M` `F` `G` `S` (back / front merge, get, sleep) | `sector + n [process]` or `[process]` |
+//! | `P` (plug) | `[process]` |
+//! | `U` `UT` (unplug, timer unplug) | `[process] n` |
+//! | `A` (remap) | `sector + n <- (maj,min) sector` |
+//! | `X` (split) | `sector / new_sector [process]` |
+//! | `m` (message) | `N text` (with a cgroup id `ino,gen` before `m` on kernels with cgroup tracing) |
+//! | pass-through (`Q I D C` of a SCSI command) | `bytes (cdb ..) [process]`, `(cdb ..) [error]` |
+//!
+//! Only a record of the replayed action (or a C, while D is replayed) with a range of at least
+//! one sector is a request; the other forms of that action are not data requests and are
+//! skipped: a flush without a range, the zero-length completion `C WS 1950885322 [0]`, a
+//! pass-through command. Any other tail is a malformed record.
 //!
 //! blkparse merges the per-CPU streams, but events of several CPUs can still appear out of
 //! time order. The reader puts the replayed requests back in time order through a bounded
@@ -14,13 +32,13 @@
 //! the window can repair is replayed at its place in the file and counted
 //! (`TraceReader::late`).
 //!
-//! While D is replayed, each C (completion) record is matched to the earliest D of the same
-//! device, sector and operation still held in the reorder window, and C − D becomes that
-//! request's measured latency (`Request::measured`).
+//! While D is replayed, each C (completion) record with a range is matched to the earliest D of
+//! the same device, sector and operation still held in the reorder window, and C − D becomes
+//! that request's measured latency (`Request::measured`).
 //!
 //! RWBS: containing `D` = discard → trim; else containing `W` → write; else `R` → read;
-//! anything else (`N` pass-through, a flush-only `F`, ...) is not a data request and is
-//! skipped. A flush (RWBS with `F`) without `sector + n` is skipped as well.
+//! anything else (`N` pass-through or no data, a flush-only `F`, ...) is not a data request and
+//! is skipped.
 //!
 //! Lines whose first field is not `maj,min` (the per-CPU and total summary blocks,
 //! `Throughput`, `Events`, `Skips`, ...) are ignored.
@@ -66,19 +84,40 @@ pub(crate) fn dev_number(maj: u32, min: u32) -> u32 {
     ((maj & 0xfff) << 8) | (min & 0xff) | ((min & 0xfff00) << 12)
 }
 
+/// `hex,hex`: the cgroup id (inode, generation) blkparse prints before the action of a message
+/// traced with cgroup information (kernels from 4.14).
+#[inline]
+fn is_cgroup_id(s: &str) -> bool {
+    s.split_once(',').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && !b.is_empty()
+            && a.bytes().all(|c| c.is_ascii_hexdigit())
+            && b.bytes().all(|c| c.is_ascii_hexdigit())
+    })
+}
+
+/// The fields of a record line up to the action.
+struct Head<'a> {
+    dev: u32,
+    time_s: f64,
+    action: &'a str,
+    /// Index of the RWBS field (the one after the action).
+    rwbs: usize,
+}
+
 impl Parser {
     pub(crate) fn new(action: u8) -> Parser {
         Parser { action }
     }
 
-    /// The action letter of a record line (checked for the fields up to the action), or
-    /// `None` for a non-record line.
+    /// The fields of a record line up to the action (checked), or `None` for a non-record
+    /// line.
     #[inline]
     fn head<'a>(
         f: &[&'a str],
         n: usize,
         line: &str,
-    ) -> std::result::Result<Option<(u32, f64, &'a str)>, String> {
+    ) -> std::result::Result<Option<Head<'a>>, String> {
         let Some((maj, min)) = maj_min(f[0]) else {
             return Ok(None);
         };
@@ -93,33 +132,46 @@ impl Parser {
         }
         uint(f[1], "field 2 (cpu)")?;
         uint(f[2], "field 3 (sequence)")?;
-        let t = num(f[3], "field 4 (time)")?;
+        let time_s = num(f[3], "field 4 (time)")?;
         uint(f[4], "field 5 (pid)")?;
-        if f[5].is_empty()
-            || f[5].len() > MAX_ACTION
-            || !f[5].bytes().all(|c| c.is_ascii_alphabetic())
+        // A message with a cgroup id: `ino,gen m N text`.
+        let (a, rwbs) = if is_cgroup_id(f[5]) && n >= 8 {
+            (6, 7)
+        } else {
+            (5, 6)
+        };
+        let action = f[a];
+        if action.is_empty()
+            || action.len() > MAX_ACTION
+            || !action.bytes().all(|c| c.is_ascii_alphabetic())
         {
             return Err(format!(
-                "field 6 (action) {} is not an action name (1 to {MAX_ACTION} letters, such as Q, D, C, UT or m)",
-                show(f[5])
+                "field {} (action) {} is not an action name (1 to {MAX_ACTION} letters, such as Q, D, C, UT or m)",
+                a + 1,
+                show(action)
             ));
         }
-        Ok(Some((dev_number(maj, min), t, f[5])))
+        Ok(Some(Head {
+            dev: dev_number(maj, min),
+            time_s,
+            action,
+            rwbs,
+        }))
     }
 
     #[inline]
     pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_ws::<10>(line);
-        let Some((dev, t, action)) = Self::head(&f, n, line)? else {
+        let (f, n) = split_ws::<11>(line);
+        let Some(h) = Self::head(&f, n, line)? else {
             return Ok(Parsed::Other);
         };
         // While D is replayed, a C is the completion of an earlier D (D→C is the latency the
         // device took).
-        let completes = self.action == b'D' && action == "C";
-        if !completes && (action.len() != 1 || action.as_bytes()[0] != self.action) {
+        let completes = self.action == b'D' && h.action == "C";
+        if !completes && (h.action.len() != 1 || h.action.as_bytes()[0] != self.action) {
             return Ok(Parsed::Record);
         }
-        let rwbs = f[6];
+        let rwbs = f[h.rwbs];
         let op = if rwbs.contains('D') {
             Op::Trim
         } else if rwbs.contains('W') {
@@ -129,24 +181,41 @@ impl Parser {
         } else {
             return Ok(Parsed::Record);
         };
-        if n < 10 || f[8] != "+" {
-            if rwbs.contains('F') {
+        let (sector_field, count_field) = if h.rwbs == 6 {
+            ("field 8 (sector)", "field 10 (nsectors)")
+        } else {
+            ("field 9 (sector)", "field 11 (nsectors)")
+        };
+        let (sector, count) = match &f[h.rwbs + 1..n] {
+            [sector, "+", count, ..] => (uint(sector, sector_field)?, uint(count, count_field)?),
+            // No range: a flush, a pass-through command `(cdb ..)`, a completion `[error]` of
+            // one, or a request shown by its elapsed time only.
+            [first, ..] if first.starts_with(['[', '(']) => return Ok(Parsed::Record),
+            // `sector [error]`, `sector (elapsed) [error]`: the completion of a zero-length
+            // request (a flush); `bytes (cdb ..) [process]`: a pass-through command.
+            [number, next, ..] if next.starts_with(['[', '(']) => {
+                uint(number, sector_field)?;
                 return Ok(Parsed::Record);
             }
-            return Err(format!(
-                "expected `sector + nsectors` after rwbs {}, found {}",
-                show(rwbs),
-                show(line)
-            ));
+            _ => {
+                return Err(format!(
+                    "expected `sector + nsectors`, `sector [error]` or `[process]` after rwbs {}, \
+                     found {}",
+                    show(rwbs),
+                    show(line)
+                ))
+            }
+        };
+        if count == 0 {
+            // Zero-length: not a data request.
+            return Ok(Parsed::Record);
         }
-        let sector = uint(f[7], "field 8 (sector)")?;
-        let count = uint(f[9], "field 10 (nsectors)")?;
         let r = request(
-            t * 1e6,
+            h.time_s * 1e6,
             op,
             scale(sector, 512, "sector")?,
             scale(count, 512, "nsectors")?,
-            dev,
+            h.dev,
         )?;
         match r {
             Parsed::Req(c) if completes => Ok(Parsed::Done(c)),
@@ -212,10 +281,37 @@ mod tests {
             panic!()
         };
         assert_eq!(r.op, Op::Trim);
-        let Parsed::Req(r) = p.parse("259,1 1 2 0.1 5 D WSM 100 + 0 [x]").unwrap() else {
+        let Parsed::Req(r) = p.parse("259,1 1 2 0.1 5 D WSM 100 + 1 [x]").unwrap() else {
             panic!()
         };
-        assert_eq!((r.op, r.len_bytes, r.dev), (Op::Write, 0, 259 * 256 + 1));
+        assert_eq!((r.op, r.len_bytes, r.dev), (Op::Write, 512, 259 * 256 + 1));
+        // Zero-length: no data request.
+        assert_eq!(
+            p.parse("259,1 1 2 0.1 5 D WSM 100 + 0 [x]"),
+            Ok(Parsed::Record)
+        );
+        // The completion of a flush (no `+ n`), and a completion with a range.
+        assert_eq!(
+            p.parse("8,0 3 7 0.2 0 C WS 1950885322 [0]"),
+            Ok(Parsed::Record)
+        );
+        assert!(matches!(
+            p.parse("8,0 3 8 0.2 0 C WS 1950885322 + 8 [0]"),
+            Ok(Parsed::Done(_))
+        ));
+        // A message with a cgroup id before the action.
+        assert_eq!(
+            p.parse("8,0 1 0 0.3 0 4a1,0 m N bfq1 insert_request"),
+            Ok(Parsed::Record)
+        );
+        assert!(p
+            .parse("8,0 3 7 0.2 0 C WS 19x [0]")
+            .unwrap_err()
+            .contains("field 8 (sector) \"19x\""));
+        assert!(p
+            .parse("8,0 3 7 0.2 0 C WS 100")
+            .unwrap_err()
+            .contains("sector [error]"));
         assert_eq!(p.parse("CPU4 (8,33):"), Ok(Parsed::Other));
         assert_eq!(
             p.parse("Reads Queued:           0,        0KiB"),

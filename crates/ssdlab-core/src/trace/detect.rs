@@ -17,6 +17,13 @@
 //!   When both fit: if any time stamp has a fraction or an exponent → `disksim` (ms); if all
 //!   are integers and the largest is ≥ 1,000,000 → `mqsim` (ns); if all are integers below
 //!   1,000 → `disksim`; otherwise (integers between 1,000 and 1,000,000) it is ambiguous.
+//! * `linnos` has the same columns again, in bytes instead of sectors, so it fits every file
+//!   `disksim` or `mqsim` fits whose types are 0 or 1. Detection does not guess between units:
+//!   when every size is a multiple of 512 (a whole number of sectors, as byte sizes of a real
+//!   device are) and, read as 512-byte sectors, most requests would be 1 MiB or more, the file
+//!   is ambiguous (`linnos` and the sector format(s) are named, and `--format` asked for);
+//!   otherwise the sector reading stands and `linnos` is dropped. `linnos` is detected alone
+//!   only when the sector formats reject the file.
 //! * `generic` is never detected (it needs a column spec).
 //! * `vscsi` (binary, no magic) is recognised before the text probes when the first 160
 //!   bytes hold at least one complete vscsi record and every complete record among them has
@@ -185,7 +192,7 @@ impl<R: BufRead> Read for ZstdReader<R> {
 }
 
 /// The formats auto-detection tries, in report order.
-const DETECTABLE: [Format; 12] = [
+const DETECTABLE: [Format; 13] = [
     Format::Msr,
     Format::Umass,
     Format::Blkparse,
@@ -194,6 +201,7 @@ const DETECTABLE: [Format; 12] = [
     Format::Blkreplay,
     Format::Tencent,
     Format::Flashnet,
+    Format::Linnos,
     Format::Alibaba,
     Format::Systor,
     Format::Cloudphysics,
@@ -304,6 +312,24 @@ fn disksim_or_mqsim(sample: &[SampleLine]) -> Option<Format> {
     }
 }
 
+/// Sizes of at least this many 512-byte sectors (1 MiB) are large requests.
+const LARGE_SECTORS: u64 = (1 << 20) / 512;
+
+/// For a sample that fits `linnos` and a sector format: when its sizes look like bytes (every
+/// one a multiple of 512, and most of them 1 MiB or more if read as sectors), how many of the
+/// sizes would be large requests; `None` when the sector reading is plausible.
+fn sizes_look_like_bytes(sample: &[SampleLine]) -> Option<usize> {
+    let mut large = 0;
+    for (_, l) in sample {
+        let size: u64 = l.split_ascii_whitespace().nth(3)?.parse().ok()?;
+        if !size.is_multiple_of(512) {
+            return None;
+        }
+        large += usize::from(size >= LARGE_SECTORS);
+    }
+    (2 * large > sample.len()).then_some(large)
+}
+
 fn supported_list() -> String {
     DETECTABLE
         .iter()
@@ -337,13 +363,42 @@ fn detect_sample(sample: &[SampleLine]) -> std::result::Result<Format, String> {
                         or mqsim nanoseconds)",
         }
     }
+    let sectors = cands
+        .iter()
+        .filter(|f| matches!(f, Format::Disksim | Format::Mqsim))
+        .count();
+    let units_note;
+    if cands.contains(&Format::Linnos) && sectors > 0 {
+        match sizes_look_like_bytes(sample) {
+            Some(large) => {
+                // The byte reading first: it is the one the sizes point to.
+                cands.retain(|&f| f != Format::Linnos);
+                cands.insert(0, Format::Linnos);
+                units_note = format!(
+                    "{note} (the formats differ only in units: linnos reads offsets and sizes \
+                     as bytes, {} as 512-byte sectors; every size is a multiple of 512 and, \
+                     read as sectors, {large} of the {} requests would be 1 MiB or more)",
+                    cands
+                        .iter()
+                        .filter(|f| matches!(f, Format::Disksim | Format::Mqsim))
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                    sample.len(),
+                );
+                note = &units_note;
+            }
+            None => cands.retain(|&f| f != Format::Linnos),
+        }
+    }
     match cands.len() {
         1 => Ok(cands[0]),
         0 => {
             let best = probes
                 .iter()
                 .filter(|p| p.evidence > 0)
-                .max_by_key(|p| (p.evidence, p.accepted));
+                // linnos loses ties: a file its sector twins fail on as far is theirs.
+                .max_by_key(|p| (p.evidence, p.accepted, p.format != Format::Linnos));
             let closest = match best.and_then(|p| p.error.clone().map(|e| (p.format, e))) {
                 Some((f, (line, msg))) => format!("; closest is {f} (line {line}: {msg})"),
                 None => String::new(),
@@ -448,6 +503,56 @@ mod tests {
         );
         let e = detect_sample(&[]).unwrap_err();
         assert!(e.contains("no record"), "{e}");
+    }
+
+    #[test]
+    fn units_are_not_guessed() {
+        // LinnOS input: byte offsets and sizes (multiples of 4,096, and of 512), ms times.
+        let linnos = "0.000 0 134217728 4096 1\n0.125 0 2147483648 65536 0\n0.5 0 4096 8192 1\n";
+        let e = detect_sample(&sample(linnos)).unwrap_err();
+        assert!(
+            e.contains("ambiguous")
+                && e.contains("linnos and disksim")
+                && !e.contains("mqsim")
+                && e.contains("`--format linnos`")
+                && e.contains("3 of the 3 requests would be 1 MiB or more"),
+            "{e}"
+        );
+        // Integer ms times of 1,000 to 1,000,000: disksim or mqsim as well.
+        let e = detect_sample(&sample("5000 0 0 4096 1\n6000 0 8192 4096 0\n")).unwrap_err();
+        assert!(
+            e.contains("linnos and disksim and mqsim")
+                && e.contains("milliseconds or mqsim nanoseconds")
+                && e.contains("differ only in units"),
+            "{e}"
+        );
+        // Integer times ≥ 1e6: mqsim's nanoseconds against linnos's bytes.
+        let e = detect_sample(&sample("2000000 1 0 8192 1\n3000000 1 512 4096 1\n")).unwrap_err();
+        assert!(e.contains("fit linnos and mqsim ("), "{e}");
+        // Sizes that are no whole number of sectors as bytes, or mostly small as sectors: the
+        // sector reading stands.
+        for text in [
+            "0.0 0 100 4097 1\n0.1 0 100 4096 1\n",
+            "0.0 0 100 8 1\n0.1 0 100 4096 1\n0.2 0 100 16 1\n",
+            "0.0 0 100 2048 1\n0.1 0 100 0 1\n",
+        ] {
+            assert_eq!(detect_sample(&sample(text)), Ok(Format::Disksim), "{text}");
+        }
+        // Half large is not most.
+        assert_eq!(
+            detect_sample(&sample("0.0 0 0 0 1\n0.1 0 0 4096 1\n")),
+            Ok(Format::Disksim)
+        );
+        // An offset that overflows as sectors leaves the byte reading alone.
+        assert_eq!(
+            detect_sample(&sample("0.5 0 36028797018963968 4096 1\n")),
+            Ok(Format::Linnos)
+        );
+        // Other types than 0/1: only disksim's flags accept them.
+        assert_eq!(
+            detect_sample(&sample("0.5 0 0 4096 3\n0.6 0 0 4096 2\n")),
+            Ok(Format::Disksim)
+        );
     }
 
     #[test]

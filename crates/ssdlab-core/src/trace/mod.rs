@@ -17,6 +17,7 @@
 //! | `blkreplay` | blkreplay `.load` files | 0 |
 //! | `tencent` | SNIA Tencent CBS CSV | volume id |
 //! | `flashnet` | FlashNet / LinnOS replayer output (with measured latencies) | 0 |
+//! | `linnos` | LinnOS / FlashNet replayer input (DiskSim's columns in bytes) | devno |
 //! | `alibaba` | Alibaba Cloud block-trace CSV | device_id |
 //! | `systor` | SYSTOR'17 CSV | LUN |
 //! | `cloudphysics` | libCacheSim CloudPhysics CSV | 0 |
@@ -45,6 +46,7 @@ mod fields;
 mod flashnet;
 mod generic;
 mod info;
+mod linnos;
 mod measured;
 mod mqsim;
 mod msr;
@@ -92,6 +94,7 @@ pub enum Format {
     Blkreplay,
     Tencent,
     Flashnet,
+    Linnos,
     Alibaba,
     Systor,
     Cloudphysics,
@@ -101,7 +104,7 @@ pub enum Format {
     Binary,
 }
 
-const ALL_FORMATS: [Format; 15] = [
+const ALL_FORMATS: [Format; 16] = [
     Format::Msr,
     Format::Umass,
     Format::Blkparse,
@@ -110,6 +113,7 @@ const ALL_FORMATS: [Format; 15] = [
     Format::Blkreplay,
     Format::Tencent,
     Format::Flashnet,
+    Format::Linnos,
     Format::Alibaba,
     Format::Systor,
     Format::Cloudphysics,
@@ -139,6 +143,7 @@ impl Format {
             Format::Blkreplay => "blkreplay",
             Format::Tencent => "tencent",
             Format::Flashnet => "flashnet",
+            Format::Linnos => "linnos",
             Format::Alibaba => "alibaba",
             Format::Vscsi => "vscsi",
             Format::Systor => "systor",
@@ -187,7 +192,9 @@ impl Format {
             Format::Blkparse => {
                 "blkparse default output `maj,min cpu seq time_s pid action rwbs sector + nsectors \
                  [process]` (action Q, D or C is replayed, every other action skipped; rwbs with \
-                 D = discard, W = write, R = read; put back in time order within 65,536 requests)"
+                 D = discard, W = write, R = read; a record without `+ n` (a flush, a zero-length \
+                 completion `sector [error]`, a pass-through `(cdb ..)`) or with `+ 0` is no data \
+                 request and skipped; put back in time order within 65,536 requests)"
             }
             Format::Disksim => {
                 "DiskSim ASCII `time_ms devno start_sector size_sectors flags` (whitespace-separated; \
@@ -210,6 +217,11 @@ impl Format {
                 "FlashNet replayer output `ts_record_ms,latency_us,io_type,size_B,offset_B,\
                  ts_submit_ms,size_after_replay` (no header; times in ms; io_type 1 = read, 0 = \
                  write; size and offset in bytes; latency_us = the measured latency)"
+            }
+            Format::Linnos => {
+                "LinnOS / FlashNet replayer input `ts_ms devno offset_B size_B op` (whitespace-\
+                 separated; time in ms; offset and size in bytes, not sectors; op 1 = read, 0 = \
+                 write)"
             }
             Format::Alibaba => {
                 "Alibaba block trace `device_id,opcode,offset,length,timestamp` (opcode R|W; offset \
@@ -319,6 +331,7 @@ pub(crate) enum TextParser {
     Blkreplay(blkreplay::Parser),
     Tencent(tencent::Parser),
     Flashnet(flashnet::Parser),
+    Linnos(linnos::Parser),
     Alibaba(alibaba::Parser),
     Systor(systor::Parser),
     Cloudphysics(cloudphysics::Parser),
@@ -344,6 +357,7 @@ impl TextParser {
             Format::Blkreplay => TextParser::Blkreplay(blkreplay::Parser::default()),
             Format::Tencent => TextParser::Tencent(tencent::Parser),
             Format::Flashnet => TextParser::Flashnet(flashnet::Parser { submit }),
+            Format::Linnos => TextParser::Linnos(linnos::Parser),
             Format::Alibaba => TextParser::Alibaba(alibaba::Parser),
             Format::Systor => TextParser::Systor(systor::Parser),
             Format::Cloudphysics => TextParser::Cloudphysics(cloudphysics::Parser),
@@ -367,6 +381,7 @@ impl TextParser {
             TextParser::Blkreplay(p) => p.parse(line),
             TextParser::Tencent(p) => p.parse(line),
             TextParser::Flashnet(p) => p.parse(line),
+            TextParser::Linnos(p) => p.parse(line),
             TextParser::Alibaba(p) => p.parse(line),
             TextParser::Systor(p) => p.parse(line),
             TextParser::Cloudphysics(p) => p.parse(line),

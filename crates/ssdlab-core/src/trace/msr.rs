@@ -4,7 +4,8 @@
 //! a Windows FILETIME (100 ns ticks since 1601-01-01); it is re-based to µs since the Unix
 //! epoch when it is later than 1970, else divided by 10. Type is `Read` or `Write`
 //! (case-insensitive); Offset and Size are bytes; dev = DiskNumber. ResponseTime, in the same
-//! 100 ns ticks, is kept as the request's measured latency (µs); it may be missing.
+//! 100 ns ticks, is kept as the request's measured latency (µs); it may be missing or empty
+//! (no measurement), as in the traces [`write_msr`] writes.
 
 use super::fields::{
     latency, request_measured, show, split_fields, too_few, uint, uint32, LineResult, Parsed,
@@ -59,8 +60,9 @@ impl Parser {
 }
 
 /// Write `requests` as MSR Cambridge CSV at `out` (Hostname `ssdlab`, DiskNumber = the
-/// stream hint, ResponseTime 0). Times are written as 100 ns ticks below the Unix epoch, which
-/// the reader divides by 10: whole-µs times read back exactly. Returns the requests written.
+/// stream hint, ResponseTime empty: no measurement, where a 0 would read back as a measured
+/// latency of 0 µs). Times are written as 100 ns ticks below the Unix epoch, which the reader
+/// divides by 10: whole-µs times read back exactly. Returns the requests written.
 pub fn write_msr(
     requests: impl Iterator<Item = crate::error::Result<(crate::request::Request, u64)>>,
     src: &str,
@@ -91,7 +93,7 @@ pub fn write_msr(
             };
             writeln!(
                 w,
-                "{},ssdlab,{},{op},{},{},0",
+                "{},ssdlab,{},{op},{},{},",
                 ticks as u64, r.dev, r.offset_bytes, r.len_bytes
             )
             .map_err(|e| SimError::io(out_name.as_str(), e))
@@ -117,6 +119,10 @@ mod tests {
         assert!((r.time_us - 1_172_164_929_551_466.3).abs() < 0.5);
         assert_eq!(r.measured(), Some(283.3));
         let Ok(Parsed::Req(r)) = p.parse("1,h,2,read,0,512") else {
+            panic!()
+        };
+        assert_eq!(r.measured(), None);
+        let Ok(Parsed::Req(r)) = p.parse("1,h,2,read,0,512,") else {
             panic!()
         };
         assert_eq!(r.measured(), None);
