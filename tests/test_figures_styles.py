@@ -347,3 +347,121 @@ def test_a_figure_file_with_an_unknown_extension_is_an_error_naming_the_formats(
         r.plot_cdf(tmp_path / "lat.bmp")
     r.plot_cdf(tmp_path / "lat.pdf")
     assert (tmp_path / "lat.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+# ---------------------------------------------------------------------------------------------
+# the studies' figures: hitstat2009's B_w/N, real-device's fitted parameters
+
+
+@pytest.fixture(scope="module")
+def hitstat_padding(tmp_path_factory):
+    """The padding grids of hitstat2009's quick study on a 1 GiB device (60,000 requests, sampled
+    every 5,000): the cells of its elapsed-time and B_w/N figures."""
+    from ssdlab import studies, sweep
+
+    spec = studies.get("hitstat2009").spec(quick=True)
+    spec["grid"] = [g for g in spec["grid"] if g["name"].startswith("padding")]
+    spec["base"]["workload"].update(requests=60000, footprint_bytes="1GiB")
+    spec["base"]["device"].update(logical_bytes="1GiB")
+    for g in spec["grid"]:
+        g["base"]["ftl"]["log_blocks"] = 64 if g["base"]["ftl"]["kind"] == "bast" else 16
+        g["base"]["run"]["sample_every"] = 5000
+    out = tmp_path_factory.mktemp("hitstat") / "padding"
+    summary = sweep.run_sweep(spec, out, workers=2, progress=False)
+    assert summary.ok == summary.total == 18
+    return out
+
+
+def legends(fig) -> list:
+    return list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+
+
+def test_hitstat2009_bw_figures_one_legend_clear_of_the_title_and_a_full_panel(hitstat_padding):
+    from ssdlab import studies
+
+    mod = studies.get("hitstat2009").module()
+    df = ssdlab.load_results(hitstat_padding)
+    figs = [(c, f) for c, f in mod.figures(df) if "B_w/N as the run proceeds" in c]
+    assert [c.split(" analogue")[0] for c, _f in figs] == ["Table 5", "Table 6"]
+    for caption, fig in figs:
+        ftl = "bast" if caption.startswith("Table 5") else "fast"
+        fixed = df[(df["ftl.kind"] == ftl) & (df["buffer.padding"] == "fixed")]
+        best = float(fixed.loc[fixed[mod.ELAPSED].idxmin(), "padding.fixed.threshold"])
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        (legend,) = legends(fig)  # one legend, its entries the two readings and the threshold
+        assert [t.get_text() for t in legend.get_texts()] == ["seed", "all-merges", f"best fixed threshold ({best:g})"]
+        assert all(t.get_fontsize() == 7 for t in legend.get_texts())
+        title = fig._suptitle.get_window_extent(r)
+        box = legend.get_window_extent(r)
+        assert not box.overlaps(title) and box.y1 <= fig.bbox.y1 + 1 and box.x1 <= fig.bbox.x1 + 1
+        (ax,) = fig.axes
+        panel = ax.get_window_extent(r)
+        assert panel.width > 0.5 * fig.bbox.width and panel.height > 0.55 * fig.bbox.height
+        dashed = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+        assert len(dashed) == 1 and list(dashed[0].get_ydata()) == [best, best]
+        assert dashed[0].get_xdata()[-1] == 60000
+        assert "dashed: the best fixed threshold" in caption
+
+
+@pytest.fixture(scope="module")
+def real_device_cells(tmp_path_factory):
+    """A 6-trial calibration of the real-device study on a small MSR trace (as test_calibrate)."""
+    from ssdlab import studies
+
+    d = tmp_path_factory.mktemp("real-device")
+    t0 = 128166372000000000
+    rows = [("Read" if i % 3 else "Write", 4096 * (i % 64), 4096, 80 + (i * 37) % 400) for i in range(600)]
+    trace = d / "t.csv"
+    trace.write_text(
+        "".join(f"{t0 + 10_000 * i},h,0,{o},{off},{n},{rt * 10}\n" for i, (o, off, n, rt) in enumerate(rows))
+    )
+    st = studies.get("real-device")
+    spec = st.spec(quick=True)
+    spec["calibrate"].update(trace=str(trace), format="msr", trials=6)
+    del spec["calibrate"]["config"]  # the FlashNet replay's record times: msr has one time stamp
+    summary = st.module().run(spec, d / "out", workers=2, progress=False)
+    assert summary.ok == 6
+    return d / "out"
+
+
+def test_real_device_fitted_values_clear_of_their_diamonds_and_of_each_other(real_device_cells):
+    from ssdlab import studies
+
+    mod = studies.get("real-device").module()
+    df = ssdlab.load_results(real_device_cells)
+    (fig,) = [f for c, f in mod.figures(df) if c.startswith("Fitted parameters")]
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    (ax,) = fig.axes
+    diamonds = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
+    params = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(diamonds) == len(params) >= 5
+    values = [t for t in ax.texts if t.get_color() == F.PALETTE[1]]
+    assert len(values) == len(params)
+    best = df.loc[df["calibrate.error"].idxmin()]
+    half = diamonds[0].get_markersize() * fig.dpi / 72 / 2
+    boxes = [t.get_window_extent(r) for t in ax.texts]
+    for key, text, diamond in zip(params, values, diamonds, strict=True):
+        assert text.get_text() == mod._g(float(best[key]))
+        x, y = ax.transData.transform((diamond.get_xdata()[0], diamond.get_ydata()[0]))
+        box = text.get_window_extent(r)
+        assert box.y0 >= y + half, f"{key}: the value's text is over its diamond"
+        assert abs((box.x0 + box.x1) / 2 - x) < 1.0  # centred over it
+    for a, b in itertools.combinations(boxes, 2):
+        assert not a.overlaps(b), "two labels of the strip overlap"
+    for b in boxes:
+        assert fig.bbox.x0 <= b.x0 and b.x1 <= fig.bbox.x1 and fig.bbox.y0 <= b.y0 and b.y1 <= fig.bbox.y1
+
+
+def test_the_study_reports_render_in_headless_chromium(hitstat_padding, real_device_cells, tmp_path):
+    from ssdlab import studies
+    from ssdlab.report import write_report
+    from test_report import chromium_binary, headless
+
+    binary = chromium_binary()
+    for name, d, n in (("hitstat2009", hitstat_padding, 4), ("real-device", real_device_cells, 3)):
+        figures, sections = studies.get(name).report_hooks()
+        path = write_report(d, out=tmp_path / f"{name}.html", figures=figures, sections=sections)
+        dom = headless(binary, tmp_path, "--dump-dom", path.as_uri()).stdout
+        assert f"<title>ssdlab report: {n} figures OK</title>" in dom

@@ -530,7 +530,11 @@ def _suptitle(fig, *lines: str | None, right: float = 0.0) -> None:
 
     width = max(fig.get_figwidth() - right, 1.0)
     chars = max(20, int(width * 72 / (7 * 0.58)))  # 7 pt text, ~0.58 em a character
-    text = "\n".join(textwrap.fill(t, chars) for t in lines if t)
+    # a number stays on the line of its unit ("4 KiB", "2,000 requests"): held together by a
+    # no-break space while wrapping, a plain one again after
+    text = "\n".join(
+        textwrap.fill(re.sub(r"(\d) (?=\S)", "\\1\u00a0", t), chars).replace("\u00a0", " ") for t in lines if t
+    )
     if text:
         fig.suptitle(text, fontsize=7, color="#555555", x=width / 2 / fig.get_figwidth())
 
@@ -631,7 +635,8 @@ def _format_bytes_axis(ax, xs: Sequence[float], logx: bool) -> None:
 
 def log_scale(ax, which: str = "x") -> None:
     """A logarithmic x (or y) axis labelled in plain numbers ("50", "100", "2000", not "2×10³");
-    over less than two decades the 2s and 5s between the powers of ten are labelled too."""
+    over less than two decades the 2s and 5s between the powers of ten are labelled too, over less
+    than one every tick."""
     from matplotlib.ticker import FuncFormatter
 
     axis = ax.xaxis if which == "x" else ax.yaxis
@@ -641,7 +646,9 @@ def log_scale(ax, which: str = "x") -> None:
     def minor(v: float, _pos) -> str:
         lo, hi = sorted(limits())
         text = f"{v:g}"
-        return text if lo > 0 and hi / lo < 100 and text.lstrip("0.")[:1] in ("2", "5") else ""
+        if lo <= 0 or hi / lo >= 100:
+            return ""
+        return text if hi / lo < 10 or text.lstrip("0.")[:1] in ("2", "5") else ""
 
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     axis.set_minor_formatter(FuncFormatter(minor))
