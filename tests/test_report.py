@@ -286,7 +286,19 @@ def test_heatmap_panels_per_other_key_and_times_in_seconds(df):
             [value(df, k, s, "time.nand_serial_us") * factor / 1e6 for s in (MiB, 4 * MiB, 16 * MiB)] for k in KINDS
         ]
         assert np.asarray(ax.images[0].get_array()) == pytest.approx(np.asarray(expected))
-    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["serial NAND time (s)"] * 2  # the colour bars
+    # One colour scale for both panels: one colour bar, from the smallest cell to the largest.
+    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["serial NAND time (s)"]
+    every = np.concatenate([np.asarray(ax.images[0].get_array()).ravel() for ax in panels])
+    for ax in panels:
+        assert ax.images[0].get_clim() == pytest.approx((every.min(), every.max()))
+    # Told otherwise, each panel its own scale and colour bar.
+    fig = F.heatmap(both, x="buffer.bytes", y="buffer.kind", value="time.nand_serial_us", share_scale=False)
+    panels = [ax for ax in fig.axes if ax.images]
+    assert [ax.get_ylabel() for ax in fig.axes if not ax.images] == ["serial NAND time (s)"] * 2
+    for ax in panels:
+        grid = np.asarray(ax.images[0].get_array())
+        assert ax.images[0].get_clim() == pytest.approx((grid.min(), grid.max()))
+    assert panels[0].images[0].get_clim()[1] < panels[1].images[0].get_clim()[1]
 
 
 def test_save_writes_png_at_200_dpi_and_svg_or_pdf(df, tmp_path):
@@ -443,7 +455,7 @@ def test_cli_report_and_plot(study_dir, tmp_path, capsys):
 
     argv = ["plot", str(study_dir), "--x", "buffer.bytes", "--y", "nand.erases", "--by", "buffer.kind", "--logx"]
     assert cli.main(argv) == 0
-    stem = study_dir / "figures" / "line-nand.erases-vs-buffer.bytes-by-buffer.kind"
+    stem = study_dir / "figures" / "line-nand.erases-vs-buffer.bytes-by-buffer.kind-logx"
     assert Path(f"{stem}.png").exists() and Path(f"{stem}.svg").exists()
     # Figures that differ only in a filter get files of their own (none overwrites another).
     for size in ("4MiB", "16MiB"):

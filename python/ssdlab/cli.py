@@ -185,8 +185,15 @@ def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
 
 def cmd_run(args) -> int:
     cfg = _config_from_args(args)
-    if args.plot_cdf and cfg.resolved()["run"]["mode"] != "timed":  # checked before a long run
-        raise SsdlabError('--plot-cdf: only a timed run (run.mode = "timed") records latencies')
+    if args.plot_cdf:  # checked before a long run
+        from .report import figures as F
+
+        try:
+            F.figure_path(args.plot_cdf)
+        except ValueError as e:
+            raise SsdlabError(f"--plot-cdf {e}") from None
+        if cfg.resolved()["run"]["mode"] != "timed":
+            raise SsdlabError('--plot-cdf: only a timed run (run.mode = "timed") records latencies')
     res = _simulate(cfg, args.quiet)
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -652,6 +659,12 @@ def _user_errors(fn):
     return wrapped
 
 
+def _true_false(text: str) -> bool:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+
+
 def _results_dir(path: str) -> Path:
     d = Path(path)
     if not d.is_dir():
@@ -668,6 +681,7 @@ def _plot_name(args) -> str:
     parts += [f"mean-over-{k}" for k in args.mean_over or []]
     parts += [f"{f.replace('=', '-')}" for f in args.filter or []]
     parts += ["tail"] if args.tail else []
+    parts += [s for s, on in (("logx", args.logx), ("logy", args.logy), ("own-y", not args.sharey)) if on]
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", "-".join(parts))
 
 
@@ -685,6 +699,10 @@ def cmd_plot(args) -> int:
         raise SsdlabError(f"--kind {args.kind} needs --by KEY")
     if args.kind == "normalized" and args.baseline is None:
         raise SsdlabError("--kind normalized needs --baseline VALUE (a value of --by)")
+    if args.kind == "heatmap" and (args.logx or args.logy):
+        raise SsdlabError("--kind heatmap: its axes are the values of --x and --by, not scales (no --logx, --logy)")
+    if args.kind == "cdf" and args.logy:
+        raise SsdlabError("--kind cdf: the y axis is a fraction, 0 to 1 (--tail: its upper tail on a logit axis)")
     df = load_results(d)
     filters: dict[str, list] = {}
     for item in args.filter or []:
@@ -695,23 +713,25 @@ def cmd_plot(args) -> int:
     if filters:
         df = F.select(df, filters)
     mean_over = args.mean_over or []
+    y_scale = {"logy": args.logy, "sharey": args.sharey}
     if args.kind == "line":
-        fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx, mean_over=mean_over)
+        fig = F.line(df, args.x, args.y, by=args.by, logx=args.logx, mean_over=mean_over, **y_scale)
     elif args.kind == "bars":
-        fig = F.bars(df, args.x, args.y, by=args.by, mean_over=mean_over)
+        fig = F.bars(df, args.x, args.y, by=args.by, mean_over=mean_over, **y_scale)
     elif args.kind == "normalized":
-        fig = F.normalized_bars(df, args.x, args.y, by=args.by, baseline=args.baseline, mean_over=mean_over)
+        fig = F.normalized_bars(df, args.x, args.y, by=args.by, baseline=args.baseline, mean_over=mean_over, **y_scale)
     elif args.kind == "heatmap":
-        fig = F.heatmap(df, x=args.x, y=args.by, value=args.y, mean_over=mean_over)
+        fig = F.heatmap(df, x=args.x, y=args.by, value=args.y, mean_over=mean_over, share_scale=args.sharey)
     elif args.kind == "series":
-        fig = F.series(df, args.y, x=args.x, by=args.by, logx=args.logx, mean_over=mean_over)
+        fig = F.series(df, args.y, x=args.x, by=args.by, logx=args.logx, mean_over=mean_over, **y_scale)
     elif args.y not in df.columns and "histograms" in df.columns:
         # A stored distribution (timed mode's latency.read_ns …): a CDF per value of --by.
         fig = F.distribution_cdf(df, args.y, by=args.by, tail=args.tail, logx=args.logx, mean_over=mean_over)
     elif mean_over:
         raise SsdlabError(f"--mean-over: `{args.y}` is a metric, whose CDF is over the cells themselves")
     else:
-        fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx)
+        title = [F.subtitle(F.ok_rows(df)), F.selection_note(df)]
+        fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx, title=title)
     stem = Path(args.out) if args.out else d / "figures" / _plot_name(args)
     for path in F.save(fig, stem, formats=args.format.split(","), close=True):
         print(f"wrote {path}")
@@ -762,6 +782,14 @@ def _add_report_parsers(sub) -> None:
         help="average over KEY (repeatable); otherwise each other varying key makes panels, or is an error",
     )
     p.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    p.add_argument("--logy", action="store_true", help="logarithmic y axis (line, bars, normalized, series)")
+    p.add_argument(
+        "--sharey",
+        type=_true_false,
+        default=True,
+        metavar="true|false",
+        help="false: each panel its own y scale (heatmap: its own colour scale); default true, one for all",
+    )
     p.add_argument(
         "--tail",
         action="store_true",

@@ -36,6 +36,8 @@ from .. import describe
 # Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+LINESTYLES = ["-", "--", ":", "-."]
+HATCHES = ["", "////", "....", "xxxx"]  # the bars' stand-in for LINESTYLES
 
 PANEL = (3.5, 2.6)  # inches, one single-column panel
 DPI = 200
@@ -82,6 +84,32 @@ _SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 # ----------------------------------------------------------------------------------------------
 # helpers
+
+
+def series_style(i: int, bars: bool = False, dense: bool = False) -> dict:
+    """The style of a figure's i-th series, the one rule of every figure: colour i mod 8, line style
+    (bars: hatch) i div 8, marker i + i div 8 mod 8. The first 32 series differ pairwise in colour
+    or line style, and a series differs from the one sharing its colour in marker too (series 0
+    and 8: blue circles, solid; blue squares, dashed). Keyword arguments of `Axes.plot` (`bars`:
+    of `Axes.bar`); `dense`: a line of many points, with a marker every tenth of its length."""
+    n = len(PALETTE)
+    color = PALETTE[i % n]
+    if bars:
+        hatch = HATCHES[(i // n) % len(HATCHES)] or None
+        # a hatch is drawn in the edge colour: white on a dark bar, where dark grey would not show
+        dark = hatch and _luminance(color) < 0.4
+        return {"color": color, "hatch": hatch, "edgecolor": "white" if dark else "#222222"}
+    style = {"color": color, "linestyle": LINESTYLES[(i // n) % len(LINESTYLES)], "marker": MARKERS[(i + i // n) % n]}
+    if dense:
+        style["markevery"] = 0.1
+    return style
+
+
+def _luminance(color) -> float:
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color)
+    return 0.299 * r + 0.587 * g + 0.114 * b
 
 
 @contextmanager
@@ -276,16 +304,34 @@ def axes_of(cell_axes: Any) -> dict:
 
 def select(df, filters: Mapping[str, Any]):
     """The rows where each column equals the given value (or one of a list of values). Numbers
-    given as strings ("0.1") and sizes ("4MiB" for a byte column) match their numeric values."""
+    given as strings ("0.1") and sizes ("4MiB" for a byte column) match their numeric values.
+    The rows remember the filter (`attrs["filters"]`): the figures drawn from them name it in their
+    title (`selection_note`)."""
     mask = np.ones(len(df), dtype=bool)
+    chosen: dict[str, list] = dict((getattr(df, "attrs", {}) or {}).get("filters") or {})
     for col, want in filters.items():
         _check_columns(df, [col])
-        wants = want if isinstance(want, (list, tuple, set)) else [want]
+        wants = list(want) if isinstance(want, (list, tuple, set)) else [want]
         hit = np.zeros(len(df), dtype=bool)
         for w in wants:
             hit |= np.array([_matches(v, w, col) for v in df[col]], dtype=bool)
         mask &= hit
-    return df[mask]
+        chosen[col] = wants
+    out = df[mask]
+    out.attrs = {**df.attrs, "filters": chosen}
+    return out
+
+
+def selection_note(df) -> str | None:
+    """The filter that chose `df`'s rows (`select`), as a figure says it: "cells with buffer.bytes =
+    4 MiB, buffer.kind = lru or arc"; None for rows chosen otherwise."""
+    filters = (getattr(df, "attrs", {}) or {}).get("filters") or {}
+    if not filters:
+        return None
+    parts = []
+    for col, wants in filters.items():
+        parts.append(f"{col} = {' or '.join(format_value(col, w) for w in wants)}")
+    return "cells with " + ", ".join(parts)
 
 
 def _matches(v: Any, want: Any, key: str) -> bool:
@@ -408,11 +454,14 @@ def _figure(
     height: float,
     legend_labels: Sequence[str] = (),
     legend_title: str | None = None,
+    sharey: bool = True,
+    logy: bool = False,
 ):
     """Draw `draw(part, ax)` once, or once per panel when other keys vary (see `split`); give the
     figure one legend of `legend_labels` (right of the panels: never over the data, never cut
-    off; none when empty) and title it with the cells' workload and device and what was
-    averaged. `width` and `height` are one panel's; `plotted[-1]` is the `by` key (or None)."""
+    off; none when empty) and title it with the cells' workload and device, the filter that chose
+    them (`select`) and what was averaged. `width` and `height` are one panel's; `plotted[-1]` is
+    the `by` key (or None); `sharey`: one y scale for all panels; `logy`: a logarithmic one."""
     ok = ok_rows(df, [k for k in plotted if k])
     panels, averaged = split(ok, plotted, mean_over, agg)
     given = ax is not None
@@ -433,10 +482,12 @@ def _figure(
     if given:
         fig, axs, ncols = ax.figure, [ax], 1
     else:
-        fig, axs, ncols = _panel_grid(len(keys), width, height, labels, legend_title)
+        fig, axs, ncols = _panel_grid(len(keys), width, height, labels, legend_title, sharey=sharey)
     for n, (t, a) in enumerate(zip(keys, axs, strict=True)):
         vals, rows = combos[t]
         draw(ok.iloc[rows], a)
+        if logy:
+            log_scale(a, "y")
         if panels:
             a.set_title(", ".join(f"{k} = {format_value(k, v)}" for k, v in zip(panels, vals, strict=True)), fontsize=7)
             if n % ncols:
@@ -450,7 +501,8 @@ def _figure(
         if note:
             ax.set_title(note, fontsize=7, color="#555555")
     else:
-        _suptitle(fig, subtitle(ok), note, right=legend_size(labels, legend_title, fig.get_figheight())[1])
+        right = legend_size(labels, legend_title, fig.get_figheight())[1]
+        _suptitle(fig, subtitle(ok), selection_note(ok), note, right=right)
     return _finish(fig, *axs)
 
 
@@ -478,7 +530,11 @@ def _suptitle(fig, *lines: str | None, right: float = 0.0) -> None:
 
     width = max(fig.get_figwidth() - right, 1.0)
     chars = max(20, int(width * 72 / (7 * 0.58)))  # 7 pt text, ~0.58 em a character
-    text = "\n".join(textwrap.fill(t, chars) for t in lines if t)
+    # a number stays on the line of its unit ("4 KiB", "2,000 requests"): held together by a
+    # no-break space while wrapping, a plain one again after
+    text = "\n".join(
+        textwrap.fill(re.sub(r"(\d) (?=\S)", "\\1\u00a0", t), chars).replace("\u00a0", " ") for t in lines if t
+    )
     if text:
         fig.suptitle(text, fontsize=7, color="#555555", x=width / 2 / fig.get_figwidth())
 
@@ -531,7 +587,8 @@ def figure_legend(fig, title: str | None = None, order: Sequence[str] = (), axes
     if not handles:
         return None
     ncols = legend_size(labels, title, fig.get_figheight())[0]
-    return fig.legend(handles, labels, title=title, loc="outside right upper", ncols=ncols)
+    with style():  # the legend's text sizes are read when it is made, also outside style()
+        return fig.legend(handles, labels, title=title, loc="outside right upper", ncols=ncols)
 
 
 def _legend(ax, title: str | None = None) -> None:
@@ -539,9 +596,16 @@ def _legend(ax, title: str | None = None) -> None:
     handles, labels = _handles([ax])
     if handles:
         ncols = legend_size(labels, title, ax.figure.get_figheight())[0]
-        ax.legend(
-            handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, ncols=ncols
-        )
+        with style():
+            ax.legend(
+                handles,
+                labels,
+                title=title,
+                loc="upper left",
+                bbox_to_anchor=(1.02, 1.0),
+                borderaxespad=0.0,
+                ncols=ncols,
+            )
 
 
 def legend_right(ax, title: str | None = None) -> None:
@@ -567,6 +631,27 @@ def _format_bytes_axis(ax, xs: Sequence[float], logx: bool) -> None:
     if 0 < len(ticks) <= 10:
         ax.set_xticks(ticks)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_bytes(v)))
+
+
+def log_scale(ax, which: str = "x") -> None:
+    """A logarithmic x (or y) axis labelled in plain numbers ("50", "100", "2000", not "2×10³");
+    over less than two decades the 2s and 5s between the powers of ten are labelled too, over less
+    than one every tick."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    limits = ax.get_xlim if which == "x" else ax.get_ylim
+
+    def minor(v: float, _pos) -> str:
+        lo, hi = sorted(limits())
+        text = f"{v:g}"
+        if lo <= 0 or hi / lo >= 100:
+            return ""
+        return text if hi / lo < 10 or text.lstrip("0.")[:1] in ("2", "5") else ""
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(minor))
 
 
 def _finish(fig, *axes):
@@ -615,6 +700,8 @@ def line(
     agg: str | None = None,
     legend: bool = True,
     mean_over: Iterable[str] = (),
+    logy: bool = False,
+    sharey: bool = True,
 ):
     """A metric `y` against a numeric parameter `x`, one line (with markers) per value of `by`.
 
@@ -624,12 +711,13 @@ def line(
     a `*_us` metric shown in seconds): it is scaled as the data are. Other varying keys make panels, or are averaged
     when in `mean_over` (see the module's docstring). Lines come in the order of the `by` values
     (ascending numbers, else first appearance); each line's x data ascend. Values are shown in the
-    metric's reading unit (`scale`). Draws into `ax` if given. Returns the Figure.
+    metric's reading unit (`scale`). `logx`, `logy`: logarithmic axes; `sharey=False`: each panel
+    its own y scale. Draws into `ax` if given. Returns the Figure.
     """
     ok = ok_rows(df, [x, y, by])
     if overlay is None and len(_ordered_values(ok[x], x)) == 1:
         # One x value makes no line: bars (a group at that value, a bar per `by` value) read better.
-        return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, mean_over=mean_over)
+        return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, mean_over=mean_over, logy=logy, sharey=sharey)
     with style():
         ok = ok.assign(**{x: _numeric(ok[x], x) / scale(x), y: ok[y].to_numpy(dtype=float) / scale(y)})
         by_values = _ordered_values(ok[by], by) if by else [None]
@@ -647,33 +735,36 @@ def line(
                 ax.plot(
                     [p[0] for p in pts],
                     [p[1] for p in pts],
-                    color=PALETTE[i % len(PALETTE)],
-                    marker=MARKERS[i % len(MARKERS)],
-                    linestyle="-",
                     label=format_value(by, bv) if by else None,
                     clip_on=False if len(pts) < 50 else True,
                     zorder=3,
+                    **series_style(i, dense=len(pts) >= 50),
                 )
-            if overlay is not None:
-                oxs, oys, olabel = overlay
-                ax.plot(
-                    [float(v) / scale(x) for v in oxs],
-                    [float(v) / scale(y) for v in oys],
-                    color="#555555",
-                    linestyle="--",
-                    linewidth=1.0,
-                    label=str(olabel),
-                    zorder=2,
-                )
+            _overlay(ax, overlay, x, y)
             if is_bytes_key(x):
                 _format_bytes_axis(ax, list(part[x]), logx)
             elif logx:
-                ax.set_xscale("log")
+                log_scale(ax)
             ax.set_xlabel(label(x))
             ax.set_ylabel(label(y))
 
         labels = legend_labels if legend else []
-        return _figure(ok, [x, by], draw, ax, mean_over, agg, PANEL[0], PANEL[1], labels, by)
+        return _figure(ok, [x, by], draw, ax, mean_over, agg, PANEL[0], PANEL[1], labels, by, sharey, logy)
+
+
+def _overlay(ax, overlay: tuple | None, x: str, y: str) -> None:
+    """The dashed grey reference line (xs, ys, label) of `line` and `series`, in the data's units."""
+    if overlay is not None:
+        oxs, oys, olabel = overlay
+        ax.plot(
+            [float(v) / scale(x) for v in oxs],
+            [float(v) / scale(y) for v in oys],
+            color="#555555",
+            linestyle="--",
+            linewidth=1.0,
+            label=str(olabel),
+            zorder=2,
+        )
 
 
 def bars(
@@ -685,14 +776,17 @@ def bars(
     ax=None,
     legend: bool = True,
     mean_over: Iterable[str] = (),
+    logy: bool = False,
+    sharey: bool = True,
 ):
     """Grouped bars: a group per value of `x` (a category or a few numbers), a bar per value of `by`.
 
     `ax.patches` holds the bars `by`-major: all bars of the first `by` value (one per x, in x
     order), then the next. A missing (x, by) combination is a bar of height NaN (not drawn). Other
-    varying keys make panels, or are averaged when in `mean_over`. Returns the Figure.
+    varying keys make panels, or are averaged when in `mean_over`; `logy`: a logarithmic y axis;
+    `sharey=False`: each panel its own. Returns the Figure.
     """
-    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, mean_over=mean_over)
+    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, mean_over=mean_over, logy=logy, sharey=sharey)
 
 
 def normalized_bars(
@@ -705,15 +799,19 @@ def normalized_bars(
     ax=None,
     legend: bool = True,
     mean_over: Iterable[str] = (),
+    logy: bool = False,
+    sharey: bool = True,
 ):
     """Grouped bars of `y` divided by the value of the `baseline` value of `by` at the same x
     (e.g. elapsed time normalised to the no-buffer case, against the number of log blocks).
 
     The baseline's own bars (all 1) are drawn too, and a dashed line marks 1. `baseline` may be
     given as a string ("4MiB", "0.1") matching a numeric column. Where the baseline is missing or
-    zero at some x, that group's bars are NaN. Returns the Figure.
+    zero at some x, that group's bars are NaN. `logy` and `sharey` as for `bars`. Returns the Figure.
     """
-    return _bars(df, x, y, by, agg=agg, ax=ax, legend=legend, baseline=baseline, mean_over=mean_over)
+    return _bars(
+        df, x, y, by, agg=agg, ax=ax, legend=legend, baseline=baseline, mean_over=mean_over, logy=logy, sharey=sharey
+    )
 
 
 def _match_baseline(values: list, by: str, baseline: Any):
@@ -728,7 +826,7 @@ def _match_baseline(values: list, by: str, baseline: Any):
     raise ValueError(f"baseline {baseline!r} is not a value of column `{by}` (values: {shown})")
 
 
-def _bars(df, x, y, by, agg, ax, legend, baseline=None, mean_over=()):
+def _bars(df, x, y, by, agg, ax, legend, baseline=None, mean_over=(), logy=False, sharey=True):
     _sentinel = object()
     with style():
         ok = ok_rows(df, [x, y, by])
@@ -763,9 +861,8 @@ def _bars(df, x, y, by, agg, ax, legend, baseline=None, mean_over=()):
                     pos - 0.4 + w * (i + 0.5),
                     heights,
                     width=w,
-                    color=PALETTE[i % len(PALETTE)],
-                    edgecolor="#222222",
                     linewidth=0.4,
+                    **series_style(i, bars=True),
                     label=format_value(by, bv) if by else None,
                     zorder=3,
                 )
@@ -782,14 +879,22 @@ def _bars(df, x, y, by, agg, ax, legend, baseline=None, mean_over=()):
             else:
                 ax.set_ylabel(label(y))
 
-        return _figure(ok, [x, by], draw, ax, mean_over, agg, width, PANEL[1], legend_labels, by)
+        return _figure(ok, [x, by], draw, ax, mean_over, agg, width, PANEL[1], legend_labels, by, sharey, logy)
 
 
-def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, legend: bool = True):
+def cdf(
+    samples: Mapping[str, Any],
+    xlabel: str,
+    logx: bool = False,
+    ax=None,
+    legend: bool = True,
+    title: str | Sequence[str | None] | None = None,
+):
     """Empirical CDFs, one step line per label: y = fraction of samples <= x.
 
     Line i's data are the sorted finite samples and (1..n)/n. NaNs are dropped; a label whose
-    samples are all NaN or empty raises ValueError. Returns the Figure.
+    samples are all NaN or empty raises ValueError. `title`: the grey title's lines on a new
+    figure (say `subtitle(df)` and `selection_note(df)`). Returns the Figure.
     """
     if not isinstance(samples, Mapping) or not samples:
         raise ValueError("cdf: samples must be a non-empty dict {label: values}")
@@ -802,6 +907,7 @@ def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, le
                 raise ValueError(f"cdf: no finite samples for `{name}`")
             data[str(name)] = arr
         labels = list(data) if (legend and len(data) > 1) else []
+        given = ax is not None
         fig, ax = _target(ax, PANEL[0], PANEL[1], labels)
         for i, (name, arr) in enumerate(data.items()):
             ys = np.arange(1, arr.size + 1) / arr.size
@@ -809,19 +915,20 @@ def cdf(samples: Mapping[str, Any], xlabel: str, logx: bool = False, ax=None, le
                 arr,
                 ys,
                 drawstyle="steps-post",
-                color=PALETTE[i % len(PALETTE)],
-                marker=MARKERS[i % len(MARKERS)],
-                markevery=0.1 if arr.size > 12 else 1,
                 label=name,
                 zorder=3,
+                **series_style(i, dense=arr.size > 12),
             )
         if logx:
-            ax.set_xscale("log")
+            log_scale(ax)
         ax.set_ylim(0, 1.02)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction ≤ x (CDF)")
         if labels:
             _legend(ax)
+        lines = [title] if isinstance(title, str) else list(title or [])
+        if lines and not given:
+            _suptitle(fig, *lines, right=legend_size(labels, None, fig.get_figheight())[1])
         return _finish(fig, ax)
 
 
@@ -859,12 +966,16 @@ def series(
     legend: bool = True,
     by: str | None = None,
     mean_over: Iterable[str] = (),
+    logy: bool = False,
+    sharey: bool = True,
+    overlay: tuple | None = None,
 ):
     """Time series (`run.sample_every`): column `y` of each ok cell's `series` against column `x`
     (default `requests`), one line per value of `by`. Cells without a series are left out; none
     at all is a ValueError. As for `line`, other varying keys make panels, or are averaged when in
-    `mean_over` (the mean over the cells at the x values all of them sampled). Returns the
-    Figure."""
+    `mean_over` (the mean over the cells at the x values all of them sampled); `overlay=(xs, ys,
+    label)` adds a dashed reference line (in the legend too); `logx`, `logy`: logarithmic axes;
+    `sharey=False`: each panel its own y scale. Returns the Figure."""
     with style():
         ok, frames, by_values = _cells_with(
             df, "series", series_of, by, "no cell has a time series: set run.sample_every in the study"
@@ -877,14 +988,18 @@ def series(
                 if rows:
                     xs, ys = _mean_series([frames[r] for r in rows], x, y)
                     text = format_value(by, by_values[i]) if by else None
-                    ax.plot(xs / scale(x), ys / scale(y), label=text, zorder=3, **_cell_style(i))
+                    ax.plot(xs / scale(x), ys / scale(y), label=text, zorder=3, **series_style(i, dense=len(xs) > 12))
+            _overlay(ax, overlay, x, y)
             if logx:
-                ax.set_xscale("log")
+                log_scale(ax)
             ax.set_xlabel(label(x))
             ax.set_ylabel(label(y))
 
-        labels = [format_value(by, v) for v in by_values] if (by and legend) else []
-        return _figure(ok, [by], draw, ax, mean_over, None, PANEL[0], PANEL[1], labels, by)
+        labels = [format_value(by, v) for v in by_values] if by else []
+        if overlay is not None:
+            labels.append(str(overlay[2]))
+        labels = labels if legend else []
+        return _figure(ok, [by], draw, ax, mean_over, None, PANEL[0], PANEL[1], labels, by, sharey, logy)
 
 
 _ROW = "__row"  # a column holding each kept cell's index into the parsed series or histograms
@@ -921,11 +1036,6 @@ def _mean_series(frames: list, x: str, y: str) -> tuple[np.ndarray, np.ndarray]:
     if joined.empty:
         raise ValueError(f"cannot average these time series: they share no value of `{x}`")
     return joined.index.to_numpy(), joined.mean(axis=1).to_numpy()
-
-
-def _cell_style(i: int) -> dict:
-    """Colour and dash of the i-th cell's line (colours first, then dashes)."""
-    return {"color": PALETTE[i % len(PALETTE)], "linestyle": ["-", "--", ":", "-."][(i // len(PALETTE)) % 4]}
 
 
 def histogram_of(v, name: str):
@@ -969,12 +1079,13 @@ def distribution_cdf(
         )
 
         def draw(part, ax):
+            drawn = [(i, rows) for i, rows in enumerate(_rows_by(part, by, by_values)) if rows]
             curves = [
                 (format_value(by, by_values[i]) if by else None, *_mean_cdf([hists[r] for r in rows]))
-                for i, rows in enumerate(_rows_by(part, by, by_values))
-                if rows
+                for i, rows in drawn
             ]
-            _draw_cdfs(ax, curves, name, tail, logx)
+            # a value of `by` keeps its style in every panel, also where another lacks a curve
+            _draw_cdfs(ax, curves, name, tail, logx, styles=[i for i, _rows in drawn])
 
         labels = [format_value(by, v) for v in by_values] if (by and legend) else []
         return _figure(ok, [by], draw, ax, mean_over, None, PANEL[0], PANEL[1], labels, by)
@@ -993,15 +1104,24 @@ def _mean_cdf(hists: list) -> tuple[np.ndarray, np.ndarray]:
     return xs, total / len(hists)
 
 
-def _draw_cdfs(ax, curves, name: str, tail: bool, logx: bool) -> None:
-    """Step lines of (label, values, CDF) curves of distribution `name` (ns drawn in µs)."""
+def _draw_cdfs(ax, curves, name: str, tail: bool, logx: bool, styles: Sequence[int] | None = None) -> None:
+    """Step lines of (label, values, CDF) curves of distribution `name` (ns drawn in µs), curve k
+    in `series_style(styles[k])` (default k)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     to_us = 1e-3 if name.endswith("_ns") else 1.0
-    for i, (text, values, cdf_) in enumerate(curves):
-        ax.plot(values * to_us, cdf_, drawstyle="steps-post", label=text, zorder=3, **_cell_style(i))
+    for k, (text, values, cdf_) in enumerate(curves):
+        i = styles[k] if styles is not None else k
+        ax.plot(
+            values * to_us,
+            cdf_,
+            drawstyle="steps-post",
+            label=text,
+            zorder=3,
+            **series_style(i, dense=len(values) > 12),
+        )
     if logx:
-        ax.set_xscale("log")
+        log_scale(ax)
     ax.set_xlabel(distribution_label(name))
     if tail:
         ax.set_yscale("logit")
@@ -1073,16 +1193,19 @@ def heatmap(
     ax=None,
     cmap: str = "viridis",
     mean_over: Iterable[str] = (),
+    share_scale: bool = True,
 ):
     """A metric `value` over two parameters: columns = values of `x`, rows = values of `y`, each
     cell coloured and annotated with its value (blank where no cell ran). `ax.images[0]` holds the
     grid (rows in the order of the `y` values, first row at the top). Other varying keys make
-    panels, or are averaged when in `mean_over`. Returns the Figure."""
+    panels, or are averaged when in `mean_over`; the panels share one colour scale and one colour
+    bar, unless `share_scale=False` (each panel its own). Returns the Figure."""
     with style():
         ok = ok_rows(df, [x, y, value])
         ok = ok.assign(**{value: ok[value].to_numpy(dtype=float) / scale(value)})
         xv = _ordered_values(ok[x], x)
         yv = _ordered_values(ok[y], y)
+        grids: list[tuple[Any, np.ndarray]] = []  # (axes, grid) of each panel, coloured once all are known
 
         def draw(part, ax):
             groups = _aggregate(part, [x, y], value)
@@ -1091,7 +1214,7 @@ def heatmap(
                 i = next(i for i, v in enumerate(yv) if _same(v, gy))
                 j = next(j for j, v in enumerate(xv) if _same(v, gx))
                 grid[i, j] = m
-            im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto", interpolation="nearest")
+            grids.append((ax, grid))
             ax.grid(False)
             for side in ("top", "right"):
                 ax.spines[side].set_visible(True)
@@ -1101,33 +1224,42 @@ def heatmap(
             ax.set_yticklabels([format_value(y, v) for v in yv])
             ax.set_xlabel(label(x))
             ax.set_ylabel(label(y))
-            finite = grid[~np.isnan(grid)]
-            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-            cmap_obj = im.get_cmap()
-            for i in range(len(yv)):
-                for j in range(len(xv)):
-                    v = grid[i, j]
-                    if math.isnan(v):
-                        continue
-                    r, g, b, _a = cmap_obj((v - lo) / (hi - lo) if hi > lo else 0.5)
-                    dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-                    ax.text(
-                        j,
-                        i,
-                        short_number(v),
-                        ha="center",
-                        va="center",
-                        fontsize=6.5,
-                        color="white" if dark else "black",
-                    )
-            cb = ax.figure.colorbar(im, ax=ax, shrink=0.9)
-            cb.set_label(label(value))
-            cb.outline.set_linewidth(0.5)
-            _finish(ax.figure, cb.ax)
 
         width = max(PANEL[0], 1.6 + 0.55 * len(xv))
         height = max(PANEL[1], 1.0 + 0.3 * len(yv))
-        return _figure(ok, [x, y], draw, ax, mean_over, agg, width, height)
+        fig = _figure(ok, [x, y], draw, ax, mean_over, agg, width, height)
+        every = np.concatenate([g[~np.isnan(g)] for _ax, g in grids])
+        images = []
+        for a, grid in grids:
+            finite = every if share_scale else grid[~np.isnan(grid)]
+            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+            images.append(_heat_cells(a, grid, cmap, lo, hi))
+            if not share_scale:
+                _colorbar(fig, images[-1], [a], value)
+        if share_scale:
+            _colorbar(fig, images[0], [a for a, _g in grids], value)
+        return fig
+
+
+def _heat_cells(ax, grid: np.ndarray, cmap: str, lo: float, hi: float):
+    """The grid's image on colour scale lo..hi, each cell annotated in a colour readable on it."""
+    im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto", interpolation="nearest", vmin=lo, vmax=hi)
+    cmap_obj = im.get_cmap()
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            v = grid[i, j]
+            if math.isnan(v):
+                continue
+            dark = _luminance(cmap_obj((v - lo) / (hi - lo) if hi > lo else 0.5)[:3]) < 0.5
+            ax.text(j, i, short_number(v), ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
+    return im
+
+
+def _colorbar(fig, im, axes: list, value: str) -> None:
+    cb = fig.colorbar(im, ax=axes, shrink=0.9)
+    cb.set_label(label(value))
+    cb.outline.set_linewidth(0.5)
+    _finish(fig, cb.ax)
 
 
 def short_number(v: float) -> str:
@@ -1173,12 +1305,25 @@ def save(fig, path_stem: str | Path, formats: Sequence[str] = ("png", "svg"), cl
     return out
 
 
-def save_as(fig, path: str | Path) -> Path:
-    """Write `fig` to one file, in the format its extension names (.png, .svg, .pdf; none or
-    another: PNG added to the name). Returns the path written."""
+def figure_path(path: str | Path) -> tuple[Path, str]:
+    """The file a figure written to `path` goes to, and its format: the one its extension names
+    (.png, .svg, .pdf), PNG added to a name without one; any other extension ("x.bmp") is a
+    ValueError naming the formats (check a path before a long run with it)."""
     p = Path(path)
     ext = p.suffix.lower().lstrip(".")
-    return save(fig, p if ext in FORMATS else p.parent / f"{p.name}.png", formats=[ext if ext in FORMATS else "png"])[0]
+    if ext in FORMATS:
+        return p, ext
+    if ext:
+        shown = ", ".join(f".{f}" for f in FORMATS)
+        raise ValueError(f"{p}: figure format .{ext} unknown: expected {shown} (or no extension: .png added)")
+    return p.parent / f"{p.name}.png", "png"
+
+
+def save_as(fig, path: str | Path) -> Path:
+    """Write `fig` to one file, in the format its extension names (see `figure_path`). Returns the
+    path written."""
+    p, fmt = figure_path(path)
+    return save(fig, p, formats=[fmt])[0]
 
 
 DENSE_POINTS = 1000  # a line or collection with more points is an image inside an embedded SVG

@@ -22,7 +22,7 @@ from . import figures as F
 
 TABLE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio", "time.nand_serial_us"]
 FIGURE_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio"]
-MAX_LINES = 8  # a `by` axis with more values is not used for lines
+MAX_LINES = 20  # a `by` axis with more values is not used for lines (F.series_style: distinct up to 32)
 MAX_PANELS = 6  # a facet axis with more values is not used for panels
 
 FigureList = list[tuple[str, Any]]
@@ -88,11 +88,12 @@ def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str
     bars against each categorical axis only when no axis is numeric. Of axes that vary together
     (zipped), the first stands for them.
 
-    The lines (or bars) are the values of another axis, preferably not a workload one; a workload
-    axis (whose values often differ in scale) makes one panel per value, else a third axis does;
-    further axes make a panel each combination of their values, or when that is more than
-    F.MAX_PANELS panels are averaged over (the caption says so). Metrics missing, all NaN or constant over
-    the ok cells are skipped."""
+    Nothing compared is averaged away. The lines (or bars) are the values of the axis with the
+    most values, at most MAX_LINES (a categorical one first, a workload one last); the panels are
+    the values of a workload axis (whose values often differ in scale), else of the next largest
+    axis, at most MAX_PANELS; further axes split the panels too while the figure stays within
+    F.MAX_PANELS panels, and only the axes that would not fit are averaged over (the caption says
+    so). Metrics missing, all NaN or constant over the ok cells are skipped."""
     ok = df[df["status"] == "ok"] if "status" in df.columns else df
     if len(ok) == 0:
         return []
@@ -110,34 +111,11 @@ def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str
     xs = [k for k in keys if numeric[k]] or keys
     out: FigureList = []
     for x in xs:
-        others = [k for k in keys if k != x]
-        workload = [k for k in others if k.startswith("workload.") and _distinct(ok[k]) <= MAX_PANELS]
-        facet = workload[0] if workload and len(others) > 1 else None
-        candidates = sorted(
-            (k for k in others if k != facet and _distinct(ok[k]) <= MAX_LINES),
-            key=lambda k: (numeric[k] and numeric[x], k.startswith("workload."), others.index(k)),
-        )
-        by = candidates[0] if candidates else None
-        rest = [k for k in others if k not in (by, facet)]
-        if facet is None and rest and _distinct(ok[rest[0]]) <= MAX_PANELS:
-            facet = rest.pop(0)
-        else:
-            rest = [k for k in rest if k != facet]
+        by, panels, mean_over = figure_axes(ok, x, [k for k in keys if k != x], numeric)
+        # the panels the figure draws (an axis the others already tell apart makes none)
+        panels = F.split(ok, [x, by], mean_over)[0]
         for m in plotted:
-            mean_over: list[str] = []
-            if rest:
-                # One panel per combination of the remaining axes when there are few enough;
-                # otherwise they are averaged, and the caption says so.
-                try:
-                    fig = _panels(ok, x, m, by, None, numeric[x])
-                    panels = [k for k in [facet, *rest] if k]
-                except ValueError:
-                    mean_over = rest
-                    fig = _panels(ok, x, m, by, facet, numeric[x], mean_over)
-                    panels = [facet] if facet else []
-            else:
-                fig = _panels(ok, x, m, by, facet, numeric[x])
-                panels = [facet] if facet else []
+            fig = _draw(ok, x, m, by, panels, mean_over, numeric[x])
             what = "against" if numeric[x] else "by"
             caption = f"{F.label(m)} ({m}) {what} {x}"
             if by:
@@ -148,6 +126,38 @@ def default_figures(df, axes: Sequence[str] | None = None, metrics: Sequence[str
                 caption += f"; mean over {', '.join(mean_over)}"
             out.append((caption, fig))
     return out
+
+
+def figure_axes(ok, x: str, others: Sequence[str], numeric: Mapping[str, bool]):
+    """The roles of the axes `others` in a default figure against `x`: (the `by` axis of its lines
+    or None, its panel axes, the axes averaged over), by the rule of `default_figures`."""
+    n = {k: _distinct(ok[k]) for k in others}
+    workload = [k for k in others if k.startswith("workload.") and n[k] <= MAX_PANELS]
+    facet = workload[0] if workload and len(others) > 1 else None
+    # The series: a categorical axis before a numeric one (against a numeric x), a workload axis
+    # last, then the one with the most values (the comparison the study is about).
+    candidates = sorted(
+        (k for k in others if k != facet and n[k] <= MAX_LINES),
+        key=lambda k: (numeric[k] and numeric[x], k.startswith("workload."), -n[k], others.index(k)),
+    )
+    by = candidates[0] if candidates else None
+    rest = [k for k in others if k not in (by, facet)]
+    if facet is None:
+        fits = sorted((k for k in rest if n[k] <= MAX_PANELS), key=lambda k: (numeric[k], -n[k], rest.index(k)))
+        facet = fits[0] if fits else None
+    panels = [facet] if facet else []
+    mean_over = []
+    for k in sorted((k for k in rest if k != facet), key=lambda k: (n[k], rest.index(k))):
+        if _combinations(ok, [*panels, k]) <= F.MAX_PANELS:
+            panels.append(k)
+        else:
+            mean_over.append(k)
+    # keep the study's order of the panel axes and of the averaged ones
+    return by, sorted(panels, key=others.index), sorted(mean_over, key=others.index)
+
+
+def _combinations(ok, keys: Sequence[str]) -> int:
+    return len({tuple(F._norm(v) for v in vals) for vals in zip(*(ok[k] for k in keys), strict=True)})
 
 
 def _dimensions(ok, keys: Sequence[str]) -> list[str]:
@@ -165,26 +175,14 @@ def _one_to_one(ok, a: str, b: str) -> bool:
     return len(pairs) == len({p[0] for p in pairs}) == len({p[1] for p in pairs})
 
 
-def _panels(ok, x: str, y: str, by: str | None, facet: str | None, numeric_x: bool, mean_over=()):
+def _draw(ok, x: str, y: str, by: str | None, panels: Sequence[str], mean_over: Sequence[str], numeric_x: bool):
+    """Lines (bars against a categorical x) of `y` per value of `by`, a panel per combination of
+    `panels`, averaged over `mean_over`. Panels of a workload axis get y scales of their own (its
+    values often differ in scale); other panels share one, so that they compare at a glance."""
     draw = F.line if numeric_x else F.bars
     kwargs = {"logx": F.is_bytes_key(x)} if numeric_x else {}
-    kwargs["mean_over"] = mean_over
-    if facet is None:
-        return draw(ok, x=x, y=y, by=by, **kwargs)
-    values = F._ordered_values(ok[facet], facet)
-    with F.style():
-        labels = [F.format_value(by, v) for v in F._ordered_values(ok[by], by)] if by else []
-        fig, axs, ncols = F._panel_grid(len(values), F.PANEL[0], F.PANEL[1], labels, by, sharey=False)
-        for i, (v, ax) in enumerate(zip(values, axs, strict=True)):
-            part = ok[[F._same(f, v) for f in ok[facet]]]
-            draw(part, x=x, y=y, by=by, ax=ax, legend=False, **kwargs)
-            ax.set_title(f"{facet} = {F.format_value(facet, v)}", fontsize=7.5)
-            if i % ncols:
-                ax.set_ylabel("")
-        F.figure_legend(fig, by, order=labels)
-        F._suptitle(fig, F.subtitle(ok), right=F.legend_size(labels, by, fig.get_figheight())[1])
-        F._finish(fig)
-    return fig
+    sharey = not any(k.startswith("workload.") for k in panels)
+    return draw(ok, x=x, y=y, by=by, mean_over=list(mean_over), sharey=sharey, **kwargs)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -156,14 +156,14 @@ def figures(df):
             )
         sampled = model[[len(_series(r)) > 0 for _, r in model.iterrows()]]
         if len(sampled):
-            fig = F.series(sampled, y="padding.threshold_fraction", by="ftl.model_stats")
-            ax = fig.axes[0]
+            overlay = None
             if len(fixed):
-                best = fixed.loc[fixed[ELAPSED].idxmin()]
-                ax.axhline(float(best["padding.fixed.threshold"]), ls=":", color="k", label="best fixed threshold")
-                for old in list(fig.legends):
-                    old.remove()
-                F.figure_legend(fig, "ftl.model_stats")
+                # the best fixed threshold across the sampled requests, in the figure's legend
+                best = float(fixed.loc[fixed[ELAPSED].idxmin(), "padding.fixed.threshold"])
+                xs = [x for _, r in sampled.iterrows() for x in _series(r)["requests"]]
+                overlay = ([min(xs), max(xs)], [best, best], f"best fixed threshold ({best:g})")
+            fig = F.series(sampled, y="padding.threshold_fraction", by="ftl.model_stats", overlay=overlay)
+            ax = fig.axes[0]
             ax.set_xlabel("write requests replayed")
             ax.set_ylabel("B_w/N (fraction of a block)")
             ax.set_title(ftl.upper(), fontsize=8)
@@ -171,7 +171,7 @@ def figures(df):
                 (
                     f"Table {5 if ftl == 'bast' else 6} analogue, last column: the Padding Model's B_w/N as the run "
                     f"proceeds on {ftl.upper()}, one line per reading of its statistics (sampled every "
-                    f"{_sample_every(model)} requests); dotted: the best fixed threshold",
+                    f"{_sample_every(model)} requests); dashed: the best fixed threshold",
                     fig,
                 )
             )

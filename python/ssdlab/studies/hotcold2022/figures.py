@@ -116,7 +116,7 @@ def _gc_figure(ok, m, lines, placements):
             s = _series(_one(ok, m, p, lines))
             if s is None or "gc.victims" not in s:
                 continue
-            ax.plot(s["host.write_pages"] / GIB_PAGES, s["gc.victims"], label=p, zorder=3, **F._cell_style(i))
+            ax.plot(s["host.write_pages"] / GIB_PAGES, s["gc.victims"], label=p, zorder=3, **F.series_style(i))
         if lines == "128 MiB" and m == "small-hot":
             xs = list(THESIS_GC)
             ax.plot(xs, [THESIS_GC[x][0] for x in xs], "ks", ms=5, mfc="none", label="thesis: pblk")
@@ -139,7 +139,9 @@ def _bar_figure(ok, groups, lines, placements, ylabel, value):
                 c = _one(ok, g, p, lines)
                 v = value(c) if c is not None else None
                 ys.append(np.nan if v is None else v)
-            ax.bar(np.arange(len(groups)) + i * width, ys, width, label=p, color=F._cell_style(i).get("color"))
+            ax.bar(
+                np.arange(len(groups)) + i * width, ys, width, label=p, linewidth=0.4, **F.series_style(i, bars=True)
+            )
         ax.set_xticks(np.arange(len(groups)) + 0.4 - width / 2, groups, rotation=20, fontsize=7)
         ax.set_ylabel(ylabel)
         # Above the axes, clear of the bars (the layout engine makes room for it).
@@ -158,7 +160,10 @@ def _timed_figure(ok):
                 if s is None or "time_us" not in s:
                     continue
                 ax.plot(
-                    s["time_us"] / 60e6, s["host.write_pages"] / GIB_PAGES, label=f"{p}, {lines}", **F._cell_style(i)
+                    s["time_us"] / 60e6,
+                    s["host.write_pages"] / GIB_PAGES,
+                    label=f"{p}, {lines}",
+                    **F.series_style(i, dense=True),
                 )
                 i += 1
         ax.set_xlabel("simulated time after ageing (minutes)")

@@ -165,7 +165,7 @@ def _profile_figure(rows):
         for i, c in enumerate(CLASSES):
             share = np.array([p["page_classes"][c]["share"] for _, p in rows])
             writes = [p["page_classes"][c]["writes_mean"] or np.nan for _, p in rows]
-            style = {"color": F.PALETTE[i], "edgecolor": "#222222", "linewidth": 0.4, "zorder": 3}
+            style = {**F.series_style(i, bars=True), "linewidth": 0.4, "zorder": 3}
             share_ax.barh(y, share, left=left, height=0.7, label=c.upper(), **style)
             writes_ax.barh(y - 0.4 + h * (i + 0.5), writes, height=h, **style)
             left += share

@@ -74,7 +74,7 @@ def _cdf_figure(ok, wl, variants, lo: float = 0.0):
                 continue
             ys = np.cumsum(h[1]) / h[1].sum()
             keep = ys >= lo
-            ax.plot(h[0][keep], ys[keep], drawstyle="steps-post", label=v, zorder=3, **F._cell_style(i))
+            ax.plot(h[0][keep], ys[keep], drawstyle="steps-post", label=v, zorder=3, **F.series_style(i, dense=True))
         ax.set_xscale("log")
         ax.set_xlabel("read latency (µs)")
         ax.set_ylabel("fraction ≤ x (CDF" + (f", from {lo:.0%})" if lo else ")"))
@@ -98,7 +98,7 @@ def _distribution_figure(ok, wl, variants):
             if h is None:
                 continue
             share, _ = np.histogram(h[0], bins=edges, weights=h[1] / h[1].sum())
-            ax.plot(np.sqrt(edges[:-1] * edges[1:]), share, label=v, zorder=3, **F._cell_style(i))
+            ax.plot(np.sqrt(edges[:-1] * edges[1:]), share, label=v, zorder=3, **F.series_style(i, dense=True))
         ax.set_xscale("log")
         ax.set_xlabel("read latency (µs)")
         ax.set_ylabel("share of reads per bin")
@@ -121,7 +121,8 @@ def _throughput_figure(ok):
                 width,
                 label=v,
                 zorder=3,
-                color=F.PALETTE[i % len(F.PALETTE)],
+                linewidth=0.4,
+                **F.series_style(i, bars=True),
             )
         ax.set_xticks(range(len(wls)))
         ax.set_xticklabels(wls)

@@ -154,11 +154,7 @@ def _progress(df):
         ax.scatter(ok["cell"], ok["calibrate.error"] * 100, s=6, color=F.PALETTE[5], label="trial", zorder=2)
         allrows = df.sort_values("cell")
         ax.step(allrows["cell"], allrows["calibrate.best_error"] * 100, where="post", color=F.PALETTE[0], label="best")
-        from matplotlib.ticker import FuncFormatter
-
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _pos: f"{v:g}" if str(f"{v:g}")[0] in "25" else ""))
+        F.log_scale(ax, "y")
         ax.set_xlabel("trial")
         ax.set_ylabel("error (%)")
         ax.legend(loc="upper right")
@@ -178,16 +174,20 @@ def _ranges(df, best):
             pos = (x - lo) / (hi - lo) if hi > lo else 0.5
             ax.barh(i, 1.0, left=0.0, height=0.5, color="#e4e4e4", zorder=1)
             ax.plot([pos], [i], marker="D", color=F.PALETTE[1], zorder=3)
-            ax.text(-0.02, i, f"{_g(p.low)}", ha="right", va="center", fontsize=6)
-            ax.text(1.02, i, f"{_g(p.high)}", ha="left", va="center", fontsize=6)
-            ax.text(pos, i + 0.3, _g(v), ha="center", va="bottom", fontsize=6, color=F.PALETTE[1])
+            ax.text(-0.04, i, f"{_g(p.low)}", ha="right", va="center", fontsize=6)
+            ax.text(1.04, i, f"{_g(p.high)}", ha="left", va="center", fontsize=6)
+            # the fitted value over its diamond, in the gap above the bar (the y axis runs down)
+            ax.text(pos, i - 0.3, _g(v), ha="center", va="bottom", fontsize=6, color=F.PALETTE[1])
         ax.set_yticks(range(len(params)), [p.key for p in params])
         ax.set_xlim(-0.15, 1.15)
-        ax.set_ylim(-0.6, len(params) - 0.2)
-        ax.invert_yaxis()
+        ax.set_ylim(len(params) - 0.5, -0.8)
         ax.set_xticks([])
         ax.grid(False)
-        return F._finish(fig, ax)
+        for side in ("left", "bottom"):
+            ax.spines[side].set_visible(False)
+        F._finish(fig, ax)
+        ax.tick_params(axis="y", length=0)
+        return fig
 
 
 def _g(v) -> str:
