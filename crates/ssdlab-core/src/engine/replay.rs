@@ -404,8 +404,10 @@ struct Loop<'a> {
     interface: Option<Interface>,
     /// Timed mode with the clock on its own thread (`run.clock_thread`): it has the clock.
     feed: Option<Feed>,
-    /// The note on the first request of [`HUGE_REQUEST_PAGES`] or more, once given.
+    /// The note on the first request of [`HUGE_REQUEST_PAGES`] or more, once given, and the
+    /// size that calls for it (u64::MAX once it is given).
     huge: Option<String>,
+    huge_bytes: u64,
 }
 
 /// The note on a request of [`HUGE_REQUEST_PAGES`] or more (`page_shift`: log2 of the page).
@@ -441,10 +443,11 @@ fn one(
         // under other maps the hint is merely useless).
         sim.buffer.prefetch(a >> sim.page_shift);
     }
-    if req.len_bytes >> sim.page_shift >= HUGE_REQUEST_PAGES && lp.huge.is_none() {
+    if req.len_bytes >= lp.huge_bytes {
         let note = huge_request_note(req, at, sim.page_shift);
         progress.note(&note);
         lp.huge = Some(note);
+        lp.huge_bytes = u64::MAX;
     }
     let measured = lp.done >= lp.warmup;
     match (lp.feed.as_mut(), lp.clock.as_mut(), lp.interface.as_mut()) {
@@ -602,6 +605,7 @@ pub(super) fn replay(
         clock,
         feed: None,
         huge: None,
+        huge_bytes: HUGE_REQUEST_PAGES << sim.page_shift,
     };
     lp.next_event = lp.next_event();
     if let Some(plan) = flows {

@@ -180,11 +180,12 @@ impl BinaryReader {
     /// with its line and the byte offset of the request [`LOOKAHEAD`] records later (or of the
     /// chunk's last), whose data the caller may start loading. Stops at the end of the chunk, at
     /// a malformed record (left for [`BinaryReader::step`]) or at `f`'s first error. Returns how
-    /// many were handed over.
+    /// many were handed over. Each request is counted in `tally`.
     #[inline(always)]
     pub(crate) fn drain_run(
         &mut self,
         line: &mut u64,
+        tally: &mut super::volumes::VolumeTally,
         mut f: impl FnMut(&Request, u64, u64) -> Result<()>,
     ) -> Result<usize> {
         let start = self.pos;
@@ -195,6 +196,7 @@ impl BinaryReader {
             let ahead = u64::from_le_bytes(self.buf[a..a + 8].try_into().expect("8 bytes"));
             // The chunk has left the cache by the time the replay reaches most of it.
             crate::units::prefetch(&self.buf, self.pos + BUF_AHEAD_BYTES);
+            tally.note(r.dev, r.len_bytes);
             f(&r, ahead, *line)?;
         }
         Ok((self.pos - start) / RECORD_BYTES)

@@ -804,12 +804,7 @@ impl TraceReader {
     pub fn drain_run(&mut self, f: impl FnMut(&Request, u64, u64) -> Result<()>) -> Result<usize> {
         match (&mut self.src, self.device, &self.reorder, &self.bases) {
             (Source::Binary(b), None, None, None) => {
-                let tally = &mut self.tally;
-                let mut f = f;
-                b.drain_run(&mut self.line, |r, ahead, line| {
-                    tally.note(r.dev, r.len_bytes);
-                    f(r, ahead, line)
-                })
+                b.drain_run(&mut self.line, &mut self.tally, f)
             }
             _ => Ok(0),
         }

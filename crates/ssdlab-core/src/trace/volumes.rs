@@ -47,16 +47,34 @@ pub struct VolumeRange {
     pub span_bytes: u64,
 }
 
-/// What a reader counts of the requests it hands out: per volume in the order first seen (a run
-/// of one volume costs one comparison and one addition per request), and those of
-/// [`LARGE_REQUEST_BYTES`] or more.
-#[derive(Clone, Debug, Default)]
+/// What a reader counts of the requests it hands out: per volume in the order first seen, and
+/// those of [`LARGE_REQUEST_BYTES`] or more. A request of the volume before it and of a usual
+/// size costs an addition and one branch; the rest is out of line.
+#[derive(Clone, Debug)]
 pub(crate) struct VolumeTally {
-    last: Option<u32>,
-    run: u64,
+    /// Requests counted, and how many of them came before the current run of one volume.
+    requests: u64,
+    run_start: u64,
+    /// The current run's volume (`u32::MAX` before the first request, with `started` false).
+    last: u32,
+    started: bool,
     seen: Vec<VolumeCount>,
     index: FxHashMap<u32, usize>,
     pub(crate) large: u64,
+}
+
+impl Default for VolumeTally {
+    fn default() -> Self {
+        VolumeTally {
+            requests: 0,
+            run_start: 0,
+            last: u32::MAX,
+            started: false,
+            seen: Vec::new(),
+            index: FxHashMap::default(),
+            large: 0,
+        }
+    }
 }
 
 /// Requests this large are rare in block traces; a trace made mostly of them was probably read
@@ -66,37 +84,51 @@ pub const LARGE_REQUEST_BYTES: u64 = 1 << 20;
 impl VolumeTally {
     #[inline(always)]
     pub(crate) fn note(&mut self, dev: u32, len_bytes: u64) {
-        self.large += (len_bytes >= LARGE_REQUEST_BYTES) as u64;
-        if self.last == Some(dev) {
-            self.run += 1;
-        } else {
-            self.switch(dev);
+        self.requests += 1;
+        // Before the first switch `last` is u32::MAX: a trace of that one volume never
+        // switches, and `counts` credits it then.
+        if dev != self.last || len_bytes >= LARGE_REQUEST_BYTES {
+            self.other(dev, len_bytes);
         }
     }
 
+    #[cold]
     #[inline(never)]
-    fn switch(&mut self, dev: u32) {
-        self.settle();
+    fn other(&mut self, dev: u32, len_bytes: u64) {
+        self.large += (len_bytes >= LARGE_REQUEST_BYTES) as u64;
+        if self.started && dev == self.last {
+            return;
+        }
+        // The request just counted starts a run of `dev`.
+        self.settle(self.requests - 1);
         let next = self.seen.len();
-        let i = *self.index.entry(dev).or_insert(next);
-        if i == next {
+        if *self.index.entry(dev).or_insert(next) == next {
             self.seen.push(VolumeCount { dev, requests: 0 });
         }
-        self.last = Some(dev);
-        self.run = 1;
+        (self.last, self.started, self.run_start) = (dev, true, self.requests - 1);
     }
 
-    fn settle(&mut self) {
-        if let Some(d) = self.last {
-            self.seen[self.index[&d]].requests += self.run;
-            self.run = 0;
+    /// Credits the current run with its requests up to `end`.
+    fn settle(&mut self, end: u64) {
+        if !self.started && end > 0 {
+            // Every request so far was of volume u32::MAX (see `note`).
+            self.seen.push(VolumeCount {
+                dev: u32::MAX,
+                requests: 0,
+            });
+            self.index.insert(u32::MAX, 0);
+            self.started = true;
+        }
+        if self.started {
+            self.seen[self.index[&self.last]].requests += end - self.run_start;
+            self.run_start = end;
         }
     }
 
     /// Every volume seen so far with its requests, in the order first seen.
     pub(crate) fn counts(&self) -> Vec<VolumeCount> {
         let mut t = self.clone();
-        t.settle();
+        t.settle(t.requests);
         t.seen
     }
 }
@@ -210,6 +242,14 @@ mod tests {
         t.note(9, 0);
         assert_eq!(t.counts()[2].requests, 4);
         assert!(VolumeTally::default().counts().is_empty());
+        // The one volume whose number is the sentinel's.
+        let mut t = VolumeTally::default();
+        for len in [512, 4 << 20, 512] {
+            t.note(u32::MAX, len);
+        }
+        t.note(3, 512);
+        let got: Vec<(u32, u64)> = t.counts().iter().map(|c| (c.dev, c.requests)).collect();
+        assert_eq!((got, t.large), (vec![(u32::MAX, 3), (3, 1)], 1));
     }
 
     #[test]
