@@ -247,3 +247,75 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=30)
     assert "interrupted cleanly" in out
+
+
+# Two tenants on a controller that holds 2 commands (as tests/test_api.py's FLOWS): a reader
+# beside a writer, no write buffer.
+FLOWS_TOML = """\
+[device]
+channels = 2
+chips_per_channel = 2
+pages_per_block = 64
+logical_bytes = "256MiB"
+[buffer]
+kind = "none"
+[host]
+device_queue_depth = 2
+arbitration = "weighted-round-robin"
+[run]
+mode = "timed"
+precondition = "fill"
+[[flows]]
+queue_depth = 4
+workload = { kind = "uniform", requests = 1000, footprint_bytes = "64MiB", read_fraction = 1.0 }
+[[flows]]
+queue_depth = 16
+workload = { kind = "uniform", requests = 1000, footprint_bytes = "64MiB", read_fraction = 0.1 }
+"""
+
+
+def test_set_and_vary_address_a_flow_by_its_index(tmp_path):
+    cfg = tmp_path / "flows.toml"
+    cfg.write_text(FLOWS_TOML)
+    runs = {}
+    for priority in ("medium", "urgent"):
+        p = ssdlab_cmd("run", "-c", str(cfg), "-q", "--set", f"flows.0.priority={priority}", "--json", "-")
+        assert p.returncode == 0, p.stderr
+        runs[priority] = json.loads(p.stdout)
+        assert [f["priority"] for f in runs[priority]["config"]["flows"]] == [priority, "medium"]
+    # The urgent class is fetched first: the reader's reads wait far less.
+    read = {k: r["metrics"]["flow.0.latency.read.mean_us"] for k, r in runs.items()}
+    assert read["urgent"] < 0.2 * read["medium"]
+    # Under round robin the priority is not used, and a warning says so.
+    p = ssdlab_cmd(
+        "run", "-c", str(cfg), "-q", "--set", "flows.0.priority=urgent", "--set", "host.arbitration=round-robin"
+    )
+    assert p.returncode == 0, p.stderr
+    assert "warning: flows[0]: priority and weight are not used by host.arbitration" in p.stderr
+
+    p = ssdlab_cmd(
+        "compare",
+        "-c",
+        str(cfg),
+        "-q",
+        "--vary",
+        "flows.0.priority=medium,urgent",
+        "--set",
+        "flows.1.queue_depth=16",
+        "--json",
+        "-",
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [d["label"] for d in doc] == ["flows.0.priority=medium", "flows.0.priority=urgent"]
+    assert [d["metrics"]["flow.0.latency.read.mean_us"] for d in doc] == [read["medium"], read["urgent"]]
+
+    # An index past the flows given names the key and how many there are, before anything runs.
+    for args in (["run", "--set", "flows.2.priority=urgent"], ["compare", "--vary", "flows.2.workload.path=a,b"]):
+        p = ssdlab_cmd(*args, "-c", str(cfg), "-q")
+        assert p.returncode == 2 and "running" not in p.stderr
+        key = args[-1].split("=")[0]
+        assert (
+            p.stderr
+            == f"ssdlab: error: config field `{key}`: index 2 is past the 2 flows given (`flows.0` to `flows.1`)\n"
+        )
