@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import errno
 import functools
 import json
 import math
@@ -29,12 +30,40 @@ def parse_value(text: str) -> Any:
         return text
 
 
+# What a failed file operation means, in ssdlab's words rather than the system's errno text.
+_OS_ERRORS = {
+    errno.ENOENT: "no such file or folder",
+    errno.EACCES: "no permission",
+    errno.EPERM: "no permission",
+    errno.EISDIR: "is a folder; expected a file",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EEXIST: "already exists",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "no space left on the disk",
+    errno.EDQUOT: "over the disk quota",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.ELOOP: "too many symbolic links",
+    errno.EMFILE: "too many open files",
+}
+
+
+def os_error_words(e: OSError) -> str:
+    """Why a file operation failed, in ssdlab's words (the system's text for a rare errno)."""
+    return _OS_ERRORS.get(e.errno, (e.strerror or str(e)).lower())
+
+
+def os_error_message(e: OSError) -> str:
+    """`path: why` for a failed file operation (both paths of a rename)."""
+    where = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    return f"{where}: {os_error_words(e)}" if where else os_error_words(e)
+
+
 def read_toml(path: Path, error: type[SsdlabError] = SsdlabError) -> tuple[str, dict]:
     """A TOML file's text and contents; an unreadable or malformed file raises `error` naming it."""
     try:
         text = path.read_text()
     except OSError as e:
-        raise error(f"{path}: {e.strerror or e}") from None
+        raise error(f"{path}: {os_error_words(e)}") from None
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -121,6 +150,29 @@ def _table_index(key: str, parts: list[str], i: int, count: int) -> int:
     return int(p)
 
 
+# The engine reads whole numbers as 64-bit integers; JSON would carry a larger one as a float.
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def config_json(data: Mapping[str, Any]) -> str:
+    """A configuration as the JSON the engine reads; a whole number the engine cannot hold (past
+    64 bits) is an SsdlabError naming its key, not a float the engine would misname."""
+
+    def check(v: Any, path: str) -> None:
+        if isinstance(v, int) and not isinstance(v, bool) and not _INT_MIN <= v <= _INT_MAX:
+            bound = f"too large (at most {_INT_MAX})" if v > 0 else f"too small (at least {_INT_MIN})"
+            raise SsdlabError(f"config field `{path}`: {v} is {bound}")
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                check(x, f"{path}.{k}" if path else str(k))
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                check(x, f"{path}[{i}]")
+
+    check(data, "")
+    return json.dumps(data)
+
+
 class Config:
     """A simulation configuration: sections `workload, device, nand, ftl, buffer, run`.
 
@@ -167,7 +219,7 @@ class Config:
 
     def resolved(self) -> dict:
         """This configuration with every default filled in, after validation (no run)."""
-        return json.loads(_core.validate_config(json.dumps(self._data)))
+        return json.loads(_core.validate_config(config_json(self._data)))
 
     def __repr__(self) -> str:
         return f"Config({self._data!r})"
@@ -294,7 +346,7 @@ def simulate(config: ConfigLike = None, progress: Callable[[int, int], None] | N
     The run releases the GIL; Ctrl-C stops it with KeyboardInterrupt.
     """
     cfg = Config.load(config if config is not None else {})
-    cfg_json, metrics_json, hist_json, series_json, warnings = _core.simulate(json.dumps(cfg._data), progress)
+    cfg_json, metrics_json, hist_json, series_json, warnings = _core.simulate(config_json(cfg._data), progress)
     metrics = {k: _metric(v) for k, v in json.loads(metrics_json).items()}
     histograms = {k: [tuple(p) for p in v] for k, v in json.loads(hist_json).items()}
     series = {k: [_metric(x) for x in v] for k, v in json.loads(series_json).items()}
