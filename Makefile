@@ -11,7 +11,7 @@ DEPS    := "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pyte
 # Runs a command with its output held back, shown only if it fails (pip and maturin are chatty).
 QUIET   := sh -c 'log=$$(mktemp) && "$$@" >"$$log" 2>&1; s=$$?; [ $$s -eq 0 ] || cat "$$log"; rm -f "$$log"; exit $$s' quiet
 
-.PHONY: venv build run test test-rust test-debug test-python bench wheel wheel-check fuzz fmt lint clean
+.PHONY: venv build run test test-rust test-debug test-python bench wheel wheel-check fuzz fmt lint readme clean
 
 venv: $(STAMP)
 
@@ -88,6 +88,11 @@ fmt:
 lint:
 	cargo fmt --all -- --check
 	$(VENV)/bin/ruff check python tests benches
+
+# Rewrite README.md's output blocks with what their commands print now (tests/test_readme.py
+# checks them, and says to run this when they differ).
+readme: build
+	$(PY) tests/test_readme.py --update
 
 clean:
 	rm -rf target $(VENV) results dist python/ssdlab/*.so
