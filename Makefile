@@ -24,7 +24,10 @@ $(STAMP): pyproject.toml
 
 build: $(BUILT)
 
-# The release profile is the tests' too (`make test-rust`): the engine compiles once for both.
+# The release profile and features are the tests' too (`make test-rust`): the tests reuse this
+# build of the engine library and its dependencies, and compile only what they alone need (the
+# engine's unit-test program, i.e. its source once more with #[cfg(test)], the integration
+# tests, the examples and proptest; README.md, Quick start, says what that costs).
 $(BUILT): $(STAMP) $(SOURCES)
 	@echo "make: building the engine (release; a few minutes the first time)"
 	@$(QUIET) env VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release
@@ -34,7 +37,9 @@ run: build
 	$(VENV)/bin/ssdlab compare --out results
 
 # The whole workspace, so that dependencies resolve with the extension's features and the
-# release build of `make build` is reused as it is (ssdlab-py itself has no Rust tests).
+# release build of `make build` is reused as it is (ssdlab-py itself has no Rust tests; checked
+# with CARGO_LOG=cargo::core::compiler::fingerprint=info: after `make build` every dependency
+# and the engine library are Fresh).
 test-rust:
 	cargo test --release --workspace
 
