@@ -151,6 +151,8 @@ def check_output_file(option: str, path: str | os.PathLike) -> None:
     if p.is_dir():
         raise SsdlabError(f"{option} {path}: is a folder; expected a file")
     if p.exists():
+        if not p.is_file():
+            return  # a device or a pipe (`/dev/stdout`): opened when written, not before
         try:
             os.close(os.open(p, os.O_WRONLY))  # opened, not truncated: the file stays as it is
         except OSError as e:
