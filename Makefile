@@ -11,7 +11,7 @@ DEPS    := "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "matplotlib>=3.5" "pyte
 # Runs a command with its output held back, shown only if it fails (pip and maturin are chatty).
 QUIET   := sh -c 'log=$$(mktemp) && "$$@" >"$$log" 2>&1; s=$$?; [ $$s -eq 0 ] || cat "$$log"; rm -f "$$log"; exit $$s' quiet
 
-.PHONY: venv build run test test-rust test-debug test-python bench wheel wheel-check fuzz fmt lint clean
+.PHONY: venv build run test test-rust test-debug test-python bench wheel wheel-check fuzz fmt lint readme clean
 
 venv: $(STAMP)
 
@@ -24,7 +24,10 @@ $(STAMP): pyproject.toml
 
 build: $(BUILT)
 
-# The release profile is the tests' too (`make test-rust`): the engine compiles once for both.
+# The release profile and features are the tests' too (`make test-rust`): the tests reuse this
+# build of the engine library and its dependencies, and compile only what they alone need (the
+# engine's unit-test program, i.e. its source once more with #[cfg(test)], the integration
+# tests, the examples and proptest; README.md, Quick start, says what that costs).
 $(BUILT): $(STAMP) $(SOURCES)
 	@echo "make: building the engine (release; a few minutes the first time)"
 	@$(QUIET) env VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release
@@ -34,7 +37,9 @@ run: build
 	$(VENV)/bin/ssdlab compare --out results
 
 # The whole workspace, so that dependencies resolve with the extension's features and the
-# release build of `make build` is reused as it is (ssdlab-py itself has no Rust tests).
+# release build of `make build` is reused as it is (ssdlab-py itself has no Rust tests; checked
+# with CARGO_LOG=cargo::core::compiler::fingerprint=info: after `make build` every dependency
+# and the engine library are Fresh).
 test-rust:
 	cargo test --release --workspace
 
@@ -88,6 +93,11 @@ fmt:
 lint:
 	cargo fmt --all -- --check
 	$(VENV)/bin/ruff check python tests benches
+
+# Rewrite README.md's output blocks with what their commands print now (tests/test_readme.py
+# checks them, and says to run this when they differ).
+readme: build
+	$(PY) tests/test_readme.py --update
 
 clean:
 	rm -rf target $(VENV) results dist python/ssdlab/*.so

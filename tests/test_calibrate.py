@@ -230,8 +230,67 @@ def test_trace_without_measured_latencies(tmp_path, capsys):
     out = str(tmp_path / "p.toml")
     assert main(["calibrate", str(trace), "--format", "tencent", "--trials", "2", "--out", out]) == 2
     err = capsys.readouterr().err
-    assert f"{trace}: the trace (format tencent) has no measured latencies" in err
+    assert err == (
+        f"ssdlab: error: trace {trace} has no measured latencies (format tencent records none); calibrate needs "
+        "a trace with them: flashnet (latency_us), msr (ResponseTime), systor (Response) or blkparse (D→C)\n"
+    )
     assert not (tmp_path / "p.toml").exists()
+
+
+@pytest.mark.parametrize("response", ["0", ""], ids=["ResponseTime 0", "no ResponseTime"])
+def test_msr_trace_without_response_times_says_so(tmp_path, capsys, response):
+    """An MSR trace whose ResponseTime is 0 in every record (what a writer without latencies puts
+    there) or absent: calibrate and validate say the trace has none, before any trial runs."""
+    t0 = 128166372000000000
+    rows = [f"{t0 + 10_000 * i},h,0,{'Read' if i % 2 else 'Write'},{4096 * i},4096" for i in range(50)]
+    trace = tmp_path / "nolat.csv"
+    trace.write_text("".join(f"{r},{response}\n" if response else f"{r}\n" for r in rows))
+    assert ssdlab.traces.trace_detect(trace) == "msr"
+    why = "format msr: ResponseTime column absent or 0 in every record"
+    profile = tmp_path / "p.toml"
+    profile.write_text(ssdlab.Config(ONE_DIE).to_toml())
+    for command, args in (
+        ("calibrate", ["--trials", "2", "--out", str(tmp_path / "out.toml")]),
+        ("validate", ["-c", str(profile)]),
+    ):
+        assert main([command, str(trace), *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"ssdlab: error: trace {trace} has no measured latencies ({why}); {command} needs")
+        assert "calibrate: " not in err  # no trial ran
+    assert not (tmp_path / "out.toml").exists()
+
+
+def flashnet(path, rows):
+    """A FlashNet replay of (record ms, submit ms, latency µs, io_type 1 = read) rows, 4 KiB each."""
+    lines = [f"{rec:.3f},{lat},{op},4096,{4096 * i},{sub:.3f},4096" for i, (rec, sub, lat, op) in enumerate(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_calibrate_replays_record_times_unless_told(tmp_path):
+    """The default time stamp of a trace with two is the record time (docs/calibrate.md: it
+    generalises better); a configuration's own choice stays; a trace with one gets none."""
+    # Eight requests per one-second record stamp, submitted 1 ms apart by the replayer.
+    rows = [(1000.0 * (i // 8), 1000.0 * (i // 8) + i % 8, 60 + i % 5, 1) for i in range(64)]
+    trace = flashnet(tmp_path / "f.trace", rows)
+    assert ssdlab.traces.trace_detect(trace) == "flashnet" and C.DEFAULT_TIMESTAMP == "record"
+    sp = space(tmp_path / "space.toml", [READ_US])
+    run = dict(space=sp, trials=1, workers=1, progress=False)
+    cal = C.calibrate(trace, **run)
+    assert cal.base["workload"]["timestamp"] == "record"
+    assert cal.trials[0]["config"]["workload"]["timestamp"] == "record"
+    profile = cal.write(tmp_path / "p.toml")
+    assert ssdlab.Config.from_toml(profile).to_dict()["workload"]["timestamp"] == "record"
+    # The record stamps put 8 requests at once, the submit times 1 ms apart: the replays differ.
+    open_loop = ssdlab.Config(ONE_DIE).set("run.queue_depth", 0)  # at the trace's times
+    submit = C.calibrate(trace, config=open_loop.set("workload.timestamp", "submit"), **run)
+    assert submit.base["workload"]["timestamp"] == "submit"
+    record = C.calibrate(trace, config=open_loop, **run)
+    assert record.trials[0]["predicted"]["read"]["p99"] > 2 * submit.trials[0]["predicted"]["read"]["p99"]
+    # A profile fitted on flashnet validates an MSR trace (one time stamp): its choice is left out.
+    other = msr(tmp_path / "m.csv", [("Read", 4096 * i, 4096, 60) for i in range(8)])
+    v = C.validate(other, profile, format="msr")
+    assert v.config["workload"]["timestamp"] is None and v.stats()["read"]["count"]["predicted"] == 8
 
 
 def test_calibrate_argument_errors(tmp_path, capsys):

@@ -247,3 +247,170 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=30)
     assert "interrupted cleanly" in out
+
+
+# Two tenants on a controller that holds 2 commands (as tests/test_api.py's FLOWS): a reader
+# beside a writer, no write buffer.
+FLOWS_TOML = """\
+[device]
+channels = 2
+chips_per_channel = 2
+pages_per_block = 64
+logical_bytes = "256MiB"
+[buffer]
+kind = "none"
+[host]
+device_queue_depth = 2
+arbitration = "weighted-round-robin"
+[run]
+mode = "timed"
+precondition = "fill"
+[[flows]]
+queue_depth = 4
+workload = { kind = "uniform", requests = 1000, footprint_bytes = "64MiB", read_fraction = 1.0 }
+[[flows]]
+queue_depth = 16
+workload = { kind = "uniform", requests = 1000, footprint_bytes = "64MiB", read_fraction = 0.1 }
+"""
+
+
+def test_set_and_vary_address_a_flow_by_its_index(tmp_path):
+    cfg = tmp_path / "flows.toml"
+    cfg.write_text(FLOWS_TOML)
+    runs = {}
+    for priority in ("medium", "urgent"):
+        p = ssdlab_cmd("run", "-c", str(cfg), "-q", "--set", f"flows.0.priority={priority}", "--json", "-")
+        assert p.returncode == 0, p.stderr
+        runs[priority] = json.loads(p.stdout)
+        assert [f["priority"] for f in runs[priority]["config"]["flows"]] == [priority, "medium"]
+    # The urgent class is fetched first: the reader's reads wait far less.
+    read = {k: r["metrics"]["flow.0.latency.read.mean_us"] for k, r in runs.items()}
+    assert read["urgent"] < 0.2 * read["medium"]
+    # Under round robin the priority is not used, and a warning says so.
+    p = ssdlab_cmd(
+        "run", "-c", str(cfg), "-q", "--set", "flows.0.priority=urgent", "--set", "host.arbitration=round-robin"
+    )
+    assert p.returncode == 0, p.stderr
+    assert "warning: flows[0]: priority and weight are not used by host.arbitration" in p.stderr
+
+    p = ssdlab_cmd(
+        "compare",
+        "-c",
+        str(cfg),
+        "-q",
+        "--vary",
+        "flows.0.priority=medium,urgent",
+        "--set",
+        "flows.1.queue_depth=16",
+        "--json",
+        "-",
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [d["label"] for d in doc] == ["flows.0.priority=medium", "flows.0.priority=urgent"]
+    assert [d["metrics"]["flow.0.latency.read.mean_us"] for d in doc] == [read["medium"], read["urgent"]]
+
+    # An index past the flows given names the key and how many there are, before anything runs.
+    for args in (["run", "--set", "flows.2.priority=urgent"], ["compare", "--vary", "flows.2.workload.path=a,b"]):
+        p = ssdlab_cmd(*args, "-c", str(cfg), "-q")
+        assert p.returncode == 2 and "running" not in p.stderr
+        key = args[-1].split("=")[0]
+        assert (
+            p.stderr
+            == f"ssdlab: error: config field `{key}`: index 2 is past the 2 flows given (`flows.0` to `flows.1`)\n"
+        )
+
+
+@pytest.fixture
+def unwritable(tmp_path):
+    """A folder this process cannot create files in: mode 555, or, for root (whom modes do not
+    stop), a folder of sysfs."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    for folder in (ro, Path("/sys/fs")):
+        try:
+            tempfile.NamedTemporaryFile(dir=folder).close()
+        except OSError:
+            yield folder
+            break
+    else:
+        pytest.skip("no folder here refuses this process's files")
+    os.chmod(ro, 0o755)
+
+
+def test_output_paths_are_checked_before_anything_runs(tmp_path, capsys, unwritable):
+    """Every output path of the command line, wrong three ways (a file where a folder goes, a folder
+    where a file goes, a folder that takes no files): one line in ssdlab's words, before any run,
+    nothing written."""
+    afile = tmp_path / "results.csv"
+    afile.write_text("kept\n")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    study = tmp_path / "s.toml"
+    study.write_text('[base]\nworkload.requests = 100\n[axes]\n"buffer.kind" = ["none", "lru"]\n')
+    t0 = 128166372000000000
+    trace = tmp_path / "t.csv"
+    trace.write_text("".join(f"{t0 + 10_000 * i},h,0,Read,{4096 * i},4096,600\n" for i in range(20)))
+    profile = tmp_path / "p.toml"
+    profile.write_text('[run]\nmode = "timed"\n')
+    (tmp_path / "store").mkdir()
+    small = ["-q", "--set", "workload.requests=500"]
+    nope = str(unwritable / "x")
+    cases = [
+        (["compare", *small, "--out", str(afile)], f"--out {afile}: exists and is a file; expected a folder"),
+        (["compare", *small, "--out", nope], f"--out {nope}: cannot write in the folder `{unwritable}`"),
+        (["compare", *small, "--json", f"{nope}.json"], f"--json {nope}.json: cannot write in the folder"),
+        (["compare", *small, "--out", str(tmp_path / "c"), "--json", str(folder)], f"--json {folder}: is a folder"),
+        (["run", *small, "--json", f"{nope}.json"], f"--json {nope}.json: cannot write in the folder `{unwritable}`"),
+        (["run", *small, "--json", str(folder)], f"--json {folder}: is a folder; expected a file"),
+        (["run", *small, "--json", f"{afile}/r.json"], f"--json {afile}/r.json: `{afile}` is a file, not a folder"),
+        (["run", *small, "--set", "run.mode=timed", "--plot-cdf", str(folder)], f"--plot-cdf {folder}: is a folder"),
+        (["sweep", str(study), "-q", "--out", str(afile)], f"--out {afile}: exists and is a file; expected a folder"),
+        (["sweep", str(study), "-q", "--out", nope], f"--out {nope}: cannot write in the folder `{unwritable}`"),
+        (["results", str(tmp_path / "store"), "--csv", str(folder)], f"--csv {folder}: is a folder; expected a file"),
+        (["trace", "generate", *small, f"{nope}.csv"], f"output {nope}.csv: cannot write in the folder"),
+        (["trace", "convert", str(trace), str(folder)], f"output {folder}: is a folder; expected a file"),
+        (["calibrate", str(trace), "--trials", "1", "-q", "--out", str(folder)], f"--out {folder}: is a folder"),
+        (
+            ["validate", str(trace), "-c", str(profile), "--plot", f"{afile}/c.png"],
+            f"--plot {afile}/c.png: `{afile}` is a file, not a",
+        ),
+        (["reproduce", "hwb", "--quick", "-q", "--out", str(afile)], f"--out {afile}: exists and is a file"),
+        (["reproduce", "--all", "--quick", "-q", "--out", str(afile)], f"--out {afile}: exists and is a file"),
+    ]
+    for argv, message in cases:
+        assert cli.main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        assert err.startswith(f"ssdlab: error: {message}"), (argv, err)
+        assert len(err.splitlines()) == 1 and "Errno" not in err and "running" not in err, (argv, err)
+        assert out == "", (argv, out)  # nothing ran, nothing was printed
+    assert afile.read_text() == "kept\n" and list(folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "folder",
+        "p.toml",
+        "results.csv",
+        "ro",
+        "s.toml",
+        "store",
+        "t.csv",
+    ]
+
+
+def test_os_errors_read_in_ssdlab_words(tmp_path):
+    import errno
+
+    from ssdlab import api
+
+    assert api.os_error_message(FileNotFoundError(errno.ENOENT, "No such file or directory", "a.toml")) == (
+        "a.toml: no such file or folder"
+    )
+    assert api.os_error_message(OSError(errno.ENOSPC, "No space left on device", "r.json")) == (
+        "r.json: no space left on the disk"
+    )
+    p = ssdlab_cmd("run", "--config", str(tmp_path))
+    assert p.returncode == 2 and p.stderr == f"ssdlab: error: {tmp_path}: is a folder; expected a file\n"

@@ -137,3 +137,31 @@ def test_timestamp_names_its_key(tmp_path, capsys):
     )
     assert code == 2
     assert "config field `workload.timestamp`: `record`: format `msr` has a single time stamp" in err, err
+
+
+def test_oversized_integers_name_their_key(tmp_path, capsys):
+    """A whole number past 64 bits: in a file, past TOML's range (the parser alone would say
+    `<document>`); in `--set` and a dict, past the engine's (JSON would carry it as a float)."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[workload]\nkind = "zipf"\nrequests = 99999999999999999999\n')
+    code, out, err = run_cli(capsys, "run", "--config", str(cfg))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"ssdlab: error: {cfg}:3: config field `workload.requests`: 99999999999999999999 is too large for a "
+        "TOML integer (at most 9223372036854775807)\n"
+    )
+    code, out, err = run_cli(capsys, "run", "--set", "workload.requests=99999999999999999999")
+    assert (code, err) == (
+        2,
+        "ssdlab: error: config field `workload.requests`: 99999999999999999999 is too large "
+        "(at most 18446744073709551615)\n",
+    )
+    with pytest.raises(SsdlabError, match=r"^config field `flows\[1\]\.queue_depth`: -1\d{19} is too small"):
+        ssdlab.Config({"flows": [{}, {"queue_depth": -(10**19)}]}).resolved()
+    # The largest whole number the engine holds reaches it: the run's own check answers.
+    cfg = ssdlab.Config({"workload": {"requests": 10}, "run": {"warmup_requests": 2**64 - 1}})
+    assert cfg.resolved()["run"]["warmup_requests"] == 2**64 - 1
+    with pytest.raises(
+        SsdlabError, match=r"^config field `run.warmup_requests`: 18446744073709551615 warm-up requests"
+    ):
+        ssdlab.simulate(cfg)

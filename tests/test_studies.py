@@ -19,6 +19,36 @@ def test_registry_lists_both_studies():
     assert p.returncode == 0 and "waf-vs-op" in p.stdout and "buffers-basic" in p.stdout
 
 
+def test_cell_counts_in_the_docs_are_the_registry_s(capsys):
+    """docs/studies.md's "full grid (N cells)" of each study is what `ssdlab reproduce --list`
+    counts (a study's paragraph begins with its name)."""
+    import re
+    from pathlib import Path
+
+    assert cli.main(["reproduce", "--list"]) == 0
+    listed = {}
+    for line in capsys.readouterr().out.splitlines():
+        m = re.match(r"(\S+)\s+([\d,?]+) quick,\s+([\d,?]+) full cells", line)
+        assert m, line
+        listed[m.group(1)] = {"quick": m.group(2), "full": m.group(3)}
+    assert set(listed) == set(studies.registry())
+    doc = (Path(__file__).parent.parent / "docs" / "studies.md").read_text()
+    found = []
+    for para in doc.split("\n\n"):
+        m = re.match(r"`([\w-]+)`", para)
+        if not m or m.group(1) not in listed:
+            continue
+        for grid, n in re.findall(r"(full|quick) grid \(([\d,]+) cells\)", para):
+            found.append((m.group(1), grid, n))
+    assert {name for name, _, _ in found} >= {"hwb", "hotcold2022", "ptsd"}
+    wrong = [
+        f"{name}: docs say {n} {grid}, reproduce --list {listed[name][grid]}"
+        for name, grid, n in found
+        if listed[name][grid] != n
+    ]
+    assert not wrong, "docs/studies.md's cell counts are stale: " + "; ".join(wrong)
+
+
 def test_unknown_study_is_a_user_error():
     p = subprocess.run([sys.executable, "-m", "ssdlab", "reproduce", "nope"], capture_output=True, text=True)
     assert p.returncode == 2 and "unknown study `nope`" in p.stderr and "Traceback" not in p.stderr

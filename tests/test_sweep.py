@@ -158,6 +158,17 @@ def test_relative_trace_paths_resolve_against_the_study_directory(tmp_path):
     st = load_study(f)
     assert st.base["workload"]["path"] == str(tmp_path / "studies/traces/a.csv")
 
+    # A flow's trace too, in [base] and on an axis (`flows.1.workload.path`), and in a configuration file.
+    flows = '[[base.flows]]\nworkload = { kind = "trace", path = "r.csv" }\n'
+    flows += '[[base.flows]]\nworkload = { kind = "uniform" }\n'
+    f.write_text(flows + '[axes]\n"flows.1.workload.path" = ["w.csv", "/abs/w.csv"]\n')
+    st = load_study(f)
+    assert st.base["flows"][0]["workload"]["path"] == str(tmp_path / "studies/r.csv")
+    assert [d["flows.1.workload.path"] for d in st.dims[0]] == [str(tmp_path / "studies/w.csv"), "/abs/w.csv"]
+    cfg = tmp_path / "studies" / "c.toml"
+    cfg.write_text(flows.replace("base.", ""))
+    assert ssdlab.Config.from_toml(cfg).to_dict()["flows"][0]["workload"]["path"] == str(tmp_path / "studies/r.csv")
+
 
 def test_equal_resolved_configurations_share_a_key():
     cells = expand_study({"base": TINY, "axes": {"buffer.bytes": ["16MiB", 16 << 20, "8MiB"]}})

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import errno
 import functools
 import json
 import math
+import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -28,16 +30,147 @@ def parse_value(text: str) -> Any:
         return text
 
 
+# What a failed file operation means, in ssdlab's words rather than the system's errno text.
+_OS_ERRORS = {
+    errno.ENOENT: "no such file or folder",
+    errno.EACCES: "no permission",
+    errno.EPERM: "no permission",
+    errno.EISDIR: "is a folder; expected a file",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EEXIST: "already exists",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "no space left on the disk",
+    errno.EDQUOT: "over the disk quota",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.ELOOP: "too many symbolic links",
+    errno.EMFILE: "too many open files",
+}
+
+
+def os_error_words(e: OSError) -> str:
+    """Why a file operation failed, in ssdlab's words (the system's text for a rare errno)."""
+    return _OS_ERRORS.get(e.errno, (e.strerror or str(e)).lower())
+
+
+def os_error_message(e: OSError) -> str:
+    """`path: why` for a failed file operation (both paths of a rename)."""
+    where = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    return f"{where}: {os_error_words(e)}" if where else os_error_words(e)
+
+
 def read_toml(path: Path, error: type[SsdlabError] = SsdlabError) -> tuple[str, dict]:
     """A TOML file's text and contents; an unreadable or malformed file raises `error` naming it."""
     try:
         text = path.read_text()
     except OSError as e:
-        raise error(f"{path}: {e.strerror or e}") from None
+        raise error(f"{path}: {os_error_words(e)}") from None
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise error(f"{path}: {e}") from None
+
+
+def is_trace_path_key(key: str) -> bool:
+    """Whether a dotted key names a trace file: `workload.path` or a flow's `flows.i.workload.path`."""
+    parts = key.split(".")
+    return parts[-2:] == ["workload", "path"] and (len(parts) == 2 or (len(parts) == 4 and parts[0] == "flows"))
+
+
+def trace_path(value: Any, root: str | Path) -> Any:
+    """A trace path as written in a file in `root`: `~` expanded, a relative one taken relative to
+    `root` (not to where ssdlab runs). Anything but a non-empty string is returned as it is."""
+    if not isinstance(value, str) or not value:
+        return value
+    p = os.path.expanduser(value)
+    return p if os.path.isabs(p) else os.path.normpath(os.path.join(root, p))
+
+
+def resolve_trace_paths(data: dict, root: str | Path) -> None:
+    """Every trace path of a configuration (`workload.path`, each flow's) relative to `root`, in place."""
+    tables = [data.get("workload")]
+    flows = data.get("flows")
+    if isinstance(flows, list):
+        tables += [f.get("workload") for f in flows if isinstance(f, dict)]
+    for t in tables:
+        if isinstance(t, dict) and "path" in t:
+            t["path"] = trace_path(t["path"], root)
+
+
+def set_key(data: dict, key: str, value: Any, merge: bool = False) -> None:
+    """Set the dotted configuration key `key` in the configuration dict `data`, in place.
+
+    The one addressing of keys shared by `Config.set`, `--set`, `compare --vary` and a study's
+    [base], [axes] and [[zip]]: `section.key` (`buffer.kind`), deeper tables
+    (`buffer.hitstat.hit_log`; created when absent) and, in the array of tables `[[flows]]`,
+    flow i by its index (`flows.0.priority`, `flows.1.workload.path`, `flows.1` for the whole
+    table). An index must name a flow that is given: arrays are not extended. `merge=True`: a
+    table value merges into a table already there (a study's TOML tables) instead of replacing
+    it. Raises SsdlabError naming the key."""
+    parts = key.split(".")
+    if not all(parts):
+        raise SsdlabError(f"config field `{key}`: expected dotted names, e.g. section.key")
+    node: Any = data
+    for i, p in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            slot: Any = _table_index(key, parts, i, len(node))
+        elif isinstance(node, dict):
+            slot = p
+            if not last and node.get(p) is None:
+                if i == 0 and p == "flows":
+                    raise SsdlabError(f"config field `{key}`: the configuration has no flows ([[flows]] tables)")
+                node[p] = {}
+        else:
+            where = ".".join(parts[:i])
+            raise SsdlabError(f"config field `{key}`: `{where}` is {json.dumps(node)}, not a table")
+        if last:
+            if (
+                merge
+                and isinstance(value, Mapping)
+                and isinstance(node[slot] if isinstance(node, list) else node.get(slot), dict)
+            ):
+                for k, v in value.items():
+                    set_key(node[slot], k, v, merge=True)
+            else:
+                node[slot] = value
+            return
+        node = node[slot]
+
+
+def _table_index(key: str, parts: list[str], i: int, count: int) -> int:
+    """`parts[i]` as an index into the array of `count` tables `parts[:i]` (`flows`)."""
+    array, p = ".".join(parts[:i]), parts[i]
+    noun = "flow" if array == "flows" else "table"
+    if not p.isdigit():
+        raise SsdlabError(f"config field `{key}`: `{array}` is an array of tables; expected an index, not `{p}`")
+    if int(p) >= count:
+        given = f"{count} {noun}{'s' if count != 1 else ''}"
+        indices = f" (`{array}.0` to `{array}.{count - 1}`)" if count > 1 else f" (`{array}.0`)" if count else ""
+        raise SsdlabError(f"config field `{key}`: index {p} is past the {given} given{indices}")
+    return int(p)
+
+
+# The engine reads whole numbers as 64-bit integers; JSON would carry a larger one as a float.
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def config_json(data: Mapping[str, Any]) -> str:
+    """A configuration as the JSON the engine reads; a whole number the engine cannot hold (past
+    64 bits) is an SsdlabError naming its key, not a float the engine would misname."""
+
+    def check(v: Any, path: str) -> None:
+        if isinstance(v, int) and not isinstance(v, bool) and not _INT_MIN <= v <= _INT_MAX:
+            bound = f"too large (at most {_INT_MAX})" if v > 0 else f"too small (at least {_INT_MIN})"
+            raise SsdlabError(f"config field `{path}`: {v} is {bound}")
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                check(x, f"{path}.{k}" if path else str(k))
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                check(x, f"{path}[{i}]")
+
+    check(data, "")
+    return json.dumps(data)
 
 
 class Config:
@@ -60,11 +193,7 @@ class Config:
         text, data = read_toml(p)
         # Checked here, where the text is at hand, so that errors can name the line.
         _core.check_config_file(text, str(p))
-        workload = data.get("workload")
-        if isinstance(workload, dict) and isinstance(workload.get("path"), str):
-            trace = Path(workload["path"]).expanduser()
-            if not trace.is_absolute():
-                workload["path"] = str(p.parent / trace)
+        resolve_trace_paths(data, p.parent)
         return cls(data)
 
     @classmethod
@@ -78,19 +207,11 @@ class Config:
         raise TypeError(f"config must be a TOML path, a dict or a Config, not {type(config).__name__}")
 
     def set(self, key: str, value: Any) -> Config:
-        """A copy of this configuration with a dotted key set, e.g. `set("buffer.kind", "lru")`;
-        this one is left unchanged, so a loop over `base.set(...)` gives distinct configurations."""
-        parts = key.split(".")
-        if len(parts) < 2 or not all(parts):
-            raise SsdlabError(f"config field `{key}`: expected section.key")
+        """A copy of this configuration with a dotted key set, e.g. `set("buffer.kind", "lru")` or
+        `set("flows.0.priority", "urgent")` (addressed as `set_key` describes); this one is left
+        unchanged, so a loop over `base.set(...)` gives distinct configurations."""
         new = Config(self._data)
-        node = new._data
-        for p in parts[:-1]:
-            nxt = node.setdefault(p, {})
-            if not isinstance(nxt, dict):
-                raise SsdlabError(f"config field `{key}`: `{p}` is not a section")
-            node = nxt
-        node[parts[-1]] = copy.deepcopy(value)
+        set_key(new._data, key, copy.deepcopy(value))
         return new
 
     def to_dict(self) -> dict:
@@ -98,7 +219,7 @@ class Config:
 
     def resolved(self) -> dict:
         """This configuration with every default filled in, after validation (no run)."""
-        return json.loads(_core.validate_config(json.dumps(self._data)))
+        return json.loads(_core.validate_config(config_json(self._data)))
 
     def __repr__(self) -> str:
         return f"Config({self._data!r})"
@@ -225,7 +346,7 @@ def simulate(config: ConfigLike = None, progress: Callable[[int, int], None] | N
     The run releases the GIL; Ctrl-C stops it with KeyboardInterrupt.
     """
     cfg = Config.load(config if config is not None else {})
-    cfg_json, metrics_json, hist_json, series_json, warnings = _core.simulate(json.dumps(cfg._data), progress)
+    cfg_json, metrics_json, hist_json, series_json, warnings = _core.simulate(config_json(cfg._data), progress)
     metrics = {k: _metric(v) for k, v in json.loads(metrics_json).items()}
     histograms = {k: [tuple(p) for p in v] for k, v in json.loads(hist_json).items()}
     series = {k: [_metric(x) for x in v] for k, v in json.loads(series_json).items()}

@@ -14,6 +14,7 @@ import numbers
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -151,6 +152,56 @@ def write_json(dest: str, doc) -> None:
     Path(dest).write_text(text)
 
 
+def check_output_file(option: str, path: str | os.PathLike) -> None:
+    """Check, before anything runs, that the file `path` (given as `option`) can be written: not a
+    folder, an existing file writable, or else a folder to create it in. An error names the option
+    and the path in ssdlab's words. `-` (standard output) passes."""
+    if str(path) == "-":
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise SsdlabError(f"{option} {path}: is a folder; expected a file")
+    if p.exists():
+        if not p.is_file():
+            return  # a device or a pipe (`/dev/stdout`): opened when written, not before
+        try:
+            os.close(os.open(p, os.O_WRONLY))  # opened, not truncated: the file stays as it is
+        except OSError as e:
+            raise SsdlabError(f"{option} {path}: exists and cannot be written ({api.os_error_words(e)})") from None
+        return
+    _check_folder(option, path, p.parent)
+
+
+def check_output_dir(option: str, path: str | os.PathLike, files: tuple[str, ...] = ()) -> None:
+    """Check, before anything runs, that the folder `path` (given as `option`) can hold output:
+    an existing folder to write in (and the `files` to be written there not folders), or a place
+    to create it."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise SsdlabError(f"{option} {path}: exists and is a file; expected a folder")
+    if not p.is_dir():
+        _check_folder(option, path, p.parent)
+        return
+    _check_folder(option, path, p)
+    for name in files:
+        check_output_file(option, p / name)
+
+
+def _check_folder(option: str, path, folder: Path) -> None:
+    """`folder`, or the nearest of its parents that exists (the rest are created), is a folder
+    this process can create files in (tried: permissions alone miss read-only file systems)."""
+    at = folder
+    while not at.exists() and at != at.parent:
+        at = at.parent
+    if not at.is_dir():
+        raise SsdlabError(f"{option} {path}: `{at}` is a file, not a folder")
+    try:
+        with tempfile.NamedTemporaryFile(dir=at, prefix=".ssdlab-check-"):
+            pass
+    except OSError as e:
+        raise SsdlabError(f"{option} {path}: cannot write in the folder `{at}` ({api.os_error_words(e)})") from None
+
+
 def table_lines(rows: list[list[str]], header: list[str], left: int = 1) -> list[str]:
     """A text table's lines (header, rule, rows): the first `left` columns aligned left, the others right."""
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
@@ -185,6 +236,9 @@ def _simulate(cfg: api.Config, quiet: bool) -> api.Result:
 
 def cmd_run(args) -> int:
     cfg = _config_from_args(args)
+    for option, path in (("--json", args.json), ("--plot-cdf", args.plot_cdf)):
+        if path:
+            check_output_file(option, path)
     if args.plot_cdf:  # checked before a long run
         from .report import figures as F
 
@@ -266,6 +320,11 @@ def cmd_compare(args) -> int:
         except SsdlabError as e:
             label = " ".join(f"{k}={v}" for k, v in vals.items())
             raise SsdlabError(f"{label}: {e}") from None
+    # Where the results go is checked before the first run, too.
+    if args.json:
+        check_output_file("--json", args.json)
+    if args.out or args.json != "-":
+        check_output_dir("--out", args.out or COMPARE_OUT, ("compare.json", "compare.png"))
     metrics = args.metrics.split(",") if args.metrics else KEY_METRICS
     # With `--json -` standard output holds the JSON alone; everything else goes to stderr.
     text_out = sys.stderr if args.json == "-" else sys.stdout
@@ -437,6 +496,7 @@ def cmd_trace_profile(args) -> int:
 
 
 def cmd_trace_convert(args) -> int:
+    check_output_file("output", args.out)
     t0 = time.monotonic()
     n = traces.trace_convert(args.file, args.out, **_trace_kwargs(args))
     print(f"wrote {n:,} requests to {args.out} in {time.monotonic() - t0:.1f} s")
@@ -446,6 +506,7 @@ def cmd_trace_convert(args) -> int:
 def cmd_trace_generate(args) -> int:
     t0 = time.monotonic()
     cfg = _config_from_args(args)
+    check_output_file("output", args.out)
     n = traces.trace_generate(cfg, args.out, format=args.format)
     print(
         f"wrote {n:,} requests of workload {cfg.resolved()['workload']['kind']} to {args.out} "
@@ -499,6 +560,7 @@ def cmd_sweep(args) -> int:
     from .sweep import run_sweep
 
     executor = args.executor or ("dask" if args.address else "local")
+    check_output_dir("--out", args.out)
     s = run_sweep(
         args.study,
         args.out,
@@ -579,6 +641,8 @@ def _csv_value(v):
 def cmd_results(args) -> int:
     from .store import ResultStore, _suggest, load_results
 
+    if args.csv:
+        check_output_file("--csv", args.csv)
     if args.compact:
         n, rows, path = ResultStore(args.dir).compact()
         if path is None:
@@ -830,6 +894,8 @@ def cmd_reproduce(args) -> int:
         for r in rows:  # one line per study: name, cells of the quick and the full grid, summary
             print(f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}} {r[2]:>{widths[2]}}  {r[3]}")
         return 0
+    folder = args.out or Path("results") / (f"{args.name}-quick" if args.quick else args.name)
+    check_output_dir("--out" if args.out else "results folder", folder)
     try:
         report = studies.reproduce(args.name, quick=args.quick, out=args.out, **_run_options(args))
     except studies.CellsFailed as e:
@@ -861,6 +927,7 @@ def _reproduce_all(args) -> int:
 
     if args.name:
         raise SsdlabError(f"reproduce: give a study name or --all, not both (got `{args.name}` and --all)")
+    check_output_dir("--out" if args.out else "results folder", args.out or "results")
     done, failures = studies.reproduce_all(quick=args.quick, out=args.out, **_run_options(args))
     for folder in done:
         print(f"wrote {folder / 'report.html'}")
@@ -949,6 +1016,7 @@ def _add_claims_parser(sub) -> None:
 def cmd_calibrate(args) -> int:
     from . import calibrate as C
 
+    check_output_file("--out", args.out)
     cal = C.calibrate(
         args.trace,
         format=args.format,
@@ -972,6 +1040,8 @@ def cmd_calibrate(args) -> int:
 def cmd_validate(args) -> int:
     from . import calibrate as C
 
+    if args.plot:
+        check_output_file("--plot", args.plot)
     v = C.validate(args.trace, args.config, format=args.format)
     if args.plot:
         path = v.save_plot(args.plot)
@@ -1151,7 +1221,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nssdlab: interrupted", file=sys.stderr)
         return 130
-    except (OSError, json.JSONDecodeError) as e:
+    except OSError as e:
+        # What a check before the run could not foresee (a full disk): in ssdlab's words too.
+        print(f"ssdlab: error: {api.os_error_message(e)}", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as e:
         print(f"ssdlab: error: {e}", file=sys.stderr)
         return 2
 

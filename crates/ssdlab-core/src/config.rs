@@ -642,6 +642,11 @@ impl Places {
         let mut out = Vec::new();
         if let Ok(doc) = toml_edit::ImDocument::parse(text) {
             Self::table(doc.as_table(), "", text, &mut out);
+        } else if let Some((_, masked, _)) = mask_out_of_range(text) {
+            // Integers beyond TOML's range masked: every line keeps its number.
+            if let Ok(doc) = toml_edit::ImDocument::parse(masked.as_str()) {
+                Self::table(doc.as_table(), "", &masked, &mut out);
+            }
         }
         Places(out)
     }
@@ -775,6 +780,122 @@ fn take_non_tables(tables: &mut Tables) -> Vec<String> {
     stray
 }
 
+/// What `mask_out_of_range` puts in place of a number (then its index).
+const OUT_OF_RANGE: &str = "ssdlab-out-of-range-";
+
+/// A masked text: its parsed value, the text, and each number (marker, as written, offset).
+type Masked = (serde_json::Value, String, Vec<(String, String, usize)>);
+
+/// A TOML text with each integer beyond TOML's 64-bit range replaced by a marker string, so
+/// that it parses (the parser rejects such a number as a failure of the whole document, at the
+/// number but without its key), and each number as (marker, number as written, byte offset in
+/// `text`). None when the text does not parse for another reason too. Neither a number nor a
+/// marker holds a newline: every line keeps its number.
+fn mask_out_of_range(text: &str) -> Option<Masked> {
+    const MAX_NUMBERS: usize = 64;
+    let mut patched = text.to_string();
+    let mut numbers = Vec::new();
+    let mut shift = 0isize; // patched offset - original offset, past the markers so far
+    loop {
+        let e = match toml::from_str::<serde_json::Value>(&patched) {
+            Ok(v) => return Some((v, patched, numbers)),
+            Err(e) => e,
+        };
+        let overflow = ["number too large", "number too small"]
+            .iter()
+            .any(|m| e.message().contains(m));
+        if !overflow || numbers.len() == MAX_NUMBERS {
+            return None;
+        }
+        // The span may be the number, a part of it or a point in it: the whole token around it.
+        let in_number = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'-');
+        let bytes = patched.as_bytes();
+        let mut span = e.span().filter(|s| s.end <= bytes.len())?;
+        while span.start > 0 && in_number(bytes[span.start - 1]) {
+            span.start -= 1;
+        }
+        span.end = span.end.max(span.start);
+        while span.end < bytes.len() && in_number(bytes[span.end]) {
+            span.end += 1;
+        }
+        let number = patched.get(span.clone())?.to_string();
+        if number.is_empty() || !number.bytes().all(in_number) {
+            return None;
+        }
+        let marker = format!("{OUT_OF_RANGE}{}", numbers.len());
+        let quoted = format!("\"{marker}\"");
+        let at = (span.start as isize - shift) as usize;
+        shift += quoted.len() as isize - (span.end - span.start) as isize;
+        patched.replace_range(span, &quoted);
+        numbers.push((marker, number, at));
+    }
+}
+
+/// A file with integers beyond TOML's range: an error naming each one's key (at its offset),
+/// and the file's other errors as for any file (placed by their keys: `Places` reads such a
+/// text too). None when the text fails for another reason.
+#[allow(clippy::type_complexity)]
+fn out_of_range_integers(text: &str) -> Option<(Option<Config>, Vec<(SimError, Option<usize>)>)> {
+    let (value, _, numbers) = mask_out_of_range(text)?;
+    let mut paths = Vec::new();
+    for (marker, number, at) in &numbers {
+        let path = path_of_string(&value, marker, String::new())?;
+        let bound = if number.starts_with('-') {
+            format!("too small for a TOML integer (at least {})", i64::MIN)
+        } else {
+            format!("too large for a TOML integer (at most {})", i64::MAX)
+        };
+        paths.push((path, format!("{number} is {bound}"), *at));
+    }
+    // The numbers' keys left out (as if not given): the rest is checked as usual, and a check
+    // of such a key meets no marker.
+    let mut value = value;
+    drop_markers(&mut value);
+    let (c, others) = parse_value(value);
+    let mut errors: Vec<(SimError, Option<usize>)> = paths
+        .into_iter()
+        .map(|(path, msg, at)| (SimError::config(path, msg), Some(at)))
+        .collect();
+    errors.extend(others.into_iter().map(|e| (e, None)));
+    Some((c, errors))
+}
+
+/// Take the markers of `mask_out_of_range` out of a parsed value (keys and array elements).
+fn drop_markers(v: &mut serde_json::Value) {
+    let is_marker = |x: &serde_json::Value| x.as_str().is_some_and(|s| s.starts_with(OUT_OF_RANGE));
+    match v {
+        serde_json::Value::Object(m) => {
+            m.retain(|_, x| !is_marker(x));
+            m.values_mut().for_each(drop_markers);
+        }
+        serde_json::Value::Array(a) => {
+            a.retain(|x| !is_marker(x));
+            a.iter_mut().for_each(drop_markers);
+        }
+        _ => {}
+    }
+}
+
+/// The dotted path (`flows[0].queue_depth`, as field errors name keys) of the string `s` in `v`.
+fn path_of_string(v: &serde_json::Value, s: &str, path: String) -> Option<String> {
+    match v {
+        serde_json::Value::String(x) if x == s => Some(path),
+        serde_json::Value::Object(m) => m.iter().find_map(|(k, x)| {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            path_of_string(x, s, p)
+        }),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| path_of_string(x, s, format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
 impl Config {
     /// Parse a TOML document; every unknown key and wrong type is reported.
     pub fn from_toml_str(text: &str) -> Result<Config> {
@@ -799,6 +920,9 @@ impl Config {
                 (c, errors.into_iter().map(|e| (e, None)).collect())
             }
             Err(e) => {
+                if let Some(found) = out_of_range_integers(text) {
+                    return found;
+                }
                 let at = e.span().map(|s| s.start);
                 let err = field_error(".".into(), e.message().to_string());
                 (None, vec![(err, at)])
@@ -1513,6 +1637,40 @@ mod tests {
         crate::registry::parse_toml_file(text, "c.toml")
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn integers_beyond_toml_range_name_their_key_and_line() {
+        assert_eq!(
+            file_error("[workload]\nkind = \"zipf\"\nrequests = 99999999999999999999\n"),
+            "c.toml:3: config field `workload.requests`: 99999999999999999999 is too large for a \
+             TOML integer (at most 9223372036854775807)"
+        );
+        // Every one of them, in inline tables and arrays of tables too, beside the file's other
+        // errors, each at its line.
+        let text = "[buffer]\nbites = 1\n[[flows]]\nqueue_depth = 1_000_000_000_000_000_000_000\n\
+                    workload = { kind = \"zipf\", seed = -99999999999999999999 }\n\
+                    [run]\nmode = \"timd\"\n";
+        assert_eq!(
+            file_error(text),
+            "4 errors:\n  \
+             c.toml:2: config field `buffer.bites`: unknown key; did you mean `buffer.bytes`?\n  \
+             c.toml:4: config field `flows[0].queue_depth`: 1_000_000_000_000_000_000_000 is too \
+             large for a TOML integer (at most 9223372036854775807)\n  \
+             c.toml:5: config field `flows[0].workload.seed`: -99999999999999999999 is too small \
+             for a TOML integer (at least -9223372036854775808)\n  \
+             c.toml:7: config field `run.mode`: unknown value `timd`; did you mean `timed`?"
+        );
+        // A string field holding one: the range, not the marker's name.
+        let e = file_error("[workload]\nkind = 99999999999999999999\n");
+        assert!(
+            e.starts_with(
+                "c.toml:2: config field `workload.kind`: 99999999999999999999 is too large"
+            ) && !e.contains("ssdlab-out-of-range"),
+            "{e}"
+        );
+        // Another syntax error still reports as one.
+        assert!(file_error("[run]\nseed = 99999999999999999999\nmode = \n").starts_with("c.toml:"));
     }
 
     #[test]

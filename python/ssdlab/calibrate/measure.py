@@ -24,27 +24,43 @@ HISTOGRAMS = {"read": "latency.read_ns", "write": "latency.write_ns"}
 Dist = tuple[np.ndarray, np.ndarray]  # (sorted distinct values in µs, counts)
 
 
+# Where each format that can carry a device's latencies keeps them (docs/traces.md).
+LATENCY_SOURCES = {
+    "flashnet": "latency_us column",
+    "msr": "ResponseTime column",
+    "systor": "Response column",
+    "blkparse": "C (completion) events after the D (dispatch) events replayed",
+}
+WITH_LATENCIES = "flashnet (latency_us), msr (ResponseTime), systor (Response) or blkparse (D→C)"
+
+
 def _measured(path: str | Path, fmt: str) -> dict[str, np.ndarray] | None:
-    """{"read": µs array, "write": µs array} of the trace's measured latencies, or None when the
-    format carries none."""
+    """{"read": µs array, "write": µs array} of the trace's measured latencies, or None when it
+    carries none: no field for them, or 0 in every record (what a writer without them puts in
+    MSR's ResponseTime; no device completes every request in no time)."""
     got = traces.measured_latencies(str(path), format=fmt)
-    if not (len(got["read"]) or len(got["write"])):
+    arrays = {op: np.asarray(got[op], dtype=float) for op in OPS}
+    if not any(np.any(v > 0) for v in arrays.values()):
         return None
-    return {op: np.asarray(got[op], dtype=float) for op in OPS}
+    return arrays
+
+
+def no_latencies_message(path: str | Path, fmt: str, command: str = "calibrate") -> str:
+    """Why a trace cannot be calibrated or validated on: it holds no measured latency."""
+    where = LATENCY_SOURCES.get(fmt)
+    why = f"format {fmt}: {where} absent or 0 in every record" if where else f"format {fmt} records none"
+    return f"trace {path} has no measured latencies ({why}); {command} needs a trace with them: {WITH_LATENCIES}"
 
 
 # --------------------------------------------------------------------------------------------
 
 
-def measured(path: str | Path, fmt: str) -> dict[str, Dist]:
+def measured(path: str | Path, fmt: str, command: str = "calibrate") -> dict[str, Dist]:
     """The measured latency distribution of each operation of a trace; a CalibrationError when
-    the trace has no measured latencies."""
+    the trace has no measured latencies (`command`: what needs them, for the message)."""
     got = _measured(path, fmt)
-    if got is None or not any(len(v) for v in got.values()):
-        raise CalibrationError(
-            f"{path}: the trace (format {fmt}) has no measured latencies; calibrate and validate need a "
-            "trace that records each request's latency on the device (docs/calibrate.md)"
-        )
+    if got is None:
+        raise CalibrationError(no_latencies_message(path, fmt, command))
     return {op: from_samples(got[op]) for op in OPS}
 
 

@@ -47,7 +47,6 @@ GRID_TABLES = ("name", "base", "axes", "zip")
 STUDY_KEYS = ("name", "summary", "description")
 RANGE_KEYS = {"start", "stop", "step", "num", "values", "geom", "factor"}
 MAX_VALUES = 1_000_000
-PATH_KEYS = ("workload.path",)
 
 
 class StudyError(SsdlabError):
@@ -323,45 +322,20 @@ def _range(spec: Mapping, where: str) -> list:
 
 
 def deep_set(cfg: dict, dotted: str, value: Any, where: str) -> None:
-    """Set a dotted key; a table value merges into an existing table (deep merge)."""
-    parts = dotted.split(".")
-    if not all(parts):
-        raise StudyError(f"{where}: bad key `{dotted}`")
-    node = cfg
-    for p in parts[:-1]:
-        if isinstance(node, list):
-            # An array of tables (`flows.1.queue_depth`): the element at that index.
-            if not p.isdigit() or int(p) >= len(node):
-                raise StudyError(f"{where}: `{dotted}`: `{p}` is not an index of its {len(node)} tables")
-            node = node[int(p)]
-            continue
-        nxt = node.setdefault(p, {})
-        if not isinstance(nxt, dict | list):
-            raise StudyError(f"{where}: `{dotted}`: `{p}` is not a table")
-        node = nxt
-    leaf = parts[-1]
-    if isinstance(node, list):
-        raise StudyError(f"{where}: `{dotted}`: set a key of one of its tables (`…{leaf}.key`)")
-    if isinstance(value, Mapping) and isinstance(node.get(leaf), dict):
-        for k, v in value.items():
-            deep_set(node[leaf], k, v, where)
-    else:
-        node[leaf] = value
+    """Set a dotted key as `Config.set` does (`api.set_key`: `flows.1.queue_depth` included); a
+    table value merges into an existing table (deep merge). Errors are StudyErrors after `where`."""
+    try:
+        api.set_key(cfg, dotted, value, merge=True)
+    except SsdlabError as e:
+        raise StudyError(f"{where}: {e}") from None
 
 
 def _resolve_path_value(key: str, value: Any, root: Path) -> Any:
-    if key in PATH_KEYS and isinstance(value, str) and value:
-        p = os.path.expanduser(value)
-        return p if os.path.isabs(p) else os.path.normpath(os.path.join(root, p))
-    return value
+    return api.trace_path(value, root) if api.is_trace_path_key(key) else value
 
 
 def _resolve_paths_in_config(cfg: dict, root: Path) -> None:
-    for key in PATH_KEYS:
-        section, name = key.split(".")
-        table = cfg.get(section)
-        if isinstance(table, dict) and name in table:
-            table[name] = _resolve_path_value(key, table[name], root)
+    api.resolve_trace_paths(cfg, root)
 
 
 # -- placeholders ------------------------------------------------------------------------------
