@@ -380,6 +380,11 @@ def test_output_paths_are_checked_before_anything_runs(tmp_path, capsys, unwrita
             ["validate", str(trace), "-c", str(profile), "--plot", f"{afile}/c.png"],
             f"--plot {afile}/c.png: `{afile}` is a file, not a",
         ),
+        (
+            ["plot", str(tmp_path / "store"), "--x", "k", "--y", "waf", "--out", f"{afile}/f"],
+            f"--out {afile}/f: `{afile}`",
+        ),
+        (["report", str(tmp_path / "store"), "--out", str(folder)], f"--out {folder}: is a folder; expected a file"),
         (["reproduce", "hwb", "--quick", "-q", "--out", str(afile)], f"--out {afile}: exists and is a file"),
         (["reproduce", "--all", "--quick", "-q", "--out", str(afile)], f"--out {afile}: exists and is a file"),
     ]

@@ -575,3 +575,27 @@ def test_several_grids_in_one_study():
         ssdlab.expand_study({**spec, "grid": [spec["grid"][0], {"name": "ftl", "axis": {}}]})
     with pytest.raises(ssdlab.SsdlabError, match=r"puts its \[axes\]"):
         ssdlab.expand_study({**spec, "axes": {"buffer.kind": ["lru"]}})
+
+
+def test_a_flows_trace_is_part_of_the_cell_key(tmp_path):
+    trace = tmp_path / "r.csv"
+    trace.write_text("128166385295514663,hm,0,Write,4096,4096,100\n")
+    study = {
+        "base": {
+            "run": {"mode": "timed"},
+            "device": {"logical_bytes": "4MiB", "pages_per_block": 16, "op": 0.25},
+            "flows": [
+                {"queue_depth": 1, "workload": {"kind": "trace", "path": str(trace)}},
+                {"queue_depth": 1, "workload": {"kind": "uniform", "requests": 10, "footprint_bytes": "1MiB"}},
+            ],
+        }
+    }
+    (before,) = expand_study(study)
+    assert before.trace_digest is not None
+    trace.write_text("128166385295514663,hm,0,Write,8192,4096,100\n")
+    (after,) = expand_study(study)
+    assert after.key != before.key and after.trace_digest != before.trace_digest
+    # A single workload's key is its trace's digest, as before.
+    single = {"base": {"workload": {"kind": "trace", "path": str(trace)}, "device": {"logical_bytes": "auto"}}}
+    (cell,) = expand_study(single)
+    assert cell.trace_digest == ssdlab.sweep.trace_digest(trace)

@@ -767,6 +767,8 @@ def cmd_plot(args) -> int:
         raise SsdlabError("--kind heatmap: its axes are the values of --x and --by, not scales (no --logx, --logy)")
     if args.kind == "cdf" and args.logy:
         raise SsdlabError("--kind cdf: the y axis is a fraction, 0 to 1 (--tail: its upper tail on a logit axis)")
+    stem = Path(args.out) if args.out else d / "figures" / _plot_name(args)
+    _check_folder("--out" if args.out else "figures folder", stem, stem.parent)
     df = load_results(d)
     filters: dict[str, list] = {}
     for item in args.filter or []:
@@ -796,7 +798,6 @@ def cmd_plot(args) -> int:
     else:
         title = [F.subtitle(F.ok_rows(df)), F.selection_note(df)]
         fig = F.cdf(F.samples_by(df, args.y, args.by), xlabel=F.label(args.y), logx=args.logx, title=title)
-    stem = Path(args.out) if args.out else d / "figures" / _plot_name(args)
     for path in F.save(fig, stem, formats=args.format.split(","), close=True):
         print(f"wrote {path}")
     return 0
@@ -808,6 +809,10 @@ def cmd_report(args) -> int:
     from .studies import hooks
 
     d = _results_dir(args.dir)
+    if args.out:
+        check_output_file("--out", args.out)
+    else:
+        check_output_dir("results folder", d)
     df = load_results(d)
     figures, sections = (None, None) if args.default_figures else hooks(d)
     path = write_report(d, out=args.out, figures=figures, sections=sections, results=df)

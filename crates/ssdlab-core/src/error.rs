@@ -88,9 +88,16 @@ impl SimError {
         }
     }
     pub fn io(path: impl Into<String>, err: impl fmt::Display) -> Self {
+        // "No such file or directory", not "... (os error 2)": the errno is the system's word.
+        let mut msg = err.to_string();
+        if let Some(i) = msg.rfind(" (os error ") {
+            if msg.ends_with(')') {
+                msg.truncate(i);
+            }
+        }
         SimError::Io {
             path: path.into(),
-            msg: err.to_string(),
+            msg,
         }
     }
     /// Short machine-readable kind, used by the Python layer to pick an exception class.
@@ -260,6 +267,15 @@ pub fn one_of(field: &str, value: &str, valid: &[&str]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn io_errors_say_what_happened_without_the_errno() {
+        let e = std::fs::File::open("/no/such/file").unwrap_err();
+        assert_eq!(
+            SimError::io("/no/such/file", e).to_string(),
+            "/no/such/file: No such file or directory"
+        );
+    }
 
     #[test]
     fn enumerated_values_suggest_the_nearest() {

@@ -51,6 +51,25 @@ def trace_digest(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _traces_digest(resolved: Mapping, digests: dict[str, str | None]) -> str | None:
+    """The digest of the trace a cell replays (`workload.path`); with `[[flows]]` replaying
+    traces, one digest of every flow's trace digest in flow order, so that editing any of them
+    runs the cell again. `digests` caches each file's."""
+
+    def of(workload: Mapping) -> str | None:
+        path = workload.get("path")
+        if workload.get("kind") != "trace" or not isinstance(path, str):
+            return None
+        if path not in digests:
+            digests[path] = trace_digest(path) if os.path.isfile(path) else None
+        return digests[path]
+
+    flows = [of(f.get("workload") or {}) for f in resolved.get("flows") or []]
+    if any(d is not None for d in flows):
+        return hashlib.sha256(json.dumps(flows).encode()).hexdigest()
+    return of(resolved.get("workload") or {})
+
+
 def cell_key(resolved: Mapping, digest: str | None, version: str = __version__) -> str:
     """The resume key of a cell: sha256 of its resolved configuration (canonical JSON), the trace
     digest and the ssdlab version."""
@@ -85,13 +104,7 @@ def expand_study(study: str | Path | Mapping | Study, base_dir: str | Path | Non
             resolved = api.Config(cfg).resolved()
         except SsdlabError as e:
             raise StudyError(f"{where}: cell {index} ({describe(values)}): {e}") from None
-        digest = None
-        wl = resolved.get("workload", {})
-        path = wl.get("path")
-        if wl.get("kind") == "trace" and isinstance(path, str):
-            if path not in digests:
-                digests[path] = trace_digest(path) if os.path.isfile(path) else None
-            digest = digests[path]
+        digest = _traces_digest(resolved, digests)
         cells.append(
             Cell(
                 index=index,
