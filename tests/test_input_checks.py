@@ -321,3 +321,25 @@ def test_an_early_note_is_shown_at_once_and_not_again(capsys):
     quiet = cli.ProgressBar(False)
     quiet.note("x")
     assert capsys.readouterr().err == "" and quiet.noted == ["x"]
+
+
+def test_the_urgent_class_without_a_device_queue_limit_warns():
+    flows = [
+        {
+            "queue_depth": 2,
+            "priority": "urgent",
+            "workload": {"kind": "uniform", "requests": 50, "footprint_bytes": "1MiB"},
+        },
+        {"queue_depth": 2, "workload": {"kind": "uniform", "requests": 50, "footprint_bytes": "1MiB"}},
+    ]
+    cfg = ssdlab.Config(
+        {
+            "run": {"mode": "timed"},
+            "device": {"logical_bytes": "4MiB", "pages_per_block": 16, "op": 0.25, "channels": 2},
+            "host": {"arbitration": "weighted-round-robin"},
+            "flows": flows,
+        }
+    )
+    (w,) = [w for w in ssdlab.simulate(cfg).warnings if "urgent" in w]
+    assert w.startswith("flows[0]: the urgent class changes nothing with host.device_queue_depth = 0")
+    assert not [w for w in ssdlab.simulate(cfg.set("host.device_queue_depth", 2)).warnings if "urgent" in w]
