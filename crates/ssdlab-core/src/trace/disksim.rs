@@ -3,7 +3,7 @@
 //! Whitespace-separated; 512-byte sectors; time in milliseconds (fractional); flags is an
 //! integer whose bit 0 set means read, clear means write. Extra fields are ignored.
 
-use super::fields::{num, request, scale, split_ws, too_few, uint, uint32, LineResult};
+use super::fields::{dev_columns, request, uint, LineResult};
 use crate::request::Op;
 
 pub(crate) struct Parser;
@@ -11,23 +11,18 @@ pub(crate) struct Parser;
 impl Parser {
     #[inline]
     pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_ws::<5>(line);
-        if n < 5 {
-            return Err(too_few(line, None, 5));
-        }
-        let t = num(f[0], "field 1 (time_ms)")?;
-        let dev = uint32(f[1], "field 2 (devno)")?;
-        let start = uint(f[2], "field 3 (start_sector)")?;
-        let size = uint(f[3], "field 4 (size_sectors)")?;
-        let flags = uint(f[4], "field 5 (flags)")?;
+        let (t, dev, off, len, op) = dev_columns(
+            line,
+            [
+                "field 1 (time_ms)",
+                "field 3 (start_sector)",
+                "field 4 (size_sectors)",
+            ],
+            512,
+        )?;
+        let flags = uint(op, "field 5 (flags)")?;
         let op = if flags & 1 == 1 { Op::Read } else { Op::Write };
-        request(
-            t * 1e3,
-            op,
-            scale(start, 512, "start_sector")?,
-            scale(size, 512, "size_sectors")?,
-            dev,
-        )
+        request(t * 1e3, op, off, len, dev)
     }
 }
 

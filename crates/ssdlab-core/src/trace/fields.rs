@@ -158,6 +158,27 @@ pub(crate) fn scale(v: u64, unit: u64, what: &str) -> std::result::Result<u64, S
         .ok_or_else(|| format!("{what} {v} × {unit} bytes overflows 64 bits"))
 }
 
+/// The five whitespace-separated columns DiskSim, MQSim and LinnOS share, `time devno offset
+/// size op` (extra fields ignored): the time as written, the dev, the offset and size times
+/// `unit_bytes`, and the op field as written. `fields` names fields 1, 3 and 4 in messages
+/// ("field 1 (time_ms)").
+#[inline]
+pub(crate) fn dev_columns<'a>(
+    line: &'a str,
+    fields: [&str; 3],
+    unit_bytes: u64,
+) -> std::result::Result<(f64, u32, u64, u64, &'a str), String> {
+    let (f, n) = split_ws::<5>(line);
+    if n < 5 {
+        return Err(too_few(line, None, 5));
+    }
+    let t = num(f[0], fields[0])?;
+    let dev = uint32(f[1], "field 2 (devno)")?;
+    let offset = scale(uint(f[2], fields[1])?, unit_bytes, fields[1])?;
+    let size = scale(uint(f[3], fields[2])?, unit_bytes, fields[2])?;
+    Ok((t, dev, offset, size, f[4]))
+}
+
 /// Build a request, checking that offset + length does not overflow and that the time,
 /// once converted to µs, is still finite (a huge stamp times its unit overflows to ∞).
 #[inline]

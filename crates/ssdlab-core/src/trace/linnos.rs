@@ -8,7 +8,7 @@
 //! The columns are DiskSim's (and MQSim's) with byte units instead of 512-byte sectors, so
 //! detection never picks `linnos` over them on its own: see `detect`.
 
-use super::fields::{num, request, show, split_ws, too_few, uint, uint32, LineResult};
+use super::fields::{dev_columns, request, show, LineResult};
 use crate::request::Op;
 
 pub(crate) struct Parser;
@@ -16,15 +16,12 @@ pub(crate) struct Parser;
 impl Parser {
     #[inline]
     pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_ws::<5>(line);
-        if n < 5 {
-            return Err(too_few(line, None, 5));
-        }
-        let t = num(f[0], "field 1 (ts_ms)")?;
-        let dev = uint32(f[1], "field 2 (devno)")?;
-        let off = uint(f[2], "field 3 (offset_B)")?;
-        let len = uint(f[3], "field 4 (size_B)")?;
-        let op = match f[4] {
+        let (t, dev, off, len, op) = dev_columns(
+            line,
+            ["field 1 (ts_ms)", "field 3 (offset_B)", "field 4 (size_B)"],
+            1,
+        )?;
+        let op = match op {
             "1" => Op::Read,
             "0" => Op::Write,
             s => {

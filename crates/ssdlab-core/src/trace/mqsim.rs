@@ -3,7 +3,7 @@
 //! Whitespace-separated; 512-byte sectors; time in nanoseconds; type 0 = write, 1 = read.
 //! Extra fields are ignored.
 
-use super::fields::{num, request, scale, show, split_ws, too_few, uint, uint32, LineResult};
+use super::fields::{dev_columns, request, show, LineResult};
 use crate::request::Op;
 
 pub(crate) struct Parser;
@@ -11,15 +11,16 @@ pub(crate) struct Parser;
 impl Parser {
     #[inline]
     pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_ws::<5>(line);
-        if n < 5 {
-            return Err(too_few(line, None, 5));
-        }
-        let t = num(f[0], "field 1 (time_ns)")?;
-        let dev = uint32(f[1], "field 2 (devno)")?;
-        let start = uint(f[2], "field 3 (start_sector)")?;
-        let size = uint(f[3], "field 4 (size_sectors)")?;
-        let op = match f[4] {
+        let (t, dev, off, len, op) = dev_columns(
+            line,
+            [
+                "field 1 (time_ns)",
+                "field 3 (start_sector)",
+                "field 4 (size_sectors)",
+            ],
+            512,
+        )?;
+        let op = match op {
             "0" => Op::Write,
             "1" => Op::Read,
             s => {
@@ -29,13 +30,7 @@ impl Parser {
                 ))
             }
         };
-        request(
-            t / 1e3,
-            op,
-            scale(start, 512, "start_sector")?,
-            scale(size, 512, "size_sectors")?,
-            dev,
-        )
+        request(t / 1e3, op, off, len, dev)
     }
 }
 
