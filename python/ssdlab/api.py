@@ -85,14 +85,19 @@ def trace_path(value: Any, root: str | Path) -> Any:
     return p if os.path.isabs(p) else os.path.normpath(os.path.join(root, p))
 
 
-def resolve_trace_paths(data: dict, root: str | Path) -> None:
-    """Every trace path of a configuration (`workload.path`, each flow's) relative to `root`, in place."""
+def workload_tables(data: Mapping) -> list[dict]:
+    """A configuration's workload tables: `[workload]`, then each flow's, those given."""
     tables = [data.get("workload")]
     flows = data.get("flows")
     if isinstance(flows, list):
         tables += [f.get("workload") for f in flows if isinstance(f, dict)]
-    for t in tables:
-        if isinstance(t, dict) and "path" in t:
+    return [t for t in tables if isinstance(t, dict)]
+
+
+def resolve_trace_paths(data: dict, root: str | Path) -> None:
+    """Every trace path of a configuration (`workload.path`, each flow's) relative to `root`, in place."""
+    for t in workload_tables(data):
+        if "path" in t:
             t["path"] = trace_path(t["path"], root)
 
 

@@ -64,10 +64,10 @@ def _traces_digest(resolved: Mapping, digests: dict[str, str | None]) -> str | N
             digests[path] = trace_digest(path) if os.path.isfile(path) else None
         return digests[path]
 
-    flows = [of(f.get("workload") or {}) for f in resolved.get("flows") or []]
-    if any(d is not None for d in flows):
-        return hashlib.sha256(json.dumps(flows).encode()).hexdigest()
-    return of(resolved.get("workload") or {})
+    found = [of(w) for w in api.workload_tables(resolved)]
+    if len(found) == 1:
+        return found[0]
+    return hashlib.sha256(json.dumps(found).encode()).hexdigest() if any(found) else None
 
 
 def cell_key(resolved: Mapping, digest: str | None, version: str = __version__) -> str:

@@ -124,7 +124,7 @@ def load_study(
     base: dict = {}
     for k, v in base_raw.items():
         deep_set(base, k, copy.deepcopy(v), f"{where}: [base]")
-    _resolve_paths_in_config(base, root)
+    api.resolve_trace_paths(base, root)
 
     grids = raw.get("grid")
     if grids is None:
@@ -148,7 +148,7 @@ def load_study(
                 raise StudyError(f"{gwhere}: base must be a table")
             for k, v in _flat_items(gbase_raw):
                 deep_set(gbase, k, copy.deepcopy(v), f"{gwhere}: base")
-            _resolve_paths_in_config(gbase, root)
+            api.resolve_trace_paths(gbase, root)
             dims, keys = _dimensions(g.get("axes", {}), g.get("zip", []), gwhere, root)
             parts.append((gbase, dims))
             axis_keys += [k for k in keys if k not in axis_keys]
@@ -332,10 +332,6 @@ def deep_set(cfg: dict, dotted: str, value: Any, where: str) -> None:
 
 def _resolve_path_value(key: str, value: Any, root: Path) -> Any:
     return api.trace_path(value, root) if api.is_trace_path_key(key) else value
-
-
-def _resolve_paths_in_config(cfg: dict, root: Path) -> None:
-    api.resolve_trace_paths(cfg, root)
 
 
 # -- placeholders ------------------------------------------------------------------------------

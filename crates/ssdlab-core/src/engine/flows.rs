@@ -311,10 +311,10 @@ struct Flow {
     read: u64,
     /// When it last submitted (a further pass's arrivals start there).
     last_submit_us: f64,
-    /// Its key prefix (`flows[i].workload`) and, once its first pass has ended, the warning for
-    /// a trace whose volumes were merged without being told to.
+    /// Its key prefix (`flows[i].workload`) and, once its first pass has ended, the warnings
+    /// about how its trace read (`Source::read_warnings`).
     key: String,
-    volume_note: Option<String>,
+    read_notes: Option<Vec<String>>,
 }
 
 impl Flow {
@@ -338,12 +338,8 @@ impl Flow {
                 return Err(no_requests(&self.view, lines, format));
             }
             self.next = None;
-            if self.volume_note.is_none() {
-                self.volume_note = Some(
-                    self.src
-                        .read_warnings(&self.view, &self.key, self.read)
-                        .join("; "),
-                );
+            if self.read_notes.is_none() {
+                self.read_notes = Some(self.src.read_warnings(&self.view, &self.key));
             }
             if self.passes_left <= 1 {
                 return Ok(());
@@ -452,7 +448,7 @@ pub(super) fn replay(
             last_submit_us: 0.0,
             view,
             key: format!("flows[{i}].workload"),
-            volume_note: None,
+            read_notes: None,
         };
         if flow.passes_left > 0 {
             flow.advance()?;
@@ -515,8 +511,8 @@ pub(super) fn replay(
         })
         .collect();
     for (i, f) in flows.iter_mut().enumerate() {
-        if let Some(n) = f.volume_note.take().filter(|n| !n.is_empty()) {
-            notes.push(format!("flows[{i}]: {n}"));
+        if let Some(n) = f.read_notes.take().filter(|n| !n.is_empty()) {
+            notes.push(format!("flows[{i}]: {}", n.join("; ")));
         }
     }
     Ok((std::mem::take(&mut q.stats), notes))

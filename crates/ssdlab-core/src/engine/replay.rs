@@ -680,9 +680,7 @@ pub(super) fn replay(
             parsed = std::mem::replace(&mut keeper, Keeper::new(false)).finish(&src);
         }
         if pass == 0 {
-            if src.format_name().is_some() {
-                warnings.extend(src.read_warnings(resolved, "workload", lp.done));
-            }
+            warnings.extend(src.read_warnings(resolved, "workload"));
             let (n, first) = src.skipped();
             skipped = n;
             if let Some(first) = first {

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::error::{Result, SimError};
 use crate::request::{Op, Request};
 use crate::synth::Synth;
-use crate::trace::{self, Format, TraceOptions, TraceReader, VolumeCount, LOOKAHEAD};
+use crate::trace::{self, Format, TraceOptions, TraceReader, VolumeTally, LOOKAHEAD};
 use rustc_hash::FxHashSet;
 use std::path::Path;
 
@@ -31,8 +31,7 @@ pub(super) struct Parsed {
     format: Option<&'static str>,
     skipped: u64,
     first_skipped: Option<String>,
-    volumes: Vec<VolumeCount>,
-    large: u64,
+    tally: VolumeTally,
 }
 
 /// Collects a pass's requests into a [`Parsed`] trace, giving up once there are too many.
@@ -62,8 +61,7 @@ impl Keeper {
                 format: src.format_name(),
                 skipped,
                 first_skipped,
-                volumes: src.volumes(),
-                large: src.large_requests(),
+                tally: src.tally().cloned().unwrap_or_default(),
             })
         })
     }
@@ -160,42 +158,22 @@ impl Source {
             Source::Synth(_) => (0, None),
         }
     }
-    /// The requests of every volume read so far, in the order first seen (empty: synthetic).
-    pub(super) fn volumes(&self) -> Vec<VolumeCount> {
+    /// What was counted of the trace's requests read so far (None: synthetic).
+    fn tally(&self) -> Option<&VolumeTally> {
         match self {
-            Source::Trace(t) => t.volumes(),
-            Source::Pipelined(p) => p.volumes.clone(),
-            Source::Kept(k) => k.parsed.volumes.clone(),
-            Source::Synth(_) => Vec::new(),
-        }
-    }
-    /// The requests of 1 MiB or more read so far.
-    pub(super) fn large_requests(&self) -> u64 {
-        match self {
-            Source::Trace(t) => t.large_requests(),
-            Source::Pipelined(p) => p.large,
-            Source::Kept(k) => k.parsed.large,
-            Source::Synth(_) => 0,
+            Source::Trace(t) => Some(t.tally()),
+            Source::Pipelined(p) => Some(&p.tally),
+            Source::Kept(k) => Some(&k.parsed.tally),
+            Source::Synth(_) => None,
         }
     }
     /// Warnings about how the trace read, once a pass has ended (`key`: its workload's keys):
-    /// several volumes merged without being told to; requests mostly 1 MiB or more.
-    pub(super) fn read_warnings(&self, cfg: &Config, key: &str, requests: u64) -> Vec<String> {
-        let mut out: Vec<String> = self.merged_volumes_warning(cfg, key).into_iter().collect();
-        out.extend(trace::large_requests_warning(
-            self.large_requests(),
-            requests,
-            self.format_name(),
-        ));
-        out
-    }
-    /// The warning for a trace read with several volumes merged though `workload.volumes`
-    /// was not given (`key`: the workload's keys, `workload` or `flows[i].workload`).
-    pub(super) fn merged_volumes_warning(&self, cfg: &Config, key: &str) -> Option<String> {
-        if cfg.workload.volumes.is_some() || cfg.workload.device.is_some() {
-            return None;
-        }
-        trace::merged_warning(&self.volumes(), key)
+    /// several volumes merged without `workload.volumes` or `workload.device` saying so;
+    /// requests mostly 1 MiB or more.
+    pub(super) fn read_warnings(&self, cfg: &Config, key: &str) -> Vec<String> {
+        let unasked = cfg.workload.volumes.is_none() && cfg.workload.device.is_none();
+        self.tally()
+            .map_or_else(Vec::new, |t| t.warnings(key, unasked, self.format_name()))
     }
     pub(super) fn format_name(&self) -> Option<&'static str> {
         match self {
@@ -234,8 +212,7 @@ enum Msg {
         first_skipped: Option<String>,
         /// Lines read in all (the last request's line can be earlier).
         lines: u64,
-        volumes: Vec<VolumeCount>,
-        large: u64,
+        tally: VolumeTally,
     },
 }
 
@@ -248,8 +225,7 @@ pub(super) struct Pipelined {
     format: Format,
     skipped: u64,
     first_skipped: Option<String>,
-    volumes: Vec<VolumeCount>,
-    large: u64,
+    tally: VolumeTally,
     done: bool,
 }
 
@@ -273,8 +249,7 @@ impl Pipelined {
                             skipped: reader.skipped(),
                             first_skipped: reader.first_skipped(),
                             lines: reader.line(),
-                            volumes: reader.volumes(),
-                            large: reader.large_requests(),
+                            tally: reader.tally().clone(),
                         });
                         return;
                     }
@@ -291,8 +266,7 @@ impl Pipelined {
             format,
             skipped: 0,
             first_skipped: None,
-            volumes: Vec::new(),
-            large: 0,
+            tally: VolumeTally::default(),
             done: false,
         }
     }
@@ -317,12 +291,10 @@ impl Pipelined {
                     skipped,
                     first_skipped,
                     lines,
-                    volumes,
-                    large,
+                    tally,
                 }) => {
                     self.done = true;
-                    self.volumes = volumes;
-                    self.large = large;
+                    self.tally = tally;
                     self.line = lines;
                     self.skipped = skipped;
                     self.first_skipped = first_skipped;

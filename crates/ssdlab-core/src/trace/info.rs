@@ -109,8 +109,7 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     let mut pages = PageSet::default();
     let mut last_write_end: FxHashMap<u32, u64> = FxHashMap::default();
     // Per volume, in the order first seen: its figures and written pages.
-    let mut vols: Vec<(VolumeInfo, PageSet)> = Vec::new();
-    let mut vol_index: FxHashMap<u32, usize> = FxHashMap::default();
+    let mut vols: super::volumes::ByVolume<(VolumeInfo, PageSet)> = Default::default();
     let mut seq = 0u64;
     let mut measured = super::measured::Collector::default();
     for r in &mut rd {
@@ -123,16 +122,7 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
         ti.requests += 1;
         let end = r.offset_bytes + r.len_bytes;
         ti.max_end_bytes = ti.max_end_bytes.max(end);
-        let next = vols.len();
-        let v = *vol_index.entry(r.dev).or_insert(next);
-        if v == next {
-            let info = VolumeInfo {
-                dev: r.dev,
-                ..Default::default()
-            };
-            vols.push((info, PageSet::default()));
-        }
-        let vol = &mut vols[v];
+        let vol = vols.get(r.dev);
         vol.0.requests += 1;
         vol.0.max_end_bytes = vol.0.max_end_bytes.max(end);
         match r.op {
@@ -159,10 +149,12 @@ pub fn info(path: &Path, opts: &TraceOptions, page_bytes: u64) -> Result<TraceIn
     ti.footprint_pages = pages.len();
     ti.devices = vols.len() as u64;
     ti.volumes = vols
+        .into_vec()
         .into_iter()
-        .map(|(mut v, p)| {
-            v.footprint_pages = p.len();
-            v
+        .map(|(dev, (v, p))| VolumeInfo {
+            dev,
+            footprint_pages: p.len(),
+            ..v
         })
         .collect();
     ti.seq_write_fraction = if ti.writes == 0 {

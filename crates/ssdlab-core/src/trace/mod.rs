@@ -75,6 +75,7 @@ pub use msr::write_msr;
 pub use profile::{
     profile, PageClass, PageClasses, Profile, ProfileOptions, SectorWriteCounts, Window,
 };
+pub(crate) use volumes::VolumeTally;
 pub use volumes::{
     large_requests_warning, layout as volume_layout, merged_warning, VolumeCount, VolumeRange,
     Volumes,
@@ -630,9 +631,9 @@ impl TraceReader {
     pub fn volumes(&self) -> Vec<VolumeCount> {
         self.tally.counts()
     }
-    /// The requests handed out so far of [`volumes::LARGE_REQUEST_BYTES`] (1 MiB) or more.
-    pub fn large_requests(&self) -> u64 {
-        self.tally.large
+    /// What was counted of the requests handed out so far (volumes, large requests).
+    pub(crate) fn tally(&self) -> &volumes::VolumeTally {
+        &self.tally
     }
     /// The format being read (detected or given).
     pub fn format(&self) -> Format {

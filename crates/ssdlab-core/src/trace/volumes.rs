@@ -47,6 +47,41 @@ pub struct VolumeRange {
     pub span_bytes: u64,
 }
 
+/// A value per volume, in the order the volumes are first seen.
+#[derive(Clone, Debug)]
+pub(crate) struct ByVolume<T> {
+    items: Vec<(u32, T)>,
+    index: FxHashMap<u32, usize>,
+}
+
+impl<T> Default for ByVolume<T> {
+    fn default() -> Self {
+        ByVolume {
+            items: Vec::new(),
+            index: FxHashMap::default(),
+        }
+    }
+}
+
+impl<T: Default> ByVolume<T> {
+    /// Volume `dev`'s value (a default one the first time).
+    pub(crate) fn get(&mut self, dev: u32) -> &mut T {
+        let next = self.items.len();
+        let i = *self.index.entry(dev).or_insert(next);
+        if i == next {
+            self.items.push((dev, T::default()));
+        }
+        &mut self.items[i].1
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+    /// Every volume with its value, in the order first seen.
+    pub(crate) fn into_vec(self) -> Vec<(u32, T)> {
+        self.items
+    }
+}
+
 /// What a reader counts of the requests it hands out: per volume in the order first seen, and
 /// those of [`LARGE_REQUEST_BYTES`] or more. A request of the volume before it and of a usual
 /// size costs an addition and one branch; the rest is out of line.
@@ -58,8 +93,7 @@ pub(crate) struct VolumeTally {
     /// The current run's volume (`u32::MAX` before the first request, with `started` false).
     last: u32,
     started: bool,
-    seen: Vec<VolumeCount>,
-    index: FxHashMap<u32, usize>,
+    seen: ByVolume<u64>,
     pub(crate) large: u64,
 }
 
@@ -70,8 +104,7 @@ impl Default for VolumeTally {
             run_start: 0,
             last: u32::MAX,
             started: false,
-            seen: Vec::new(),
-            index: FxHashMap::default(),
+            seen: ByVolume::default(),
             large: 0,
         }
     }
@@ -86,7 +119,7 @@ impl VolumeTally {
     pub(crate) fn note(&mut self, dev: u32, len_bytes: u64) {
         self.requests += 1;
         // Before the first switch `last` is u32::MAX: a trace of that one volume never
-        // switches, and `counts` credits it then.
+        // switches, and `settle` credits it then.
         if dev != self.last || len_bytes >= LARGE_REQUEST_BYTES {
             self.other(dev, len_bytes);
         }
@@ -101,27 +134,16 @@ impl VolumeTally {
         }
         // The request just counted starts a run of `dev`.
         self.settle(self.requests - 1);
-        let next = self.seen.len();
-        if *self.index.entry(dev).or_insert(next) == next {
-            self.seen.push(VolumeCount { dev, requests: 0 });
-        }
+        self.seen.get(dev);
         (self.last, self.started, self.run_start) = (dev, true, self.requests - 1);
     }
 
-    /// Credits the current run with its requests up to `end`.
+    /// Credits the current run (before the first switch: volume u32::MAX's, see `note`) with
+    /// its requests up to `end`.
     fn settle(&mut self, end: u64) {
-        if !self.started && end > 0 {
-            // Every request so far was of volume u32::MAX (see `note`).
-            self.seen.push(VolumeCount {
-                dev: u32::MAX,
-                requests: 0,
-            });
-            self.index.insert(u32::MAX, 0);
-            self.started = true;
-        }
-        if self.started {
-            self.seen[self.index[&self.last]].requests += end - self.run_start;
-            self.run_start = end;
+        if self.started || end > 0 {
+            *self.seen.get(self.last) += end - self.run_start;
+            (self.started, self.run_start) = (true, end);
         }
     }
 
@@ -130,6 +152,27 @@ impl VolumeTally {
         let mut t = self.clone();
         t.settle(t.requests);
         t.seen
+            .into_vec()
+            .into_iter()
+            .map(|(dev, requests)| VolumeCount { dev, requests })
+            .collect()
+    }
+
+    /// The warnings about how a trace read, once a pass has ended (`key`: its workload's keys,
+    /// `workload` or `flows[i].workload`; `merged_unasked`: its volumes were merged without
+    /// `volumes` or `device` saying so): several volumes merged; requests mostly 1 MiB or more.
+    pub(crate) fn warnings(
+        &self,
+        key: &str,
+        merged_unasked: bool,
+        format: Option<&str>,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        if merged_unasked {
+            out.extend(merged_warning(&self.counts(), key));
+        }
+        out.extend(large_requests_warning(self.large, self.requests, format));
+        out
     }
 }
 
@@ -144,20 +187,15 @@ pub fn layout(path: &Path, opts: &TraceOptions) -> Result<Vec<VolumeRange>> {
         volumes: Some(Volumes::Merge),
         ..opts.clone()
     };
-    let mut ends: Vec<(u32, u64)> = Vec::new();
-    let mut index: FxHashMap<u32, usize> = FxHashMap::default();
+    let mut ends: ByVolume<u64> = ByVolume::default();
     for r in super::open(path, &merged)? {
         let r = r?;
-        let next = ends.len();
-        let i = *index.entry(r.dev).or_insert(next);
-        if i == next {
-            ends.push((r.dev, 0));
-        }
-        ends[i].1 = ends[i].1.max(r.end_bytes());
+        let end = ends.get(r.dev);
+        *end = (*end).max(r.end_bytes());
     }
     let mut base = 0u64;
     let mut out = Vec::with_capacity(ends.len());
-    for (dev, end) in ends {
+    for (dev, end) in ends.into_vec() {
         let span = end.div_ceil(align).max(1).saturating_mul(align);
         out.push(VolumeRange {
             dev,
