@@ -923,6 +923,7 @@ def _run_options(args) -> dict:
         "workers": args.workers,
         "progress": not args.quiet,
         "traces": args.traces,
+        "robust": args.robust,
     }
 
 
@@ -963,6 +964,11 @@ def _add_reproduce_parser(sub) -> None:
         "--traces", metavar="DIR", help="real-trace directory (default $SSDLAB_TRACES, else ../shared/traces)"
     )
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
+    p.add_argument(
+        "--robust",
+        action="store_true",
+        help="then re-run the grid across the values the seed leaves open (claims.toml [[open]]), a setting at a time",
+    )
     p.set_defaults(func=cmd_reproduce)
 
 
@@ -970,24 +976,31 @@ def _add_reproduce_parser(sub) -> None:
 
 
 def print_ledger(rows, file=None) -> None:
-    """The ledger as text: one block per claim, then the per-study summary."""
+    """The ledger as text: one block per claim, then the per-study summary (the seed's claims by
+    verdict and robustness, the extensions apart)."""
     out = file or sys.stdout
     for c in rows:
-        print(f"[{c.seed}] {c.study} · {c.figure} · {c.verdict.upper()}", file=out)
+        print(f"[{c.seed}] {c.study} · {c.figure} · {c.kind} · {claims.verdict_text(c).upper()}", file=out)
         print(f"  claim:    {c.claim}", file=out)
         print(f"  seed:     {c.seed_value}", file=out)
+        print(f"  reading:  {c.reading}", file=out)
         print(f"  measured: {c.measured}" + (f" ({len(c.cells)} cells)" if c.cells else ""), file=out)
         if c.why:
             print(f"  why:      {c.why}", file=out)
+        if c.quick:
+            print(f"  quick:    {c.quick}", file=out)
+        if c.robustness:
+            on = f" on {', '.join(c.robustness['flips'])}" if c.robustness["flips"] else ""
+            print(f"  robust:   {c.robustness['verdict']}{on} ({len(c.robustness['settings'])} settings)", file=out)
     summary = claims.summary(rows)
     if not summary:
         print("no claims: none of these results belongs to a study that declares claims", file=out)
         return
-    verdicts = list(claims.VERDICTS.values())
-    body = [[r["seed"], r["study"], r["results"]] + [str(r[v]) for v in verdicts] for r in summary]
-    totals = [str(sum(r[v] for r in summary)) for v in verdicts]
+    counts = list(claims.SUMMARY_COUNTS)
+    body = [[r["seed"], r["study"], r["grid"], r["results"]] + [str(r[k]) for k in counts] for r in summary]
+    totals = [str(sum(r[k] for r in summary)) for k in counts]
     print(file=out)
-    print_table(body + [["", "all", ""] + totals], ["seed", "study", "results"] + verdicts, file=out, left=3)
+    print_table(body + [["", "all", "", ""] + totals], ["seed", "study", "grid", "results"] + counts, file=out, left=4)
 
 
 def cmd_claims(args) -> int:

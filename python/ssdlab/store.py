@@ -440,7 +440,8 @@ def load_results(
     column to a value (or a list of accepted values); numbers compare with a relative tolerance of
     1e-9 and a size string such as "8MiB" matches its number of bytes.
 
-    `df.attrs` holds "axes" (the axis keys, in study order), "config_columns" and "metric_columns".
+    `df.attrs` holds "axes" (the axis keys, in study order), "config_columns", "metric_columns"
+    and "results_dir" (`out_dir`, for hooks that read files beside the results).
     """
     import pandas as pd
 
@@ -499,6 +500,7 @@ def load_results(
     order += [c for c in df.columns if c not in order]
     df = df[order]
     df.attrs["axes"] = list(axes)
+    df.attrs["results_dir"] = str(out_dir)
     df.attrs["config_columns"] = config_cols
     df.attrs["metric_columns"] = metric_cols
     return df

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .._core import SsdlabError
-from ..claims import CLAIMS_FILE, Claim, Declared, claims_html, judge_one, read_declared
+from ..claims import CLAIMS_FILE, Claim, Declared, claims_html, judge_one, read_declared, robustness, robustness_html
 from ..sweep.study import strings, substitute
 from ..traces import trace_dir_candidates, traces_dir
 
@@ -152,8 +152,33 @@ def _declared(study) -> Declared | None:
 
 
 def _judge(study, declared: Declared, df, module) -> list[Claim]:
+    """Every claim judged on `df`; with its robustness when the results folder (`df.attrs`) holds
+    `--robust` settings."""
+    from . import robust
+
     module = module if module is not None else study.module()
-    return [judge_one(module, study.name, declared.seed, c, df) for c in declared.claims]
+    folder = getattr(df, "attrs", {}).get("results_dir")
+    grid = _grid(folder)
+    out = [judge_one(module, study.name, declared.seed, c, df, grid) for c in declared.claims]
+    if folder and declared.opens:
+        settings = robust.outcomes(module, study.name, declared, folder, df)
+        for c in out:
+            if settings.get(c.id):
+                c.robustness = robustness(c.verdict, settings[c.id])
+    return out
+
+
+def _grid(folder) -> str:
+    """Which grid a results folder holds: its study.toml's `[study] grid` ("full" by default)."""
+    if not folder:
+        return "full"
+    from ..report.html import read_study
+
+    try:
+        spec, _ = read_study(folder)
+    except ValueError:
+        return "full"
+    return (spec.get("study") or {}).get("grid", "full")
 
 
 def judge_study(study, df, module=None) -> list[Claim]:
@@ -164,12 +189,16 @@ def judge_study(study, df, module=None) -> list[Claim]:
 
 
 def report_section(study, df, module=None) -> list[tuple[str, str]]:
-    """The report section of a study's claims ([(title, html)]; [] without claims)."""
+    """The report sections of a study's claims ([(title, html)]; [] without claims): the claims
+    table, then the robustness table when the study declares open values."""
     declared = _declared(study)
     if declared is None:
         return []
     claims = _judge(study, declared, df, module)
-    return [(f"Seed {declared.seed} claims against ssdlab", claims_html(claims, declared.intro))]
+    out = [(f"Seed {declared.seed} claims against ssdlab", claims_html(claims, declared.intro))]
+    if declared.opens:
+        out.append(("Robustness: the values the seed leaves open", robustness_html(declared, claims)))
+    return out
 
 
 def results_dirs(paths: Iterable[str | Path]) -> list[Path]:
@@ -228,8 +257,11 @@ def reproduce(
     progress: bool = True,
     traces: str | Path | None = None,
     allow_failures: bool = False,
+    robust: bool = False,
 ) -> Path:
     """Run a registered study end to end (sweep, then report). Returns the report's path.
+    `robust`: then run the grid across the open values its claims.toml declares
+    (ssdlab.studies.robust), before the report, which shows each claim's robustness.
 
     The default output directory is results/NAME (results/NAME-quick for the quick grid, so the
     two grids never mix in one results store). `traces` is the real-trace directory (default
@@ -244,11 +276,18 @@ def reproduce(
     out_dir = Path(out) if out else Path("results") / (f"{name}-quick" if quick else name)
     options = {"executor": executor, "address": address, "workers": workers, "progress": progress}
     runner = getattr(study.module(), "run", None)  # a study that is not a grid runs itself
-    summary = (runner or run_sweep)(study.spec(quick, traces), out_dir, **options)
+    spec = study.spec(quick, traces)
+    summary = (runner or run_sweep)(spec, out_dir, **options)
+    declared = _declared(study)
+    failed = [summary] if summary.failed else []
+    if robust and declared is not None and declared.opens and runner is None:
+        from . import robust as robust_runs
+
+        failed += [s for s in robust_runs.run(spec, declared, out_dir, **options) if s.failed]
     figures, sections = study.report_hooks()
     report = write_report(out_dir, figures=figures, sections=sections)
-    if summary.failed and not allow_failures:
-        raise CellsFailed(summary, report)
+    if failed and not allow_failures:
+        raise CellsFailed(failed[0], report)
     return report
 
 

@@ -44,7 +44,9 @@ from ..traces import traces_dir
 
 TOP_TABLES = ("study", "base", "axes", "zip", "grid")
 GRID_TABLES = ("name", "base", "axes", "zip")
-STUDY_KEYS = ("name", "summary", "description")
+STUDY_KEYS = ("name", "summary", "description", "grid")
+#: `[study] grid`: which of a registered study's grids the file is (the ledger marks quick verdicts).
+GRID_KINDS = ("full", "quick")
 RANGE_KEYS = {"start", "stop", "step", "num", "values", "geom", "factor"}
 MAX_VALUES = 1_000_000
 
@@ -114,9 +116,11 @@ def load_study(
         raise StudyError(f"{where}: [study] must be a table")
     for k, v in meta.items():
         if k not in STUDY_KEYS:
-            raise StudyError(f"{where}: [study] has unknown key `{k}` (expected name, summary, description)")
+            raise StudyError(f"{where}: [study] has unknown key `{k}` (expected name, summary, description, grid)")
         if not isinstance(v, str):
             raise StudyError(f"{where}: [study] {k} must be a string")
+    if meta.get("grid", "full") not in GRID_KINDS:
+        raise StudyError(f"{where}: [study] grid must be one of {', '.join(GRID_KINDS)}, not `{meta['grid']}`")
 
     base_raw = raw.get("base", {})
     if not isinstance(base_raw, Mapping):
