@@ -119,7 +119,8 @@ def variant_spec(spec: Mapping, setting: Setting, changed: list) -> dict:
     """A study of the changed cells alone, one [[grid]] per cell (its axis values kept as axes, so
     that its records read like the base cell's)."""
     meta = dict(spec.get("study") or {})
-    meta["description"] = f"{meta.get('name', 'study')} with {setting.id}: the cells it changes"
+    label = setting.id.replace("{", "(").replace("}", ")")  # a study's strings substitute {names}
+    meta["description"] = f"{meta.get('name', 'study')} with {label}: the cells it changes"
     grids = [
         {"name": f"cell {c.index}", "base": cfg, "axes": {k: [v] for k, v in c.values.items()}} for c, cfg in changed
     ]
