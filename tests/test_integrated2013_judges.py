@@ -285,3 +285,21 @@ def test_judges_without_their_cells_are_not_judged(name):
     df = frame([cell("lru", 8)])
     out = judge(name, df)
     assert out.holds is None and out.why
+
+
+def test_few_log_blocks_rarely_rereferenced_on_both_policies():
+    rows = [cell("clc", 8, **{"ftl.log.hit_ratio": 0.05}), cell("ref", 8, **{"ftl.log.hit_ratio": 0.08})]
+    assert judge("few-log-blocks-rarely-rereferenced", frame(rows)).holds is True
+    rows[1]["ftl.log.hit_ratio"] = 0.75  # REF's pieces of one LBN hit the log block the first took
+    out = judge("few-log-blocks-rarely-rereferenced", frame(rows))
+    assert out.holds is False and "REF 75% (2 MiB)" in out.why and "CLC" not in out.why.split(".")[0]
+
+
+def test_rereferenced_log_blocks_mostly_fit_among_the_rereferenced():
+    # 40 fit, 10 overflow: 80% of the re-referenced ones, whatever the never re-referenced count.
+    df = _padding({(8, 2 * MIB): (199.0, 109.0, (1000, 40, 10)), (1024, 2 * MIB): (90.0, 50.0, (10, 60, 40))})
+    out = judge("rereferenced-mostly-fit", df)
+    assert out.holds is True and "8 (2 MiB) 80% of 50" in out.measured and "1024 (2 MiB) 60% of 100" in out.measured
+    df = _padding({(1024, 2 * MIB): (90.0, 50.0, (10, 50, 50))})
+    out = judge("rereferenced-mostly-fit", df)
+    assert out.holds is False and "1024 (2 MiB)" in out.why

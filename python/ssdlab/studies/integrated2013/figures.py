@@ -625,6 +625,30 @@ def reference_rate_rises(df, claim):
     )
 
 
+def few_logs_rarely_rereferenced(df, claim):
+    k = _Desk(df)
+    n, band = claim.get("logs", 8), claim.get("at_most", 0.10)
+    h = _by_cell(k, "ftl.log.hit_ratio", logs=[n])
+    if not any(h.values()):
+        return k.missing(f"CLC or REF cell at {n} log blocks")
+    lru = _Pad(df)
+    shown = [f"{lru.p('none', n, 'ftl.log.hit_ratio', s):.1%} ({_mib(s)})" for s in lru.psizes if n in lru.plogs]
+    bad = [f"{x.upper()} {v:.0%} ({_mib(s)})" for x, vals in h.items() for (s, _), v in vals.items() if v > band]
+    return k.out(
+        f"reference rate at {n} log blocks: "
+        + "; ".join(
+            f"{x.upper()} " + ", ".join(f"{v:.0%} ({_mib(s)})" for (s, _), v in vals.items()) for x, vals in h.items()
+        )
+        + f" (band: at most {band:.0%})"
+        + (f"; block-level LRU without padding {', '.join(shown)}" if shown else ""),
+        not bad,
+        ""
+        if not bad
+        else "above the band: " + ", ".join(bad) + ". REF flushes an LBN's window pages in several pieces: the later "
+        "pieces hit the log block the first one took",
+    )
+
+
 class _Pad(_Desk):
     """Block-level LRU without padding against always padding (Fig 4)."""
 
@@ -718,6 +742,30 @@ def padding_pays_without_reref(df, claim):
         else "padding pays at every cell or at none"
         if holds is None
         else "a cell where padding pays has a higher reference rate than one where it does not",
+    )
+
+
+def rereferenced_mostly_fit(df, claim):
+    k = _Pad(df)
+    parts, bad = [], []
+    for s in k.psizes:
+        for n in k.plogs:
+            rows = k.row("block-lru", n, size=s, d=k.pad[k.pad["buffer.padding"] == "none"])
+            if not len(rows):
+                continue
+            fits, over = (float(rows[c].iloc[0]) for c in (CLASSES[1][0], CLASSES[2][0]))
+            if fits + over == 0:
+                continue
+            share = fits / (fits + over)
+            parts.append(f"{n} ({_mib(s)}) {share:.0%} of {fits + over:,.0f}")
+            if share <= 0.5:
+                bad.append(f"{n} ({_mib(s)})")
+    if not parts:
+        return k.missing("re-referenced log blocks of block-level LRU without padding")
+    return k.out(
+        "re-referenced log blocks with ΣS_c ≤ N_p, block-level LRU without padding: " + "; ".join(parts),
+        not bad,
+        "" if not bad else "half or fewer fit at " + ", ".join(bad),
     )
 
 
