@@ -4,6 +4,7 @@ import html
 import json
 import subprocess
 import sys
+import tomllib
 
 import pytest
 import ssdlab
@@ -311,24 +312,14 @@ def test_integrated2013_quick_states_every_claim(tmp_path):
     out = tmp_path / "i13"
     report = studies.reproduce("integrated2013", quick=True, out=out, progress=False)
     text = report.read_text()
-    claims = [
-        "CLC is faster than REF with few log blocks",
-        "REF is faster than CLC with many log blocks",
-        "CLC requests fewer clusters than REF",
-        "Requested clusters depend on the buffer size, not on the log blocks",
-        "CLC has more log-block misses than REF from 128 log blocks on",
-        "Without padding, nearly twice the erases with few log blocks",
-        "Padding cuts erases more than it cuts time",
-        "Padding pays only where log blocks are rarely re-referenced",
-        "Merged log blocks are mostly never re-referenced or re-referenced within one block",
-        "Re-referenced log blocks are merged at 20–60% utilisation",
-        "Larger buffers: fewer log-block re-references",
-        "The integrated buffer is at least as fast as the better of CLC and REF",
-    ]
+    declared = tomllib.loads((studies.get("integrated2013").folder / "claims.toml").read_text())["claim"]
+    claims = [c["claim"] for c in declared]
     table = text[text.index("Seed 002 claims against ssdlab</h2>") :].split("</table>")[0]
     for claim in claims:
-        assert claim in table, claim
-    assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == len(claims)
+        assert html.escape(claim) in table, claim
+    verdicts = sum(table.count(f"<b>{v}</b>") for v in ("holds", "does not hold", "not judged"))
+    assert verdicts == len(claims)
+    assert table.count("<b>not judged</b>") >= sum("not_judged" in c for c in declared)
     assert "The re-reference predictor (reref padding) against what happened" in text
     df = ssdlab.load_results(out)
     assert (df["status"] == "ok").all() and len(df) >= 25
@@ -341,17 +332,22 @@ def test_integrated2013_quick_states_every_claim(tmp_path):
         row = d[(d["buffer.kind"] == kind) & (d["ftl.log_blocks"] == n) & (d["buffer.bytes"] == size)]
         return float(row["time.nand_serial_us"].iloc[0])
 
-    # The seed's "up to" is over Fig. 1-a's buffer sizes (2 and 8 MiB in the quick grid).
+    # The seed's "up to" is over Fig. 1-a's buffer sizes (2 and 8 MiB in the quick grid): the best
+    # case must reach half of the seed's 30% (CLC faster at 8 log blocks) and 13% (REF at 1,024).
     sizes = (2 << 20, 8 << 20)
     for claim, n, holds in (
-        ("CLC is faster than REF with few log blocks", 8, any(time("ref", 8, b) > time("clc", 8, b) for b in sizes)),
         (
-            "REF is faster than CLC with many log blocks",
+            "CLC is faster than REF with few log blocks, by up to 30%",
+            8,
+            max(time("ref", 8, b) / time("clc", 8, b) for b in sizes) >= 1.15,
+        ),
+        (
+            "REF is faster than CLC at 1,024 log blocks, by up to 13%",
             1024,
-            any(time("ref", 1024, b) < time("clc", 1024, b) for b in sizes),
+            min(time("ref", 1024, b) / time("clc", 1024, b) for b in sizes) <= 1 - 0.065,
         ),
     ):
-        row = table[table.index(claim) :].split("</tr>")[0]
+        row = table[table.index(html.escape(claim)) :].split("</tr>")[0]
         for b in sizes:
             assert f"{time('ref', n, b) / time('clc', n, b):.2f} ({b >> 20} MiB)" in row
         assert ("<b>holds</b>" in row) == holds, claim
