@@ -25,6 +25,8 @@ A registered study declares its seed's claims in `claims.toml` beside its `study
     where = { "buffer.kind" = "ref" }   # optional: the cells it applies to
     source = "…"                        # where the range comes from
 
+    headline_grids = ["…"]              # optional (top level): the [[grid]]s --robust re-runs
+
     [[corner]]                          # optional: open values set together
     id = "ref-wide"
     set = { "ref-window" = 1.0 }
@@ -137,6 +139,8 @@ class Declared:
     claims: list[dict]
     opens: list[Open] = field(default_factory=list)
     corners: list[Corner] = field(default_factory=list)
+    #: The [[grid]] names `--robust` re-runs (the headline grids); empty: every grid.
+    headline_grids: list[str] = field(default_factory=list)
 
 
 def read_declared(path: str | Path) -> Declared:
@@ -171,7 +175,10 @@ def read_declared(path: str | Path) -> Declared:
         raise ClaimsError(f"{path}: open id `{next(x for x in ids if ids.count(x) > 1)}` appears twice")
     corners = [_corner(path, i, c, {o.id: o for o in opens}) for i, c in enumerate(_tables(path, doc, "corner"), 1)]
     intro = str(doc.get("intro", ""))
-    return Declared(path=path, seed=seed, intro=intro, claims=claims, opens=opens, corners=corners)
+    headline = doc.get("headline_grids", [])
+    if not isinstance(headline, list) or not all(_text(g) for g in headline):
+        raise ClaimsError(f"{path}: headline_grids must be a list of [[grid]] names")
+    return Declared(path, seed, intro, claims, opens, corners, list(headline))
 
 
 def _text(v) -> bool:

@@ -4,7 +4,8 @@ A study's claims.toml declares, beside its claims, the values the seed does not 
 ssdlab reconstructs (`[[open]]`: one configuration key, its plausible range, its source, the cells
 it applies to) and the combinations that matter (`[[corner]]`). `ssdlab reproduce NAME --robust`
 runs one setting at a time (each open value alone, then each corner) into RESULTS/robust/SETTING/,
-re-running only the cells the setting changes; the ledger then judges every claim in every
+re-running only the cells of the headline grids (claims.toml `headline_grids`; default every
+grid) that the setting changes; the ledger then judges every claim in every
 setting on the study's results with those cells replaced, and says whether its verdict holds in
 every setting, in none, or depends (and on which).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -103,11 +105,27 @@ def patched(setting: Setting, cell) -> dict | None:
     return cfg if resolved != cell.resolved else None
 
 
-def plan(spec: Mapping, declared: Declared) -> list[tuple[Setting, list]]:
-    """Every setting with the cells it changes: [(setting, [(base cell, patched config)])]."""
+def headline_cells(spec: Mapping, declared: Declared) -> list:
+    """The cells of the study's headline grids (`headline_grids`; all its cells without it)."""
     from ..sweep.cells import expand_study
+    from ..sweep.study import load_study
 
     cells = expand_study(spec)
+    if not declared.headline_grids:
+        return cells
+    names = [g.get("name", "") for g in spec.get("grid") or []]
+    unknown = [g for g in declared.headline_grids if g not in names]
+    if unknown:
+        raise StudyError(f"{declared.path}: headline grid `{unknown[0]}` is no [[grid]] name of the study")
+    sizes = [math.prod(len(d) for d in dims) for _, dims in load_study(spec).parts]
+    owner = [name for name, n in zip(names, sizes, strict=True) for _ in range(n)]
+    return [c for c in cells if owner[c.index] in declared.headline_grids]
+
+
+def plan(spec: Mapping, declared: Declared) -> list[tuple[Setting, list]]:
+    """Every setting with the cells of the headline grids it changes:
+    [(setting, [(base cell, patched config)])]."""
+    cells = headline_cells(spec, declared)
     out = []
     for s in settings(declared):
         changed = [(c, cfg) for c in cells if (cfg := patched(s, c)) is not None]
