@@ -383,6 +383,9 @@ pub struct BufferConfig {
     /// Timed mode: drain in the background once the device has been idle this long (µs; None =
     /// off).
     pub drain_idle_us: Option<f64>,
+    /// Timed mode: when a flushed page's slot is free for another page: on-program (when its
+    /// flush's operations complete) | on-evict (as it leaves the buffer; SSDsim's insert2buffer).
+    pub release: String,
     /// Buffers' parameter tables by name.
     #[serde(flatten)]
     pub tables: Tables,
@@ -398,6 +401,7 @@ impl Default for BufferConfig {
             padding_fill: "all".into(),
             drain_watermark: None,
             drain_idle_us: None,
+            release: "on-program".into(),
             tables: Tables::new(),
         }
     }
@@ -1060,6 +1064,11 @@ impl Config {
                 "buffer.padding_fill",
                 &self.buffer.padding_fill,
                 &["all", "existing"],
+            ),
+            (
+                "buffer.release",
+                &self.buffer.release,
+                &["on-program", "on-evict"],
             ),
             (
                 "host.arbitration",
@@ -1754,6 +1763,11 @@ mod tests {
                 "[buffer]\npadding_fill = \"exsting\"",
                 "buffer.padding_fill",
                 "existing",
+            ),
+            (
+                "[buffer]\nrelease = \"on-evic\"",
+                "buffer.release",
+                "on-evict",
             ),
             (
                 "[device]\nstripe = \"die_first\"",

@@ -106,11 +106,15 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
         info: c(
             "buffer",
             "fab",
-            "FAB: pages grouped by LBN; victim = the group with the most pages (ties: least recently written), flushed whole. Reads are not cached. Default padding: none.",
-            NONE,
+            "FAB (seed 000 Table 2): pages grouped by LBN; victim = the group holding the most sectors (`weight`; ties: least recently written), flushed whole. Reads are not cached. Default padding: none.",
+            spec::<buffer::fab::Params>(),
             GROUP_KEYS,
         ),
-        build: |_, p| Ok(Box::new(buffer::fab::FabBuffer::new(p))),
+        build: |cfg, p| {
+            let q: buffer::fab::Params = params::of(&cfg.buffer.tables, "buffer", "fab")?;
+            let by_sectors = buffer::fab::by_sectors(&q.weight, "buffer.fab")?;
+            Ok(Box::new(buffer::fab::FabBuffer::new(p, by_sectors)))
+        },
     },
     Entry {
         info: c(

@@ -1,7 +1,7 @@
 //! The block-grouped write buffers `clc`, `ref` and `bpac` behind every FTL on a real trace,
 //! with integrity checking, in counts and timed mode; and the settings where one of them is
 //! exactly another policy: CLC with the whole buffer hot is block-level LRU and with none hot is
-//! FAB, REF with a one-page window is page-level LRU, BPAC without a page region and without
+//! FAB ranking by pages, REF with a one-page window is page-level LRU, BPAC without a page region and without
 //! promotions (T_PIRD = 0, distances in page writes) and with LRU victims is block-level LRU.
 
 use ssdlab_core::engine::{NoProgress, RunResult};
@@ -95,9 +95,21 @@ fn reductions_to_existing_policies() {
             &[],
             &format!("{ftl}: clc(1) = block-lru"),
         );
-        let fab = run(&cfg("fab", ""));
+        // CLC's cold list ranks clusters by pages: FAB by pages (Jo et al.'s weight).
+        let fab = run(&cfg("fab", "[buffer.fab]\nweight = \"pages\"\n"));
         let clc_all_cold = run(&cfg("clc", "[buffer.clc]\nhot_fraction = 0.0\n"));
-        assert_same(&clc_all_cold, &fab, &[], &format!("{ftl}: clc(0) = fab"));
+        assert_same(
+            &clc_all_cold,
+            &fab,
+            &[],
+            &format!("{ftl}: clc(0) = fab by pages"),
+        );
+        // linux-mysql writes partial pages, so seed 000's weight (sectors) chooses otherwise.
+        let fab_sectors = run(&cfg("fab", ""));
+        assert_ne!(
+            fab_sectors.metrics["buffer.flushes"], fab.metrics["buffer.flushes"],
+            "{ftl}: fab by sectors = fab by pages"
+        );
         assert_ne!(
             fab.metrics["buffer.write_hit_pages"], block_lru.metrics["buffer.write_hit_pages"],
             "the two references differ"

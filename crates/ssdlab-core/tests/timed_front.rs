@@ -200,6 +200,97 @@ fn watermark_draining_works_behind_the_writes() {
     assert!(!off.contains_key("buffer.drained_pages"));
 }
 
+/// When a flushed page's slot frees (`buffer.release`). One die, programs 200 µs, no bus or
+/// command time, 1 µs of DRAM per page; a 2-page buffer flushed whole (fifo, batch_pages = 0).
+/// W0, W1 (pages 0, 1) at t = 0 fill it (done at 1). W2 (page 2) at 0 evicts both: programs
+/// 0–200, 200–400; under either rule it completes with its flush, at 400. W3 (page 3) at 10
+/// needs no eviction, only the slot W2's flush left: "on-program" frees it when the flush's
+/// programs complete, so W3 is done at 400 (latency 390); "on-evict" (SSDsim's insert2buffer)
+/// frees it at W2's eviction, so W3 is done at its buffer insert, 10 + 1 = 11 (latency 1).
+#[test]
+fn buffer_release_on_evict_or_on_program() {
+    let p = trace(
+        "release",
+        &[
+            (0, "Write", 0),
+            (0, "Write", 1),
+            (0, "Write", 2),
+            (10, "Write", 3),
+        ],
+    );
+    let m = |release: &str| {
+        run(
+            &p,
+            1,
+            &format!(
+                "[buffer]\nkind = \"fifo\"\nbytes = \"8KiB\"\nrelease = \"{release}\"\n\
+                 [buffer.fifo]\nbatch_pages = 0\n[run]\nmode = \"timed\"\nqueue_depth = 0\n"
+            ),
+        )
+    };
+    let program = m("on-program");
+    close(&program, "latency.write.max_us", 400.0);
+    close(
+        &program,
+        "latency.write.mean_us",
+        (1.0 + 1.0 + 400.0 + 390.0) / 4.0,
+    );
+    let evict = m("on-evict");
+    close(&evict, "latency.write.max_us", 400.0);
+    close(
+        &evict,
+        "latency.write.mean_us",
+        (1.0 + 1.0 + 400.0 + 1.0) / 4.0,
+    );
+    // The default is on-program (today's rule), and the rule changes no count.
+    let default = run(
+        &p,
+        1,
+        "[buffer]\nkind = \"fifo\"\nbytes = \"8KiB\"\n[buffer.fifo]\nbatch_pages = 0\n\
+         [run]\nmode = \"timed\"\nqueue_depth = 0\n",
+    );
+    close(
+        &default,
+        "latency.write.mean_us",
+        program["latency.write.mean_us"],
+    );
+    for k in [
+        "nand.programs.host",
+        "buffer.flushed_pages",
+        "buffer.flushes",
+    ] {
+        assert_eq!(program[k], evict[k], "{k}");
+    }
+}
+
+/// Drained pages free their slots by the same rule. A 2-page LRU buffer drained above half full
+/// (1 page), one die, no DRAM time; W0 W1 W2 at t = 0. W1 leaves 2 pages: W0's page drains
+/// 0–200. W2 takes the slot it left: at 200 with "on-program", at 0 with "on-evict".
+#[test]
+fn drained_slots_follow_buffer_release() {
+    let p = trace(
+        "release-drain",
+        &[(0, "Write", 0), (0, "Write", 1), (0, "Write", 2)],
+    );
+    let m = |release: &str| {
+        run_dram(
+            &p,
+            1,
+            0.0,
+            &format!(
+                "[buffer]\nkind = \"lru\"\nbytes = \"8KiB\"\ndrain_watermark = 0.5\n\
+                 release = \"{release}\"\n[run]\nmode = \"timed\"\nqueue_depth = 0\n"
+            ),
+        )
+    };
+    let program = m("on-program");
+    close(&program, "latency.write.max_us", 200.0);
+    close(&program, "buffer.drained_pages", 2.0);
+    let evict = m("on-evict");
+    close(&evict, "latency.write.max_us", 0.0);
+    close(&evict, "buffer.drained_pages", 2.0);
+}
+
 /// Every count of counts mode, identical in timed mode with the front end on (controller,
 /// link, an open loop capped at 4) and draining off, for the page FTL and DFTL under three
 /// buffers.
@@ -253,6 +344,10 @@ fn front_end_config_errors() {
             "buffer.drain_watermark",
         ),
         ("[buffer]\ndrain_idle_us = 10\n", "run.mode"),
+        (
+            "[buffer]\nrelease = \"on-flush\"\n",
+            "config field `buffer.release`: unknown value `on-flush`",
+        ),
         (
             "[buffer]\ndrain_idle_us = 10\n[run]\nmode = \"timed\"\nscheduler = \"write-stop\"\n",
             "run.scheduler",

@@ -11,7 +11,8 @@
 //!   padding policy (default none, as in the base policy).
 //!
 //! With `hot_fraction` = 1 nothing ever turns cold and CLC is block-level LRU (`block-lru`); with
-//! 0 every cluster is cold at once and CLC is FAB (`fab`); tests check both identities.
+//! 0 every cluster is cold at once and CLC is FAB ranking by pages (`fab` with `weight =
+//! "pages"`; seed 000's FAB ranks by sectors); tests check both identities.
 //!
 //! Structure: the cold list is one recency list per cluster size (as in `fab`): a cluster
 //! entering it is always the most recently written of its size (it was written after every
@@ -32,7 +33,7 @@ crate::params! {
     pub struct Params {
         /// Capacity of the size-independent (hot, LRU) cluster list as a fraction of the buffer,
         /// counted in pages, in [0, 1]. Seed 002 gives no value; 0.1 is ALGORITHMS.md's default
-        /// (1 = block-level LRU, 0 = FAB).
+        /// (1 = block-level LRU, 0 = FAB by pages).
         hot_fraction: f64 = 0.1,
     }
 }

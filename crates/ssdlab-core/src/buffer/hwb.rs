@@ -96,11 +96,16 @@ crate::params! {
         /// cold); when a count exceeds A the source region gives one page of its size to the
         /// destination (no region below one page) and the count restarts.
         resize_threshold: u64 = 32,
-        /// A page that would move into the warm or hot region (cases 2–4, the hot region's
-        /// eviction) does so without comparing temperatures when that region has a free slot
-        /// (the seed states its comparisons for a full buffer); false: compare with the region's
-        /// tail whenever it has one.
-        promote_into_free: bool = true,
+        /// false (the seed's rule): a page that would move into the warm or hot region (cases
+        /// 2–4, the hot region's eviction) does so only if it is hotter than that region's tail
+        /// whenever the region has one (seed 003 §III.D, case 3: "HWB computes its temperature
+        /// and compares it to that of the page B at the tail of the warm list. If A's
+        /// temperature is higher, ... A is inserted into the head of the warm list. Or else, the
+        /// block containing the page is moved to the head of the cold list"); an empty region
+        /// takes it. true: it moves without a comparison while the region holds fewer pages
+        /// than its size (a reading of the cases, stated "if buffer is full", as comparisons
+        /// only for a full region).
+        promote_into_free: bool = false,
         /// When pages are demoted and flushed to make room: buffer_full (the seed's "if buffer
         /// is full": only when a write finds every page of the buffer taken, one victim per
         /// case; a region's size is a target that free space may exceed, and a full buffer
@@ -550,8 +555,9 @@ impl HwbBuffer {
         }
     }
 
-    /// Whether node `a` moves into region `r` (warm or hot): if `r` has a free slot (with
-    /// `promote_into_free`) or no page, or if T(a) > T(r's tail). `written`: `a` is the page
+    /// Whether node `a` moves into region `r` (warm or hot): if `r` has no page, or if T(a) >
+    /// T(r's tail) (the seed's cases), or, with `promote_into_free`, if `r` has a free slot.
+    /// `written`: `a` is the page
     /// being written (its comparison votes on α).
     fn moves_up(&mut self, a: u32, r: usize, written: bool) -> bool {
         if self.size[r] == 0 {
@@ -1101,6 +1107,9 @@ mod tests {
     use super::*;
     use crate::padding::NoPadding;
 
+    /// Settings of the hand-worked cases: α fixed, long periods, and `promote_into_free = true`
+    /// (the option, not the default: S15 walks cases 1–4 into free regions without comparisons);
+    /// tests of the seed's rule (the default) set it false.
     fn settings() -> Settings {
         Settings {
             cold_eviction: ColdEviction::Passive,
@@ -1116,6 +1125,48 @@ mod tests {
             promote_into_free: true,
             buffer_full: false,
         }
+    }
+
+    /// The default parameters follow the seed: a cold hit moves to warm only if hotter than
+    /// the warm tail, though warm has free slots (case 3). A 30-page buffer (10 per region),
+    /// requests of one page: 0, 0 (case 3 into the empty warm region), 4, 8, 4, 4.
+    /// At request 5, 4 (written at 3 and 5: d = 2 = D_avg = D_predict, F 2) ties with the warm
+    /// tail 0 (1 and 2: d = 1 = D_avg = D_predict, F 2), F_avg = 5/3 (8: F 1): both T = 0.5·1.2
+    /// + 0.5·1 = 1.1, not higher, so 4's block moves to the cold head. At request 6, 4 (d = 1,
+    /// λ = 0, β = 1 − 2, D_predict 1, D_avg 1.5, F 3; F_avg 2) is hotter: T = 0.75 + 0.75 =
+    /// 1.5 > T(0) = 0.5 + 0.5 = 1: into warm. With promote_into_free = true, 4 moves up at
+    /// request 5 already, without a comparison.
+    #[test]
+    fn default_compares_with_the_warm_tail_despite_free_slots() {
+        let d = Settings::from_params(&Params::default(), "buffer.hwb", 30).unwrap();
+        assert!(!d.promote_into_free);
+        let mut b = hwb(30, d);
+        let mut s = FakeSink::default();
+        for lpn in [0, 0, 4, 8] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(b.state(), st(&[], &[0], &[(2, &[8]), (1, &[4])], &[]));
+        req(&mut b, &mut s, &[4]);
+        close(t(&b, 4), 1.1);
+        close(t(&b, 0), 1.1);
+        assert_eq!(b.state(), st(&[], &[0], &[(1, &[4]), (2, &[8])], &[]));
+        req(&mut b, &mut s, &[4]);
+        close(t(&b, 4), 1.5);
+        close(t(&b, 0), 1.0);
+        assert_eq!(b.state(), st(&[], &[4, 0], &[(2, &[8])], &[]));
+        assert!(s.flushed.is_empty());
+
+        let mut b = hwb(
+            30,
+            Settings {
+                promote_into_free: true,
+                ..d
+            },
+        );
+        for lpn in [0, 0, 4, 8, 4] {
+            req(&mut b, &mut s, &[lpn]);
+        }
+        assert_eq!(b.state(), st(&[], &[4, 0], &[(2, &[8])], &[]));
     }
 
     /// A buffer of `cap` pages, 4 pages per block (LBN = LPN / 4).

@@ -479,7 +479,14 @@ impl Counted {
         let (own, mut rest) = ops.split_at(self.ops as usize);
         let ops_end = clock.run_ops(ready_us, own);
         let room_us = if self.flushed + self.inserted + self.dropped > 0 {
-            clock.buffer_room(t, self.flushed, self.dropped, self.inserted, ops_end)
+            clock.buffer_room(
+                t,
+                ready_us,
+                self.flushed,
+                self.dropped,
+                self.inserted,
+                ops_end,
+            )
         } else {
             0.0
         };

@@ -17,7 +17,8 @@
 //! - a write's data crosses the host link (`host.link_mib_s`, one timeline shared by both
 //!   directions) once the controller is done, then is copied to the buffer's DRAM
 //!   (`nand.dram_us` per page); the write completes when that is done, its pages have slots in
-//!   the buffer and every operation it caused (flushes, GC, merges) has completed;
+//!   the buffer and every operation it caused (flushes, GC, merges) has completed; a flushed
+//!   page's slot frees when its program completes, or as it is evicted (`buffer.release`);
 //! - a read completes when every page is served, from DRAM (a buffer hit) or from flash, and its
 //!   data has crossed the link; a trim when the controller is done with it;
 //! - background work (GC, [`drain`]ing of the buffer) occupies dies and channels from when it
@@ -237,8 +238,12 @@ pub struct Clock {
     busy_until: f64,
     /// The buffer's slots: (time a slot frees, slots freeing then), earliest first. A page put
     /// in the buffer takes the earliest; a flushed page's slot frees when the request that
-    /// flushed it has completed its operations (its data has left DRAM).
+    /// flushed it has completed its operations (its data has left DRAM), or, with
+    /// `buffer.release = "on-evict"`, as the page leaves the buffer ([`Clock::buffer_room`]).
     buffer_slots: BinaryHeap<Reverse<(At, u64)>>,
+    /// `buffer.release = "on-evict"`: SSDsim's rule (insert2buffer frees the evicted sectors at
+    /// once; only the evicting request waits for their write-back).
+    release_on_evict: bool,
     /// `ftl.background_gc`: idle time before it starts (None: off).
     background_idle_us: Option<f64>,
     background_steps: u64,
@@ -323,6 +328,7 @@ impl Clock {
                 .then_some(cfg.ftl.background_gc_idle_us),
             background_steps: 0,
             buffer_slots: BinaryHeap::new(),
+            release_on_evict: cfg.buffer.release == "on-evict",
             interface: (cfg.run.scheduler != "fifo").then(InterfaceStats::default),
             controller: Controller::new(cfg),
             power: power::Power::new(cfg.controller.sleep_after_us, cfg.controller.wake_us),
@@ -379,12 +385,14 @@ impl Clock {
     }
 
     /// Place a drained flush's `ops` (`pages` pages left the buffer) from `start` as background
-    /// work; returns when they complete (the pages' slots free then).
+    /// work; returns when they complete (the pages' slots free then, or at `start` with
+    /// `buffer.release = "on-evict"`).
     pub fn drained(&mut self, start: f64, ops: &[NandOp], pages: u64, measured: bool) -> f64 {
         let end = self.run_ops(start, ops);
         self.busy_until = self.busy_until.max(end);
         if pages > 0 {
-            self.buffer_slots.push(Reverse((At(end), pages)));
+            let free = if self.release_on_evict { start } else { end };
+            self.buffer_slots.push(Reverse((At(free), pages)));
         }
         self.drain.count(pages, measured);
         end
@@ -530,20 +538,29 @@ impl Clock {
         }
     }
 
-    /// A request taken at `t` flushed `flushed` pages from the buffer (its operations end at
-    /// `ops_end`), dropped `dropped` (trims) and put `inserted` pages in it: when the last of
-    /// those had a slot.
+    /// A request taken at `t` and handled by the controller at `ready_us` flushed `flushed`
+    /// pages from the buffer (its operations end at `ops_end`), dropped `dropped` (trims) and
+    /// put `inserted` pages in it: when the last of those had a slot. The flushed pages' slots
+    /// free at `ops_end` (`buffer.release = "on-program"`: their data stays in DRAM until it is
+    /// programmed), or at `ready_us` ("on-evict": as they are evicted; the request itself still
+    /// completes after its flush, through `ops_end`).
     #[inline]
     pub fn buffer_room(
         &mut self,
         t: f64,
+        ready_us: f64,
         flushed: u64,
         dropped: u64,
         inserted: u64,
         ops_end: f64,
     ) -> f64 {
         if flushed > 0 {
-            self.buffer_slots.push(Reverse((At(ops_end), flushed)));
+            let free = if self.release_on_evict {
+                ready_us
+            } else {
+                ops_end
+            };
+            self.buffer_slots.push(Reverse((At(free), flushed)));
         }
         if dropped > 0 {
             self.buffer_slots.push(Reverse((At(t), dropped)));
