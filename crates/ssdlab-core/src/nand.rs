@@ -84,7 +84,36 @@ pub enum OpKind {
 pub struct NandOp {
     pub kind: OpKind,
     pub cause: Cause,
+    /// The operation this one needs done first (its data dependency), as a distance back in the
+    /// log: 0 = none, [`AFTER_ALL`] = farther back than a distance holds (it then waits for
+    /// every operation before it).
+    pub after: u16,
     pub addr: u32,
+}
+
+/// [`NandOp::after`]: the dependency is this far back or farther.
+pub const AFTER_ALL: u16 = u16::MAX;
+
+impl NandOp {
+    /// An operation that waits for nothing of its batch.
+    pub fn new(kind: OpKind, cause: Cause, addr: u32) -> NandOp {
+        NandOp {
+            kind,
+            cause,
+            after: 0,
+            addr,
+        }
+    }
+}
+
+/// A logged operation, for later ones to wait for ([`Nand::mark`]): its number in the log's
+/// history (0 = none: nothing logged, or not logging). An operation that waits for one from
+/// before its batch ([`Nand::new_batch`]) waits for nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark(u64);
+
+impl Mark {
+    pub const NONE: Mark = Mark(0);
 }
 
 /// Per-block wear, the cause-tagged operation counters and, in timed mode, the log of operations
@@ -95,6 +124,10 @@ pub struct Nand {
     pub erase_counts: Vec<u32>,
     logging: bool,
     log: Vec<NandOp>,
+    /// Operations logged so far (the last one's [`Mark`]), and when the batch began: the timed
+    /// engine places a batch's operations together (a request's, a drained flush's, a GC step's).
+    logged: u64,
+    batch_start: u64,
     /// Added to the block an FTL erases, for its wear count (one of several FTLs side by side,
     /// the partitioned FTL, which moves the addresses it logs itself); 0 otherwise.
     base_pbn: u32,
@@ -107,6 +140,8 @@ impl Nand {
             erase_counts: vec![0; physical_blocks as usize],
             logging: false,
             log: Vec::new(),
+            logged: 0,
+            batch_start: 0,
             base_pbn: 0,
         }
     }
@@ -118,25 +153,64 @@ impl Nand {
     }
     #[inline]
     pub fn read(&mut self, cause: Cause, ppn: u32) {
+        self.read_after(cause, ppn, Mark::NONE);
+    }
+    /// A read that needs operation `after` done first (e.g. a data read after the map read that
+    /// located it).
+    #[inline]
+    pub fn read_after(&mut self, cause: Cause, ppn: u32, after: Mark) {
         self.counters.reads[cause as usize] += 1;
-        self.record(OpKind::Read, cause, ppn);
+        self.record(OpKind::Read, cause, ppn, after);
     }
     #[inline]
     pub fn program(&mut self, cause: Cause, ppn: u32) {
-        self.counters.programs[cause as usize] += 1;
-        self.record(OpKind::Program, cause, ppn);
+        self.program_after(cause, ppn, Mark::NONE);
     }
+    /// A program that needs operation `after` done first (the read of the data it writes: a
+    /// copy, a read-modify-write).
+    #[inline]
+    pub fn program_after(&mut self, cause: Cause, ppn: u32, after: Mark) {
+        self.counters.programs[cause as usize] += 1;
+        self.record(OpKind::Program, cause, ppn, after);
+    }
+    /// An erase (timed mode waits for every operation logged before it in its batch).
     #[inline]
     pub fn erase(&mut self, pbn: u32) {
         self.counters.erases += 1;
         self.erase_counts[(pbn + self.base_pbn) as usize] += 1;
-        self.record(OpKind::Erase, Cause::Host, pbn);
+        self.record(OpKind::Erase, Cause::Host, pbn, Mark::NONE);
+    }
+
+    /// The operation logged last (NONE when not logging).
+    #[inline]
+    pub fn mark(&self) -> Mark {
+        if self.logging {
+            Mark(self.logged)
+        } else {
+            Mark::NONE
+        }
+    }
+    /// The operation logged last if it was logged after `before` (an earlier [`Nand::mark`]):
+    /// what a call made between them issued last; NONE if it issued nothing.
+    #[inline]
+    pub fn mark_since(&self, before: Mark) -> Mark {
+        if self.mark() != before {
+            self.mark()
+        } else {
+            Mark::NONE
+        }
     }
 
     /// Keep a log of every operation with its address (timed mode); off, nothing is kept.
     pub fn set_logging(&mut self, on: bool) {
         self.logging = on;
-        self.log.clear();
+        self.clear_log();
+    }
+    /// The operations logged from now on are placed apart from those before (the timed engine's
+    /// next batch): none of them waits for an earlier one.
+    #[inline]
+    pub fn new_batch(&mut self) {
+        self.batch_start = self.logged;
     }
     /// Whether operations are logged: callers that count operations in bulk
     /// ([`Nand::log_copy`]) only walk their addresses then.
@@ -147,8 +221,9 @@ impl Nand {
     /// Log a copy (a read of `src`, then a program of `dst`) whose counts the caller adds in bulk.
     #[inline]
     pub fn log_copy(&mut self, cause: Cause, src: u32, dst: u32) {
-        self.record(OpKind::Read, cause, src);
-        self.record(OpKind::Program, cause, dst);
+        self.record(OpKind::Read, cause, src, Mark::NONE);
+        let read = self.mark();
+        self.record(OpKind::Program, cause, dst, read);
     }
     /// The operations logged since the last [`Nand::clear_log`], in issue order.
     pub fn log(&self) -> &[NandOp] {
@@ -160,16 +235,30 @@ impl Nand {
     }
     /// Hand the log over and continue in `empty` (the clock thread's batches).
     pub fn swap_log(&mut self, empty: Vec<NandOp>) -> Vec<NandOp> {
+        self.new_batch();
         std::mem::replace(&mut self.log, empty)
     }
     pub fn clear_log(&mut self) {
+        self.new_batch();
         self.log.clear();
     }
 
     #[inline(always)]
-    fn record(&mut self, kind: OpKind, cause: Cause, addr: u32) {
+    fn record(&mut self, kind: OpKind, cause: Cause, addr: u32, after: Mark) {
         if self.logging {
-            self.log.push(NandOp { kind, cause, addr });
+            self.logged += 1;
+            // A mark from before this batch (or none) is no dependency: 0.
+            let after = if after.0 <= self.batch_start {
+                0
+            } else {
+                (self.logged - after.0).min(AFTER_ALL as u64) as u16
+            };
+            self.log.push(NandOp {
+                kind,
+                cause,
+                after,
+                addr,
+            });
         }
     }
 }

@@ -80,6 +80,24 @@ fn two_threads_give_one_threads_results() {
                 BASE.replace("[run]", "[ftl]\nkind = \"dftl\"\n[run]")
             ),
         ),
+        (
+            // Operations that wait for others (map reads, cached translation pages, copies)
+            // over batches of requests and their drains.
+            "ptsd, multi-page requests, drains, QD 8",
+            format!(
+                "{}queue_depth = 8\n",
+                BASE.replace(
+                    "read_fraction = 0.3\n",
+                    "read_fraction = 0.3\nrequest_bytes = \"16KiB\"\n"
+                )
+                .replace(
+                    "[run]",
+                    "[ftl]\nkind = \"dftl\"\n[ftl.dftl]\ngranularity = \"page\"\n\
+                         partition = \"fixed\"\n[buffer]\nkind = \"lru\"\nbytes = \"256KiB\"\n\
+                         drain_watermark = 0.5\n[run]"
+                )
+            ),
+        ),
         ("every mechanism", format!("{mech}queue_depth = 32\n")),
         ("trace, open loop, two passes", trace),
     ];

@@ -142,11 +142,7 @@ fn run(
             if host.contains(&o) {
                 version += 1;
                 latest[lpn] = version;
-                pages.push(UnitPage {
-                    offset: o,
-                    version,
-                    cause: Cause::Host,
-                });
+                pages.push(UnitPage::new(o, version, Cause::Host));
             } else if pad && latest[lpn] != 0 {
                 // Padding re-writes the page's current data, read from flash.
                 prop_assert_eq!(
@@ -156,11 +152,7 @@ fn run(
                     i,
                     lpn
                 );
-                pages.push(UnitPage {
-                    offset: o,
-                    version: latest[lpn],
-                    cause: Cause::Pad,
-                });
+                pages.push(UnitPage::new(o, latest[lpn], Cause::Pad));
             }
         }
         let hint = version % streams.max(1);
@@ -345,7 +337,7 @@ proptest! {
         let (mut each, mut en) = build();
         let p = g.pages_per_block as u32;
         for lbn in 0..lbns {
-            let unit: Vec<UnitPage> = (0..p).map(|offset| UnitPage { offset, version: 0, cause: Cause::Host }).collect();
+            let unit: Vec<UnitPage> = (0..p).map(|offset| UnitPage::new(offset, 0, Cause::Host)).collect();
             each.write_unit(lbn, &unit, Shape::Block { fill: false }, 0, &mut en).unwrap();
         }
         let same = |a: &PageFtl, an: &Nand, b: &PageFtl, bn: &Nand| {
@@ -356,7 +348,7 @@ proptest! {
         };
         prop_assert!(same(&bulk, &bn, &each, &en), "after the fill");
         for (i, &(lbn, offset, hint)) in writes.iter().enumerate() {
-            let page = [UnitPage { offset: offset % p, version: 0, cause: Cause::Host }];
+            let page = [UnitPage::new(offset % p, 0, Cause::Host)];
             bulk.write_pages(lbn % lbns, &page, hint, &mut bn).unwrap();
             each.write_pages(lbn % lbns, &page, hint, &mut en).unwrap();
             prop_assert!(same(&bulk, &bn, &each, &en), "after write {i}");

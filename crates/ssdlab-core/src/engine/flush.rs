@@ -90,16 +90,14 @@ impl FlushSink for Backend {
         let whole = unit.padded || unit.pages.len() as u64 == self.ppb;
         if let ([p], false) = (unit.pages, whole) {
             // Fast path for page-level buffers: one page, no padding.
+            let mut page = [UnitPage::new(p.offset, p.version, Cause::Host)];
             if p.mask != self.full {
+                let before = self.nand.mark();
                 self.ftl
                     .read(first + p.offset as u64, Cause::Rmw, &mut self.nand)?;
+                page[0].after = self.nand.mark_since(before);
             }
             self.host.ftl_pages += 1;
-            let page = [UnitPage {
-                offset: p.offset,
-                version: p.version,
-                cause: Cause::Host,
-            }];
             return match &mut self.ftl {
                 FtlBox::Page(f) => f.write_pages(unit.lbn, &page, unit.hint, &mut self.nand),
                 FtlBox::Other(f) => f.write_pages(unit.lbn, &page, unit.hint, &mut self.nand),
@@ -108,16 +106,16 @@ impl FlushSink for Backend {
         self.scratch.clear();
         let mut pages = unit.pages.iter().peekable();
         let push_buffered = |be: &mut Backend, p: &crate::buffer::PageWrite| -> Result<()> {
-            // A partial page is merged with its old copy on flash: one read-modify-write read.
+            // A partial page is merged with its old copy on flash: one read-modify-write read,
+            // which its program waits for.
+            let mut page = UnitPage::new(p.offset, p.version, Cause::Host);
             if p.mask != be.full {
+                let before = be.nand.mark();
                 be.ftl
                     .read(first + p.offset as u64, Cause::Rmw, &mut be.nand)?;
+                page.after = be.nand.mark_since(before);
             }
-            be.scratch.push(UnitPage {
-                offset: p.offset,
-                version: p.version,
-                cause: Cause::Host,
-            });
+            be.scratch.push(page);
             Ok(())
         };
         if unit.padded {
@@ -127,13 +125,12 @@ impl FlushSink for Backend {
                     push_buffered(self, p)?;
                 } else {
                     let lpn = first + off as u64;
+                    let before = self.nand.mark();
                     if self.ftl.read(lpn, Cause::Pad, &mut self.nand)? {
                         let version = self.ftl.version_of(lpn);
-                        self.scratch.push(UnitPage {
-                            offset: off,
-                            version,
-                            cause: Cause::Pad,
-                        });
+                        let mut page = UnitPage::new(off, version, Cause::Pad);
+                        page.after = self.nand.mark_since(before);
+                        self.scratch.push(page);
                     }
                 }
             }

@@ -244,11 +244,7 @@ impl Sim {
                 if self.check {
                     self.latest[(lbn * ppb + off) as usize] = v;
                 }
-                let page = UnitPage {
-                    offset: off as u32,
-                    version: v,
-                    cause: Cause::Host,
-                };
+                let page = UnitPage::new(off as u32, v, Cause::Host);
                 if self.tags {
                     let hint = self.be.ftl.tag(lbn * ppb + off);
                     self.be

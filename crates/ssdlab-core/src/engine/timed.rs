@@ -125,6 +125,8 @@ impl Sim {
     /// log, followed by each drained flush's (their counts and pages appended to `drains`).
     #[inline(always)]
     pub(super) fn count(&mut self, req: &Request, at: At, measured: bool) -> Result<Counted> {
+        // Its operations and each drain's are placed apart: none waits for an earlier batch's.
+        self.be.nand.new_batch();
         let logged = self.be.nand.log().len();
         let (written, hits) = (self.be.host.write_pages, self.be.host.read_hit_pages);
         let (flushed, held) = (self.be.host.flushed_pages, self.buffer.pages());
@@ -154,6 +156,7 @@ impl Sim {
         // Above the watermark: drain back to it, behind this request's operations.
         if let Some(target) = self.drain_to {
             while self.buffer.pages() > target {
+                self.be.nand.new_batch();
                 let logged = self.be.nand.log().len();
                 let Some(pages) = self.drain_victim()? else {
                     break;

@@ -27,7 +27,7 @@ use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::VictimPolicy;
 use crate::list::{List, NIL};
-use crate::nand::{Cause, Nand};
+use crate::nand::{Cause, Mark, Nand};
 use crate::units::{Divisor, Geometry, Lbn, Lpn};
 
 const NONE: u32 = u32::MAX;
@@ -514,6 +514,9 @@ pub struct DftlFtl {
     partitioned: bool,
     /// `gc_map_update = "cache"`: GC's moved entries are cached dirty.
     gc_caches_moved: bool,
+    /// Timed mode: the last read of each TP, for what needs the entries it brought (a lookup
+    /// that hits its cached copy, the copy's write-back) while it may be in flight.
+    tp_read: Vec<Mark>,
 }
 
 impl DftlFtl {
@@ -602,6 +605,7 @@ impl DftlFtl {
             check,
             partitioned: p.partition != "none",
             gc_caches_moved: p.gc_map_update == "cache",
+            tp_read: vec![Mark::NONE; tps as usize],
         })
     }
 
@@ -627,14 +631,23 @@ impl DftlFtl {
         Some(self.cmt.dirty_count[tp as usize] as u64)
     }
 
-    fn read_tp(&mut self, tp: u32, nand: &mut Nand) {
-        if let Some(ppn) = self.page.ppn_of(self.n + tp as u64) {
-            self.map_reads += 1;
-            nand.read(Cause::Map, ppn);
+    /// Read translation page `tp` once operation `after` is done (a write-back that frees its
+    /// slot); the read, for what needs the entries it brings (NONE: the TP is not on flash).
+    fn read_tp(&mut self, tp: u32, after: Mark, nand: &mut Nand) -> Mark {
+        match self.page.ppn_of(self.n + tp as u64) {
+            Some(ppn) => {
+                self.map_reads += 1;
+                nand.read_after(Cause::Map, ppn, after);
+                self.tp_read[tp as usize] = nand.mark();
+                nand.mark()
+            }
+            None => Mark::NONE,
         }
     }
 
-    fn write_tp(&mut self, tp: u32, nand: &mut Nand) -> Result<()> {
+    /// Write translation page `tp` back; its program waits for the TP's last read (the read of
+    /// a read-modify-write, or the load of the cached copy written whole). Returns the program.
+    fn write_tp(&mut self, tp: u32, nand: &mut Nand) -> Result<Mark> {
         // Batch update: a written translation page carries every dirty cached entry of it.
         // (While an access has the partitioned CMT out, its own write-backs take their entries
         // just before.)
@@ -645,60 +658,78 @@ impl DftlFtl {
         }
         self.map_programs += 1;
         self.tp_version = self.tp_version.wrapping_add(1).max(1);
+        let after = self.tp_read[tp as usize];
         self.page
-            .write_translation(self.n + tp as u64, self.tp_version, nand)
+            .write_translation(self.n + tp as u64, self.tp_version, after, nand)?;
+        // The TP's program is the last operation (any GC it ran comes first).
+        Ok(nand.mark())
     }
 
-    /// Evict the LRU unit, writing its TP back if it is dirty.
-    fn evict(&mut self, host_read: bool, nand: &mut Nand) -> Result<()> {
+    /// Evict the LRU unit, writing its TP back if it is dirty: the write-back (NONE: none).
+    fn evict(&mut self, host_read: bool, nand: &mut Nand) -> Result<Mark> {
         let s = self.cmt.lru.tail;
         if s == NIL {
-            return Ok(());
+            return Ok(Mark::NONE);
         }
+        let mut written = Mark::NONE;
         if self.cmt.is_dirty(s) {
             self.dirty_evictions += 1;
             self.read_evict_writes += host_read as u64;
             let tp = self.cmt.tp_of(self.cmt.key(s));
             // A cached TP is written whole: no read.
             if self.granularity == Granularity::Entry {
-                self.read_tp(tp, nand);
+                self.read_tp(tp, Mark::NONE, nand);
             }
             self.batched_entries += self.cmt.clean_tp(tp) as u64;
-            self.write_tp(tp, nand)?;
+            written = self.write_tp(tp, nand)?;
         }
         self.cmt.remove(s);
         self.cmt.prefetch_victim();
-        Ok(())
+        Ok(written)
     }
 
     /// Look `lpn`'s entry up for a host access, loading it on a miss; `write` leaves it dirty.
-    fn access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<()> {
+    /// Returns the map read that brought the entry: a miss's, which waits for the write-back of
+    /// the victim whose slot it takes, or on a hit of a cached TP its load (in flight if of this
+    /// batch); NONE: none.
+    fn access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<Mark> {
         if self.part.is_some() {
             return self.part_access(lpn, write, nand);
         }
         let key = self.key_of(lpn);
         let tp = self.tp_of(lpn);
-        let s = match self.cmt.slot(key) {
+        let (s, loaded) = match self.cmt.slot(key) {
             Some(s) => {
                 self.hits += 1;
                 self.cmt.touch(s);
-                s
+                let loaded = match self.granularity {
+                    Granularity::Page => self.tp_read[tp as usize],
+                    // Loaded by an earlier miss of its own; the TP's last read may have
+                    // been another entry's.
+                    Granularity::Entry => Mark::NONE,
+                };
+                (s, loaded)
             }
             None => {
                 self.misses += 1;
-                if self.cmt.full() {
-                    self.evict(!write, nand)?;
-                }
-                if !write || self.load_on_write_miss || self.granularity == Granularity::Page {
-                    self.read_tp(tp, nand);
-                }
-                self.cmt.insert(key)
+                let freed = if self.cmt.full() {
+                    self.evict(!write, nand)?
+                } else {
+                    Mark::NONE
+                };
+                let loaded =
+                    if !write || self.load_on_write_miss || self.granularity == Granularity::Page {
+                        self.read_tp(tp, freed, nand)
+                    } else {
+                        Mark::NONE
+                    };
+                (self.cmt.insert(key), loaded)
             }
         };
         if write {
             self.cmt.set_dirty(s);
         }
-        Ok(())
+        Ok(loaded)
     }
 
     /// Update the map for the data pages GC moved: cached entries turn dirty, the rest are
@@ -769,7 +800,7 @@ impl DftlFtl {
                 };
                 // A cached clean copy is updated in place: no read.
                 if !self.part.as_ref().is_some_and(|p| p.has_clean(tp)) {
-                    self.read_tp(tp, nand);
+                    self.read_tp(tp, Mark::NONE, nand);
                 }
                 self.write_tp(tp, nand)?;
             }
@@ -865,13 +896,15 @@ impl Ftl for DftlFtl {
         if self.ppn_of(lpn).is_none() {
             return Ok(false);
         }
+        let mut located = Mark::NONE;
         if cause == Cause::Host {
-            self.access(lpn, false, nand)?;
+            located = self.access(lpn, false, nand)?;
             // The eviction's TP write may have run GC, which may have moved this very page.
             self.settle_moved(nand)?;
         }
+        // The data read waits for the map read that located it (a CMT miss).
         if let Some(ppn) = self.page.ppn_of(lpn) {
-            nand.read(cause, ppn);
+            nand.read_after(cause, ppn, located);
         }
         Ok(true)
     }
@@ -982,11 +1015,7 @@ mod tests {
     }
 
     fn write_version(f: &mut DftlFtl, n: &mut Nand, lpn: u64, version: u32) {
-        let page = [UnitPage {
-            offset: (lpn % 4) as u32,
-            version,
-            cause: Cause::Host,
-        }];
+        let page = [UnitPage::new((lpn % 4) as u32, version, Cause::Host)];
         f.write_unit(lpn / 4, &page, Shape::Pages, 0, n).unwrap();
     }
 
@@ -1372,6 +1401,78 @@ mod tests {
         take_bits(&mut words, 2, &mut out);
         assert_eq!(out, [7, 129, 131, 319]);
         assert_eq!(words, [0, 0, 0]);
+    }
+
+    /// Timed mode: the operations logged since logging began, as (kind, cause, how far back
+    /// the one each waits for is).
+    fn logged(n: &Nand) -> Vec<(OpKind, Cause, u16)> {
+        n.log().iter().map(|o| (o.kind, o.cause, o.after)).collect()
+    }
+    use crate::nand::OpKind::{self, Program as P, Read as R};
+
+    /// A read miss whose victim is a dirty entry: the victim's TP read, its write-back, the map
+    /// read into the freed slot, the data read, each waiting for the one before. A later hit
+    /// reads at once.
+    #[test]
+    fn a_read_miss_chains_write_back_map_read_and_data_read() {
+        let (mut f, mut n) = tiny("entry", 1);
+        // 5*, then 0* (TP 1 written), 8* (TP 0 written), 1* (TP 2 written, TP 0 read).
+        for lpn in [5, 0, 8, 1] {
+            write(&mut f, &mut n, lpn);
+        }
+        n.set_logging(true);
+        f.read(5, Cause::Host, &mut n).unwrap();
+        let (map, host) = (Cause::Map, Cause::Host);
+        assert_eq!(
+            logged(&n),
+            [(R, map, 0), (P, map, 1), (R, map, 1), (R, host, 1)]
+        );
+        n.clear_log();
+        f.read(5, Cause::Host, &mut n).unwrap();
+        assert_eq!(logged(&n), [(R, host, 0)]);
+    }
+
+    /// Whole TPs cached: a hit on a TP loaded in the same batch waits for that load; in a later
+    /// batch it does not. A dirty TP's write-back needs no read, the load into its slot waits
+    /// for it.
+    #[test]
+    fn a_hit_on_a_tp_in_flight_waits_for_its_load() {
+        let (mut f, mut n) = tiny("page", 4);
+        // TP 0* (0, 1, 2), then TP 1* (TP 0 written), TP 2* (TP 1 written).
+        for lpn in [0, 1, 2, 4, 8] {
+            write(&mut f, &mut n, lpn);
+        }
+        n.set_logging(true);
+        f.read(1, Cause::Host, &mut n).unwrap();
+        f.read(2, Cause::Host, &mut n).unwrap();
+        let (map, host) = (Cause::Map, Cause::Host);
+        assert_eq!(
+            logged(&n),
+            [(P, map, 0), (R, map, 1), (R, host, 1), (R, host, 2)]
+        );
+        n.clear_log();
+        f.read(2, Cause::Host, &mut n).unwrap();
+        assert_eq!(logged(&n), [(R, host, 0)]);
+    }
+
+    /// PTSD: a read miss loads into the clean region (no write-back) and its data read waits
+    /// for the load, as does a clean hit in the same batch; a write miss writes the dirty
+    /// region's victim back first, and its TP read waits for that (the data program, issued
+    /// first, waits for nothing).
+    #[test]
+    fn partitioned_reads_and_writes_chain_their_map_io() {
+        let (mut f, mut n) = part("page");
+        for lpn in [0, 1, 4, 8] {
+            write(&mut f, &mut n, lpn);
+        }
+        n.set_logging(true);
+        f.read(1, Cause::Host, &mut n).unwrap();
+        f.read(0, Cause::Host, &mut n).unwrap();
+        let (map, host) = (Cause::Map, Cause::Host);
+        assert_eq!(logged(&n), [(R, map, 0), (R, host, 1), (R, host, 2)]);
+        n.clear_log();
+        write(&mut f, &mut n, 5);
+        assert_eq!(logged(&n), [(P, host, 0), (P, map, 0), (R, map, 1)]);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use super::UnitPage;
 use crate::error::{Result, SimError};
-use crate::nand::{Cause, Nand};
+use crate::nand::{Cause, Mark, Nand};
 use crate::units::{alloc_vec, prefetch, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
@@ -114,9 +114,18 @@ impl Store {
         self.valid[self.block_of.quot(ppn as u64) as usize] -= 1;
     }
 
-    /// Program `lpn` into the free page `ppn` (its old copy, if any, becomes dead).
+    /// Program `lpn` into the free page `ppn` (its old copy, if any, becomes dead), once
+    /// operation `after` (the read of its data, if any) is done.
     #[inline(always)]
-    pub fn program(&mut self, lpn: Lpn, ppn: u32, version: u32, cause: Cause, nand: &mut Nand) {
+    pub fn program(
+        &mut self,
+        lpn: Lpn,
+        ppn: u32,
+        version: u32,
+        cause: Cause,
+        after: Mark,
+        nand: &mut Nand,
+    ) {
         debug_assert!(self.page_free(ppn), "PPN {ppn} is not free");
         let old = self.l2p[lpn as usize];
         if old != NONE {
@@ -130,12 +139,12 @@ impl Store {
         if self.check {
             self.oob[ppn as usize] = version;
         }
-        nand.program(cause, ppn);
+        nand.program_after(cause, ppn, after);
     }
 
     /// Host/pad page of a flush unit: also remembers its version as the latest.
     pub fn program_unit(&mut self, lpn: Lpn, ppn: u32, p: &UnitPage, nand: &mut Nand) {
-        self.program(lpn, ppn, p.version, p.cause, nand);
+        self.program(lpn, ppn, p.version, p.cause, p.after, nand);
         if self.check {
             self.expected[lpn as usize] = p.version;
         }
@@ -614,11 +623,7 @@ pub(crate) mod testutil {
     pub fn host(offsets: &[u32], version: u32) -> Vec<UnitPage> {
         offsets
             .iter()
-            .map(|&o| UnitPage {
-                offset: o,
-                version,
-                cause: Cause::Host,
-            })
+            .map(|&o| UnitPage::new(o, version, Cause::Host))
             .collect()
     }
 
@@ -644,11 +649,10 @@ pub(crate) mod testutil {
         pad_version: u32,
     ) -> Vec<UnitPage> {
         let mut v = host(host_offsets, version);
-        v.extend(pad.iter().map(|&o| UnitPage {
-            offset: o,
-            version: pad_version,
-            cause: Cause::Pad,
-        }));
+        v.extend(
+            pad.iter()
+                .map(|&o| UnitPage::new(o, pad_version, Cause::Pad)),
+        );
         v.sort_by_key(|p| p.offset);
         v
     }
@@ -700,18 +704,10 @@ pub(crate) mod testutil {
             if unit.contains(&o) {
                 *v += 1;
                 latest[lpn] = *v;
-                pages.push(UnitPage {
-                    offset: o,
-                    version: *v,
-                    cause: Cause::Host,
-                });
+                pages.push(UnitPage::new(o, *v, Cause::Host));
             } else if padded && latest[lpn] != 0 {
                 assert_eq!(f.version_of(lpn as u64), latest[lpn]);
-                pages.push(UnitPage {
-                    offset: o,
-                    version: latest[lpn],
-                    cause: Cause::Pad,
-                });
+                pages.push(UnitPage::new(o, latest[lpn], Cause::Pad));
             }
         }
         let shape = if padded || pages.len() == ppb as usize {

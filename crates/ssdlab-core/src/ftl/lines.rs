@@ -15,7 +15,7 @@
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{VictimPolicy, VictimSelector};
-use crate::nand::{Cause, Nand};
+use crate::nand::{Cause, Mark, Nand};
 use crate::placement::{Class, Classifier};
 use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
@@ -347,6 +347,8 @@ struct Entry {
     tag: u32,
     version: u32,
     gc: bool,
+    /// The read its data came with (a GC copy's, a read-modify-write's): its program waits for it.
+    after: Mark,
 }
 
 pub struct LinesFtl {
@@ -628,6 +630,7 @@ impl LinesFtl {
     /// Program `lpn` (version `version`) at open line `k`. `live`: the page is its LPN's newest
     /// copy (mapped); otherwise it is dead on arrival (a stale ring entry).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn program(
         &mut self,
         lpn: u32,
@@ -635,6 +638,7 @@ impl LinesFtl {
         cause: Cause,
         k: usize,
         live: bool,
+        after: Mark,
         nand: &mut Nand,
     ) -> Result<u32> {
         let ppn = self.next_ppn(k, nand)?;
@@ -647,13 +651,13 @@ impl LinesFtl {
         if self.check {
             self.oob_version[ppn as usize] = version;
         }
-        nand.program(cause, ppn);
+        nand.program_after(cause, ppn, after);
         Ok(ppn)
     }
 
     /// A host page enters the ring: its flash copy (if any) is invalid from now on.
     #[inline(always)]
-    fn enter_ring(&mut self, lpn: u32, tag: u32, version: u32, gc: bool) {
+    fn enter_ring(&mut self, lpn: u32, tag: u32, version: u32, gc: bool, after: Mark) {
         let old = self.l2p[lpn as usize];
         if old != NONE && old & IN_RING == 0 {
             self.invalidate(old);
@@ -665,6 +669,7 @@ impl LinesFtl {
             tag,
             version,
             gc,
+            after,
         });
         if self.check {
             self.expected[lpn as usize] = version;
@@ -725,7 +730,7 @@ impl LinesFtl {
                 }
                 (k, Cause::Host, live)
             };
-            self.program(e.lpn, e.version, cause, k, live, nand)?;
+            self.program(e.lpn, e.version, cause, k, live, e.after, nand)?;
             self.ring.pop_front();
             self.ring_front = self.ring_front.wrapping_add(1);
             if let Pacing::Gp(t) = self.pacing {
@@ -749,7 +754,7 @@ impl LinesFtl {
         if let Some(c) = self.class_gc_pages.get_mut(k) {
             *c += 1;
         }
-        self.program(e.lpn, e.version, Cause::Gc, k, live, nand)?;
+        self.program(e.lpn, e.version, Cause::Gc, k, live, e.after, nand)?;
         self.ring.pop_front();
         self.ring_front = self.ring_front.wrapping_add(1);
         if let Pacing::Gp(t) = self.pacing {
@@ -978,15 +983,17 @@ impl LinesFtl {
         } else {
             0
         };
+        // A copy: its program waits for its read.
         nand.read(Cause::Gc, src);
+        let read = nand.mark();
         self.gc_moved += 1;
         if self.gc_ring {
             // pblk_write_gc_to_cache: the copy waits in the ring with the host entries.
-            self.enter_ring(lpn, k as u32, version, true);
+            self.enter_ring(lpn, k as u32, version, true, read);
             return Ok(());
         }
         self.invalidate(src);
-        self.program(lpn, version, Cause::Gc, k, true, nand)?;
+        self.program(lpn, version, Cause::Gc, k, true, read, nand)?;
         if let Some(c) = self.class_gc_pages.get_mut(k) {
             *c += 1;
         }
@@ -1138,7 +1145,7 @@ impl Ftl for LinesFtl {
         for p in pages {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
-            self.enter_ring(lpn as u32, hint, p.version, false);
+            self.enter_ring(lpn as u32, hint, p.version, false, p.after);
             self.drain(nand)?;
         }
         // Filler of a padded block (a buffer's padding policy): programmed in turn, dead at once.
@@ -1149,6 +1156,7 @@ impl Ftl for LinesFtl {
                     tag: hint,
                     version: 0,
                     gc: false,
+                    after: Mark::NONE,
                 });
                 self.drain(nand)?;
             }
@@ -1458,11 +1466,7 @@ mod tests {
         };
         let mut f = LinesFtl::new(&g, &p, Box::new(c), true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
-        let page = |offset| UnitPage {
-            offset,
-            version: 1,
-            cause: Cause::Host,
-        };
+        let page = |offset| UnitPage::new(offset, 1, Cause::Host);
         for off in [0, 1, 2, 3] {
             f.write_unit(0, &[page(off)], Shape::Pages, 0, &mut n)
                 .unwrap();
@@ -1499,11 +1503,7 @@ mod tests {
             batch_pages: 4,
             ..Default::default()
         };
-        let page = |offset| UnitPage {
-            offset,
-            version: 1 + offset / 4,
-            cause: Cause::Host,
-        };
+        let page = |offset| UnitPage::new(offset, 1 + offset / 4, Cause::Host);
         for gc in ["ring", "coldest"] {
             let sp = crate::placement::size_ema::Params {
                 gc: gc.into(),
@@ -1516,16 +1516,8 @@ mod tests {
             f.write_unit(0, &first, Shape::Pages, 0, &mut n).unwrap();
             assert_eq!((f.written[0], f.written[4], f.valid[0]), (4, 4, 4));
             let again = [
-                UnitPage {
-                    offset: 0,
-                    version: 9,
-                    cause: Cause::Host,
-                },
-                UnitPage {
-                    offset: 1,
-                    version: 9,
-                    cause: Cause::Host,
-                },
+                UnitPage::new(0, 9, Cause::Host),
+                UnitPage::new(1, 9, Cause::Host),
             ];
             f.write_unit(0, &again, Shape::Pages, 0, &mut n).unwrap();
             assert_eq!((f.ring.len(), f.valid[0]), (2, 2));

@@ -14,17 +14,31 @@ pub mod page;
 pub mod partitioned;
 
 use crate::error::Result;
-use crate::nand::{Cause, Nand};
+use crate::nand::{Cause, Mark, Nand};
 use crate::units::{Lbn, Lpn};
 pub use log_stats::LogState;
 
 /// One page of a flush unit as the FTL receives it: its offset in the logical block, the version
-/// it carries (integrity checking) and why it is written (host data or padding).
+/// it carries (integrity checking), why it is written (host data or padding) and, in timed mode,
+/// the read its data needs first (a read-modify-write's or padding's; its program waits for it).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct UnitPage {
     pub offset: u32,
     pub version: u32,
     pub cause: Cause,
+    pub after: Mark,
+}
+
+impl UnitPage {
+    /// A page whose data is in the buffer (no read first).
+    pub fn new(offset: u32, version: u32, cause: Cause) -> UnitPage {
+        UnitPage {
+            offset,
+            version,
+            cause,
+            after: Mark::NONE,
+        }
+    }
 }
 
 /// What a write buffer or padding policy may ask of the FTL, without changing it.

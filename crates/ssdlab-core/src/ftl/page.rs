@@ -8,7 +8,7 @@
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{VictimPolicy, VictimSelector};
-use crate::nand::{Cause, Nand};
+use crate::nand::{Cause, Mark, Nand};
 use crate::placement::Classifier;
 use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
@@ -233,11 +233,12 @@ impl PageFtl {
         &mut self,
         lpn: Lpn,
         version: u32,
+        after: Mark,
         nand: &mut Nand,
     ) -> Result<()> {
         debug_assert!(lpn >= self.map_from && lpn < self.logical_pages);
         self.now += 1;
-        self.program(lpn, version, Cause::Map, self.map_slot, NONE, nand)?;
+        self.program(lpn, version, Cause::Map, self.map_slot, NONE, after, nand)?;
         if self.check {
             self.expected[lpn as usize] = version;
         }
@@ -321,9 +322,11 @@ impl PageFtl {
         }
     }
 
-    /// Program `lpn` at the next page of frontier `slot`. `known_old` is its current PPN when the
-    /// caller knows it (GC copies), which spares a random L2P load; NONE = look it up.
+    /// Program `lpn` at the next page of frontier `slot`, once operation `after` is done (the
+    /// read of its data, if any). `known_old` is its current PPN when the caller knows it (GC
+    /// copies), which spares a random L2P load; NONE = look it up.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn program(
         &mut self,
         lpn: Lpn,
@@ -331,6 +334,7 @@ impl PageFtl {
         cause: Cause,
         slot: usize,
         known_old: u32,
+        after: Mark,
         nand: &mut Nand,
     ) -> Result<()> {
         // Look the old copy up only after next_ppn: it may run GC, which moves that copy.
@@ -349,7 +353,7 @@ impl PageFtl {
         if self.check {
             self.oob_version[ppn as usize] = version;
         }
-        nand.program(cause, ppn);
+        nand.program_after(cause, ppn, after);
         Ok(())
     }
 
@@ -455,15 +459,19 @@ impl PageFtl {
                         self.host_open.len(),
                     )?;
                 }
+                // A copy: its program waits for its read.
                 nand.read(Cause::Gc, src);
-                self.program(lpn as u64, version, Cause::Gc, slot, src, nand)?;
+                let read = nand.mark();
+                self.program(lpn as u64, version, Cause::Gc, slot, src, read, nand)?;
                 if self.map_from != u64::MAX {
                     self.moved.push(lpn);
                 }
             } else {
                 // A translation page stays in the translation pool; its move is mapping I/O.
                 nand.read(Cause::Map, src);
-                self.program(lpn as u64, version, Cause::Map, self.map_slot, src, nand)?;
+                let read = nand.mark();
+                let slot = self.map_slot;
+                self.program(lpn as u64, version, Cause::Map, slot, src, read, nand)?;
             }
             self.gc_moved += 1;
         }
@@ -561,7 +569,7 @@ impl PageFtl {
                 Some(_) => self.placed_slot(lpn, slot as u32)?,
             };
             self.now += 1;
-            self.program(lpn, p.version, p.cause, slot, NONE, nand)?;
+            self.program(lpn, p.version, p.cause, slot, NONE, p.after, nand)?;
             if self.check {
                 self.expected[lpn as usize] = p.version;
             }
@@ -757,11 +765,7 @@ mod tests {
     }
 
     fn write(f: &mut PageFtl, n: &mut Nand, lpn: u64, version: u32) {
-        let page = [UnitPage {
-            offset: (lpn % 4) as u32,
-            version,
-            cause: Cause::Host,
-        }];
+        let page = [UnitPage::new((lpn % 4) as u32, version, Cause::Host)];
         f.write_pages(lpn / 4, &page, 0, n).unwrap();
     }
 
@@ -801,6 +805,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("valid count"), "{e}");
+    }
+
+    /// Timed mode: every GC copy's program waits for its own read (the op just before it).
+    #[test]
+    fn gc_copies_program_after_their_reads() {
+        // 32 LPNs in 64 pages: victims hold valid pages.
+        let geo = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 4,
+            logical_pages: 32,
+            physical_blocks: 16,
+        };
+        let mut f = PageFtl::new(&geo, VictimPolicy::Greedy, 2, 1, true, false).unwrap();
+        let mut n = Nand::new(16);
+        n.set_logging(true);
+        let (mut copies, mut x) = (0, 1u64);
+        for _ in 0..400 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            n.clear_log();
+            write(&mut f, &mut n, (x >> 33) % 32, 1);
+            let log = n.log();
+            for (j, op) in log.iter().enumerate() {
+                if op.cause == Cause::Gc && op.kind == crate::nand::OpKind::Program {
+                    assert_eq!(op.after, 1, "{log:?}");
+                    assert_eq!(
+                        (log[j - 1].kind, log[j - 1].cause),
+                        (crate::nand::OpKind::Read, Cause::Gc)
+                    );
+                    copies += 1;
+                } else {
+                    // Reads, host programs and erases wait for nothing of their own.
+                    assert_eq!(op.after, 0, "{log:?}");
+                }
+            }
+        }
+        // Every page GC moved, once each.
+        assert!(copies > 0);
+        assert_eq!(copies, f.gc_moved);
     }
 
     #[test]

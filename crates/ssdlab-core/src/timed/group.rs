@@ -10,20 +10,21 @@
 //!   [`Layout::group_of`]), not separated by an erase and at most 2·k·P operations apart in the
 //!   request's log (k units per NAND page, P planes), are one array read: one (multi-plane) read
 //!   time, then each unit's data on the channel. So a unit read costs one array read and one
-//!   unit's transfer.
+//!   unit's transfer. A later read joins only if the operation it depends on (as in
+//!   [`Clock::run_ops`]) is done by the group's start.
 //! - Programs: a NAND page is programmed when its last unit is: the units before it wait in the
 //!   controller's DRAM (their program costs no time; the page's program carries k units of data).
 //!   The page FTL writes a block's units in order, so a page's units arrive in order, from one or
 //!   several requests. A request's page programs of one row of one die's planes (same window as
 //!   reads) are one multi-plane program: one program time, every unit's data on the channel. A
-//!   program waits for the read before it in the log (a copy) as in [`Clock::run_ops`]; a page
-//!   program cannot pull a later program before a read that is not placed yet.
+//!   program waits for the operation it depends on (a copy's read) as in [`Clock::run_ops`]; a
+//!   page program cannot pull a later program whose predecessor is not placed yet.
 //! - Erases: an FTL block spans every plane, so erasing it is one multi-plane erase per die, as
 //!   with one plane.
 
 use super::layout::Layout;
 use super::Clock;
-use crate::nand::{Cause, NandOp, OpKind};
+use crate::nand::{Cause, NandOp, OpKind, AFTER_ALL};
 
 /// What grouping keeps between requests, and what it did.
 #[derive(Clone, Debug, Default)]
@@ -70,32 +71,30 @@ impl Clock {
         g.done.resize(ops.len(), f64::NAN);
         let window = 2 * (self.layout.units_per_page() * self.layout.planes()) as usize;
         let (mut barrier, mut end) = (t, t);
-        let mut last_read = None;
         for i in 0..ops.len() {
             if g.done[i].is_nan() {
                 let op = ops[i];
+                let s = Span {
+                    barrier,
+                    end,
+                    window,
+                };
                 let d = match op.kind {
                     OpKind::Erase => {
                         let done = self.erase_block(op.addr, Cause::Host, end);
                         barrier = barrier.max(done);
                         done
                     }
-                    OpKind::Read => self.read_group(&mut g, ops, i, barrier, window),
+                    OpKind::Read => self.read_group(&mut g, ops, i, s),
                     // Not its NAND page's last unit: staged (most programs; kept out of the call).
                     OpKind::Program if !self.layout.last_unit(op.addr) => {
-                        let ready = Span { t, barrier, window }.ready_after(&g, last_read);
+                        let ready = s.ready(&g.done, i, op.after);
                         g.stage(self.layout.page_of(op.addr), ready);
                         ready
                     }
-                    OpKind::Program => {
-                        let s = Span { t, barrier, window };
-                        self.program_group(&mut g, ops, i, last_read, s)
-                    }
+                    OpKind::Program => self.program_group(&mut g, ops, i, s),
                 };
                 g.done[i] = d;
-            }
-            if ops[i].kind == OpKind::Read {
-                last_read = Some(i);
             }
             end = end.max(g.done[i]);
         }
@@ -103,29 +102,28 @@ impl Clock {
         end
     }
 
-    /// The reads of op `i`'s key within the window: one array read.
-    fn read_group(
-        &mut self,
-        g: &mut Groups,
-        ops: &[NandOp],
-        i: usize,
-        ready: f64,
-        window: usize,
-    ) -> f64 {
+    /// The reads of op `i`'s key within the window that are ready by then: one array read.
+    fn read_group(&mut self, g: &mut Groups, ops: &[NandOp], i: usize, s: Span) -> f64 {
         let addr = ops[i].addr;
+        let ready = s.ready(&g.done, i, ops[i].after);
         let key = Key::of(&self.layout, addr);
         let mut units = 1;
         let mut urgent = matches!(ops[i].cause, Cause::Host | Cause::Map);
         let mut planes = 1u64 << (self.layout.plane_of(addr) % 64);
-        let last = ops.len().min(i + 1 + window);
-        for j in i + 1..last {
-            match ops[j].kind {
+        let last = ops.len().min(i + 1 + s.window);
+        for (j, op) in ops.iter().enumerate().take(last).skip(i + 1) {
+            match op.kind {
                 OpKind::Erase => break,
-                OpKind::Read if g.done[j].is_nan() && key.holds(ops[j].addr) => {
+                OpKind::Read
+                    if g.done[j].is_nan()
+                        && key.holds(op.addr)
+                        && s.member_ready(&g.done, j, op.after)
+                            .is_some_and(|r| r <= ready) =>
+                {
                     g.done[j] = f64::INFINITY; // a member: set below
                     units += 1;
-                    urgent |= matches!(ops[j].cause, Cause::Host | Cause::Map);
-                    planes |= 1 << (self.layout.plane_of(ops[j].addr) % 64);
+                    urgent |= matches!(op.cause, Cause::Host | Cause::Map);
+                    planes |= 1 << (self.layout.plane_of(op.addr) % 64);
                 }
                 _ => {}
             }
@@ -148,32 +146,25 @@ impl Clock {
         d
     }
 
-    /// Op `i`, its NAND page's last unit: the page programs of its key within the window, one
-    /// array program.
-    fn program_group(
-        &mut self,
-        g: &mut Groups,
-        ops: &[NandOp],
-        i: usize,
-        mut last_read: Option<usize>,
-        s: Span,
-    ) -> f64 {
+    /// Op `i`, its NAND page's last unit: the page programs of its key within the window whose
+    /// predecessors are placed, one array program.
+    fn program_group(&mut self, g: &mut Groups, ops: &[NandOp], i: usize, s: Span) -> f64 {
         let addr = ops[i].addr;
         let l = &self.layout;
-        let mut ready = s.ready_after(g, last_read);
+        let mut ready = s.ready(&g.done, i, ops[i].after);
         debug_assert!(l.last_unit(addr));
         ready = ready.max(g.unstage(l.page_of(addr)));
         let key = Key::of(l, addr);
         let mut pages = 1;
         let last = ops.len().min(i + 1 + s.window);
-        for j in i + 1..last {
-            let op = ops[j];
+        for (j, op) in ops.iter().enumerate().take(last).skip(i + 1) {
             match op.kind {
                 OpKind::Erase => break,
-                OpKind::Read if g.done[j].is_nan() => break,
-                OpKind::Read => last_read = Some(j),
                 OpKind::Program if g.done[j].is_nan() && key.holds(op.addr) => {
-                    let r = s.ready_after(g, last_read);
+                    // A program whose predecessor is not placed yet cannot be pulled before it.
+                    let Some(r) = s.member_ready(&g.done, j, op.after) else {
+                        continue;
+                    };
                     if l.last_unit(op.addr) {
                         ready = ready.max(r).max(g.unstage(l.page_of(op.addr)));
                         pages += 1;
@@ -183,7 +174,7 @@ impl Clock {
                         g.done[j] = r;
                     }
                 }
-                OpKind::Program => {}
+                _ => {}
             }
         }
         g.array_programs += 1;
@@ -206,19 +197,36 @@ impl Clock {
     }
 }
 
-/// A request's placing state a program group needs.
+/// A request's placing state a group needs: the last erase's completion, the latest completion
+/// of the operations before the one placed, the grouping window.
 #[derive(Clone, Copy)]
 struct Span {
-    t: f64,
     barrier: f64,
+    end: f64,
     window: usize,
 }
 
 impl Span {
-    /// When a program may start: after the barrier and the last read before it (its data).
+    /// When op `i` (every op before it placed) may start: after the barrier and its predecessor.
     #[inline]
-    fn ready_after(self, g: &Groups, last_read: Option<usize>) -> f64 {
-        self.barrier.max(last_read.map_or(self.t, |r| g.done[r]))
+    fn ready(self, done: &[f64], i: usize, after: u16) -> f64 {
+        self.barrier
+            .max(super::predecessor(done, i, after, self.end))
+    }
+
+    /// The same for op `j` after the one being placed: None while its predecessor is not placed
+    /// (or is a member of the group being formed).
+    #[inline]
+    fn member_ready(self, done: &[f64], j: usize, after: u16) -> Option<f64> {
+        match after {
+            0 => Some(self.barrier),
+            k if k as usize > j => Some(self.barrier),
+            AFTER_ALL => None,
+            k => {
+                let d = done[j - k as usize];
+                d.is_finite().then(|| self.barrier.max(d))
+            }
+        }
     }
 }
 
@@ -277,12 +285,17 @@ mod tests {
 
     fn ops(list: &[(OpKind, u32)]) -> Vec<NandOp> {
         list.iter()
-            .map(|&(kind, addr)| NandOp {
-                kind,
-                cause: Cause::Host,
-                addr,
-            })
+            .map(|&(kind, addr)| NandOp::new(kind, Cause::Host, addr))
             .collect()
+    }
+
+    /// `ops` where op `i` of each `(i, back)` waits for the op `back` places before it.
+    fn chained(list: &[(OpKind, u32)], deps: &[(usize, u16)]) -> Vec<NandOp> {
+        let mut v = ops(list);
+        for &(i, back) in deps {
+            v[i].after = back;
+        }
+        v
     }
     use OpKind::{Erase, Program as P, Read as R};
 
@@ -325,7 +338,7 @@ mod tests {
     fn gc_copies_read_and_program_multi_plane() {
         let mut c = clock(|c| c.device.planes_per_die = 2);
         // Copies 4 → 0 and 5 → 1: reads 0..50, out 50..70; programs' data 70..90, 90..890.
-        let copy = ops(&[(R, 4), (P, 0), (R, 5), (P, 1)]);
+        let copy = chained(&[(R, 4), (P, 0), (R, 5), (P, 1)], &[(1, 1), (3, 1)]);
         assert_eq!(c.run_ops(0.0, &copy), 890.0);
         let m = c.metrics();
         assert_eq!(
@@ -335,7 +348,10 @@ mod tests {
         // An erase ends the groups: the reads (0..50, out 50..70), the first program alone
         // (data 70..80, 80..880), the erase (880..2380), the second program (2380..3190).
         let mut c = clock(|c| c.device.planes_per_die = 2);
-        let split = ops(&[(R, 4), (R, 5), (P, 0), (Erase, 1), (P, 1)]);
+        let split = chained(
+            &[(R, 4), (R, 5), (P, 0), (Erase, 1), (P, 1)],
+            &[(2, 2), (4, 3)],
+        );
         assert_eq!(c.run_ops(0.0, &split), 70.0 + 10.0 + 800.0 + 1500.0 + 810.0);
     }
 

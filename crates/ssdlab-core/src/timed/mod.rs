@@ -10,10 +10,15 @@
 //! - the controller ([`controller`], `controller.cores` > 0) handles the command on its earliest
 //!   free core (`command_us` + `page_us` per page) from the issue; the request's NAND operations
 //!   are ready then (its issue without a controller);
-//! - within a request, reads and host programs are ready when the controller is done; a copy's
-//!   program (GC, merge, padding, read-modify-write) waits for the read before it; an erase waits
-//!   for every operation before it in the request, and everything after it waits for the erase
-//!   (the foreground GC that frees the block comes first);
+//! - within a request, an operation is ready when the controller is done and the operation it
+//!   depends on, if any, has completed: the FTL names it as it issues the operation
+//!   ([`NandOp::after`], [`crate::nand::Mark`]). A data read waits for the map read that located it
+//!   (a CMT miss), a map read for the write-back of the dirty victim whose slot it takes, a copy's
+//!   program (GC, merge, padding, read-modify-write, a translation page's write-back) for its
+//!   read; other operations (host programs from the buffer, reads that hit the CMT) wait for
+//!   nothing, so independent operations overlap on different dies. An erase waits for every
+//!   operation before it in the request, and everything after it waits for the erase (the
+//!   foreground GC that frees the block comes first);
 //! - a write's data crosses the host link (`host.link_mib_s`, one timeline shared by both
 //!   directions) once the controller is done, then is copied to the buffer's DRAM
 //!   (`nand.dram_us` per page); the write completes when that is done, its pages have slots in
@@ -43,7 +48,7 @@ pub mod suspend;
 pub mod timeline;
 
 use crate::config::Config;
-use crate::nand::{Cause, NandOp, OpKind};
+use crate::nand::{Cause, NandOp, OpKind, AFTER_ALL};
 use crate::request::Op;
 use crate::rng::Rng;
 use crate::units::At;
@@ -94,6 +99,19 @@ impl Service {
         } else {
             mean
         }
+    }
+}
+
+/// When the operation that op `i` waits for ([`NandOp::after`]: that many places back) completed, by
+/// `done` (the completions of the ops before `i`; `end`: the latest of them): −∞ without one, or
+/// when it is before this batch.
+#[inline]
+fn predecessor(done: &[f64], i: usize, after: u16, end: f64) -> f64 {
+    match after {
+        0 => f64::NEG_INFINITY,
+        k if k as usize > i => f64::NEG_INFINITY,
+        AFTER_ALL => end,
+        k => done[i - k as usize],
     }
 }
 
@@ -261,6 +279,8 @@ pub struct Clock {
     pub threaded: bool,
     /// Multi-plane operations, NAND pages of several units or page types ([`group`]).
     grouped: Option<group::Groups>,
+    /// Completion of each operation of the batch being placed (kept for its allocation).
+    done: Vec<f64>,
 }
 
 /// What a host-interface scheduler did (metrics `queue.*`, docs/metrics.md).
@@ -338,6 +358,7 @@ impl Clock {
             threaded: false,
             layout,
             grouped,
+            done: Vec::new(),
         }
     }
 
@@ -418,26 +439,22 @@ impl Clock {
         if self.grouped.is_some() {
             return self.run_grouped(t, ops);
         }
-        let (mut barrier, mut last_read, mut end) = (t, t, t);
-        for op in ops {
-            let ready = match op.kind {
-                OpKind::Read => barrier,
-                OpKind::Program => barrier.max(last_read),
-                OpKind::Erase => end,
-            };
-            let done = if op.kind == OpKind::Erase {
-                let done = self.erase_block(op.addr, op.cause, ready);
-                barrier = barrier.max(done);
-                done
-            } else {
-                let d = self.serve(op.kind, op.cause, self.layout.die_of(op.addr), ready);
-                if op.kind == OpKind::Read {
-                    last_read = d;
-                }
+        let mut done = std::mem::take(&mut self.done);
+        done.clear();
+        let (mut barrier, mut end) = (t, t);
+        for (i, op) in ops.iter().enumerate() {
+            let d = if op.kind == OpKind::Erase {
+                let d = self.erase_block(op.addr, op.cause, end);
+                barrier = barrier.max(d);
                 d
+            } else {
+                let ready = barrier.max(predecessor(&done, i, op.after, end));
+                self.serve(op.kind, op.cause, self.layout.die_of(op.addr), ready)
             };
-            end = end.max(done);
+            done.push(d);
+            end = end.max(d);
         }
+        self.done = done;
         end
     }
 
@@ -801,5 +818,108 @@ impl Clock {
             ));
         }
         w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scheduler::Fifo;
+    use super::Clock;
+    use crate::config::Config;
+    use crate::nand::{Cause, NandOp, OpKind};
+
+    /// 2 channels × 2 dies, 8 pages per block: page p of a block is on die 0, 2, 1, 3 for
+    /// p mod 4 = 0, 1, 2, 3 (channel-first: channel p mod 2). Command 3 µs, transfer 10, read
+    /// 50, program 500, erase 1000: a read on an idle die and channel takes 3 + 50 + 10 = 63, a
+    /// program 3 + 10 + 500 = 513.
+    fn clock() -> Clock {
+        let mut c = Config::default();
+        c.device.channels = 2;
+        c.device.chips_per_channel = 2;
+        c.device.pages_per_block = 8;
+        c.nand.read_us = 50.0;
+        c.nand.program_us = 500.0;
+        c.nand.erase_us = 1000.0;
+        c.nand.transfer_us = 10.0;
+        c.nand.command_us = 3.0;
+        c.check_fields().unwrap();
+        Clock::new(&c, Box::new(Fifo))
+    }
+
+    /// (kind, cause, address, how many ops back the one it waits for is; 0 = none).
+    fn ops(list: &[(OpKind, Cause, u32, u16)]) -> Vec<NandOp> {
+        list.iter()
+            .map(|&(kind, cause, addr, after)| NandOp {
+                after,
+                ..NandOp::new(kind, cause, addr)
+            })
+            .collect()
+    }
+    use Cause::{Gc, Host, Map, Rmw};
+    use OpKind::{Erase as E, Program as P, Read as R};
+
+    #[test]
+    fn a_data_read_waits_for_its_map_read_and_a_hit_does_not() {
+        // Map read on die 0 (0..63), then the data read on die 2: 63..126.
+        let miss = ops(&[(R, Map, 8, 0), (R, Host, 9, 1)]);
+        assert_eq!(clock().run_ops(0.0, &miss), 2.0 * 63.0);
+        // The same reads independent (a hit beside another page's read): on two channels, at
+        // once.
+        let apart = ops(&[(R, Map, 8, 0), (R, Host, 9, 0)]);
+        assert_eq!(clock().run_ops(0.0, &apart), 63.0);
+        // Two independent reads on dies 0 and 1 of channel 0: the second command follows the
+        // first (3..6), its array 6..56, its data after the first's (53..63): 63..73.
+        let one_channel = ops(&[(R, Host, 8, 0), (R, Host, 10, 0)]);
+        assert_eq!(clock().run_ops(0.0, &one_channel), 73.0);
+    }
+
+    #[test]
+    fn a_dirty_victims_write_back_comes_before_the_map_read_that_reuses_its_slot() {
+        // Entry-level write-back: TP read (die 0, 0..63), its program (die 2, 63..576), the
+        // map read into the freed slot (die 1, 576..639), the data read (die 3, 639..702).
+        let chain = ops(&[
+            (R, Map, 8, 0),
+            (P, Map, 9, 1),
+            (R, Map, 10, 1),
+            (R, Host, 11, 1),
+        ]);
+        assert_eq!(clock().run_ops(0.0, &chain), 3.0 * 63.0 + 513.0);
+    }
+
+    #[test]
+    fn a_copy_program_waits_for_its_own_read_and_the_erase_for_every_copy() {
+        // GC of two pages of block 1: reads of pages 8 (die 0: 0..63) and 10 (die 1, same
+        // channel: command 3..6, array 6..56, data 63..73); each copy's program waits for its
+        // own read: page 1 (die 2) from 63: channel 63..76, array 76..576; page 3 (die 3) from
+        // 73: channel 76..89, array 89..589. The erase of block 1 (every die) from 589:
+        // commands 589..592 and 592..595 on each channel, arrays to 1595. The host program
+        // after it (page 0, die 0): channel 1595..1608, array to 2108.
+        let gc = [
+            (R, Gc, 8, 0),
+            (R, Gc, 10, 0),
+            (P, Gc, 1, 2),
+            (P, Gc, 3, 2),
+            (E, Host, 1, 0),
+            (P, Host, 0, 0),
+        ];
+        assert_eq!(clock().run_ops(0.0, &ops(&gc[..4])), 589.0);
+        assert_eq!(clock().run_ops(0.0, &ops(&gc[..5])), 1595.0);
+        assert_eq!(clock().run_ops(0.0, &ops(&gc)), 2108.0);
+    }
+
+    #[test]
+    fn a_read_modify_writes_program_waits_for_its_read() {
+        // The old copy read on die 0 (0..63), the new page programmed on die 2 (63..576).
+        let rmw = ops(&[(R, Rmw, 8, 0), (P, Host, 1, 1)]);
+        assert_eq!(clock().run_ops(0.0, &rmw), 63.0 + 513.0);
+        // A program from the buffer beside a read: at once (0..513).
+        let apart = ops(&[(R, Rmw, 8, 0), (P, Host, 1, 0)]);
+        assert_eq!(clock().run_ops(0.0, &apart), 513.0);
+    }
+
+    #[test]
+    fn a_dependency_from_before_the_batch_is_none() {
+        // The first op of a batch cannot wait for one of another batch.
+        assert_eq!(clock().run_ops(0.0, &ops(&[(R, Host, 9, 3)])), 63.0);
     }
 }

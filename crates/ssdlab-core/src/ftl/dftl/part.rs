@@ -27,7 +27,7 @@
 use super::{Cmt, DftlFtl};
 use crate::error::{Result, SimError};
 use crate::list::{Links, List, NIL};
-use crate::nand::Nand;
+use crate::nand::{Mark, Nand};
 use crate::units::Lpn;
 
 /// How a full entry-level dirty region picks the TP to write back.
@@ -359,16 +359,16 @@ impl Part {
 }
 
 impl DftlFtl {
-    /// A host access through the partitioned CMT.
-    pub(super) fn part_access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<()> {
+    /// A host access through the partitioned CMT: the map read that loaded the entry (NONE:
+    /// none), as [`DftlFtl::access`].
+    pub(super) fn part_access(&mut self, lpn: Lpn, write: bool, nand: &mut Nand) -> Result<Mark> {
         let tp = self.tp_of(lpn);
         let mut part = self.part.take().expect("partitioned CMT");
         let before = (self.map_reads, self.map_programs);
         let r = if write {
             self.part_write(&mut part, lpn, tp, nand)
         } else {
-            self.part_read(&mut part, lpn, tp, nand);
-            Ok(())
+            Ok(self.part_read(&mut part, lpn, tp, nand))
         };
         if let Some(a) = &mut part.adapt {
             let (reads, programs) = (self.map_reads - before.0, self.map_programs - before.1);
@@ -380,36 +380,43 @@ impl DftlFtl {
         r
     }
 
-    fn part_read(&mut self, part: &mut Part, lpn: Lpn, tp: u32, nand: &mut Nand) {
+    fn part_read(&mut self, part: &mut Part, lpn: Lpn, tp: u32, nand: &mut Nand) -> Mark {
+        // A cached TP's entries came with its load (in flight if of this batch); a dirty
+        // entry with the write that set it.
         if let Some(s) = part.clean.slot(tp) {
             self.hits += 1;
             part.clean.touch(s);
-            return;
+            return self.tp_read[tp as usize];
         }
         let dirty_hit = match &mut part.dirty {
-            Dirty::Pages(c) => c.slot(tp).map(|s| c.touch(s)).is_some(),
-            Dirty::Entries(d) => d.present[lpn as usize],
+            Dirty::Pages(c) => c
+                .slot(tp)
+                .map(|s| c.touch(s))
+                .map(|_| self.tp_read[tp as usize]),
+            Dirty::Entries(d) => d.present[lpn as usize].then_some(Mark::NONE),
         };
-        if dirty_hit {
+        if let Some(loaded) = dirty_hit {
             self.hits += 1;
-            return;
+            return loaded;
         }
         self.misses += 1;
+        // A clean victim: dropped, nothing to wait for.
         while part.clean_full() {
             part.clean.remove(part.clean.lru.tail);
         }
-        self.read_tp(tp, nand);
+        let loaded = self.read_tp(tp, Mark::NONE, nand);
         part.clean.insert(tp);
+        loaded
     }
 
-    fn part_write(&mut self, part: &mut Part, lpn: Lpn, tp: u32, nand: &mut Nand) -> Result<()> {
+    fn part_write(&mut self, part: &mut Part, lpn: Lpn, tp: u32, nand: &mut Nand) -> Result<Mark> {
         let clean = part.clean.slot(tp);
         match &mut part.dirty {
             Dirty::Pages(dirty) => {
                 if let Some(s) = dirty.slot(tp) {
                     self.hits += 1;
                     dirty.touch(s);
-                    return Ok(());
+                    return Ok(Mark::NONE);
                 }
                 match clean {
                     Some(s) => {
@@ -418,18 +425,24 @@ impl DftlFtl {
                     }
                     None => self.misses += 1,
                 }
+                // The read into the freed slot waits for the write-back (of a page cached
+                // whole: no read first).
+                let mut freed = Mark::NONE;
                 while dirty.full() {
                     let victim = dirty.lru.tail;
                     let key = dirty.key(victim);
                     dirty.remove(victim);
                     self.dirty_evictions += 1;
                     self.batched_entries += 1;
-                    self.write_tp(key, nand)?;
+                    freed = self.write_tp(key, nand)?;
                 }
-                if clean.is_none() {
-                    self.read_tp(tp, nand);
-                }
+                let loaded = if clean.is_none() {
+                    self.read_tp(tp, freed, nand)
+                } else {
+                    Mark::NONE
+                };
                 dirty.insert(tp);
+                Ok(loaded)
             }
             Dirty::Entries(d) => {
                 if d.present[lpn as usize] {
@@ -446,13 +459,14 @@ impl DftlFtl {
                     self.dirty_evictions += 1;
                     self.batched_entries += d.take(victim, first, self.e.get()) as u64;
                     if part.clean.slot(victim).is_none() {
-                        self.read_tp(victim, nand);
+                        self.read_tp(victim, Mark::NONE, nand);
                     }
                     self.write_tp(victim, nand)?;
                 }
+                // The entry is appended without reading its TP.
                 d.add(lpn, tp);
+                Ok(Mark::NONE)
             }
         }
-        Ok(())
     }
 }
