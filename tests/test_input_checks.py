@@ -343,3 +343,30 @@ def test_the_urgent_class_without_a_device_queue_limit_warns():
     (w,) = [w for w in ssdlab.simulate(cfg).warnings if "urgent" in w]
     assert w.startswith("flows[0]: the urgent class changes nothing with host.device_queue_depth = 0")
     assert not [w for w in ssdlab.simulate(cfg.set("host.device_queue_depth", 2)).warnings if "urgent" in w]
+
+
+def test_the_line_ftl_paced_as_pblk_over_provisions_as_pblk_does():
+    def lines(mib, **device):
+        return ssdlab.Config(
+            {
+                "workload": {"kind": "uniform", "requests": 200, "footprint_bytes": f"{mib}MiB"},
+                "device": {"logical_bytes": f"{mib}MiB", "pages_per_block": 256, "channels": 2, "chips_per_channel": 4}
+                | device,
+                "ftl": {"kind": "lines"},
+                "buffer": {"kind": "none"},
+            }
+        )
+
+    # device.op left out: pblk's default 11% of the lines, raised to its reserve of 10 lines.
+    res = ssdlab.simulate(lines(22))
+    (w,) = [w for w in res.warnings if "device.op" in w]
+    assert w.startswith("device.op is not given: the line FTL paced as pblk")
+    assert "10 over-provisioned lines beside 22 of data, device.op = 0.4545" in w
+    assert res.metrics["device.physical_blocks"] == 32
+    assert res.config["device"]["op"] == pytest.approx(10 / 22)
+    # Given below pblk's minimum: refused, naming device.op and its least value.
+    with pytest.raises(SsdlabError) as e:
+        ssdlab.simulate(lines(129, op=0.07))
+    msg = str(e.value)
+    assert "config field `device.op`: 0.07 gives 10 over-provisioned lines of 139 (OP 7%)" in msg
+    assert "needs device.op ≥ 0.1008 (13 over-provisioned lines)" in msg

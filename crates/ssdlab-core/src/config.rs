@@ -171,8 +171,10 @@ pub struct DeviceConfig {
     pub page_bytes: Size,
     pub pages_per_block: u64,
     pub logical_bytes: Capacity,
-    /// Over-provisioning ρ = physical / logical − 1.
-    pub op: f64,
+    /// Over-provisioning ρ = physical / logical − 1; unset: [`DEFAULT_OP`], except that the line
+    /// FTL paced as pblk over-provisions as pblk does when it is not given
+    /// ([`crate::ftl::lines::provision`]). The resolved configuration holds the value used.
+    pub op: Option<f64>,
     /// Timed mode: channels (each a bus shared by its chips).
     pub channels: u32,
     /// Timed mode: chips on each channel.
@@ -196,7 +198,7 @@ impl Default for DeviceConfig {
             page_bytes: Size(4096),
             pages_per_block: 128,
             logical_bytes: Capacity::Auto,
-            op: 0.07,
+            op: None,
             channels: 1,
             chips_per_channel: 1,
             dies_per_chip: 1,
@@ -207,7 +209,15 @@ impl Default for DeviceConfig {
     }
 }
 
+/// `device.op` when it is not given.
+pub const DEFAULT_OP: f64 = 0.07;
+
 impl DeviceConfig {
+    /// The over-provisioning ρ: `op`, or [`DEFAULT_OP`] when it is not given.
+    pub fn op(&self) -> f64 {
+        self.op.unwrap_or(DEFAULT_OP)
+    }
+
     /// Dies in the device.
     pub fn dies(&self) -> u64 {
         self.channels as u64 * self.chips_per_channel as u64 * self.dies_per_chip as u64
@@ -1122,10 +1132,10 @@ impl Config {
                 format!("{} must be in 2..=65536", d.pages_per_block),
             );
         }
-        if !(d.op > 0.0 && d.op < 100.0) {
+        if let Some(op) = d.op.filter(|op| !(*op > 0.0 && *op < 100.0)) {
             fail(
                 "device.op",
-                format!("{} must be > 0 (ρ = physical/logical − 1)", d.op),
+                format!("{op} must be > 0 (ρ = physical/logical − 1)"),
             );
         }
         for (k, v) in [

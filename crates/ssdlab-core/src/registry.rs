@@ -316,10 +316,22 @@ pub fn resolved_padding(cfg: &Config) -> &str {
 /// logical block count): engine `resolve()` sizes auto-capacity devices with it.
 pub type SpareFn = fn(&Config, u64) -> Result<u64>;
 
+/// The over-provisioning ρ used and the physical blocks for a device of the given logical
+/// blocks; what was accepted but probably not meant goes into the warnings.
+pub type ProvisionFn = fn(&Config, u64, &mut Vec<String>) -> Result<(f64, u64)>;
+
+/// ⌈logical blocks · (1 + ρ)⌉ physical blocks at `device.op` (unset: its default).
+fn op_provision(cfg: &Config, logical_blocks: u64, _: &mut Vec<String>) -> Result<(f64, u64)> {
+    let op = cfg.device.op();
+    Ok((op, crate::units::physical_blocks(logical_blocks, op)))
+}
+
 pub struct FtlEntry {
     pub info: Component,
     pub build: FtlCtor,
     pub spare_blocks: SpareFn,
+    /// The device's physical blocks: [`op_provision`], or the FTL's own rule.
+    pub provision: ProvisionFn,
     /// Replace the FTL's automatic (0) settings by the values it will use, for a device of the
     /// given logical blocks, so that a result's configuration says exactly what produced it.
     pub resolve: ResolveFn,
@@ -447,6 +459,7 @@ pub static FTLS: &[FtlEntry] = &[
             Ok(Box::new(if cfg.placement.kind == "none" { f } else { f.with_placement(classifier)? }))
         },
         spare_blocks: |cfg, _| Ok(placed_page_params(cfg)?.spare_blocks()),
+        provision: op_provision,
         resolve: resolve_page,
     },
     FtlEntry {
@@ -475,6 +488,7 @@ pub static FTLS: &[FtlEntry] = &[
             let ppb = cfg.device.pages_per_block;
             dftl_params(cfg)?.spare_blocks(logical_blocks * ppb, cfg.device.page_bytes.0, ppb)
         },
+        provision: op_provision,
         resolve: |_, _| Ok(()),
     },
     FtlEntry {
@@ -484,9 +498,12 @@ pub static FTLS: &[FtlEntry] = &[
             "Line-based FTL after LightNVM pblk (seed 001): a line is an FTL block spanning the LUNs (page p on LUN p mod LUNs), \
              host pages enter a ring write buffer carrying their placement tag and are programmed in batches of batch_pages by \
              the write thread, one open line per placement class (placement none = pblk's single line shared with GC) plus an \
-             optional GC line; GC paced by pblk's rate limiter (or burst below gc_free_lines free lines, or the SepBIT \
-             artifact's garbage-fraction trigger), victim by pblk's lists (fewest valid of the first \
-             non-empty list: < ¼, < ½, < full valid) or greedy / cost-benefit / FIFO. One erase = one line.",
+             optional GC line; GC paced by pblk's rate limiter over a ring sized as pblk sizes it (or burst below \
+             gc_free_lines free lines, or the SepBIT artifact's garbage-fraction trigger), its copies through the ring a GC \
+             request at a time as pblk's pblk_write_gc_to_cache (or straight to their line), victim by pblk's lists (fewest \
+             valid of the first non-empty list: < ¼, < ½, < full valid) or greedy / cost-benefit / FIFO; paced as pblk, the \
+             device is over-provisioned by pblk's rule (device.op unset: pblk's default 11%, at least its reserve; given: \
+             refused below ⌈100 / OP%⌉ lines). One erase = one line.",
             spec::<ftl::lines::Params>(),
             &["placement.kind"],
         ),
@@ -499,11 +516,23 @@ pub static FTLS: &[FtlEntry] = &[
             let p = lines_params(cfg)?;
             Ok(p.spare_lines(lines_open(cfg, &p)?))
         },
+        // Paced as pblk: pblk's over-provisioning rule (pblk_set_provision).
+        provision: |cfg, logical_blocks, warnings| {
+            if lines_params(cfg)?.gc == "pblk" {
+                ftl::lines::provision(cfg.device.op, logical_blocks, warnings)
+            } else {
+                op_provision(cfg, logical_blocks, warnings)
+            }
+        },
         resolve: |cfg, _| {
             let mut p = lines_params(cfg)?;
             let open = lines_open(cfg, &p)?;
             p.gc_free_lines = p.gc_threshold(open);
             p.open_lines = open as u32 - p.gc_line as u32;
+            // size-ema's `gc = "ring"` sends GC copies through the ring whatever gc_write says.
+            let kind = cfg.placement.kind.clone();
+            let forced = kind.starts_with("size-ema") && size_ema(cfg, &kind)?.gc == "ring";
+            p.gc_write = if forced || p.gc_through_ring() { "ring" } else { "direct" }.into();
             p.luns = lines_luns(cfg, &p);
             cfg.ftl.tables.insert("lines".into(), serde_json::to_value(p).unwrap_or_default());
             Ok(())
@@ -519,6 +548,7 @@ pub static FTLS: &[FtlEntry] = &[
         ),
         build: |cfg, geo, _| Ok(Box::new(ftl::block::BlockFtl::new(geo, cfg.run.check_integrity)?)),
         spare_blocks: |_, _| Ok(ftl::block::spare_blocks()),
+        provision: op_provision,
         resolve: |_, _| Ok(()),
     },
     FtlEntry {
@@ -544,6 +574,7 @@ pub static FTLS: &[FtlEntry] = &[
         spare_blocks: |cfg, lb| {
             Ok(ftl::bast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb)))
         },
+        provision: op_provision,
         resolve: resolve_hybrid,
     },
     FtlEntry {
@@ -567,6 +598,7 @@ pub static FTLS: &[FtlEntry] = &[
         spare_blocks: |cfg, lb| {
             Ok(ftl::fast::spare_blocks(ftl::hybrid::log_blocks(cfg.ftl.log_blocks, lb)))
         },
+        provision: op_provision,
         resolve: resolve_hybrid,
     },
 ];
@@ -601,8 +633,9 @@ pub static PLACEMENTS: &[PlacementEntry] = &[
             "size-ema-batch",
             "Seed 001 as implemented: a write request's size against an EMA of request sizes (weight 0.0001) gives its class \
              (≤ 0.5·mean → 0 hottest, ≤ mean → 1, ≤ 1.5·mean → 2, else 3), carried by its pages' ring entries; the write \
-             thread writes each batch to the line of its entries' average class. GC copies: the coldest line, their source's, \
-             or (ring) the ring as entries of the coldest class, batched with host entries as pblk's pblk_write_gc_to_cache.",
+             thread writes each batch to the line of its entries' average class. GC copies carry the coldest class or their \
+             source line's; the line FTL paced as pblk puts them in its ring as pblk's pblk_write_gc_to_cache, where they \
+             count in a batch's average with the host entries (ring: the coldest class, through the ring under any pacing).",
             spec::<placement::size_ema::Params>(),
             &[],
         ),
@@ -1031,6 +1064,16 @@ pub fn build_ftl(
 /// Physical blocks the configured FTL needs beyond `logical_blocks` logical blocks.
 pub fn ftl_spare_blocks(cfg: &Config, logical_blocks: u64) -> Result<u64> {
     (find_ftl(cfg)?.spare_blocks)(cfg, logical_blocks)
+}
+
+/// The over-provisioning ρ used and the physical blocks for `logical_blocks` logical blocks
+/// (see [`FtlEntry::provision`]).
+pub fn provision(
+    cfg: &Config,
+    logical_blocks: u64,
+    warnings: &mut Vec<String>,
+) -> Result<(f64, u64)> {
+    (find_ftl(cfg)?.provision)(cfg, logical_blocks, warnings)
 }
 
 /// Fill in the FTL's automatic settings (see [`FtlEntry::resolve`]).

@@ -66,6 +66,13 @@ impl Geometry {
     }
 }
 
+/// Physical blocks at over-provisioning ρ: ⌈logical · (1 + ρ)⌉, a product within rounding
+/// error of a whole number taken as that number (22 · (1 + 10/22) is 32, not 33).
+pub fn physical_blocks(logical_blocks: u64, op: f64) -> u64 {
+    let v = logical_blocks as f64 * (1.0 + op);
+    (v - v * 1e-12).ceil() as u64
+}
+
 pub fn full_mask(sectors: u64) -> SectorMask {
     if sectors >= 64 {
         u64::MAX

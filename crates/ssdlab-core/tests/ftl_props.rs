@@ -274,7 +274,7 @@ proptest! {
     /// The line FTL: pages served from its ring until their batch is programmed, stale ring
     /// entries programmed dead, padding filler, pblk's or another victim choice, and placements
     /// that spread host pages and GC copies over several lines (with or without a GC line, GC copies
-    /// written at once or through the ring with the host entries), under
+    /// written at once or through the ring with the host entries, a GC request at a time), under
     /// every GC pacing (pblk's rate limiter, burst, the garbage-fraction trigger).
     #[test]
     fn lines_ftl_keeps_latest_versions(
@@ -286,6 +286,7 @@ proptest! {
         gc_line in any::<bool>(),
         extra in 0u64..3,
         gc in prop_oneof![Just("pblk"), Just("burst"), Just("gp")],
+        gc_write in prop_oneof![Just("auto"), Just("ring"), Just("direct")],
         steps in steps(),
     ) {
         let classifier: Box<dyn Classifier> = match placement {
@@ -303,9 +304,22 @@ proptest! {
             )),
         };
         let open = classifier.classes() as u64 + gc_line as u64;
-        let p = lines::Params { victim: victim.into(), batch_pages, gc_line, gc: gc.into(), ..Default::default() };
-        // pblk's rate limiter needs its reserve (⌈100 / OP%⌉ lines, 2 at OP ≥ 50%) below its
-        // start (OP − 1 lines).
+        let p = lines::Params {
+            victim: victim.into(),
+            batch_pages,
+            gc_line,
+            gc: gc.into(),
+            gc_write: gc_write.into(),
+            luns: (ppb as u32 / 2).max(1),
+            // A ring of 16 windows or more: on these few lines host writes then wait only at
+            // the reserve, below which closed lines hold garbage. With fewer windows they wait
+            // below up to `high` free lines, which several open lines of a tiny device may
+            // already take with nothing to collect: pblk would wait forever, and ssdlab stops.
+            write_buffer_size: 1024,
+            ..Default::default()
+        };
+        // pblk takes an over-provisioning holding its reserve (⌈100 / OP%⌉ lines, 2 at OP ≥
+        // 50%); paced GC needs the open lines and two more.
         let spare = if gc == "pblk" { lbns + open + 4 } else { p.spare_lines(open) };
         let g = geo(ppb, lbns, lbns + spare + extra);
         let mut f = LinesFtl::new(&g, &p, classifier, true).unwrap();

@@ -143,6 +143,9 @@ fn hot_cold_trace(
 
 /// 80% of the writes to 20% of the pages, separated perfectly by size-ema-entry (GC copies stay
 /// in their class's line): each class's WAF within 3% of the formula at its own measured ρ.
+/// pblk's ring for one LUN written a page at a time is 128 entries, 2 windows: its rate
+/// limiter then holds so many lines free that the classes' ρ fall to 0.03–0.13, where the
+/// formula is steep; a ring of 256 (pblk's write_buffer_size), 4 windows, leaves them 0.09–0.38.
 #[test]
 fn hot_and_cold_lines_each_follow_the_formula() {
     let (hot_pages, cold_pages) = (1u64 << 16, 1u64 << 18);
@@ -151,7 +154,7 @@ fn hot_and_cold_lines_each_follow_the_formula() {
     let r = run(&format!(
         "[workload]\nkind = \"trace\"\npath = {:?}\nformat = \"msr\"\n\
          [device]\nlogical_bytes = {}\npages_per_block = 128\nop = 0.25\n\
-         [ftl]\nkind = \"lines\"\n[ftl.lines]\nvictim = \"fifo\"\nbatch_pages = 1\n\
+         [ftl]\nkind = \"lines\"\n[ftl.lines]\nvictim = \"fifo\"\nbatch_pages = 1\nwrite_buffer_size = 256\n\
          [placement]\nkind = \"size-ema-entry\"\n[placement.size-ema-entry]\ngc = \"source\"\n\
          [buffer]\nkind = \"none\"\n\
          [run]\nprecondition = \"fill\"\nwarmup_requests = 1000000\ncheck_integrity = false\n",
@@ -192,7 +195,8 @@ fn hot_and_cold_lines_each_follow_the_formula() {
 
 /// Every placement of the registry behind both FTLs that take one, with integrity checking
 /// (every LPN maps to its latest version through GC, valid counts match) on a skewed workload
-/// with mixed request sizes and trims; timed mode (2 × 2 LUNs) reports exactly the counts.
+/// with mixed request sizes and trims; timed mode (2 × 2 LUNs, which the line FTL's lines
+/// span in both modes) reports exactly the counts.
 #[test]
 fn every_placement_keeps_integrity_and_counts_the_same_timed() {
     use ssdlab_core::registry::names;
@@ -208,6 +212,7 @@ fn every_placement_keeps_integrity_and_counts_the_same_timed() {
                 "[workload]\nkind = \"zipf\"\nrequests = 40000\nfootprint_bytes = \"12MiB\"\n\
                  request_bytes = \"8KiB\"\nread_fraction = 0.1\nseed = 5\n\
                  [device]\nlogical_bytes = \"16MiB\"\npages_per_block = 32\nop = 0.3\n\
+                 channels = 2\nchips_per_channel = 2\n\
                  [ftl]\nkind = \"{ftl}\"\n{streams}[placement]\nkind = \"{placement}\"\n\
                  [buffer]\nkind = \"lru\"\nbytes = \"256KiB\"\n\
                  [run]\nprecondition = \"fill\"\ncheck_integrity = true\n"
@@ -222,7 +227,6 @@ fn every_placement_keeps_integrity_and_counts_the_same_timed() {
             );
             c.run.mode = "timed".into();
             c.run.queue_depth = 4;
-            (c.device.channels, c.device.chips_per_channel) = (2, 2);
             let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
             common::assert_counts_same_timed(&counts, &timed, &format!("{ftl} × {placement}"));
         }
@@ -296,10 +300,21 @@ fn rate_limiter_keeps_free_lines_between_its_thresholds() {
     };
     let rl = run(&cfg("gc = \"pblk\""));
     assert_eq!(m(&rl, "device.physical_blocks"), 32.0);
+    // pblk's ring on this device: 512 entries (pblk_rb_calculate_size(256, 192)).
+    assert_eq!(m(&rl, "ftl.lines.ring_entries"), 512.0);
     let free = m(&rl, "ftl.free_blocks");
     assert!((4.0..=9.0).contains(&free), "{free}");
     assert_eq!(m(&rl, "ftl.lines.rl_stalls"), 0.0);
     assert_eq!(m(&rl, "ftl.lines.backstop_gc"), 0.0);
+    // GC copies went through the ring in requests of at most 64 sectors, every request of a
+    // victim full but its last: ⌈moved / 64⌉ ≤ requests ≤ moved / 64 + victims.
+    let (moved, requests) = (m(&rl, "gc.moved_pages"), m(&rl, "ftl.lines.gc_requests"));
+    let victims = m(&rl, "gc.victims") - m(&rl, "ftl.lines.empty_victims");
+    assert!(
+        requests >= (moved / 64.0).ceil() && requests <= moved / 64.0 + victims,
+        "{requests} requests for {moved} pages of {victims} victims"
+    );
+    assert_eq!(rl.config.ftl.tables["lines"]["gc_write"], "ring");
     let burst = run(&cfg("gc = \"burst\"\ngc_free_lines = 5"));
     assert!(
         m(&rl, "gc.moved_pages") > 1.2 * m(&burst, "gc.moved_pages"),
@@ -331,4 +346,65 @@ fn gp_gc_holds_the_garbage_fraction() {
     );
     assert_eq!(m(&r, "ftl.lines.backstop_gc"), 0.0);
     assert!(m(&r, "gc.victims") > 500.0);
+}
+
+/// pblk_set_provision through a configuration, on the seed's device shape (2 × 4 LUNs) with
+/// lines of 256 pages: without device.op, the line FTL paced as pblk over-provisions as pblk
+/// does, its default 11% of the lines raised to its reserve of 10 lines (22 of data: 32 lines,
+/// device.op = 10 / 22), and says so; a device.op given below pblk's minimum is refused
+/// naming device.op and its least value (129 lines of data at 0.07: 10 spare lines at OP 7%,
+/// below ⌈100 / 7⌉ = 15; 13 is the fewest pblk takes, device.op ≥ 0.1008); burst GC keeps
+/// ssdlab's default 0.07 (100 lines of data: 107) and warns of nothing.
+#[test]
+fn pblk_pacing_over_provisions_as_pblk_does() {
+    let cfg = |mib: u64, op: &str, gc: &str| {
+        Config::from_toml_str(&format!(
+            "[workload]\nkind = \"uniform\"\nrequests = 2000\nfootprint_bytes = \"{mib}MiB\"\nseed = 3\n\
+             [device]\nlogical_bytes = \"{mib}MiB\"\npages_per_block = 256\n{op}\
+             channels = 2\nchips_per_channel = 4\n\
+             [ftl]\nkind = \"lines\"\n[ftl.lines]\ngc = \"{gc}\"\n[buffer]\nkind = \"none\"\n"
+        ))
+        .unwrap()
+    };
+    let r = simulate(&cfg(22, "", "pblk"), &mut NoProgress).unwrap();
+    assert_eq!(m(&r, "device.physical_blocks"), 32.0);
+    assert_eq!(r.config.device.op, Some(10.0 / 22.0));
+    let w: Vec<_> = r
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("device.op is not given"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", r.warnings);
+    assert!(
+        w[0].contains("10 over-provisioned lines beside 22 of data, device.op = 0.4545"),
+        "{}",
+        w[0]
+    );
+    // The resolved configuration runs the same device, the warning gone.
+    let again = simulate(&r.config, &mut NoProgress).unwrap();
+    assert_eq!(m(&again, "device.physical_blocks"), 32.0);
+    assert!(
+        !again.warnings.iter().any(|w| w.contains("device.op")),
+        "{:?}",
+        again.warnings
+    );
+    let e = simulate(&cfg(129, "op = 0.07\n", "pblk"), &mut NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("config field `device.op`: 0.07 gives 10 over-provisioned lines of 139 (OP 7%)")
+            && e.contains("⌈100 / 7⌉ = 15 lines")
+            && e.contains("needs device.op ≥ 0.1008 (13 over-provisioned lines)"),
+        "{e}"
+    );
+    let b = simulate(&cfg(100, "", "burst"), &mut NoProgress).unwrap();
+    assert_eq!(
+        (b.config.device.op, m(&b, "device.physical_blocks")),
+        (Some(0.07), 107.0)
+    );
+    assert!(
+        !b.warnings.iter().any(|w| w.contains("device.op")),
+        "{:?}",
+        b.warnings
+    );
 }

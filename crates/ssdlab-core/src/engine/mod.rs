@@ -149,14 +149,14 @@ fn partitioned_ftl(
     let (mut lpn_base, mut pbn_base) = (0, 0u64);
     let mut parts = Vec::new();
     for (dies, blocks) in plan.parts.iter().flatten() {
-        let physical = (*blocks as f64 * (1.0 + resolved.device.op)).ceil() as u64;
+        let physical = crate::units::physical_blocks(*blocks, resolved.device.op());
         let spare = registry::ftl_spare_blocks(resolved, *blocks)?;
         if physical < blocks + spare {
             return Err(SimError::config(
                 "flows",
                 format!(
                     "the flows on dies {dies:?} have {blocks} logical blocks: with device.op = {} their FTL gets {physical} physical blocks, fewer than the {} it needs; give them a larger share or raise device.op",
-                    resolved.device.op,
+                    resolved.device.op(),
                     blocks + spare
                 ),
             ));

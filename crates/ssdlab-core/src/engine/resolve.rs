@@ -56,7 +56,7 @@ pub(super) fn resolve(
         // The spare-block need comes from the FTL's registry entry (it may grow with the device).
         for _ in 0..64 {
             let spare_needed = registry::ftl_spare_blocks(&r, logical_blocks)?;
-            let need = (spare_needed as f64 / cfg.device.op).ceil() as u64;
+            let need = (spare_needed as f64 / cfg.device.op()).ceil() as u64;
             if need <= logical_blocks {
                 break;
             }
@@ -65,7 +65,10 @@ pub(super) fn resolve(
     }
     registry::resolve_ftl(&mut r, logical_blocks)?;
     let logical_pages = logical_blocks * ppb;
-    let physical_blocks = ((logical_blocks as f64) * (1.0 + cfg.device.op)).ceil() as u64;
+    // The FTL may over-provision by rules of its own (the line FTL paced as pblk); the
+    // resolved configuration holds the ρ used.
+    let (op, physical_blocks) = registry::provision(&r, logical_blocks, warnings)?;
+    r.device.op = Some(op);
     let geo = Geometry {
         page_bytes,
         pages_per_block: ppb,

@@ -10,7 +10,10 @@
 //!
 //! As in pblk, a host write invalidates the LPN's flash copy when it enters the ring, and a ring
 //! entry overwritten before its batch is still programmed, dead on arrival. Pages left in the ring
-//! at the end of a run are not programmed.
+//! at the end of a run are not programmed. GC copies enter the same ring a GC request at a time
+//! (`pblk_write_gc_to_cache`; or, `gc_write = "direct"`, go straight to their line), and the
+//! ring's size, pblk's `pblk_rb_calculate_size` of the device's geometry, is the rate limiter's
+//! budget. Paced as pblk, the device is over-provisioned by pblk's rule ([`provision`]).
 
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
@@ -46,9 +49,11 @@ crate::params! {
         batch_pages: u32 = 8,
         /// How GC is paced against host writes. `pblk`: pblk's rate limiter (pblk-rl.c): GC
         /// starts when free blocks fall below the over-provisioning less one line and takes a
-        /// share of the write budget that grows as free blocks fall, all of it at the reserve of
-        /// ⌈100 / OP%⌉ lines. `burst`: whole lines collected at once while fewer than
-        /// `gc_free_lines` are free. `gp`: the SepBIT artifact's log: after each host page, one
+        /// share of the write budget (the ring's entries in windows of 64) that grows as free
+        /// blocks fall, all of it at the reserve of ⌈100 / OP%⌉ lines; the device is
+        /// over-provisioned as pblk_set_provision does (device.op unset: pblk's default 11% of
+        /// the lines, at least 10; given: refused below that reserve). `burst`: whole lines
+        /// collected at once while fewer than `gc_free_lines` are free. `gp`: the SepBIT artifact's log: after each host page, one
         /// line is collected when the garbage fraction of the written pages exceeds `gc_gp`.
         gc: String = "pblk".into(),
         /// GC runs while free lines are below this (`gc = "burst"`); 0 = automatic (open
@@ -57,11 +62,26 @@ crate::params! {
         /// Garbage fraction that triggers GC, and that a victim must reach (`gc = "gp"`; the
         /// artifact's 0.15).
         gc_gp: f64 = 0.15,
-        /// pblk's write budget in windows of 64 ring entries (rb_budget / NVM_MAX_VLBA, a power
-        /// of two): 4 on the seed's device, a ring of (mw_cunits 24 + ws_opt 8) × 8 LUNs = 256.
-        rl_windows: u32 = 4,
+        /// The device's mw_cunits (sectors a LUN must have written after a sector before it
+        /// can be read back: 24 on FEMU's Open-Channel SSD, the seed's platform), from which
+        /// pblk sizes its ring: pblk_rb_calculate_size((max(mw_cunits, ws_opt) + ws_opt) × luns,
+        /// mw_cunits × luns), ws_opt = batch_pages.
+        mw_cunits: u32 = 24,
+        /// pblk's write_buffer_size module parameter: ring entries asked for, used when above
+        /// its default, (max(mw_cunits, ws_opt) + ws_opt) × luns; 0 = that default.
+        write_buffer_size: u32 = 0,
+        /// How GC copies are written. `ring`: as pblk's pblk_write_gc_to_cache, a collected
+        /// line's valid pages are read a GC request at a time (up to pblk's max_write_pgs =
+        /// min(batch_pages × luns, 64) sectors) and enter the ring as one run of entries, each
+        /// carrying the class placement gives it; the write thread then places them with the
+        /// host entries (for size-ema-batch they count in a batch's average class). `direct`:
+        /// each copy is programmed at once to its class's line, bypassing the ring (not pblk).
+        /// `auto`: ring when paced as pblk (`gc = "pblk"`), direct under `burst` and `gp`
+        /// (ssdlab's and the SepBIT artifact's GC, which have no ring).
+        gc_write: String = "auto".into(),
         /// Parallel units a line spans (pblk's blk_per_line), which sets the rate limiter's
-        /// rounding; 0 = the device's channels × chips × dies.
+        /// rounding, the ring's size and the GC request; 0 = the device's channels × chips ×
+        /// dies.
         luns: u32 = 0,
         /// Prepare every class's open line at start, as the seed does with its four lines;
         /// false: a class's first line is taken at its first write.
@@ -106,10 +126,23 @@ impl crate::params::Params for Params {
                 format!("{} must be in (0, 1)", self.gc_gp),
             ));
         }
-        if !self.rl_windows.is_power_of_two() || self.rl_windows > 1 << 16 {
+        if self.mw_cunits > 1 << 16 {
             return Err(SimError::config(
-                format!("{table}.rl_windows"),
-                format!("{} must be a power of two up to 65536", self.rl_windows),
+                format!("{table}.mw_cunits"),
+                format!("{} is over 65536", self.mw_cunits),
+            ));
+        }
+        if self.write_buffer_size > 1 << 24 {
+            return Err(SimError::config(
+                format!("{table}.write_buffer_size"),
+                format!("{} is over 16777216 entries", self.write_buffer_size),
+            ));
+        }
+        if !matches!(self.gc_write.as_str(), "auto" | "ring" | "direct") {
+            return Err(crate::error::unknown_value(
+                format!("{table}.gc_write"),
+                &self.gc_write,
+                &["auto", "ring", "direct"],
             ));
         }
         if self.gc_free_lines == 1 {
@@ -131,6 +164,138 @@ enum Pacing {
     Gp(f64),
 }
 
+/// pblk's NVM_MAX_VLBA: the most sectors of one I/O, the rate limiter's window and the
+/// largest GC request.
+pub const NVM_MAX_VLBA: u64 = 64;
+
+/// pblk's default over-provisioning, in percent of the lines (PBLK_DEFAULT_OP, pblk.h).
+pub const PBLK_DEFAULT_OP: u64 = 11;
+
+/// `pblk_rb_calculate_size` (pblk-rb.c, Linux v5.10): the ring's entries for `nr_entries` asked
+/// for and a back-pressure `threshold`, a power of two that holds two of the largest I/Os and
+/// leaves one beyond the threshold.
+pub fn pblk_rb_calculate_size(nr_entries: u64, threshold: u64) -> u64 {
+    // 1 << get_count_order(x) is the least power of two ≥ x.
+    let thr_sz = (threshold + NVM_MAX_VLBA).next_power_of_two();
+    let max_sz = thr_sz.max(nr_entries);
+    let mut size = max_sz.next_power_of_two().max(NVM_MAX_VLBA << 1);
+    if threshold + NVM_MAX_VLBA >= size {
+        size <<= 1;
+    }
+    size
+}
+
+/// The ring's entries as `pblk_rwb_init` sizes them (pblk-init.c, v5.10): threshold =
+/// mw_cunits × LUNs, default (max(mw_cunits, ws_opt) + ws_opt) × LUNs, or `write_buffer_size`
+/// when larger; ws_opt is `batch_pages` (pblk's sec_per_write is ws_opt unless changed). The
+/// seed's device (mw_cunits 24, ws_opt 8, 8 LUNs): threshold 192, 256 asked, 512 entries.
+pub fn ring_entries(p: &Params) -> u64 {
+    let luns = p.luns.max(1) as u64;
+    let (mw, ws) = (p.mw_cunits as u64, p.batch_pages as u64);
+    let threshold = mw * luns;
+    let asked = (mw.max(ws) + ws) * luns;
+    let size = (p.write_buffer_size as u64).max(asked);
+    pblk_rb_calculate_size(size, threshold)
+}
+
+/// Sectors of one GC request: pblk's max_write_pgs = min(ws_opt × LUNs, NVM_MAX_VLBA)
+/// (pblk_core_init), the most valid sectors `pblk_gc_line_prepare_ws` puts in one request.
+pub fn gc_request_pages(p: &Params) -> u64 {
+    (p.batch_pages as u64 * p.luns.max(1) as u64).min(NVM_MAX_VLBA)
+}
+
+/// pblk's OP%: ⌊100 · spare / lines⌋ of `lines` lines, `spare` of them over-provisioned.
+pub fn op_pct(lines: u64, spare: u64) -> u64 {
+    100 * spare / lines.max(1)
+}
+
+/// `pblk_get_min_chks` in lines: the reserve pblk needs at an OP of `op_pct` percent, ⌈100 /
+/// OP%⌉ lines ("in a worst case every line has OP invalid sectors: 1/OP lines free one");
+/// None at 0%, where none is enough.
+pub fn min_chks(op_pct: u64) -> Option<u64> {
+    (op_pct > 0).then(|| 100u64.div_ceil(op_pct))
+}
+
+/// Whether pblk takes `spare` over-provisioned lines beside `data` lines of data: its
+/// over-provisioned lines hold at least its reserve (`pblk_set_provision`).
+pub fn pblk_accepts(data: u64, spare: u64) -> bool {
+    min_chks(op_pct(data + spare, spare)).is_some_and(|m| spare >= m)
+}
+
+/// The fewest over-provisioned lines pblk takes beside `data` lines of data (more spare lines
+/// only raise OP% and lower the reserve, so every larger count is taken too).
+pub fn min_spare_lines(data: u64) -> u64 {
+    // At spare = max(data, 2) OP is ≥ 50% and the reserve 2 lines: the search ends there.
+    (1..=data.max(2))
+        .find(|&s| pblk_accepts(data, s))
+        .unwrap_or(data.max(2))
+}
+
+/// The error for `lines` lines, `data` of them data, that pblk refuses; `what` leads the
+/// message ("0.07 gives").
+fn refused(data: u64, lines: u64, what: &str) -> SimError {
+    let spare = lines.saturating_sub(data);
+    let pct = op_pct(lines, spare);
+    let reserve = match min_chks(pct) {
+        Some(m) => format!("its reserve of ⌈100 / {pct}⌉ = {m} lines"),
+        None => "a reserve of ⌈100 / OP%⌉ lines, unbounded below 1%".to_string(),
+    };
+    let least = min_spare_lines(data);
+    // Rounded up, so that it gives at least `least` spare lines.
+    let rho_min = ((least as f64 / data.max(1) as f64) * 1e4).ceil() / 1e4;
+    SimError::config(
+        "device.op",
+        format!(
+            "{what} {spare} over-provisioned lines of {lines} (OP {pct}%), fewer than pblk's rate limiter \
+             needs, {reserve} (pblk_get_min_chks); pblk refuses an OP this small when it is given \
+             (pblk_set_provision), and so does the line FTL paced as pblk: this device ({data} lines of \
+             data) needs device.op ≥ {rho_min} ({least} over-provisioned lines), or leave device.op out \
+             for pblk's default (11% of the lines, at least 10), or set ftl.lines.gc = \"burst\""
+        ),
+    )
+}
+
+/// `pblk_set_provision` (pblk-init.c, v5.10) for a line FTL paced as pblk, on `data` lines of
+/// data: the over-provisioning ρ and the lines. pblk's OP is that of the device it is given;
+/// ssdlab's device is given by its logical capacity, so the spare lines are what changes.
+/// - `device.op` given: ⌈data · (1 + ρ)⌉ lines, unless their over-provisioned lines fall short
+///   of pblk's reserve of ⌈100 / OP%⌉ lines, which pblk refuses for an OP given ("OP too small
+///   to create a sane instance"): a config error naming `device.op` and its least value.
+/// - not given: pblk's default, PBLK_DEFAULT_OP = 11% of the lines (the fewest lines T with
+///   ⌊T · 89 / 100⌋ ≥ data), raised, as pblk raises an insufficient default, to its reserve at
+///   11%, ⌈100 / 11⌉ = 10 lines; a warning names the values (ssdlab's default 0.07 is not
+///   pblk's).
+pub fn provision(op: Option<f64>, data: u64, warnings: &mut Vec<String>) -> Result<(f64, u64)> {
+    let data = data.max(1);
+    if let Some(rho) = op {
+        let lines = crate::units::physical_blocks(data, rho);
+        if !pblk_accepts(data, lines.saturating_sub(data)) {
+            return Err(refused(data, lines, &format!("{rho} gives")));
+        }
+        return Ok((rho, lines));
+    }
+    let at_default = (100 * data).div_ceil(100 - PBLK_DEFAULT_OP) - data;
+    let reserve = min_chks(PBLK_DEFAULT_OP).unwrap_or(1);
+    let spare = at_default.max(reserve);
+    let rho = spare as f64 / data as f64;
+    let ours = crate::units::physical_blocks(data, crate::config::DEFAULT_OP) - data;
+    let raised = if spare > at_default {
+        format!(
+            ", raised to pblk's reserve at that OP, ⌈100 / {PBLK_DEFAULT_OP}⌉ = {reserve} lines,"
+        )
+    } else {
+        ",".to_string()
+    };
+    warnings.push(format!(
+        "device.op is not given: the line FTL paced as pblk (ftl.lines.gc = \"pblk\") over-provisions as \
+         pblk does without an OP (pblk_set_provision): its default of {PBLK_DEFAULT_OP}% of the lines{raised} \
+         so {spare} over-provisioned lines beside {data} of data, device.op = {rho:.4} (ssdlab's default \
+         {} would give {ours}); set device.op to choose it",
+        crate::config::DEFAULT_OP
+    ));
+    Ok((rho, data + spare))
+}
+
 /// pblk's rate limiter (`pblk-rl.c`, `pblk_rl_init`, `__pblk_rl_update_rates`), in blocks (one
 /// line = `luns` blocks). Free blocks at or above `high`: the whole write budget is the host's.
 /// Below: the host gets ⌊free / 2^shift⌋ of the budget's windows (shift = ⌈log2 high⌉ − log2
@@ -145,28 +310,17 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     /// For `lines` lines of which `data_lines` hold logical data, `luns` blocks a line and a
-    /// budget of `windows` windows. pblk's op_blks are the lines beyond the data; high = op_blks −
-    /// one line (the metadata blocks are not modelled); rsv = ⌈100 / OP%⌉ lines, OP% = ⌊100 ·
-    /// op lines / lines⌋ (pblk_get_min_chks), at least 2 lines so GC has a line to copy into.
+    /// budget of `windows` windows (the ring's entries / NVM_MAX_VLBA, a power of two). pblk's
+    /// op_blks are the lines beyond the data; high = op_blks − one line (the metadata blocks
+    /// are not modelled); rsv = ⌈100 / OP%⌉ lines, OP% = ⌊100 · op lines / lines⌋
+    /// (pblk_get_min_chks), which the op lines must hold, as pblk_set_provision requires.
     pub fn new(lines: u64, data_lines: u64, luns: u64, windows: u64) -> Result<RateLimiter> {
         let op_lines = lines.saturating_sub(data_lines);
-        let op_pct = 100 * op_lines / lines.max(1);
-        let rsv_lines = if op_pct == 0 {
-            u64::MAX
-        } else {
-            100u64.div_ceil(op_pct).max(2)
-        };
-        if op_lines < 2 || rsv_lines >= op_lines - 1 {
-            return Err(SimError::config(
-                "device.op",
-                format!(
-                    "pblk's rate limiter needs its reserve of ⌈100 / OP%⌉ lines below its GC start of \
-                     OP − 1 lines; {op_lines} of {lines} lines over-provisioned ({op_pct}%) leave none \
-                     (pblk refuses such an OP): raise device.op or use ftl.lines.gc = \"burst\""
-                ),
-            ));
+        if !pblk_accepts(data_lines, op_lines) {
+            return Err(refused(data_lines, lines, "the device has"));
         }
-        let high = (op_lines - 1) * luns;
+        let rsv_lines = min_chks(op_pct(lines, op_lines)).unwrap_or(op_lines);
+        let high = (op_lines - 1).max(1) * luns;
         let high_pw = 64 - (high - 1).leading_zeros();
         Ok(RateLimiter {
             high,
@@ -189,6 +343,14 @@ impl RateLimiter {
 }
 
 impl Params {
+    /// `gc_write` with `auto` replaced: whether GC copies go through the ring.
+    pub fn gc_through_ring(&self) -> bool {
+        match self.gc_write.as_str() {
+            "auto" => self.gc == "pblk",
+            w => w == "ring",
+        }
+    }
+
     /// `gc_free_lines` with 0 (automatic) replaced, for `open` open lines.
     pub fn gc_threshold(&self, open: u64) -> u64 {
         if self.gc_free_lines == 0 {
@@ -367,8 +529,14 @@ pub struct LinesFtl {
     /// The open line of each class (NONE: none yet); the last is GC's own with `gc_line`.
     open: Vec<u32>,
     gc_line: bool,
-    /// GC copies enter the ring (the placement's `gc_through_ring`, not with `gc_line`).
+    /// GC copies enter the ring a GC request at a time (`gc_write = "ring"`, or the
+    /// placement's `gc_through_ring`); else they are programmed at once.
     gc_ring: bool,
+    /// Sectors of one GC request (pblk's max_write_pgs), and the requests entered so far.
+    gc_request: u32,
+    gc_requests: u64,
+    /// The ring's size (pblk_rb_calculate_size): the rate limiter's budget.
+    ring_entries: u64,
     victims: Victims,
     classifier: Box<dyn Classifier>,
     per_batch: bool,
@@ -381,8 +549,10 @@ pub struct LinesFtl {
     pacing: Pacing,
     /// Blocks a line spans (the rate limiter counts free blocks).
     luns: u64,
-    /// GC copies owed to the rate limiter, in host windows (one copy per `user` credits).
-    gc_credit: u64,
+    /// GC copies owed to the rate limiter, in host windows (one copy per `user` credits);
+    /// negative after a GC request larger than what was owed (pblk checks GC's share of the
+    /// ring before it inserts a request, not after).
+    gc_credit: i64,
     /// The line GC is collecting page by page (NONE: none) and its next offset.
     gc_victim: u32,
     gc_cursor: u32,
@@ -434,6 +604,7 @@ impl LinesFtl {
         let open = classes as u64 + p.gc_line as u64;
         let threshold = p.gc_threshold(open);
         let luns = p.luns.max(1) as u64;
+        let ring_entries = ring_entries(p);
         let pacing = match p.gc.as_str() {
             "burst" => Pacing::Burst,
             "gp" => Pacing::Gp(p.gc_gp),
@@ -441,7 +612,7 @@ impl LinesFtl {
                 lines,
                 geo.logical_blocks(),
                 luns,
-                p.rl_windows as u64,
+                ring_entries / NVM_MAX_VLBA,
             )?),
         };
         // Paced GC needs one line to copy into beyond the open ones; burst GC its reserve.
@@ -483,7 +654,10 @@ impl LinesFtl {
             free: (0..lines as u32).collect(),
             open: vec![NONE; open as usize],
             gc_line: p.gc_line,
-            gc_ring: classifier.gc_through_ring() && !p.gc_line,
+            gc_ring: p.gc_through_ring() || classifier.gc_through_ring(),
+            gc_request: gc_request_pages(p) as u32,
+            gc_requests: 0,
+            ring_entries,
             victims,
             per_batch: classifier.per_batch(),
             classifier,
@@ -547,6 +721,11 @@ impl LinesFtl {
             Pacing::Pblk(rl) => Some(rl),
             _ => None,
         }
+    }
+
+    /// The ring's entries (pblk_rb_calculate_size), the rate limiter's budget.
+    pub fn ring_entries(&self) -> u64 {
+        self.ring_entries
     }
 
     /// Open lines (placement classes plus the GC line).
@@ -688,9 +867,16 @@ impl LinesFtl {
     /// Program the ring's first `n` entries: each to its class's line, or all to the batch's.
     fn write_batch(&mut self, n: usize, nand: &mut Nand) -> Result<()> {
         let batch_class = if self.per_batch {
+            // GC entries bound for GC's own line are not in the batch's average.
+            let own = self.gc_line;
             self.batch_tags.clear();
-            self.batch_tags
-                .extend(self.ring.iter().take(n).map(|e| e.tag));
+            self.batch_tags.extend(
+                self.ring
+                    .iter()
+                    .take(n)
+                    .filter(|e| !(own && e.gc))
+                    .map(|e| e.tag),
+            );
             Some(self.classifier.batch_class(&self.batch_tags))
         } else {
             None
@@ -700,8 +886,11 @@ impl LinesFtl {
                 self.write_gc_entry(batch_class, nand)?;
                 continue;
             }
-            // pblk's writer takes host entries only as the rate limiter lets them in.
-            self.pace(nand)?;
+            // With GC copies written directly, the rate limiter is met here, before each host
+            // page is programmed; through the ring it was met when the page entered it.
+            if !self.gc_ring {
+                self.pace(nand)?;
+            }
             // The entry leaves the ring only once placed: GC, which may run while it is, sees
             // the L2P still pointing at it.
             let e = *self.ring.front().expect("n ≤ ring length");
@@ -744,7 +933,11 @@ impl LinesFtl {
     /// carries. It is GC's share of the budget (no pacing) and no host page (the clock stands).
     fn write_gc_entry(&mut self, batch_class: Option<Class>, nand: &mut Nand) -> Result<()> {
         let e = *self.ring.front().expect("a GC entry");
-        let k = self.check_class(batch_class.unwrap_or(e.tag))?;
+        let k = if self.gc_line {
+            e.tag as usize // GC's own line
+        } else {
+            self.check_class(batch_class.unwrap_or(e.tag))?
+        };
         // A host write or trim of the LPN since GC copied it leaves the copy dead on arrival.
         let live =
             e.lpn != NONE && self.l2p[e.lpn as usize] == IN_RING | (self.ring_front & !IN_RING);
@@ -764,7 +957,9 @@ impl LinesFtl {
     }
 
     /// pblk's rate limiter before a host page: at the reserve GC alone runs until free blocks
-    /// are above it; between the reserve and `high`, GC copies take their share of the budget.
+    /// are above it; between the reserve and `high`, GC takes its share of the budget: (windows
+    /// − user) / user copies per host page, a GC request at a time through the ring (the write
+    /// thread programs the ring meanwhile while the host waits), a page at a time directly.
     fn pace(&mut self, nand: &mut Nand) -> Result<()> {
         let Pacing::Pblk(rl) = self.pacing else {
             return Ok(());
@@ -777,32 +972,47 @@ impl LinesFtl {
         if user == 0 {
             self.rl_stalls += 1;
             while user == 0 {
-                if !self.gc_step(nand)? {
-                    return Err(SimError::Invalid(
-                        "GC cannot free a line above pblk's reserve: no closed line to collect (raise device.op)"
-                            .into(),
-                    ));
+                if self.gc_step(nand)?.is_none() {
+                    return Err(SimError::Invalid(format!(
+                        "pblk's rate limiter gives host writes no share at {} free lines (GC starts below {}, \
+                         host writes wait below {} with a ring of {} entries), and no closed line holds garbage \
+                         to collect: pblk would wait forever; raise device.op, open fewer lines, or give \
+                         ftl.lines.write_buffer_size a larger ring",
+                        self.free.len(),
+                        rl.high / self.luns,
+                        (1u64 << rl.shift).div_ceil(self.luns).max(rl.rsv / self.luns + 1),
+                        self.ring_entries
+                    )));
+                }
+                if self.gc_ring {
+                    self.drain(nand)?;
                 }
                 user = rl.user_windows(self.free.len() as u64 * self.luns);
             }
             return Ok(());
         }
-        self.gc_credit += rl.windows - user;
+        let (user, share) = (user as i64, (rl.windows - user) as i64);
+        self.gc_credit += share;
         while self.gc_credit >= user {
-            self.gc_credit -= user;
-            if !self.gc_step(nand)? {
-                self.gc_credit = 0;
+            match self.gc_step(nand)? {
+                Some(moved) => self.gc_credit -= user * moved.max(1) as i64,
+                None => {
+                    self.gc_credit = 0;
+                    break;
+                }
             }
         }
         Ok(())
     }
 
-    /// One step of paced GC: copy the next valid page of the line being collected (choosing a
-    /// victim first if none is), or erase it once it holds none. False: nothing to collect.
-    fn gc_step(&mut self, nand: &mut Nand) -> Result<bool> {
+    /// One step of paced GC on the line being collected (choosing a victim first if none is):
+    /// through the ring, its next GC request (erasing the line once it holds no valid page);
+    /// directly, its next valid page, or its erase once it holds none. The pages copied; None:
+    /// nothing to collect.
+    fn gc_step(&mut self, nand: &mut Nand) -> Result<Option<u32>> {
         if self.gc_victim == NONE {
             let Some(v) = self.take_victim() else {
-                return Ok(false);
+                return Ok(None);
             };
             self.gc_invocations += 1;
             self.begin_victim(v);
@@ -813,25 +1023,62 @@ impl LinesFtl {
         self.in_gc = true;
         let r = self.step_victim(v, nand);
         self.in_gc = false;
-        r?;
+        let moved = r?;
         if self.check && self.gc_victim == NONE {
             self.check_structure()?;
             self.check_versions(&self.expected)?;
         }
-        Ok(true)
+        Ok(Some(moved))
     }
 
-    fn step_victim(&mut self, v: u32, nand: &mut Nand) -> Result<()> {
+    /// The next step of collecting victim `v` from `gc_cursor` (see [`LinesFtl::gc_step`]): the
+    /// pages copied.
+    fn step_victim(&mut self, v: u32, nand: &mut Nand) -> Result<u32> {
+        if self.gc_ring {
+            return self.gc_request(v, nand);
+        }
         let base = v * self.line_pages;
         while self.gc_cursor < self.written[v as usize] {
             let src = base + self.gc_cursor;
             self.gc_cursor += 1;
             if self.p2l[src as usize] != NONE {
-                return self.move_page(src, nand);
+                self.move_page(src, nand)?;
+                return Ok(1);
             }
         }
         self.gc_victim = NONE;
-        self.finish_victim(v, nand)
+        self.finish_victim(v, nand)?;
+        Ok(0)
+    }
+
+    /// pblk_gc_line_prepare_ws and pblk_write_gc_to_cache: the next up to `gc_request` valid
+    /// pages of victim `v` enter the ring as one run of entries; the victim is erased once it
+    /// holds no valid page (its data is in the ring, as pblk puts a line back once its GC
+    /// requests are in the write buffer).
+    fn gc_request(&mut self, v: u32, nand: &mut Nand) -> Result<u32> {
+        let base = v * self.line_pages;
+        let mut moved = 0;
+        while moved < self.gc_request
+            && self.valid[v as usize] > 0
+            && self.gc_cursor < self.written[v as usize]
+        {
+            let src = base + self.gc_cursor;
+            self.gc_cursor += 1;
+            // The L2P entries GC rewrites are random: start loading them a few pages ahead.
+            if let Some(&ahead) = self.p2l.get((src + GC_AHEAD) as usize) {
+                crate::units::prefetch_once(&self.l2p, ahead as usize);
+            }
+            if self.p2l[src as usize] != NONE {
+                self.move_page(src, nand)?;
+                moved += 1;
+            }
+        }
+        self.gc_requests += (moved > 0) as u64;
+        if self.valid[v as usize] == 0 {
+            self.gc_victim = NONE;
+            self.finish_victim(v, nand)?;
+        }
+        Ok(moved)
     }
 
     /// The SepBIT artifact's GC: when the garbage fraction of the written pages exceeds `t`,
@@ -942,9 +1189,20 @@ impl LinesFtl {
         Ok(())
     }
 
-    /// Move the valid pages of line `victim` to the lines placement chooses, and erase it.
+    /// Move the valid pages of line `victim` to the lines placement chooses (through the ring,
+    /// GC request by GC request), and erase it.
     fn reclaim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
         self.begin_victim(victim);
+        if self.gc_ring {
+            // Paced GC's line, if any, is finished first (collect_inner): the cursor is free.
+            debug_assert_eq!(self.gc_victim, NONE);
+            self.gc_victim = victim;
+            self.gc_cursor = 0;
+            while self.gc_victim != NONE {
+                self.gc_request(victim, nand)?;
+            }
+            return Ok(());
+        }
         let base = victim * self.line_pages;
         for off in 0..self.written[victim as usize] {
             let src = base + off;
@@ -1145,6 +1403,10 @@ impl Ftl for LinesFtl {
         for p in pages {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
+            // pblk's rate limiter admits host pages into the ring, which GC shares.
+            if self.gc_ring {
+                self.pace(nand)?;
+            }
             self.enter_ring(lpn as u32, hint, p.version, false, p.after);
             self.drain(nand)?;
         }
@@ -1238,6 +1500,7 @@ impl Ftl for LinesFtl {
             ("ftl.lines.stale_programs", self.stale_programs),
             ("ftl.lines.rl_stalls", self.rl_stalls),
             ("ftl.lines.backstop_gc", self.backstop),
+            ("ftl.lines.gc_requests", self.gc_requests),
         ];
         let n = self.open.len().min(8);
         v.extend(
@@ -1261,6 +1524,7 @@ impl Ftl for LinesFtl {
             ("ftl.free_blocks", self.free.len() as f64),
             ("ftl.lines.open", self.open.len() as f64),
             ("ftl.lines.ring_pages", self.ring.len() as f64),
+            ("ftl.lines.ring_entries", self.ring_entries as f64),
         ];
         // Lines (open and closed) and valid pages per class: a class's own over-provisioning.
         let n = self.open.len().min(8);
@@ -1293,6 +1557,7 @@ impl Ftl for LinesFtl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placement::none::NoSeparation;
 
     /// pblk's victim choice: lines in four lists by valid count; the victim is the fewest-valid line
     /// of the first non-empty list of high, mid, low (ties: the earliest in its list). A line joins a
@@ -1397,26 +1662,128 @@ mod tests {
         }
     }
 
-    /// pblk's rate limiter on the seed's device (32 lines of 8 LUNs, 22 of data, a budget of 4
-    /// windows): GC starts below 9 free lines (72 blocks, 2^7 = 128 > 72 so the shift is 7 − 2 =
-    /// 5: the host gets ⌊free blocks / 32⌋ windows); the reserve is ⌈100 / 31⌉ = 4 lines.
+    /// pblk_rb_calculate_size by hand. The seed's device (FEMU's Open-Channel SSD: mw_cunits
+    /// 24, ws_opt 8, 2 × 4 LUNs): threshold 24 × 8 = 192, asked (24 + 8) × 8 = 256; the
+    /// threshold plus one largest I/O, 192 + 64 = 256, rounds to 256, the ring to max(256,
+    /// 128) = 256, and as 256 ≥ 256 leaves no room beyond the threshold it doubles: 512
+    /// entries, 8 windows of 64.
+    #[test]
+    fn ring_is_sized_as_pblk_sizes_it() {
+        assert_eq!(pblk_rb_calculate_size(256, 192), 512);
+        let thesis = Params {
+            luns: 8,
+            ..Default::default()
+        };
+        assert_eq!(ring_entries(&thesis), 512);
+        assert_eq!(gc_request_pages(&thesis), 64);
+        // 4 LUNs (the study's traces): threshold 96, asked 128; 96 + 64 = 160 → 256, which
+        // has room: 256 entries, 4 windows; GC requests of 8 × 4 = 32 sectors.
+        let four = Params {
+            luns: 4,
+            ..Default::default()
+        };
+        assert_eq!(pblk_rb_calculate_size(128, 96), 256);
+        assert_eq!((ring_entries(&four), gc_request_pages(&four)), (256, 32));
+        // One LUN: threshold 24, asked 32; 88 → 128, at least two largest I/Os (128): 128.
+        assert_eq!(ring_entries(&Params::default()), 128);
+        // OCSSD 1.2's defaults on 8 LUNs (ws_opt 4, mw_cunits = ws_opt << 3 = 32): threshold
+        // 256, asked 36 × 8 = 288; 320 → 512, which has room: 512.
+        let v12 = Params {
+            luns: 8,
+            batch_pages: 4,
+            mw_cunits: 32,
+            ..Default::default()
+        };
+        assert_eq!(ring_entries(&v12), 512);
+        // write_buffer_size counts only above the default: 1000 → 1024; 100 → the default.
+        for (asked, entries) in [(1000, 1024), (100, 512)] {
+            let p = Params {
+                write_buffer_size: asked,
+                ..thesis.clone()
+            };
+            assert_eq!(ring_entries(&p), entries, "{asked}");
+        }
+    }
+
+    /// pblk's rate limiter on the seed's device (32 lines of 8 LUNs, 22 of data, its ring of
+    /// 512 entries a budget of 8 windows): GC starts below 9 free lines (72 blocks, 2^7 = 128 >
+    /// 72 so the shift is 7 − 3 = 4: the host gets ⌊free blocks / 16⌋ windows); the reserve
+    /// is ⌈100 / 31⌉ = 4 lines. GC copies (8 − user) / user pages per host page: 1 at 8 free
+    /// lines, 5/3 at 6 and 7, 3 at 5.
     #[test]
     fn rate_limiter_on_the_seeds_device() {
-        let rl = RateLimiter::new(32, 22, 8, 4).unwrap();
-        assert_eq!((rl.high, rl.rsv, rl.shift, rl.windows), (72, 32, 5, 4));
+        let rl = RateLimiter::new(32, 22, 8, 8).unwrap();
+        assert_eq!((rl.high, rl.rsv, rl.shift, rl.windows), (72, 32, 4, 8));
         let by_free_lines: Vec<u64> = (0..=10).map(|l| rl.user_windows(l * 8)).collect();
-        assert_eq!(by_free_lines, [0, 0, 0, 0, 0, 1, 1, 1, 2, 4, 4]);
+        assert_eq!(by_free_lines, [0, 0, 0, 0, 0, 2, 3, 3, 4, 8, 8]);
         // The same 4 GiB in 16 MiB lines: 80 spare lines, GC below 79 (632 blocks, 2^10 >
-        // 632, shift 8): the host's share is ⌊free lines / 32⌋ quarters.
-        let rl = RateLimiter::new(256, 176, 8, 4).unwrap();
-        assert_eq!((rl.high, rl.rsv, rl.shift), (632, 32, 8));
-        assert_eq!(rl.user_windows(78 * 8), 2);
-        assert_eq!(rl.user_windows(63 * 8), 1);
-        assert_eq!(rl.user_windows(31 * 8), 0);
-        assert_eq!(rl.user_windows(79 * 8), 4);
-        // 7% over-provisioning: a reserve of 15 lines above the start (pblk refuses it).
-        let e = RateLimiter::new(107, 100, 4, 4).unwrap_err().to_string();
-        assert!(e.contains("device.op"), "{e}");
+        // 632, shift 7): the host's share is ⌊free lines / 16⌋ eighths.
+        let rl = RateLimiter::new(256, 176, 8, 8).unwrap();
+        assert_eq!((rl.high, rl.rsv, rl.shift), (632, 32, 7));
+        assert_eq!(rl.user_windows(78 * 8), 4);
+        assert_eq!(rl.user_windows(63 * 8), 3);
+        assert_eq!(rl.user_windows(31 * 8), 1);
+        assert_eq!(rl.user_windows(4 * 8), 0);
+        assert_eq!(rl.user_windows(79 * 8), 8);
+        // 7% over-provisioning: 7 lines, fewer than the reserve of ⌈100 / 6⌉ = 17.
+        let e = RateLimiter::new(107, 100, 4, 8).unwrap_err().to_string();
+        assert!(
+            e.contains("device.op") && e.contains("⌈100 / 6⌉ = 17"),
+            "{e}"
+        );
+    }
+
+    /// pblk_set_provision. Not given: pblk's default 11% of the lines (⌊T · 89 / 100⌋ ≥
+    /// data), at least its reserve at 11%, ⌈100 / 11⌉ = 10 lines. The seed's 22 lines of data:
+    /// 11% is 25 lines, 3 spare, raised to 10: 32 lines (pblk's 31% on FEMU's 4 GiB device).
+    /// 1,028 lines (a 514 MiB device of 512 KiB lines): ⌈102,800 / 89⌉ = 1,156, 128 spare
+    /// (ssdlab's 0.07 would give 72). Given: 0.07 on 129 lines of data gives 139 lines, 10
+    /// spare (OP 7%), below ⌈100 / 7⌉ = 15: refused; the fewest spare lines pblk takes are 13
+    /// (12 at 141 lines is OP 8%, needing 13; 13 at 142 is 9%, needing 12), device.op ≥
+    /// 13 / 129 rounded up, 0.1008.
+    #[test]
+    fn provision_as_pblk_set_provision() {
+        let mut w = Vec::new();
+        let (rho, lines) = provision(None, 22, &mut w).unwrap();
+        assert_eq!((rho, lines), (10.0 / 22.0, 32));
+        assert!(
+            w[0].starts_with("device.op is not given")
+                && w[0].contains("raised to pblk's reserve at that OP, ⌈100 / 11⌉ = 10 lines")
+                && w[0].contains("10 over-provisioned lines beside 22 of data, device.op = 0.4545")
+                && w[0].contains("ssdlab's default 0.07 would give 2"),
+            "{}",
+            w[0]
+        );
+        let (rho, lines) = provision(None, 1028, &mut w).unwrap();
+        assert_eq!((rho, lines), (128.0 / 1028.0, 1156));
+        assert!(
+            !w[1].contains("raised") && w[1].contains("would give 72"),
+            "{}",
+            w[1]
+        );
+        // Given, and enough: as given (the study's 0.4545 on 22 lines: 32).
+        assert_eq!(provision(Some(0.4545), 22, &mut w).unwrap(), (0.4545, 32));
+        assert_eq!(provision(Some(0.07), 1028, &mut w).unwrap(), (0.07, 1100));
+        assert_eq!(w.len(), 2, "no warning for a given device.op");
+        let e = provision(Some(0.07), 129, &mut w).unwrap_err().to_string();
+        assert!(
+            e.contains("device.op")
+                && e.contains("0.07 gives 10 over-provisioned lines of 139 (OP 7%)")
+                && e.contains("⌈100 / 7⌉ = 15 lines")
+                && e.contains("needs device.op ≥ 0.1008 (13 over-provisioned lines)"),
+            "{e}"
+        );
+        assert_eq!(min_spare_lines(129), 13);
+        assert_eq!(provision(Some(0.1008), 129, &mut w).unwrap().1, 143);
+        // Every count from the least one up is taken (OP% only rises with it).
+        for data in [1, 2, 22, 129, 1000, 40_000] {
+            let least = min_spare_lines(data);
+            assert!(!pblk_accepts(data, least - 1) || least == 1, "{data}");
+            assert!(
+                (least..least + 200).all(|s| pblk_accepts(data, s)),
+                "{data}"
+            );
+        }
     }
 
     /// Records what a classifier sees: each LPN's last user-write time, and the age of every
@@ -1487,8 +1854,9 @@ mod tests {
     /// two entries: no batch yet), leaving 2 and 3 valid in line 0. GC of line 0 puts the two
     /// copies in the ring as entries of the coldest class 3 (pblk_write_gc_to_cache), where the
     /// write thread takes them with the two host entries: classes 0, 0, 3, 3 average 1.5, which
-    /// rounds to 2, so line 2 receives all four. With `coldest` the copies go straight to line 3
-    /// and the host entries wait in the ring.
+    /// rounds to 2, so line 2 receives all four; so do they with `coldest` and
+    /// `ftl.lines.gc_write = "ring"`. With `coldest` and burst GC's automatic `direct` the
+    /// copies go straight to line 3 and the host entries wait in the ring.
     #[test]
     fn gc_copies_batched_with_host_entries_through_the_ring() {
         let g = Geometry {
@@ -1497,14 +1865,16 @@ mod tests {
             logical_pages: 16,
             physical_blocks: 16,
         };
-        let p = Params {
+        let params = |write: &str| Params {
             gc: "burst".into(),
             gc_free_lines: 2,
             batch_pages: 4,
+            gc_write: write.into(),
             ..Default::default()
         };
         let page = |offset| UnitPage::new(offset, 1 + offset / 4, Cause::Host);
-        for gc in ["ring", "coldest"] {
+        for (gc, write) in [("ring", "auto"), ("coldest", "ring"), ("coldest", "auto")] {
+            let p = params(write);
             let sp = crate::placement::size_ema::Params {
                 gc: gc.into(),
                 ..Default::default()
@@ -1524,7 +1894,7 @@ mod tests {
             assert_eq!(f.take_victim(), Some(0));
             f.reclaim(0, &mut n).unwrap();
             assert_eq!((f.gc_victims, f.gc_moved), (1, 2));
-            if gc == "ring" {
+            if gc == "ring" || write == "ring" {
                 let ring: Vec<_> = f.ring.iter().map(|e| (e.lpn, e.tag, e.gc)).collect();
                 assert_eq!(
                     ring,
@@ -1547,6 +1917,86 @@ mod tests {
                 assert_eq!(f.written[2], 0);
             }
             assert_eq!(f.written[0], 0, "line 0 is free again");
+            f.check_structure().unwrap();
+            f.check_versions(&f.expected).unwrap();
+        }
+    }
+
+    /// GC through the ring a request at a time (pblk_gc_line_prepare_ws, pblk_write_gc_to_cache),
+    /// by hand: lines of 256 pages on 8 LUNs, batches of 8, so GC requests of min(8 × 8, 64) =
+    /// 64. LPNs 0–511 fill lines 0 and 1; LPNs 0–105 written again go to line 2 (104 programmed,
+    /// 2 in the ring), leaving line 0 150 valid pages, the victim. Collected whole (burst) or
+    /// step by step (pblk's pacing), its 150 pages enter the ring behind the 2 host entries in
+    /// three runs, 64, 64 and 22, LPNs 106–255 in order; the line is erased with the last.
+    /// Written directly, the 150 copies are programmed at once and no request is counted.
+    #[test]
+    fn gc_enters_the_ring_a_request_at_a_time() {
+        let g = Geometry {
+            page_bytes: 4096,
+            pages_per_block: 256,
+            logical_pages: 512,
+            physical_blocks: 8,
+        };
+        let page = |offset, version| UnitPage {
+            offset,
+            version,
+            cause: Cause::Host,
+        };
+        for (gc, write) in [("burst", "ring"), ("pblk", "auto"), ("burst", "direct")] {
+            let p = Params {
+                gc: gc.into(),
+                gc_free_lines: 2,
+                luns: 8,
+                gc_write: write.into(),
+                ..Default::default()
+            };
+            let mut f = LinesFtl::new(&g, &p, Box::new(NoSeparation), true).unwrap();
+            assert_eq!(f.gc_request, 64);
+            let mut n = Nand::new(g.physical_blocks);
+            let fill: Vec<_> = (0..256).map(|o| page(o, 1)).collect();
+            f.write_unit(0, &fill, Shape::Pages, 0, &mut n).unwrap();
+            f.write_unit(1, &fill, Shape::Pages, 0, &mut n).unwrap();
+            let again: Vec<_> = (0..106).map(|o| page(o, 2)).collect();
+            f.write_unit(0, &again, Shape::Pages, 0, &mut n).unwrap();
+            assert_eq!(
+                (f.valid[0], f.ring.len(), f.gc_victims),
+                (150, 2, 0),
+                "{gc}"
+            );
+            let runs = match (gc, write) {
+                ("burst", "direct") => {
+                    assert_eq!(f.take_victim(), Some(0));
+                    f.reclaim(0, &mut n).unwrap();
+                    assert_eq!((f.ring.len(), f.written[2], f.gc_requests), (2, 254, 0));
+                    vec![]
+                }
+                ("burst", _) => {
+                    assert_eq!(f.take_victim(), Some(0));
+                    f.reclaim(0, &mut n).unwrap();
+                    vec![150]
+                }
+                _ => (0..3)
+                    .map(|_| f.gc_step(&mut n).unwrap().unwrap())
+                    .collect(),
+            };
+            if gc == "pblk" {
+                assert_eq!(runs, [64, 64, 22]);
+            }
+            if write != "direct" {
+                assert_eq!(f.gc_requests, 3, "{gc}");
+                let ring: Vec<_> = f.ring.iter().map(|e| (e.lpn, e.gc)).collect();
+                let want: Vec<_> = [(104, false), (105, false)]
+                    .into_iter()
+                    .chain((106..256).map(|l| (l, true)))
+                    .collect();
+                assert_eq!(ring, want, "{gc}");
+            }
+            assert_eq!(
+                (f.gc_victims, f.gc_moved, f.written[0]),
+                (1, 150, 0),
+                "{gc}"
+            );
+            assert_eq!(f.gc_victim, NONE);
             f.check_structure().unwrap();
             f.check_versions(&f.expected).unwrap();
         }

@@ -60,9 +60,9 @@ pub trait Classifier: Send {
     /// GC copies `lpn` out of a line of class `from` at logical time `now`: its line, or with
     /// [`Classifier::gc_through_ring`] the class its ring entry carries.
     fn gc(&mut self, lpn: Lpn, from: Class, now: u64) -> Class;
-    /// Whether GC copies enter the write ring as entries (pblk's `pblk_write_gc_to_cache`) and
-    /// are batched and placed with host entries by the write thread, rather than written
-    /// straight to their line.
+    /// Whether GC copies must enter the line FTL's write ring as entries (pblk's
+    /// `pblk_write_gc_to_cache`), to be batched and placed with host entries by the write
+    /// thread, whatever `ftl.lines.gc_write` says (which sends them there when paced as pblk).
     fn gc_through_ring(&self) -> bool {
         false
     }

@@ -18,10 +18,12 @@ crate::params! {
         /// Class bounds as fractions of the average, ascending: a request of size s is in the first
         /// class whose bound b has s ≤ b·m, else in the last (classes = bounds + 1).
         bounds: Vec<f64> = vec![0.5, 1.0, 1.5],
-        /// Where GC copies go: coldest (the last class's line) | source (the line class they
-        /// were collected from) | ring (into the write ring as pblk's `pblk_write_gc_to_cache`
-        /// does, each entry carrying the coldest class, batched with host entries: in
-        /// size-ema-batch they count in the batch's average). The thesis does not say.
+        /// The class of GC copies: coldest (the last class) | source (the class of the line they
+        /// were collected from) | ring (coldest, and through the line FTL's write ring whatever
+        /// `ftl.lines.gc_write` says). The thesis does not say. The line FTL paced as pblk puts
+        /// the copies in its ring as pblk's `pblk_write_gc_to_cache` does (`ftl.lines.gc_write`),
+        /// each entry carrying this class, batched with host entries: in size-ema-batch they
+        /// count in the batch's average; written directly, they go to this class's line.
         gc: String = "coldest".into(),
         /// size-ema-batch: the batch's class is the average of its entries' classes rounded to
         /// nearest (halves up) | floor (integer division).
@@ -147,10 +149,10 @@ impl Classifier for SizeEma {
     fn user(&mut self, _lpn: Lpn, tag: u32, _now: u64) -> Class {
         tag.min(self.bounds.len() as u32)
     }
-    /// With `ring`, the class a GC entry carries: the thesis tags an entry from its request's
-    /// size and GC entries come from no request; they carry the coldest class, as GC data goes
-    /// with `coldest` (data that outlived its line), so `ring` differs from `coldest` only in
-    /// the path: the copies share the write thread's batches with host entries.
+    /// The class a GC copy (or, through the ring, its entry) carries: the thesis tags an entry
+    /// from its request's size and GC entries come from no request, so this is a choice:
+    /// `source` keeps the class of the line collected; `coldest` and `ring` give the coldest
+    /// (data that outlived its line), `ring` also sending it through the ring.
     fn gc(&mut self, _lpn: Lpn, from: Class, _now: u64) -> Class {
         if self.gc_source {
             from
