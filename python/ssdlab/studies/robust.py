@@ -186,7 +186,7 @@ def setting_frames(declared: Declared, results_dir: str | Path, df) -> list[tupl
             variant = load_results(folder)
         except (OSError, ValueError, SsdlabError):
             continue
-        frame = pd.concat([df[~df["key"].isin(replaces)], variant], ignore_index=True)
+        frame = pd.concat([df[~df["key"].isin(replaces)], variant], ignore_index=True).copy()  # defragmented
         frame.attrs = dict(df.attrs)
         out.append((s, frame))
     return out
