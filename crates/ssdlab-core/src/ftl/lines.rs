@@ -1937,11 +1937,7 @@ mod tests {
             logical_pages: 512,
             physical_blocks: 8,
         };
-        let page = |offset, version| UnitPage {
-            offset,
-            version,
-            cause: Cause::Host,
-        };
+        let page = |offset, version| UnitPage::new(offset, version, Cause::Host);
         for (gc, write) in [("burst", "ring"), ("pblk", "auto"), ("burst", "direct")] {
             let p = Params {
                 gc: gc.into(),
