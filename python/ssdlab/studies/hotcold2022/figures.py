@@ -425,8 +425,12 @@ def gc_reduction_grows(df, claim):
         holds,
         ""
         if holds
-        else "the classifier's open lines cost the same space at every size, while the lines collected grow with the "
-        "data written",
+        else (
+            f"no cut at {', '.join(f'{g} GiB' for g, _, _, r in red if r >= 0)}: by {last[0]} GiB size-ema-batch "
+            f"collects {last[2]:,.0f} lines to none's {last[1]:,.0f}"
+            if any(r[3] >= 0 for r in red)
+            else f"the cut at {last[0]} GiB ({last[3]:+.0%}) is not deeper than at {first[0]} GiB ({first[3]:+.0%})"
+        ),
         _cell_ids(_one(counts, m, "none"), _one(counts, m, "size-ema-batch")),
     )
 
@@ -508,10 +512,26 @@ def entry_vs_batch(df, claim):
         bool(e < b),
         ""
         if e < b
-        else "each entry on its own class's line keeps all four lines open and filling at once, so their space is "
-        "held longer than the batch's one line at a time",
+        else f"WAF {_waf(entry):.2f} vs {_waf(batch):.2f}; GC copies {_gc_pages(entry):,.0f} vs "
+        f"{_gc_pages(batch):,.0f} pages, {_coldest_share(entry):.0%} and {_coldest_share(batch):.0%} of them to the "
+        "coldest line, where the largest requests' pages go too",
         _cell_ids(batch, entry),
     )
+
+
+def _class_pages(c, what):
+    return [float(c.get(f"ftl.lines.class{k}_{what}_pages", 0) or 0) for k in range(8)]
+
+
+def _gc_pages(c) -> float:
+    return sum(x for x in _class_pages(c, "gc") if x == x)
+
+
+def _coldest_share(c) -> float:
+    """The share of a size classifier's GC copies on its last (coldest) class's line."""
+    gc = [x if x == x else 0.0 for x in _class_pages(c, "gc")]
+    used = [k for k, x in enumerate(gc) if x] or [0]
+    return gc[max(used)] / sum(gc) if sum(gc) else 0.0
 
 
 def traces_ranking(df, claim):
