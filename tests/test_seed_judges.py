@@ -152,7 +152,7 @@ PTSD_VARIANTS = {  # variant: (ftl.kind, partition, dirty_cache, scheduler)
 }
 
 
-def ptsd_frame(iops, read_mean=None):
+def ptsd_frame(iops, read_mean=None, map_programs=None):
     rows = []
     for v, (ftl, part, dirty, sched) in PTSD_VARIANTS.items():
         rows.append(
@@ -168,6 +168,7 @@ def ptsd_frame(iops, read_mean=None):
                 "throughput.iops": iops[v],
                 "latency.read.mean_us": (read_mean or {}).get(v, 1000.0),
                 "nand.programs.gc": 1500.0,
+                "nand.programs.map": (map_programs or {}).get(v, 500.0),
                 "nand.programs.host": 1000.0,
                 "histograms": None,
             }
@@ -213,6 +214,18 @@ def test_ptsd_writeopt_order_and_close():
     assert out.holds is True and out.measured.startswith("WRITEOPT / PART-SCHED = 1.20× (at most 1.30×)")
     assert "GC copies per host page program DFTL 1.50" in out.measured
     assert fig.non_opt_close(ptsd_frame({**IOPS, "WRITEOPT": 7000.0}), claim).holds is False
+
+
+def test_ptsd_part_extra_writes():
+    fig = mod("ptsd")
+    claim = {"id": "p", "workload": "randrw"}
+    # PART programs 0.8 map pages per host page to DFTL's 0.6 and is slower (5,100 vs 5,400): holds.
+    out = fig.part_extra_writes(ptsd_frame(IOPS, map_programs={"PART": 800.0, "DFTL": 600.0}), claim)
+    assert out.holds is True
+    assert out.measured == "map programs per host page program: PART 0.800 vs DFTL 0.600; requests/s 5,100 vs 5,400"
+    # Fewer map programs than DFTL: fails, though PART is slower.
+    out = fig.part_extra_writes(ptsd_frame(IOPS, map_programs={"PART": 500.0, "DFTL": 600.0}), claim)
+    assert out.holds is False and out.why
 
 
 # -- hotcold2022 (seed 001) ------------------------------------------------------------------------

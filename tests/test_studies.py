@@ -455,6 +455,7 @@ def test_ptsd_quick_states_every_claim(tmp_path, traces):
         "Up to the 90th percentile PART costs about one extra flash read over OPT",
         "The tail barely moves without scheduling, clearly with it",
         "With scheduling PART&#x27;s mean read latency slightly better",
+        "The page-level CMT&#x27;s extra writes weigh more with the partition than in DFTL",
         "WRITEOPT&#x27;s throughput about 10% above PART-SCHED&#x27;s",
         "WRITEOPT&#x27;s throughput above every variant but OPT",
         "PART-SCHED slightly below PART in throughput",
