@@ -141,6 +141,8 @@ def test_every_registered_claim_names_a_judge_of_its_study():
         seeds.add(declared.seed)
         module = study.module()
         for c in declared.claims:
+            if "not_judged" in c:  # a statement that cannot be judged says why instead
+                continue
             assert callable(getattr(module, c["judge"], None)), f"{study.name}: {c['id']} -> {c['judge']}"
     assert "000" in seeds
 
