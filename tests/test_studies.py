@@ -366,18 +366,9 @@ def test_integrated2013_quick_states_every_claim(tmp_path):
     assert (reref[reref["padding.reref.in_order"] == True]["padding.reref.prefixes_logged"] > 0).all()  # noqa: E712
 
 
-HWB_CLAIMS = [
-    "Write hit ratio: HWB above LRU",
-    "Block erases: HWB below LRU",
-    "Block erases: HWB below BPAC",
-    "Mean write response time: HWB below LRU",
-    "Write hit ratio: HWB above LRU-WSR and BPAC",
-    "Write hit ratio: LRU-WSR above BPAC",
-    "Block erases: BPAC below LRU-WSR",
-    "Mean write response time: HWB the lowest of LRU, LRU-WSR, BPAC and HWB",
-    "Mean write response time: BPAC below LRU-WSR",
-    "FS pages written about 10⁴ times, FL pages about 10² times as often as IS / IL pages",
-]
+def _declared_claims(name):
+    """A study's claims.toml rows (the report states each)."""
+    return claims_mod.read_declared(studies.get(name).folder / "claims.toml").claims
 
 
 def _claim_row(text, claim):
@@ -390,10 +381,13 @@ def test_hwb_quick_states_every_claim(tmp_path, traces):
     text = report.read_text()
     table = text[text.index("Seed 003 claims against ssdlab") :]
     table = table[: table.index("</table>")]
-    for claim in HWB_CLAIMS:
-        row = _claim_row(table, claim)
-        assert sum(f"<b>{v}</b>" in row for v in ("holds", "does not hold", "not judged")) == 1, claim
-    assert table.count("<tr><td>") == len(HWB_CLAIMS)
+    declared = _declared_claims("hwb")
+    for c in declared:
+        row = _claim_row(table, html.escape(c["claim"]))
+        assert sum(f"<b>{v}</b>" in row for v in ("holds", "does not hold", "not judged")) == 1, c["id"]
+        if "not_judged" in c:
+            assert "<b>not judged</b>" in row, c["id"]
+    assert table.count("<tr><td>") == len(declared)
     df = ssdlab.load_results(out)
     assert len(df) == 8 and (df["status"] == "ok").all()
     assert (df["run.mode"] == "timed").all() and (df["run.queue_depth"] == 0).all()
@@ -403,21 +397,25 @@ def test_hwb_quick_states_every_claim(tmp_path, traces):
     assert (df.loc[df["buffer.kind"] == "lru-wsr", "buffer.lru-wsr.cache_reads"] == False).all()  # noqa: E712
     assert (df["buffer.clean_write_hit_pages"] == 0).all()
     assert ((df["buffer.occupancy.mean"] > 0) & (df["buffer.occupancy.mean"] <= df["buffer.capacity_pages"])).all()
-    # The verdicts are the measured comparisons at 32 MiB, trace by trace (a majority holds).
+    # The verdicts are the measured comparisons at 32 MiB, trace by trace: on every trace where the
+    # seed says "under all workloads", on more than half where it names none.
     at = df[df["buffer.bytes"] == 32 << 20]
     assert len(at) == 8
 
-    def verdict(metric, a, b, higher):
+    def verdict(metric, a, b, higher, every):
         wins = []
         for _, part in at.groupby("workload.path"):
             v = part.set_index("buffer.kind")[metric]
             wins.append(v[a] > v[b] if higher else v[a] < v[b])
-        return "holds" if sum(wins) > len(wins) / 2 else "does not hold"
+        holds = all(wins) if every else sum(wins) > len(wins) / 2
+        return "holds" if holds else "does not hold"
 
-    hit = _claim_row(table, "Write hit ratio: HWB above LRU")
-    assert f"<b>{verdict('buffer.page_hit_ratio', 'hwb', 'lru', True)}</b>" in hit
-    erase = _claim_row(table, "Block erases: HWB below BPAC")
-    assert f"<b>{verdict('nand.erases', 'hwb', 'bpac', False)}</b>" in erase
+    hit = _claim_row(table, "Write hit ratio: HWB above LRU on every trace")
+    assert f"<b>{verdict('buffer.page_hit_ratio', 'hwb', 'lru', True, True)}</b>" in hit
+    erase = _claim_row(table, "Block erases: HWB below BPAC on every trace")
+    assert f"<b>{verdict('nand.erases', 'hwb', 'bpac', False, True)}</b>" in erase
+    wsr = _claim_row(table, "Write hit ratio: LRU-WSR above BPAC on most traces")
+    assert f"<b>{verdict('buffer.page_hit_ratio', 'lru-wsr', 'bpac', True, False)}</b>" in wsr
     for path, part in at.groupby("workload.path"):
         v = part.set_index("buffer.kind")
         name = path.split("/")[-1].split(".")[0]
@@ -451,8 +449,12 @@ def test_ptsd_quick_states_every_claim(tmp_path, traces):
         "PART moves the read-latency CDF well left of DFTL",
         "Up to the 90th percentile PART costs about one extra flash read over OPT",
         "The tail barely moves without scheduling, clearly with it",
+        "With scheduling PART&#x27;s mean read latency slightly better",
+        "The page-level CMT&#x27;s extra writes weigh more with the partition than in DFTL",
         "WRITEOPT&#x27;s throughput about 10% above PART-SCHED&#x27;s",
+        "WRITEOPT&#x27;s throughput above every variant but OPT",
         "PART-SCHED slightly below PART in throughput",
+        "Apart from OPT the variants&#x27; throughputs differ little",
         "PTSD about 1.15× DFTL overall",
         "Adaptive split against 50:50 (ssdlab&#x27;s; the seed&#x27;s future work)",
     ]
@@ -461,6 +463,7 @@ def test_ptsd_quick_states_every_claim(tmp_path, traces):
         for what in ("reads and writes mixed, aged device", "writes, then reads"):
             assert f"{claim} ({what})" in table, (claim, what)
     assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == 2 * len(claims)
+    assert table.count("<b>not judged</b>") == 1  # Fig. 10: the same quantity as Fig. 8's
     for section in ("Every variant on the real traces", "What reordering changed"):
         assert section in text
     df = ssdlab.load_results(out)
@@ -500,8 +503,11 @@ def test_hotcold2022_quick_states_every_claim(tmp_path, traces):
         assert f"cut the lines garbage-collected by 44–68% ({mix})" in table, mix
     for lines in ("128 MiB", "16 MiB"):
         assert f"The same time writes 1.6–10.3% more data (small-hot, {lines} lines)" in table
-    assert "Where the size classifier stands against the modern schemes" in table
-    assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == 4
+    assert "On real traces the size classifier (as implemented) lowers WAF against no separation" in table
+    # The quick grid has small-hot and sizes-mixed: large-hot and uniform-4k cannot be judged, nor the
+    # rows the thesis's numbers cannot be measured against (not_judged).
+    judged = [c for c in _declared_claims("hotcold2022") if "not_judged" not in c]
+    assert table.count("<b>holds</b>") + table.count("<b>does not hold</b>") == len(judged) - 2
     for section in ("Table 4.1: lines garbage-collected", "Where the size classifier&#x27;s GC copies go"):
         assert section in text
     df = ssdlab.load_results(out)
@@ -520,7 +526,7 @@ def test_hotcold2022_quick_states_every_claim(tmp_path, traces):
     base = fig._one(counts, "small-hot", "none")
     assert fig.gc_at(base, 16) <= base["gc.victims"] <= fig.gc_at(base, 16) * 1.05
     row = table[table.index("(small-hot)") :].split("</tr>")[0]
-    assert ("<b>holds</b>" in row) == (max(r[3] for r in red) <= -0.3)
+    assert ("<b>holds</b>" in row) == all(r[3] <= -0.5 * fig.THESIS_CUT[r[0]] for r in red)
     # The oracle is the floor on every mix (16 MiB lines).
     for mix in ("small-hot", "sizes-mixed"):
         wafs = counts[(counts["mix"] == mix) & (counts["lines"] == "16 MiB")].set_index("variant")["waf"]
