@@ -6,6 +6,7 @@ import json
 import pytest
 import ssdlab
 from ssdlab import claims, cli, studies
+from ssdlab.studies import robust
 
 STUDY = """[study]
 name = "tiny"
@@ -289,15 +290,13 @@ def test_every_registered_claim_names_a_judge_of_its_study():
         for c in declared.claims:
             if "not_judged" not in c:
                 assert callable(getattr(module, c["judge"], None)), f"{study.name}: {c['id']} -> {c['judge']}"
-        # Every open value's key resolves at each of its values, in the study's base configuration
-        # with its `where` (the cells it applies to; `reproduce --robust` checks each cell).
-        for o in declared.opens:
-            for v in o.values:
-                data = copy.deepcopy(study.spec(quick=True).get("base", {}))
-                for k, w in o.where.items():
-                    ssdlab.api.set_key(data, k, w[0] if isinstance(w, list) else w)
-                ssdlab.api.set_key(data, o.key, v)
-                ssdlab.Config(data).resolved()
+        # Every setting of the open values resolves in every cell of the quick grid it applies to
+        # (`reproduce --robust` checks every cell it changes; an invalid value or an axis raises).
+        if declared.opens:
+            cells = robust.headline_cells(study.spec(quick=True), declared)
+            for s in robust.settings(declared):
+                for c in cells:
+                    robust.patched(s, c)
     assert "000" in seeds
 
 

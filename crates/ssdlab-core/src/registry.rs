@@ -1332,6 +1332,11 @@ pub fn fill_params(cfg: &mut Config) -> Result<()> {
             w.tables.insert(w.kind.clone(), v);
         }
     }
+    // An unset device.op is DEFAULT_OP, except for the line FTL paced as pblk, which
+    // over-provisions by pblk's rule from the device it is given (`ftl::lines::provision`).
+    if cfg.device.op.is_none() && !(cfg.ftl.kind == "lines" && lines_params(cfg)?.gc == "pblk") {
+        cfg.device.op = Some(crate::config::DEFAULT_OP);
+    }
     Ok(())
 }
 

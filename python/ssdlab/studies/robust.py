@@ -59,11 +59,15 @@ def settings(declared: Declared) -> list[Setting]:
     return out
 
 
-def _get(cfg: Mapping, dotted: str) -> Any:
+def _get(cfg: Any, dotted: str) -> Any:
+    """The value at a dotted key (`workload.fio.jobs.0.bs` indexes an array); None when absent."""
     for part in dotted.split("."):
-        if not isinstance(cfg, Mapping) or part not in cfg:
+        if isinstance(cfg, list) and part.isdigit() and int(part) < len(cfg):
+            cfg = cfg[int(part)]
+        elif isinstance(cfg, Mapping) and part in cfg:
+            cfg = cfg[part]
+        else:
             return None
-        cfg = cfg[part]
     return cfg
 
 
