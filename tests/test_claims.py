@@ -1,6 +1,5 @@
 """The claims ledger: claims.toml files, judges, `ssdlab claims` and `ssdlab reproduce --all`."""
 
-import copy
 import json
 
 import pytest
