@@ -173,7 +173,7 @@ pub struct DeviceConfig {
     pub logical_bytes: Capacity,
     /// Over-provisioning ρ = physical / logical − 1; unset: [`DEFAULT_OP`], except that the line
     /// FTL paced as pblk over-provisions as pblk does when it is not given
-    /// ([`crate::ftl::lines::provision`]). The resolved configuration holds the value used.
+    /// (the lines FTL's `provision`). The resolved configuration holds the value used.
     pub op: Option<f64>,
     /// Timed mode: channels (each a bus shared by its chips).
     pub channels: u32,
