@@ -244,10 +244,11 @@ fn every_ftl_and_buffer_counts_the_same_in_timed_mode() {
                  [run]\nprecondition = \"fill\"\ncheck_integrity = true\n"
             );
             let mut c = Config::from_toml_str(&text).unwrap();
+            // The geometry in both modes: the line FTL sizes pblk's ring from its LUNs.
+            (c.device.channels, c.device.chips_per_channel) = (2, 2);
             let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
             c.run.mode = "timed".into();
             c.run.queue_depth = 4;
-            (c.device.channels, c.device.chips_per_channel) = (2, 2);
             let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
             common::assert_counts_same_timed(&counts, &timed, &format!("{ftl} × {buffer}"));
             assert_eq!(timed["run.measured_requests"], 6000.0);
@@ -419,10 +420,11 @@ fn nand_mechanisms_change_no_count() {
              [run]\nprecondition = \"fill\"\n"
         );
         let mut c = Config::from_toml_str(&text).unwrap();
+        // The geometry in both modes: the line FTL sizes pblk's ring from its LUNs.
+        (c.device.channels, c.device.chips_per_channel) = (2, 2);
         let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
         c.run.mode = "timed".into();
         c.run.queue_depth = 8;
-        (c.device.channels, c.device.chips_per_channel) = (2, 2);
         c.device.planes_per_die = 2;
         c.nand.suspend = "program-erase".into();
         c.nand.cell = "mlc".into();
