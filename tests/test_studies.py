@@ -372,7 +372,7 @@ def _declared_claims(name):
 
 
 def _claim_row(text, claim):
-    return text[text.index(f"<td>{claim}</td>") :].split("</tr>")[0]
+    return text[text.index(f"<td>{claim}<br><small>reading:") :].split("</tr>")[0]
 
 
 def test_hwb_quick_states_every_claim(tmp_path, traces):

@@ -300,11 +300,12 @@ def claims_html(claims: Iterable[Claim], intro: str = "") -> str:
         depends = f" on {', '.join(robust['flips'])}" if robust.get("flips") else ""
         robust_text = f"<br><small>{robust['verdict']}{html.escape(depends)}</small>" if robust else ""
         why = "; ".join(x for x in (c.why, c.quick) if x)
+        quick = " <small>(quick grid)</small>" if c.grid == "quick" else ""
         rows.append(
             f"<tr><td>{html.escape(c.figure)}</td><td>{c.kind}</td>"
             f"<td>{html.escape(c.claim)}<br><small>reading: {html.escape(c.reading)}</small></td>"
             f"<td>{html.escape(c.seed_value)}</td><td>{html.escape(c.measured)}{cells}</td>"
-            f"<td><b>{verdict_text(c)}</b>{robust_text}</td><td>{html.escape(why)}</td></tr>"
+            f"<td><b>{c.verdict}</b>{quick}{robust_text}</td><td>{html.escape(why)}</td></tr>"
         )
     head = "".join(f"<th>{h}</th>" for h in ("figure", "kind", "claim", "seed", "ssdlab", "verdict", "why"))
     para = f"<p>{html.escape(intro)}</p>" if intro else ""
