@@ -498,7 +498,7 @@ def load_results(
     order += config_cols + metric_cols
     order += [c for c in PROV_COLUMNS if c in df.columns]
     order += [c for c in df.columns if c not in order]
-    df = df[order].copy()  # one block per dtype: judges that add columns do not warn of fragmentation
+    df = df[order]
     df.attrs["axes"] = list(axes)
     df.attrs["results_dir"] = str(out_dir)
     df.attrs["config_columns"] = config_cols
