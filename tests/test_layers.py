@@ -1,19 +1,27 @@
-"""The import graph of python/ssdlab has no cycle.
+"""The import graphs of python/ssdlab and of the engine crate's files have no cycle.
 
-Every `import` and `from ... import` statement counts, at module level or inside a function: a
-function-local import hides a cycle from the interpreter, not from a reader. `from pkg import
-name` is an edge to the submodule `pkg.name` when there is one, else to `pkg` (its __init__).
+Python: every `import` and `from ... import` statement counts, at module level or inside a
+function: a function-local import hides a cycle from the interpreter, not from a reader. `from pkg
+import name` is an edge to the submodule `pkg.name` when there is one, else to `pkg` (its __init__).
 
-Run as a script to print the graph's cycles: python tests/test_layers.py [PACKAGE_DIR]
+Rust (crates/ssdlab-core/src): every path a file names through `use` or in its code (`crate::…`,
+`super::…`, `self::…`, a child module's name) is an edge to the deepest module file it reaches.
+A module's own ancestors are its context, not an import (a child uses what its parent declares),
+and `#[cfg(test)]` modules are left out: tests may reach anywhere.
+
+Run as a script to print the cycles: python tests/test_layers.py [PACKAGE_DIR | CRATE_SRC_DIR]
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "python" / "ssdlab"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "python" / "ssdlab"
+CRATE_SRC = ROOT / "crates" / "ssdlab-core" / "src"
 
 
 def modules(package: Path) -> dict[str, Path]:
@@ -58,6 +66,83 @@ def import_graph(package: Path) -> dict[str, set[str]]:
             else:
                 continue
             graph[name].update(m for m in found if m and m != name)
+    return graph
+
+
+def rust_modules(src: Path) -> dict[str, Path]:
+    """{module path (crate::a::b): file} of every .rs file under a crate's src directory."""
+    out = {}
+    for path in sorted(src.rglob("*.rs")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] in ("mod", "lib", "main"):
+            parts.pop()
+        out["::".join(["crate", *parts])] = path
+    return out
+
+
+_TEST_MODULE = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{")
+_USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", re.M)
+_PATH = re.compile(r"\b((?:crate|super|self)(?:::[A-Za-z_]\w*)+)")
+
+
+def _without_tests(text: str) -> str:
+    """The text less its `#[cfg(test)] mod … { … }` blocks (braces matched) and comments."""
+    text = re.sub(r"//[^\n]*", "", text)
+    while m := _TEST_MODULE.search(text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        text = text[: m.start()] + text[i:]
+    return text
+
+
+def _use_paths(tree: str) -> list[str]:
+    """The paths of one `use` tree (`a::{b, c::{d as e}}` -> a::b, a::c::d)."""
+    tree = re.sub(r"\s+", " ", tree).strip()
+    if "{" not in tree:
+        return [tree.split(" as ")[0].strip()]
+    head, body = tree.split("{", 1)
+    body = body[: body.rindex("}")]
+    parts, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        cur += ch
+    parts.append(cur)
+    return [p for part in parts if part.strip() for p in _use_paths(head + part.strip())]
+
+
+def rust_import_graph(src: Path) -> dict[str, set[str]]:
+    """{module: the crate's modules it uses}, ancestors left out."""
+    mods = rust_modules(src)
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for name, path in mods.items():
+        text = _without_tests(path.read_text())
+        paths = [p for u in _USE.findall(text) for p in _use_paths(u)] + _PATH.findall(_USE.sub("", text))
+        for p in paths:
+            segs = [s for s in p.split("::") if s]
+            if not segs:
+                continue
+            if segs[0] == "crate":
+                full = segs
+            elif segs[0] in ("super", "self"):
+                full = name.split("::")
+                while segs and segs[0] == "super":
+                    full, segs = full[:-1], segs[1:]
+                full = full + [s for s in segs if s != "self"]
+            elif f"{name}::{segs[0]}" in mods:  # a child module named plainly
+                full = name.split("::") + segs
+            else:  # another crate, std, or an item in scope
+                continue
+            while full and "::".join(full) not in mods:
+                full = full[:-1]
+            target = "::".join(full)
+            if target and target != name and not name.startswith(target + "::"):
+                graph[name].add(target)
     return graph
 
 
@@ -132,6 +217,33 @@ def test_ssdlab_has_no_import_cycle():
     assert not found, f"import cycles in python/ssdlab:\n{describe(found)}"
 
 
+def test_engine_crate_has_no_import_cycle():
+    graph = rust_import_graph(CRATE_SRC)
+    # the graph is the real one: the pipeline's steps and the layers below them
+    assert {"crate::engine::plan", "crate::engine::sim"} <= graph["crate::engine::replay"]
+    assert "crate::buffer::clc" in graph["crate::buffer::integrated"]
+    found = cycles(graph)
+    assert not found, f"import cycles in {CRATE_SRC}:\n{describe(found)}"
+
+
+def test_the_rust_check_finds_cycles(tmp_path):
+    """Cycles through `use` trees, `super::`, a plain child name and a qualified path in code;
+    ancestors and test modules are no edges."""
+    src = tmp_path / "src"
+    (src / "eng").mkdir(parents=True)
+    (src / "lib.rs").write_text("mod eng;\npub mod util;\npub struct Shared;\n")
+    (src / "util.rs").write_text("pub fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::eng::a::A;\n}\n")
+    (src / "eng" / "mod.rs").write_text("mod a;\nmod b;\nuse a::A;\npub struct Ctx;\n")
+    (src / "eng" / "a.rs").write_text("use super::{b::{B, C as D}, Ctx};\nuse crate::{util, Shared};\npub struct A;\n")
+    (src / "eng" / "b.rs").write_text("pub struct B;\npub struct C;\n// crate::eng::a::A in a comment\n")
+    graph = rust_import_graph(src)
+    assert graph["crate::eng::a"] == {"crate::eng::b", "crate::util"}
+    assert graph["crate::eng"] == {"crate::eng::a"} and graph["crate::util"] == set()
+    assert cycles(graph) == []
+    (src / "eng" / "b.rs").write_text("pub fn g() -> u32 { crate::eng::a::h() }\n")
+    assert cycles(rust_import_graph(src)) == [["crate::eng::a", "crate::eng::b", "crate::eng::a"]]
+
+
 def test_report_does_not_import_studies():
     """The report renders any results directory; the registered studies build on it, not the reverse."""
     graph = import_graph(PACKAGE)
@@ -161,6 +273,7 @@ def test_the_check_finds_cycles(tmp_path):
 
 
 if __name__ == "__main__":
-    found = cycles(import_graph(Path(sys.argv[1]) if len(sys.argv) > 1 else PACKAGE))
+    dirs = [Path(a) for a in sys.argv[1:]] or [PACKAGE, CRATE_SRC]
+    found = [c for d in dirs for c in cycles(rust_import_graph(d) if any(d.glob("*.rs")) else import_graph(d))]
     print(describe(found) if found else "no import cycle")
     sys.exit(1 if found else 0)

@@ -157,7 +157,7 @@ pub static BUFFERS: &[Entry<BufferCtor>] = &[
         ),
         build: |cfg, p| {
             let q: buffer::integrated::Params = params::of(&cfg.buffer.tables, "buffer", "integrated")?;
-            Ok(Box::new(buffer::clc::ClcBuffer::integrated(p, &q)))
+            Ok(Box::new(buffer::integrated::buffer(p, &q)))
         },
     },
     Entry {

@@ -20,7 +20,6 @@
 //! Reads never insert and do not change recency.
 
 use super::groups::{insert_ordered, GroupStore, SizeLists};
-use super::integrated::Chooser;
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
@@ -66,8 +65,20 @@ pub struct ClcBuffer {
     stamp: Vec<u64>,
     clock: u64,
     padding: Box<dyn Padding>,
-    /// Victim choice of `integrated` (None: CLC's own).
-    chooser: Option<Chooser>,
+    /// A victim choice in place of CLC's own (the `integrated` buffer's); None: CLC's.
+    chooser: Option<Box<dyn VictimChoice>>,
+}
+
+/// A victim choice that replaces CLC's own, told of every cluster that turns cold or leaves the
+/// cold list (`integrated.rs` builds on CLC through it).
+pub trait VictimChoice: Send {
+    /// Cluster `g` of `store` turned cold.
+    fn cooled(&mut self, g: u32, store: &GroupStore, view: &dyn FtlView);
+    /// Cluster `g` left the cold list (written again, flushed, or emptied by trims).
+    fn removed(&mut self, g: u32);
+    /// The victim, given CLC's own (`clc_victim`).
+    fn choose(&mut self, clc_victim: u32, store: &GroupStore, view: &dyn FtlView) -> u32;
+    fn gauges(&self) -> Vec<(&'static str, f64)>;
 }
 
 impl ClcBuffer {
@@ -89,11 +100,11 @@ impl ClcBuffer {
         }
     }
 
-    /// The `integrated` buffer: CLC's lists with `integrated.rs`'s victim choice.
-    pub fn integrated(p: BufferParams, q: &super::integrated::Params) -> Self {
+    /// CLC's lists with another victim choice (the `integrated` buffer).
+    pub fn with_choice(p: BufferParams, hot_fraction: f64, choice: Box<dyn VictimChoice>) -> Self {
         ClcBuffer {
-            chooser: Some(Chooser::new(q)),
-            ..ClcBuffer::new(p, q.hot_fraction)
+            chooser: Some(choice),
+            ..ClcBuffer::new(p, hot_fraction)
         }
     }
 
@@ -126,7 +137,7 @@ impl ClcBuffer {
             return Ok(false);
         };
         if let Some(c) = &mut self.chooser {
-            g = c.choose(g, &self.store, sink.view()).0;
+            g = c.choose(g, &self.store, sink.view());
             c.removed(g);
         }
         self.unlink(g);

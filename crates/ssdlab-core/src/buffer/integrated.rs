@@ -21,8 +21,10 @@
 //!    S_c/N_p is that of the new log block a miss takes, so the score prefers the victim that
 //!    fills log blocks most.
 
+use super::clc::{ClcBuffer, VictimChoice};
 use super::groups::GroupStore;
 use super::list::{Links, List, NIL};
+use super::BufferParams;
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
 
@@ -55,6 +57,11 @@ impl crate::params::Params for Params {
     }
 }
 
+/// The `integrated` buffer: CLC's lists with this file's victim choice.
+pub fn buffer(p: BufferParams, q: &Params) -> ClcBuffer {
+    ClcBuffer::with_choice(p, q.hot_fraction, Box::new(Chooser::new(q)))
+}
+
 /// The victim choice CLC delegates to when it runs as `integrated`.
 pub struct Chooser {
     candidates: u32,
@@ -85,9 +92,10 @@ impl Chooser {
             overrides: 0,
         }
     }
+}
 
-    /// Cluster `g` of `store` turned cold.
-    pub fn cooled(&mut self, g: u32, store: &GroupStore, view: &dyn FtlView) {
+impl VictimChoice for Chooser {
+    fn cooled(&mut self, g: u32, store: &GroupStore, view: &dyn FtlView) {
         if self.candidates > 0 && view.log_state(store.group(g).lbn).is_some() {
             if self.member.len() <= g as usize {
                 self.member.resize(g as usize + 1, false);
@@ -97,8 +105,7 @@ impl Chooser {
         }
     }
 
-    /// Cluster `g` left the cold list (written again, flushed, or emptied by trims).
-    pub fn removed(&mut self, g: u32) {
+    fn removed(&mut self, g: u32) {
         if let Some(m) = self.member.get_mut(g as usize) {
             if *m {
                 *m = false;
@@ -107,14 +114,9 @@ impl Chooser {
         }
     }
 
-    /// The victim among `clc_victim` and the oldest logged cold clusters, and whether its
-    /// flush hits a log record.
-    pub fn choose(
-        &mut self,
-        clc_victim: u32,
-        store: &GroupStore,
-        view: &dyn FtlView,
-    ) -> (u32, bool) {
+    /// The victim among `clc_victim` and the oldest logged cold clusters; whether its flush hits
+    /// a log record feeds the observed hit ratio h.
+    fn choose(&mut self, clc_victim: u32, store: &GroupStore, view: &dyn FtlView) -> u32 {
         let n_p = store.ppb as f64;
         let h = self.h;
         let score = |g: u32| {
@@ -153,10 +155,10 @@ impl Chooser {
         self.flushes += 1;
         self.hits += best_hit as u64;
         self.h += self.alpha * (best_hit as u64 as f64 - self.h);
-        (best, best_hit)
+        best
     }
 
-    pub fn gauges(&self) -> Vec<(&'static str, f64)> {
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("buffer.integrated.weight", self.h),
             ("buffer.integrated.flushes", self.flushes as f64),
@@ -168,7 +170,6 @@ impl Chooser {
 
 #[cfg(test)]
 mod tests {
-    use super::super::clc::ClcBuffer;
     use super::super::groups::testutil::{write_all, FakeSink};
     use super::super::{BufferParams, WriteBuffer};
     use super::*;
@@ -176,7 +177,7 @@ mod tests {
     use crate::padding::NoPadding;
 
     fn integrated(capacity: u64, hot_fraction: f64, hit_window: u64) -> ClcBuffer {
-        ClcBuffer::integrated(
+        buffer(
             BufferParams {
                 capacity_pages: capacity,
                 pages_per_block: 4,

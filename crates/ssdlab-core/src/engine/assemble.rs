@@ -1,10 +1,13 @@
 //! Metric assembly: the counters of the measured window (host, NAND, FTL) turned into metrics,
 //! with the buffer's gauges and the buffer layer's flushed-group statistics, into a [`RunResult`].
 
-use super::replay::{Replayed, Sim, Snapshot};
+use super::replay::Replayed;
+use super::sim::{Sim, Snapshot};
+use super::timed::FlowStats;
 use super::RunResult;
 use crate::config::{Config, NandConfig};
 use crate::metrics::{self, Measured};
+use crate::timed::latency::Latencies;
 use std::collections::BTreeMap;
 
 impl Sim {
@@ -118,7 +121,7 @@ pub(super) fn assemble(
         warnings.extend(c.warnings());
     }
     if !flows.is_empty() {
-        let (fm, fh) = super::flows::metrics(&flows);
+        let (fm, fh) = flow_metrics(&flows);
         m.extend(fm);
         histograms.extend(fh);
     }
@@ -157,4 +160,39 @@ fn unwritten_reads_note(m: &BTreeMap<String, f64>, cfg: &Config) -> Option<Strin
         crate::units::grouped(reads as u64),
         100.0 * unwritten / reads,
     ))
+}
+
+/// Per-flow metrics (`flow.<i>.*`, docs/metrics.md) and latency histograms.
+fn flow_metrics(stats: &[FlowStats]) -> (BTreeMap<String, f64>, BTreeMap<String, Vec<(u64, u64)>>) {
+    let mut m = BTreeMap::new();
+    let mut h = BTreeMap::new();
+    let programs: u64 = stats.iter().map(|s| s.programs).sum();
+    for (i, s) in stats.iter().enumerate() {
+        let p = format!("flow.{i}");
+        let span_s = s.first_us.map_or(0.0, |f| (s.last_us - f) / 1e6);
+        let per_s = |x: f64| if span_s > 0.0 { x / span_s } else { f64::NAN };
+        m.insert(format!("{p}.requests"), s.requests as f64);
+        m.insert(format!("{p}.throughput.iops"), per_s(s.requests as f64));
+        m.insert(
+            format!("{p}.throughput.mib_s"),
+            per_s(s.bytes as f64 / (1024.0 * 1024.0)),
+        );
+        m.insert(format!("{p}.nand.programs"), s.programs as f64);
+        m.insert(
+            format!("{p}.waf"),
+            s.programs as f64 / s.written_pages as f64,
+        );
+        m.insert(
+            format!("{p}.waf_share"),
+            s.programs as f64 / programs as f64,
+        );
+        let all = Latencies::merged(&[&s.read, &s.write, &s.trim], s.all_sum_us, s.all_max_us);
+        for (op, l) in [("read", &s.read), ("write", &s.write), ("all", &all)] {
+            m.extend(l.metrics(&format!("{p}.latency.{op}")));
+            if l.count() > 0 {
+                h.insert(format!("{p}.latency.{op}_ns"), l.distribution_ns());
+            }
+        }
+    }
+    (m, h)
 }

@@ -4,7 +4,7 @@
 //! simulation ([`Clock::feeds_back`], no time series) each side makes the same calls in the same
 //! order as one thread does, so results are identical.
 
-use super::replay::Sim;
+use super::sim::Sim;
 use super::source::At;
 use super::timed::Counted;
 use crate::error::{Result, SimError};

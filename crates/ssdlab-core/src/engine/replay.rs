@@ -3,23 +3,16 @@
 //! (`run.warmup_requests`) is the base of the measured window; time-series rows every
 //! `run.sample_every` requests; the final buffer flush and the integrity check.
 
-use super::address::AddressMap;
 use super::clock_thread::{usable, Feed};
-use super::flows::{FlowPlan, FlowStats};
-use super::flush::Backend;
-use super::resolve::no_requests;
-use super::source::{open_source, At, Keeper, Kept, Scan, Source};
-use super::timed::Interface;
+use super::plan::FlowPlan;
+use super::sim::{Sim, Snapshot};
+use super::source::{no_requests, open_source, At, Keeper, Kept, Scan, Source};
+use super::timed::{FlowStats, Interface};
 use super::Progress;
-use crate::buffer::WriteBuffer;
 use crate::config::{Config, NandConfig};
 use crate::error::{Result, SimError};
-use crate::ftl::{Shape, UnitPage};
-use crate::metrics::HostCounters;
-use crate::nand::{Cause, NandCounters};
-use crate::request::{Op, Request};
+use crate::request::Request;
 use crate::timed::Clock;
-use crate::units::{Geometry, Lpn, PageSpan, SectorMask};
 use std::collections::BTreeMap;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -86,96 +79,7 @@ impl Series {
     }
 }
 
-/// The counters at one point of the run (the measured window's base).
-pub(super) struct Snapshot {
-    pub(super) host: HostCounters,
-    pub(super) nand: NandCounters,
-    pub(super) erases: Vec<u32>,
-    pub(super) ftl: Vec<(&'static str, u64)>,
-    /// The FTL's cumulative distributions ([`crate::ftl::Ftl::histograms`]).
-    pub(super) ftl_histograms: Vec<(&'static str, Vec<(u64, u64)>)>,
-}
-
-/// The simulated device: address map → write buffer → flush path (FTL, NAND).
-pub(super) struct Sim {
-    pub(super) geo: Geometry,
-    pub(super) map: AddressMap,
-    pub(super) buffer: Box<dyn WriteBuffer>,
-    pub(super) be: Backend,
-    /// Latest host version of every LPN (integrity checking only; 0 = none).
-    latest: Vec<u32>,
-    check: bool,
-    version: u32,
-    /// log2 of the page size in bytes.
-    page_shift: u32,
-    /// The write buffer's capacity in pages (host-interface scheduling asks if a write flushes).
-    pub(super) buffer_pages: u64,
-    /// The FTL tags host pages (placement): pages carry its tag, not the request's stream.
-    tags: bool,
-    /// Timed mode: the watermark drains since the clock last took them (operations, pages),
-    /// as the NAND log holds their operations.
-    pub(super) drains: Vec<(u32, u64)>,
-    /// Timed mode: the buffer's watermark in pages (`buffer.drain_watermark`; None: off).
-    pub(super) drain_to: Option<u64>,
-    /// Several flows: each one's address map onto its range; the one in use is `map`, its
-    /// slot holding the map it replaced.
-    pub(super) flow_maps: Vec<AddressMap>,
-    flow_in_use: Option<usize>,
-}
-
 impl Sim {
-    pub(super) fn new(
-        geo: Geometry,
-        map: AddressMap,
-        buffer: Box<dyn WriteBuffer>,
-        be: Backend,
-        check: bool,
-    ) -> Result<Sim> {
-        Ok(Sim {
-            buffer_pages: 0,
-            tags: be.ftl.tags(),
-            page_shift: geo.page_bytes.trailing_zeros(),
-            latest: if check {
-                crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
-            } else {
-                Vec::new()
-            },
-            geo,
-            map,
-            buffer,
-            be,
-            check,
-            version: 0,
-            drains: Vec::new(),
-            drain_to: None,
-            flow_maps: Vec::new(),
-            flow_in_use: None,
-        })
-    }
-
-    /// Map addresses as flow `flow` does (its range of the device) from now on.
-    #[inline]
-    pub(super) fn use_flow_map(&mut self, flow: usize) {
-        if self.flow_in_use == Some(flow) || flow >= self.flow_maps.len() {
-            return;
-        }
-        if let Some(f) = self.flow_in_use {
-            std::mem::swap(&mut self.map, &mut self.flow_maps[f]);
-        }
-        std::mem::swap(&mut self.map, &mut self.flow_maps[flow]);
-        self.flow_in_use = Some(flow);
-    }
-
-    pub(super) fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            host: self.be.host.clone(),
-            nand: self.be.nand.counters.clone(),
-            erases: self.be.nand.erase_counts.clone(),
-            ftl: self.be.ftl.counters(),
-            ftl_histograms: self.be.ftl.histograms(),
-        }
-    }
-
     /// One time-series row: `done` requests replayed, counts since `base`. Kept out of line: the
     /// replay loop only pays for the comparison that decides to call it.
     #[cold]
@@ -214,155 +118,6 @@ impl Sim {
             row.extend(c.sample());
         }
         series.push(row)
-    }
-
-    #[inline]
-    fn next_version(&mut self) -> Result<u32> {
-        if self.check {
-            self.version = self.version.checked_add(1).ok_or_else(|| {
-                SimError::Invalid("run.check_integrity supports at most 2^32 page writes".into())
-            })?;
-        }
-        Ok(self.version)
-    }
-
-    fn precondition_fill(&mut self) -> Result<()> {
-        if self.be.ftl.fill_bulk(&mut self.be.nand)? {
-            return Ok(());
-        }
-        let ppb = self.geo.pages_per_block;
-        let mut unit = Vec::with_capacity(ppb as usize);
-        for lbn in 0..self.geo.logical_blocks() {
-            unit.clear();
-            // Placement sees the fill as one block-sized write request per block, and each
-            // page goes down with its own tag.
-            if self.tags {
-                self.be.ftl.begin_write(ppb * self.geo.page_bytes);
-            }
-            for off in 0..ppb {
-                let v = self.next_version()?;
-                if self.check {
-                    self.latest[(lbn * ppb + off) as usize] = v;
-                }
-                let page = UnitPage::new(off as u32, v, Cause::Host);
-                if self.tags {
-                    let hint = self.be.ftl.tag(lbn * ppb + off);
-                    self.be
-                        .ftl
-                        .write_pages(lbn, &[page], hint, &mut self.be.nand)?;
-                } else {
-                    unit.push(page);
-                }
-            }
-            if !self.tags {
-                let whole = Shape::Block { fill: false };
-                self.be
-                    .ftl
-                    .write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Sectors `mask` of host page `lpn`, written by `req`, through the address map to the buffer.
-    #[inline(always)]
-    fn write_page(&mut self, lpn: Lpn, mask: SectorMask, req: &Request, at: At) -> Result<()> {
-        let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
-        let v = self.next_version()?;
-        if self.check {
-            self.latest[lpn as usize] = v;
-        }
-        let hint = if self.tags {
-            self.be.ftl.tag(lpn)
-        } else {
-            req.dev
-        };
-        let before = self.buffer.write(lpn, mask, v, hint, &mut self.be)?;
-        if before != 0 {
-            // A page cached clean for a read saves no program: counted apart.
-            let clean = self.buffer.last_write_hit_clean();
-            let h = &mut self.be.host;
-            if clean {
-                h.clean_write_hit_pages += 1;
-            } else {
-                h.write_hit_pages += 1;
-                h.write_hit_sectors += (before & mask).count_ones() as u64;
-            }
-        }
-        Ok(())
-    }
-
-    /// One host request: its pages (LPN + sector mask) through the address map to the buffer
-    /// (writes), the buffer or the FTL (reads), or both (trims).
-    #[inline(always)]
-    pub(super) fn request(&mut self, req: &Request, at: At) -> Result<()> {
-        // Pages are a power of two of sectors (device.page_bytes is checked).
-        let shift = self.geo.sectors_per_page().trailing_zeros();
-        let span = PageSpan::new(req.offset_bytes, req.len_bytes, shift);
-        match req.op {
-            Op::Write => {
-                let h = &mut self.be.host;
-                h.write_requests += 1;
-                h.write_bytes += req.len_bytes;
-                self.buffer.begin_request();
-                if self.tags {
-                    self.be.ftl.begin_write(req.len_bytes);
-                }
-                if req.len_bytes == self.geo.page_bytes
-                    && req.offset_bytes & (self.geo.page_bytes - 1) == 0
-                {
-                    // The common request, one whole page: no span to walk.
-                    let h = &mut self.be.host;
-                    h.write_pages += 1;
-                    h.write_sectors += 1 << shift;
-                    let lpn = req.offset_bytes >> self.page_shift;
-                    self.write_page(lpn, self.geo.full_mask(), req, at)?;
-                } else {
-                    let h = &mut self.be.host;
-                    h.write_pages += span.pages();
-                    h.write_sectors += span.sectors();
-                    for (lpn, mask) in span {
-                        self.write_page(lpn, mask, req, at)?;
-                    }
-                }
-                self.be.host.occupancy_sum += self.buffer.pages();
-            }
-            Op::Read => {
-                self.be.host.read_requests += 1;
-                self.be.host.read_bytes += req.len_bytes;
-                self.be.host.read_pages += span.pages();
-                for (lpn, mask) in span {
-                    let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
-                    let buffered = self.buffer.read(lpn, mask, &mut self.be)? & mask;
-                    if buffered == mask {
-                        self.be.host.read_hit_pages += 1;
-                    } else if !self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand)?
-                        && buffered == 0
-                    {
-                        // Neither buffered nor mapped: the read finds no data and costs nothing.
-                        self.be.host.unwritten_read_pages += 1;
-                    }
-                }
-            }
-            Op::Trim => {
-                self.be.host.trim_requests += 1;
-                let full = self.geo.full_mask();
-                for (lpn, mask) in span {
-                    // Only whole pages can be discarded.
-                    if mask != full {
-                        continue;
-                    }
-                    let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
-                    self.be.host.trim_pages += 1;
-                    self.buffer.trim(lpn);
-                    self.be.ftl.trim(lpn);
-                    if self.check {
-                        self.latest[lpn as usize] = 0;
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }
 

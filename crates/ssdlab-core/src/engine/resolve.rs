@@ -1,15 +1,14 @@
 //! Resolution of "auto" and derived values (device capacity, buffer size, the FTL's auto
 //! settings through the registry) and the memory check.
 
-use super::source::{scan_trace, seed_of, Scan};
+use super::source::{no_requests, scan_trace, seed_of, Scan};
 use crate::config::{Capacity, Config};
 use crate::error::{Result, SimError};
 use crate::registry;
-use crate::trace;
 use crate::units::Geometry;
 
 /// Resolve "auto" and derived values; returns the resolved config, geometry and buffer pages.
-/// `flow_needs`: several flows' needs ([`super::flows::needs`]). What was accepted but probably
+/// `flow_needs`: several flows' needs ([`flow_needs`]). What was accepted but probably
 /// not meant goes into `warnings`.
 pub(super) fn resolve(
     cfg: &Config,
@@ -34,9 +33,7 @@ pub(super) fn resolve(
     }
     let logical_bytes = match cfg.device.logical_bytes {
         Capacity::Bytes(b) => b,
-        Capacity::Auto if !cfg.flows.is_empty() => {
-            super::flows::auto_blocks(cfg, flow_needs) * ppb * page_bytes
-        }
+        Capacity::Auto if !cfg.flows.is_empty() => auto_blocks(cfg, flow_needs) * ppb * page_bytes,
         Capacity::Auto => match (&scan, cfg.workload.address_map.as_str()) {
             (Some(s), "compact") => s.distinct_lbns * ppb * page_bytes,
             (Some(s), _) => s.max_end_bytes,
@@ -184,25 +181,6 @@ fn single_die_note() -> String {
         .to_string()
 }
 
-/// The error for a trace that yielded no request: how much was read, as what, and what
-/// detection makes of the file when the format was declared.
-pub(super) fn no_requests(cfg: &Config, lines: u64, format: Option<&str>) -> SimError {
-    let Some(path) = &cfg.workload.path else {
-        return SimError::Invalid("the workload has no requests".into());
-    };
-    if cfg.workload.device.is_some() {
-        return SimError::Invalid(format!(
-            "trace {path} has no requests for the selected workload.device"
-        ));
-    }
-    trace::no_requests(
-        path,
-        format.unwrap_or("?"),
-        lines,
-        cfg.workload.format.is_some(),
-    )
-}
-
 /// MemAvailable from /proc/meminfo, in bytes (None where unknown).
 fn mem_available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -231,6 +209,51 @@ pub(super) fn check_memory(geo: &Geometry, check: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What each flow needs of an "auto"-sized device: logical bytes (its highest address, or its
+/// distinct blocks under `compact`) and footprint pages; traces are scanned. Only where
+/// `device.logical_bytes = "auto"` or a `buffer.fraction` asks (else empty).
+pub(super) fn flow_needs(cfg: &Config) -> Result<Vec<(u64, u64)>> {
+    if cfg.device.logical_bytes != Capacity::Auto && cfg.buffer.fraction.is_none() {
+        return Ok(Vec::new());
+    }
+    let (page_bytes, ppb) = (cfg.device.page_bytes.0, cfg.device.pages_per_block);
+    (0..cfg.flows.len())
+        .map(|i| {
+            let v = cfg.flow_view(i);
+            if v.workload.kind != "trace" {
+                let b = v.workload.footprint_bytes.0;
+                return Ok((b, b.div_ceil(page_bytes)));
+            }
+            let s = scan_trace(&v, page_bytes, ppb)?;
+            if s.requests == 0 {
+                return Err(no_requests(&v, s.lines, s.format));
+            }
+            let bytes = if v.workload.address_map == "compact" {
+                s.distinct_lbns * ppb * page_bytes
+            } else {
+                s.max_end_bytes
+            };
+            Ok((bytes, s.footprint_pages))
+        })
+        .collect()
+}
+
+/// The logical blocks an "auto"-sized device needs for every flow's range.
+fn auto_blocks(cfg: &Config, needs: &[(u64, u64)]) -> u64 {
+    let block_bytes = cfg.device.page_bytes.0 * cfg.device.pages_per_block;
+    let blocks = needs.iter().map(|(b, _)| b.div_ceil(block_bytes).max(1));
+    if cfg.flows[0].share.is_some() {
+        // Each flow's share must hold its need.
+        blocks
+            .zip(&cfg.flows)
+            .map(|(b, f)| (b as f64 / f.share.unwrap_or(1.0)).ceil() as u64)
+            .max()
+            .unwrap_or(1)
+    } else {
+        blocks.sum()
+    }
 }
 
 #[cfg(test)]

@@ -407,3 +407,22 @@ pub(super) fn scan_trace(cfg: &Config, page_bytes: u64, ppb: u64) -> Result<Scan
     s.parsed = keeper.finish(&src);
     Ok(s)
 }
+
+/// The error for a trace that yielded no request: how much was read, as what, and what
+/// detection makes of the file when the format was declared.
+pub(super) fn no_requests(cfg: &Config, lines: u64, format: Option<&str>) -> SimError {
+    let Some(path) = &cfg.workload.path else {
+        return SimError::Invalid("the workload has no requests".into());
+    };
+    if cfg.workload.device.is_some() {
+        return SimError::Invalid(format!(
+            "trace {path} has no requests for the selected workload.device"
+        ));
+    }
+    trace::no_requests(
+        path,
+        format.unwrap_or("?"),
+        lines,
+        cfg.workload.format.is_some(),
+    )
+}

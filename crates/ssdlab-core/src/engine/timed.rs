@@ -16,12 +16,12 @@
 //! are simulated in the order they are taken, so counts may differ from counts mode
 //! (`queue.out_of_order` says how many were reordered).
 
-use super::flows::FlowStats;
-use super::replay::Sim;
+use super::sim::Sim;
 use super::source::At;
 use crate::error::{Result, SimError};
 use crate::nand::NandOp;
 use crate::request::{Op, Request};
+use crate::timed::latency::Latencies;
 use crate::timed::{Clock, Served};
 use crate::units::PageSpan;
 use std::cmp::Reverse;
@@ -506,5 +506,51 @@ impl Counted {
             room_us,
         };
         (served, ops_end)
+    }
+}
+
+/// One flow's measured requests.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FlowStats {
+    pub(super) read: Latencies,
+    pub(super) write: Latencies,
+    pub(super) trim: Latencies,
+    /// Every request's: exact sum and maximum (the histogram is the three above merged).
+    pub(super) all_sum_us: f64,
+    pub(super) all_max_us: f64,
+    pub(super) requests: u64,
+    pub(super) bytes: u64,
+    /// Its first measured submission and its last completion.
+    pub(super) first_us: Option<f64>,
+    pub(super) last_us: f64,
+    /// NAND programs made while its requests were served (their flushes, GC, merges), and the
+    /// pages it wrote.
+    pub(super) programs: u64,
+    pub(super) written_pages: u64,
+}
+
+impl FlowStats {
+    pub(super) fn record(
+        &mut self,
+        req: &Request,
+        submitted_us: f64,
+        done_us: f64,
+        programs: u64,
+        written_pages: u64,
+    ) {
+        let lat = done_us - submitted_us;
+        match req.op {
+            Op::Read => self.read.record(lat),
+            Op::Write => self.write.record(lat),
+            Op::Trim => self.trim.record(lat),
+        }
+        self.all_sum_us += lat;
+        self.all_max_us = self.all_max_us.max(lat);
+        self.requests += 1;
+        self.bytes += req.len_bytes;
+        self.first_us.get_or_insert(submitted_us);
+        self.last_us = self.last_us.max(done_us);
+        self.programs += programs;
+        self.written_pages += written_pages;
     }
 }
