@@ -82,22 +82,11 @@ impl WriteBuffer for BlockLruBuffer {
         }
     }
 
-    fn drains(&self) -> bool {
-        true
-    }
-
     fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
         if self.lru.tail == NIL {
             return Ok(false);
         }
         self.evict_lru(sink).map(|_| true)
-    }
-
-    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
-        while self.lru.tail != NIL {
-            self.evict_lru(sink)?;
-        }
-        Ok(())
     }
 
     fn pages(&self) -> u64 {

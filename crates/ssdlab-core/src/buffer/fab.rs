@@ -199,17 +199,8 @@ impl WriteBuffer for FabBuffer {
         }
     }
 
-    fn drains(&self) -> bool {
-        true
-    }
-
     fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
         self.evict(sink)
-    }
-
-    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
-        while self.evict(sink)? {}
-        Ok(())
     }
 
     fn pages(&self) -> u64 {

@@ -101,9 +101,6 @@ impl WriteBuffer for Fifo {
             self.order.retain(|&l| l != lpn);
         }
     }
-    fn drains(&self) -> bool {
-        true
-    }
 
     fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
         let had = !self.order.is_empty();

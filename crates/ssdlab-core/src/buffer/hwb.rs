@@ -1052,10 +1052,6 @@ impl WriteBuffer for HwbBuffer {
         self.join_ghost(i);
     }
 
-    fn drains(&self) -> bool {
-        true
-    }
-
     /// The next write-back is the cold list's tail block; with the cold region empty, the tail
     /// page of the lowest non-empty region above it moves down first (as `flush_all` moves them).
     fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {

@@ -224,22 +224,11 @@ impl WriteBuffer for LruBuffer {
         }
     }
 
-    fn drains(&self) -> bool {
-        true
-    }
-
     fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
         if self.tail == NIL {
             return Ok(false);
         }
         self.evict_tail(sink).map(|_| true)
-    }
-
-    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
-        while self.tail != NIL {
-            self.evict_tail(sink)?;
-        }
-        Ok(())
     }
 
     fn pages(&self) -> u64 {

@@ -109,16 +109,14 @@ pub trait WriteBuffer: Send {
     fn read(&mut self, lpn: Lpn, mask: SectorMask, sink: &mut dyn FlushSink) -> Result<SectorMask>;
     /// Drop any buffered data of `lpn` (trim).
     fn trim(&mut self, lpn: Lpn);
-    /// Flush everything, in the policy's victim order.
-    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()>;
-    /// Whether the policy drains in the background ([`WriteBuffer::drain_one`]).
-    fn drains(&self) -> bool {
-        false
-    }
-    /// Background draining (timed mode, `buffer.drain_*`): flush the victim the policy would
-    /// evict next, as an eviction would; false if nothing is left to flush.
-    fn drain_one(&mut self, _sink: &mut dyn FlushSink) -> Result<bool> {
-        Ok(false)
+    /// Flush the victim the policy would evict next, as an eviction would (background draining
+    /// in timed mode, `buffer.drain_*`, and the final flush); false if nothing is left to flush.
+    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool>;
+    /// Flush everything, in the policy's victim order: by default, its victims one after
+    /// another (a policy whose final flush orders otherwise says so).
+    fn flush_all(&mut self, sink: &mut dyn FlushSink) -> Result<()> {
+        while self.drain_one(sink)? {}
+        Ok(())
     }
     /// Pages currently buffered.
     fn pages(&self) -> u64;

@@ -37,13 +37,10 @@ impl WriteBuffer for NoBuffer {
         Ok(0)
     }
     fn trim(&mut self, _lpn: Lpn) {}
-    /// Nothing is ever buffered: nothing to drain.
-    fn drains(&self) -> bool {
-        true
-    }
 
-    fn flush_all(&mut self, _sink: &mut dyn FlushSink) -> Result<()> {
-        Ok(())
+    /// Nothing is ever buffered: nothing to drain.
+    fn drain_one(&mut self, _sink: &mut dyn FlushSink) -> Result<bool> {
+        Ok(false)
     }
     fn pages(&self) -> u64 {
         0

@@ -367,10 +367,6 @@ impl<P: CachePolicy> WriteBuffer for PageCache<P> {
         }
     }
 
-    fn drains(&self) -> bool {
-        true
-    }
-
     /// The policy's victim goes, as for room: a clean one is dropped, a dirty one flushed.
     fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
         if self.pages.len == 0 {

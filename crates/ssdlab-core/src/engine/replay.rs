@@ -305,20 +305,6 @@ pub(super) fn replay(
         let mut c = Clock::new(resolved, crate::registry::build_scheduler(resolved)?);
         c.set_buffer_pages(sim.buffer_pages);
         sim.drain_to = c.drain.target();
-        if c.drain.on() && !sim.buffer.drains() {
-            let key = if resolved.buffer.drain_idle_us.is_some() {
-                "buffer.drain_idle_us"
-            } else {
-                "buffer.drain_watermark"
-            };
-            return Err(SimError::config(
-                key,
-                format!(
-                    "buffer.kind = \"{}\" does not drain in the background",
-                    resolved.buffer.kind
-                ),
-            ));
-        }
         Some(c)
     } else {
         None
