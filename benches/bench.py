@@ -8,6 +8,10 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    flush, metrics), alternated in the same session with libCacheSim's `LRU` (64 MiB = 16 Ki
    objects) processing the same page stream alone (an oracleGeneral file); REPEATS pairs. The ratio
    ssdlab / libCacheSim is printed for the best and for the median run of each. The target is ≥ 2.
+   Then the same two as whole processes, alternated: `ssdlab run` on that configuration against a
+   Python process that imports libCacheSim and runs its `LRU` over the oracleGeneral file (start,
+   imports, reading and exit included on both sides); the ratio is libCacheSim's wall time over
+   ssdlab's for the same 10 M requests.
 2. The same stream through `hitstat` on `fast` and through `bplru` on `bast` (64 MiB buffer, same
    device, default hybrid-FTL parameters): host page writes per second (target ≥ 3 M); and the
    same two on seed 000's own workload, the `desktop` profile at the thesis's scale (20 GiB,
@@ -258,6 +262,39 @@ def run_libcachesim(oracle: Path) -> tuple[float, int]:
     return wall, round((1 - miss_ratio) * REQUESTS)
 
 
+# libCacheSim's LRU over an oracleGeneral file as a process of its own (argv: file, cache objects).
+LCS_PROCESS = """
+import sys, libcachesim as lcs
+reader = lcs.TraceReader(sys.argv[1], lcs.TraceType.ORACLE_GENERAL_TRACE)
+print(lcs.LRU(cache_size=int(sys.argv[2])).process_trace(reader)[0])
+"""
+
+
+def whole_processes(cfg: dict, oracle: Path) -> dict:
+    """`ssdlab run` and a libCacheSim LRU process on the same stream, alternated REPEATS times:
+    wall times from start to exit, and libCacheSim's over ssdlab's (best, median)."""
+    toml = WORK / "lru_page.toml"
+    write_toml(cfg, toml)
+    exe = Path(sys.executable).parent / "ssdlab"
+    ours, theirs = [], []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        subprocess.run([str(exe), "run", "-c", str(toml), "-q"], check=True, capture_output=True)
+        ours.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        cmd = [sys.executable, "-c", LCS_PROCESS, str(oracle), str(BUFFER_PAGES)]
+        subprocess.run(cmd, check=True, capture_output=True)
+        theirs.append(time.perf_counter() - t0)
+    ours.sort()
+    theirs.sort()
+    return {
+        "ssdlab_wall_s": ours,
+        "libcachesim_wall_s": theirs,
+        "ratio_best": theirs[0] / ours[0],
+        "ratio_median": statistics.median(theirs) / statistics.median(ours),
+    }
+
+
 def rates(pages: float, walls: list[float]) -> dict:
     walls = sorted(walls)
     return {
@@ -390,6 +427,8 @@ def main() -> int:
     results["ratio_best"] = a["per_s_best"] / b["per_s_best"]
     results["ratio_median"] = a["per_s_median"] / b["per_s_median"]
     results["lru_hits_equal_libcachesim"] = m["buffer.write_hit_pages"] == lcs_hits
+    print(f"lru + page vs libCacheSim LRU as whole processes, {REPEATS} alternated pairs ...", file=sys.stderr)
+    results["whole_process"] = whole_processes(cfg, oracle)
 
     for name in ("hitstat+fast", "bplru+bast"):
         print(f"{name} ...", file=sys.stderr)
@@ -502,6 +541,12 @@ def main() -> int:
         ("lru + page, greedy, ρ=0.07, binary trace, one core", lru["per_s_best"], lru["per_s_median"], ",.0f"),
         ("libCacheSim LRU alone (requests/s), alternated", lc["per_s_best"], lc["per_s_median"], ",.0f"),
         ("  ratio ssdlab / libCacheSim (target >= 2)", results["ratio_best"], results["ratio_median"], ".2f"),
+        (
+            "  the same as whole processes, `ssdlab run` vs Python + libCacheSim",
+            results["whole_process"]["ratio_best"],
+            results["whole_process"]["ratio_median"],
+            ".2f",
+        ),
     )
     for label, best, median, fmt in rows:
         print(f"{label:<62}{best:>14{fmt}}{median:>14{fmt}}")
