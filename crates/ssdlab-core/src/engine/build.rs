@@ -43,10 +43,7 @@ pub(super) fn build(
     )?;
     // The data flow: workload source → address mapping → write buffer → flush path → FTL →
     // NAND counters.
-    let src = match scan.and_then(|s| s.parsed.as_ref()) {
-        Some(p) => Source::Kept(source::Kept::new(p)),
-        None => source::open_source(resolved)?,
-    };
+    let src = source::reopen(resolved, scan.and_then(|s| s.parsed.as_ref()))?;
     if let Some(name) = src.format_name() {
         resolved.workload.format = Some(name.to_string());
     }
@@ -70,10 +67,7 @@ fn placement(
         _ => 1,
     };
     let future = if cfg.placement.kind == "oracle" {
-        let mut src = match scan.and_then(|s| s.parsed.as_ref()) {
-            Some(p) => source::Source::Kept(source::Kept::new(p)),
-            None => source::open_source(cfg)?,
-        };
+        let mut src = source::reopen(cfg, scan.and_then(|s| s.parsed.as_ref()))?;
         let mut map = AddressMap::new(&cfg.workload.address_map, geo);
         let shift = geo.sectors_per_page().trailing_zeros();
         let mut lpns = Vec::new();

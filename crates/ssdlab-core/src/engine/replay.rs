@@ -6,7 +6,7 @@
 use super::clock_thread::{usable, Feed};
 use super::plan::FlowPlan;
 use super::sim::{Sim, Snapshot};
-use super::source::{no_requests, open_source, At, Keeper, Kept, Scan, Source};
+use super::source::{no_requests, reopen, At, Keeper, Scan, Source};
 use super::timed::{FlowStats, Interface};
 use super::Progress;
 use crate::config::{Config, NandConfig};
@@ -389,10 +389,7 @@ pub(super) fn replay(
             if let Some(f) = lp.feed.as_mut() {
                 f.send(sim, true)?;
             }
-            src = match &parsed {
-                Some(p) => Source::Kept(Kept::new(p)),
-                None => open_source(resolved)?,
-            };
+            src = reopen(resolved, parsed.as_ref())?;
         }
         loop {
             // Requests decoded ahead come as a run (binary traces): no per-request dispatch.

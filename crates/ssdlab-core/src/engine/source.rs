@@ -339,6 +339,15 @@ pub(super) fn seed_of(cfg: &Config) -> u64 {
     cfg.workload.seed.unwrap_or(cfg.run.seed)
 }
 
+/// The workload from the start: replayed from memory where it was parsed already (`parsed`),
+/// else opened anew.
+pub(super) fn reopen(cfg: &Config, parsed: Option<&std::rc::Rc<Parsed>>) -> Result<Source> {
+    match parsed {
+        Some(p) => Ok(Source::Kept(Kept::new(p))),
+        None => open_source(cfg),
+    }
+}
+
 pub(super) fn open_source(cfg: &Config) -> Result<Source> {
     if cfg.workload.kind == "trace" {
         let path = cfg.workload.path.as_deref().unwrap_or_default();
