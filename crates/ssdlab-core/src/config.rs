@@ -1022,7 +1022,7 @@ impl Config {
     }
 
     /// Check the sections' own fields, every error reported (components' parameters and names
-    /// are checked by `registry::validate`, which calls this). Errors name the field.
+    /// are checked by `engine::validate`, which calls this). Errors name the field.
     pub fn check_fields(&self) -> Result<()> {
         let mut errors = Vec::new();
         self.check_values(&mut errors);
@@ -1031,186 +1031,17 @@ impl Config {
     }
 
     /// The checks of one field's value on its own: wrong whatever the other keys say (a file
-    /// is checked with these, since overrides may complete it).
+    /// is checked with these, since overrides may complete it). Each section checks its own.
     pub(crate) fn check_values(&self, errors: &mut Vec<SimError>) {
-        let w = &self.workload;
-        let d = &self.device;
-        if let Some(f) = &w.format {
-            if let Err(e) = crate::trace::Format::from_name(f) {
-                errors.push(SimError::config("workload.format", e.to_string()));
-            }
-        }
-        let mut choices: Vec<(&str, &str, &[&str])> = vec![
-            (
-                "workload.address_map",
-                &w.address_map,
-                &["none", "fold", "compact"],
-            ),
-            ("workload.arrival", &w.arrival, &["fixed", "poisson"]),
-            ("device.stripe", &d.stripe, &["channel-first", "die-first"]),
-            (
-                "nand.service",
-                &self.nand.service,
-                &["fixed", "exponential"],
-            ),
-            ("nand.cell", &self.nand.cell, &["slc", "mlc", "tlc"]),
-            (
-                "nand.suspend",
-                &self.nand.suspend,
-                &["none", "program", "program-erase"],
-            ),
-            ("run.mode", &self.run.mode, &["counts", "timed"]),
-            (
-                "run.scheduler",
-                &self.run.scheduler,
-                &["fifo", "read-priority", "write-stop"],
-            ),
-            (
-                "run.precondition",
-                &self.run.precondition,
-                &["none", "fill"],
-            ),
-            (
-                "buffer.padding_fill",
-                &self.buffer.padding_fill,
-                &["all", "existing"],
-            ),
-            (
-                "buffer.release",
-                &self.buffer.release,
-                &["on-program", "on-evict"],
-            ),
-            (
-                "host.arbitration",
-                &self.host.arbitration,
-                &["round-robin", "weighted-round-robin"],
-            ),
-        ];
-        if let Some(a) = &w.blkparse_action {
-            choices.push(("workload.blkparse_action", a, &["Q", "D", "C"]));
-        }
-        if let Some(t) = &w.timestamp {
-            choices.push(("workload.timestamp", t, &["submit", "record"]));
-        }
-        if let Some(v) = &w.volumes {
-            choices.push(("workload.volumes", v, crate::trace::Volumes::NAMES));
-        }
-        for (field, value, valid) in choices {
-            errors.extend(crate::error::one_of(field, value, valid).err());
-        }
-        let power_of_two = check_power_of_two("device.page_bytes", d.page_bytes.0);
-        let page_bytes_ok = power_of_two.is_ok();
-        errors.extend(power_of_two.err());
-        let mut fail = |field: &str, msg: String| errors.push(SimError::config(field, msg));
-        if !(0.0..=1.0).contains(&w.read_fraction) {
-            fail(
-                "workload.read_fraction",
-                format!("{} is not in [0, 1]", w.read_fraction),
-            );
-        }
-        if !(w.zipf_theta >= 0.0 && w.zipf_theta.is_finite()) {
-            fail(
-                "workload.zipf_theta",
-                format!("{} must be ≥ 0", w.zipf_theta),
-            );
-        }
-        if w.streams == 0 {
-            fail("workload.streams", "must be ≥ 1".into());
-        }
-        if !(w.iops > 0.0 && w.iops.is_finite()) {
-            fail("workload.iops", format!("{} must be > 0", w.iops));
-        }
-        if page_bytes_ok && (d.page_bytes.0 < 512 || d.page_bytes.0 > 32768) {
-            fail(
-                "device.page_bytes",
-                format!("{} must be between 512 and 32768", d.page_bytes.0),
-            );
-        }
-        if d.pages_per_block < 2 || d.pages_per_block > 65536 {
-            fail(
-                "device.pages_per_block",
-                format!("{} must be in 2..=65536", d.pages_per_block),
-            );
-        }
-        if let Some(op) = d.op.filter(|op| !(*op > 0.0 && *op < 100.0)) {
-            fail(
-                "device.op",
-                format!("{op} must be > 0 (ρ = physical/logical − 1)"),
-            );
-        }
-        for (k, v) in [
-            ("device.channels", d.channels),
-            ("device.chips_per_channel", d.chips_per_channel),
-            ("device.dies_per_chip", d.dies_per_chip),
-            ("device.planes_per_die", d.planes_per_die),
-        ] {
-            if v == 0 {
-                fail(k, "must be ≥ 1".into());
-            }
-        }
-        let n = &self.nand;
-        for (k, v) in [
-            ("nand.read_us", n.read_us),
-            ("nand.program_us", n.program_us),
-            ("nand.erase_us", n.erase_us),
-            ("nand.transfer_us", n.transfer_us),
-            ("nand.channel_mb_s", n.channel_mb_s),
-            ("nand.command_us", n.command_us),
-            ("nand.dram_us", n.dram_us),
-            ("nand.suspend_us", n.suspend_us),
-            ("nand.resume_us", n.resume_us),
-            ("nand.read_csb_us", n.read_csb_us.unwrap_or(0.0)),
-            ("nand.read_msb_us", n.read_msb_us.unwrap_or(0.0)),
-            ("nand.program_csb_us", n.program_csb_us.unwrap_or(0.0)),
-            ("nand.program_msb_us", n.program_msb_us.unwrap_or(0.0)),
-        ] {
-            if !(v >= 0.0 && v.is_finite()) {
-                fail(k, format!("{v} must be ≥ 0"));
-            }
-        }
-        for (k, v) in [
-            ("controller.command_us", self.controller.command_us),
-            ("controller.page_us", self.controller.page_us),
-            (
-                "controller.write_command_us",
-                self.controller.write_command_us.unwrap_or(0.0),
-            ),
-            ("controller.sleep_after_us", self.controller.sleep_after_us),
-            ("controller.wake_us", self.controller.wake_us),
-            ("host.link_mib_s", self.host.link_mib_s),
-        ] {
-            if !(v >= 0.0 && v.is_finite()) {
-                fail(k, format!("{v} must be ≥ 0"));
-            }
-        }
-        if let Some(w) = self.buffer.drain_watermark {
-            if !(0.0..=1.0).contains(&w) {
-                fail("buffer.drain_watermark", format!("{w} is not in [0, 1]"));
-            }
-        }
-        if let Some(i) = self.buffer.drain_idle_us {
-            if !(i >= 0.0 && i.is_finite()) {
-                fail("buffer.drain_idle_us", format!("{i} must be ≥ 0"));
-            }
-        }
-        let idle = self.ftl.background_gc_idle_us;
-        if !(idle >= 0.0 && idle.is_finite()) {
-            fail("ftl.background_gc_idle_us", format!("{idle} must be ≥ 0"));
-        }
-        if !(self.run.time_scale > 0.0 && self.run.time_scale.is_finite()) {
-            fail(
-                "run.time_scale",
-                format!("{} must be > 0", self.run.time_scale),
-            );
-        }
-        if let Some(f) = self.buffer.fraction {
-            if !(0.0..=1.0).contains(&f) {
-                fail("buffer.fraction", format!("{f} is not in [0, 1]"));
-            }
-        }
-        if self.run.repeat == 0 {
-            fail("run.repeat", "must be ≥ 1".into());
-        }
+        let e = &mut FieldErrors(errors);
+        self.workload.check(e);
+        self.device.check(e);
+        self.nand.check(e);
+        self.ftl.check(e);
+        self.buffer.check(e);
+        self.run.check(e);
+        self.controller.check(e);
+        self.host.check(e);
     }
 
     /// The checks between fields (a trace needs a path, background GC needs timed mode, ...).
@@ -1299,6 +1130,198 @@ impl Config {
     }
 }
 
+/// The errors of one configuration's value checks, each naming its field.
+struct FieldErrors<'a>(&'a mut Vec<SimError>);
+
+impl FieldErrors<'_> {
+    fn fail(&mut self, field: &str, msg: String) {
+        self.0.push(SimError::config(field, msg));
+    }
+    fn one_of(&mut self, field: &str, value: &str, valid: &[&str]) {
+        self.0
+            .extend(crate::error::one_of(field, value, valid).err());
+    }
+    /// A share: in [0, 1].
+    fn fraction(&mut self, field: &str, v: f64) {
+        if !(0.0..=1.0).contains(&v) {
+            self.fail(field, format!("{v} is not in [0, 1]"));
+        }
+    }
+    /// A time, rate or exponent: finite and ≥ 0.
+    fn non_negative(&mut self, field: &str, v: f64) {
+        if !(v >= 0.0 && v.is_finite()) {
+            self.fail(field, format!("{v} must be ≥ 0"));
+        }
+    }
+    fn positive(&mut self, field: &str, v: f64) {
+        if !(v > 0.0 && v.is_finite()) {
+            self.fail(field, format!("{v} must be > 0"));
+        }
+    }
+    fn at_least_one(&mut self, field: &str, v: u64) {
+        if v == 0 {
+            self.fail(field, "must be ≥ 1".into());
+        }
+    }
+}
+
+impl WorkloadConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        if let Some(f) = &self.format {
+            if let Err(err) = crate::trace::Format::from_name(f) {
+                e.fail("workload.format", err.to_string());
+            }
+        }
+        e.one_of(
+            "workload.address_map",
+            &self.address_map,
+            &["none", "fold", "compact"],
+        );
+        e.one_of("workload.arrival", &self.arrival, &["fixed", "poisson"]);
+        if let Some(a) = &self.blkparse_action {
+            e.one_of("workload.blkparse_action", a, &["Q", "D", "C"]);
+        }
+        if let Some(t) = &self.timestamp {
+            e.one_of("workload.timestamp", t, &["submit", "record"]);
+        }
+        if let Some(v) = &self.volumes {
+            e.one_of("workload.volumes", v, crate::trace::Volumes::NAMES);
+        }
+        e.fraction("workload.read_fraction", self.read_fraction);
+        e.non_negative("workload.zipf_theta", self.zipf_theta);
+        e.at_least_one("workload.streams", self.streams as u64);
+        e.positive("workload.iops", self.iops);
+    }
+}
+
+impl DeviceConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        e.one_of(
+            "device.stripe",
+            &self.stripe,
+            &["channel-first", "die-first"],
+        );
+        let page_bytes = self.page_bytes.0;
+        match check_power_of_two("device.page_bytes", page_bytes) {
+            Err(err) => e.0.push(err),
+            Ok(()) if !(512..=32768).contains(&page_bytes) => e.fail(
+                "device.page_bytes",
+                format!("{page_bytes} must be between 512 and 32768"),
+            ),
+            Ok(()) => {}
+        }
+        if !(2..=65536).contains(&self.pages_per_block) {
+            e.fail(
+                "device.pages_per_block",
+                format!("{} must be in 2..=65536", self.pages_per_block),
+            );
+        }
+        if let Some(op) = self.op.filter(|op| !(*op > 0.0 && *op < 100.0)) {
+            e.fail(
+                "device.op",
+                format!("{op} must be > 0 (ρ = physical/logical − 1)"),
+            );
+        }
+        e.at_least_one("device.channels", self.channels as u64);
+        e.at_least_one("device.chips_per_channel", self.chips_per_channel as u64);
+        e.at_least_one("device.dies_per_chip", self.dies_per_chip as u64);
+        e.at_least_one("device.planes_per_die", self.planes_per_die as u64);
+    }
+}
+
+impl NandConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        e.one_of("nand.service", &self.service, &["fixed", "exponential"]);
+        e.one_of("nand.cell", &self.cell, &["slc", "mlc", "tlc"]);
+        e.one_of(
+            "nand.suspend",
+            &self.suspend,
+            &["none", "program", "program-erase"],
+        );
+        for (k, v) in [
+            ("nand.read_us", self.read_us),
+            ("nand.program_us", self.program_us),
+            ("nand.erase_us", self.erase_us),
+            ("nand.transfer_us", self.transfer_us),
+            ("nand.channel_mb_s", self.channel_mb_s),
+            ("nand.command_us", self.command_us),
+            ("nand.dram_us", self.dram_us),
+            ("nand.suspend_us", self.suspend_us),
+            ("nand.resume_us", self.resume_us),
+            ("nand.read_csb_us", self.read_csb_us.unwrap_or(0.0)),
+            ("nand.read_msb_us", self.read_msb_us.unwrap_or(0.0)),
+            ("nand.program_csb_us", self.program_csb_us.unwrap_or(0.0)),
+            ("nand.program_msb_us", self.program_msb_us.unwrap_or(0.0)),
+        ] {
+            e.non_negative(k, v);
+        }
+    }
+}
+
+impl FtlConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        e.non_negative("ftl.background_gc_idle_us", self.background_gc_idle_us);
+    }
+}
+
+impl BufferConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        e.one_of(
+            "buffer.padding_fill",
+            &self.padding_fill,
+            &["all", "existing"],
+        );
+        e.one_of("buffer.release", &self.release, &["on-program", "on-evict"]);
+        if let Some(w) = self.drain_watermark {
+            e.fraction("buffer.drain_watermark", w);
+        }
+        if let Some(i) = self.drain_idle_us {
+            e.non_negative("buffer.drain_idle_us", i);
+        }
+        if let Some(f) = self.fraction {
+            e.fraction("buffer.fraction", f);
+        }
+    }
+}
+
+impl RunConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        e.one_of("run.mode", &self.mode, &["counts", "timed"]);
+        e.one_of(
+            "run.scheduler",
+            &self.scheduler,
+            &["fifo", "read-priority", "write-stop"],
+        );
+        e.one_of("run.precondition", &self.precondition, &["none", "fill"]);
+        e.positive("run.time_scale", self.time_scale);
+        e.at_least_one("run.repeat", self.repeat as u64);
+    }
+}
+
+impl ControllerConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        e.non_negative("controller.command_us", self.command_us);
+        e.non_negative("controller.page_us", self.page_us);
+        e.non_negative(
+            "controller.write_command_us",
+            self.write_command_us.unwrap_or(0.0),
+        );
+        e.non_negative("controller.sleep_after_us", self.sleep_after_us);
+        e.non_negative("controller.wake_us", self.wake_us);
+    }
+}
+
+impl HostConfig {
+    fn check(&self, e: &mut FieldErrors) {
+        e.one_of(
+            "host.arbitration",
+            &self.arbitration,
+            &["round-robin", "weighted-round-robin"],
+        );
+        e.non_negative("host.link_mib_s", self.link_mib_s);
+    }
+}
+
 impl Config {
     /// The host queue's cap, the controller and draining: what they need of the other keys
     /// (the cap, controller and link are timing only: counts mode ignores them, as it does
@@ -1352,7 +1375,7 @@ impl Config {
     }
 
     /// `[[flows]]`: each flow's own keys, and what several flows need of the rest (a flow's
-    /// workload is checked as `[workload]` is, by `registry::validate`).
+    /// workload is checked as `[workload]` is, by `engine::validate`).
     fn check_flows(&self, errors: &mut Vec<SimError>) {
         if self.flows.is_empty() {
             return;
@@ -1633,7 +1656,7 @@ mod tests {
         );
         let text =
             "[buffer]\nkind = \"hitstat\"\n\n[buffer.hitstat]\ninitial_levels = 8\nperiodd = 3\n";
-        let e = crate::registry::parse_toml_file(text, "c.toml")
+        let e = crate::engine::parse_toml_file(text, "c.toml")
             .unwrap_err()
             .to_string();
         assert!(
@@ -1651,9 +1674,9 @@ mod tests {
         assert_eq!(places.line("c"), None);
     }
 
-    /// `registry::parse_toml_file`'s error message for `text` as `c.toml`.
+    /// `engine::parse_toml_file`'s error message for `text` as `c.toml`.
     fn file_error(text: &str) -> String {
-        crate::registry::parse_toml_file(text, "c.toml")
+        crate::engine::parse_toml_file(text, "c.toml")
             .unwrap_err()
             .to_string()
     }
@@ -1719,8 +1742,7 @@ mod tests {
         );
         // A check between keys waits for the whole configuration (overrides may complete the
         // file): a trace without its path passes the file check, not validation.
-        let c =
-            crate::registry::parse_toml_file("[workload]\nkind = \"trace\"\n", "c.toml").unwrap();
+        let c = crate::engine::parse_toml_file("[workload]\nkind = \"trace\"\n", "c.toml").unwrap();
         assert!(c
             .validate()
             .unwrap_err()
@@ -1814,12 +1836,12 @@ mod tests {
             e,
             "c.toml:3: config field `workload.rw`: unknown key; did you mean `workload.fio.rw`?"
         );
-        let e = crate::registry::parse_json(r#"{"device": {"read_us": 50}}"#).unwrap_err();
+        let e = crate::engine::parse_json(r#"{"device": {"read_us": 50}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
             "config field `device.read_us`: unknown key; did you mean `nand.read_us`?"
         );
-        let e = crate::registry::parse_json(r#"{"ftl": {"seed": 5}}"#).unwrap_err();
+        let e = crate::engine::parse_json(r#"{"ftl": {"seed": 5}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
             "config field `ftl.seed`: unknown key; did you mean `run.seed` or `workload.seed`?"

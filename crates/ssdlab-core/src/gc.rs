@@ -197,6 +197,31 @@ impl VictimSelector {
     }
 }
 
+/// The registry entries of the GC victim policies (`ftl.gc`).
+pub const POLICIES: &[crate::component::Component] = &[
+    crate::component::Component::new(
+        "gc",
+        "greedy",
+        "Victim = sealed block with the fewest valid pages.",
+        crate::params::NONE,
+        &[],
+    ),
+    crate::component::Component::new(
+        "gc",
+        "cost-benefit",
+        "Victim maximises (1−u)·age/(1+u); age = host page writes since sealing.",
+        crate::params::NONE,
+        &[],
+    ),
+    crate::component::Component::new(
+        "gc",
+        "fifo",
+        "Victim = oldest sealed block.",
+        crate::params::NONE,
+        &[],
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! Every component is constructed through `registry`, the one list of components.
 
 pub mod buffer;
+pub mod component;
 pub mod config;
 pub mod engine;
 pub mod error;

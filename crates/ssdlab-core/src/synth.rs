@@ -19,7 +19,7 @@ const REGION_SECTORS: u64 = DESKTOP_BLOCK_PAGES * PAGE_SECTORS;
 
 mod fio;
 
-pub use fio::{fio_bytes, parse_bssplit, BsSplit, FioJob, FioParams, FioSize};
+pub use fio::{fio_bytes, parse_bssplit, BsSplit, FioJob, FioParams, FioSize, FIO};
 
 /// What draws the requests: fio-like jobs (kinds fio, uniform, zipf, sequential) or the
 /// desktop profile.
@@ -550,6 +550,61 @@ impl Iterator for Synth {
         Some(Ok(Request::new(time_us, op, offset_bytes, len_bytes, dev)))
     }
 }
+
+/// The shared keys a synthetic workload reads.
+pub const SHARED_KEYS: &[&str] = &[
+    "workload.requests",
+    "workload.request_bytes",
+    "workload.footprint_bytes",
+    "workload.read_fraction",
+    "workload.seed",
+];
+
+/// The registry entry of workload `uniform`.
+pub const UNIFORM: crate::component::Component = crate::component::Component::new(
+    "workload",
+    "uniform",
+    "Uniformly random requests over the footprint.",
+    crate::params::NONE,
+    SHARED_KEYS,
+);
+
+/// The registry entry of workload `zipf`.
+pub const ZIPF: crate::component::Component = crate::component::Component::new(
+    "workload",
+    "zipf",
+    "Zipf(θ)-distributed requests over the footprint (hot addresses scattered).",
+    crate::params::NONE,
+    &[
+        "workload.requests",
+        "workload.request_bytes",
+        "workload.footprint_bytes",
+        "workload.zipf_theta",
+        "workload.read_fraction",
+        "workload.seed",
+    ],
+);
+
+/// The registry entry of workload `sequential`.
+pub const SEQUENTIAL: crate::component::Component = crate::component::Component::new(
+    "workload",
+    "sequential",
+    "Interleaved sequential streams over the footprint, wrapping around.",
+    crate::params::NONE,
+    &[
+        "workload.requests",
+        "workload.request_bytes",
+        "workload.footprint_bytes",
+        "workload.streams",
+        "workload.read_fraction",
+        "workload.seed",
+    ],
+);
+
+/// The registry entry of workload `desktop`.
+pub const DESKTOP: crate::component::Component = crate::component::Component::new("workload", "desktop", "Desktop profile calibrated to seed 000 Table 4: file bursts at an allocation cursor, sequential rewrites, clustered updates of Zipf-hot regions, very hot metadata sectors (docs/workloads.md).",
+      crate::params::spec::<DesktopParams>(),
+      &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]);
 
 #[cfg(test)]
 mod tests {

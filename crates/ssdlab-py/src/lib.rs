@@ -5,7 +5,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use ssdlab_core::error::SimError;
-use ssdlab_core::{registry, trace, Config};
+use ssdlab_core::{engine, registry, trace, Config};
 use std::path::Path;
 
 // Named after the package that exports it, so that it shows (and pickles) as `ssdlab.SsdlabError`.
@@ -29,7 +29,7 @@ fn to_py(e: SimError) -> PyErr {
 }
 
 fn parse_config(config_json: &str) -> PyResult<Config> {
-    registry::parse_json(config_json).map_err(to_py)
+    engine::parse_json(config_json).map_err(to_py)
 }
 
 /// The run's progress handed to Python: `progress(done, total)` at most every 100 ms (and for
@@ -121,7 +121,7 @@ fn simulate(
 #[pyfunction]
 fn validate_config(config_json: &str) -> PyResult<String> {
     let mut cfg = parse_config(config_json)?;
-    registry::fill_params(&mut cfg).map_err(to_py)?;
+    engine::fill_params(&mut cfg).map_err(to_py)?;
     Ok(cfg.to_json())
 }
 
@@ -135,7 +135,7 @@ fn config_from_toml(text: &str) -> PyResult<String> {
 /// (unknown keys, wrong types, values wrong on their own).
 #[pyfunction]
 fn check_config_file(text: &str, file: &str) -> PyResult<()> {
-    registry::parse_toml_file(text, file).map_err(to_py)?;
+    engine::parse_toml_file(text, file).map_err(to_py)?;
     Ok(())
 }
 

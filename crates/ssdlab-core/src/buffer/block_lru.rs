@@ -97,3 +97,16 @@ impl WriteBuffer for BlockLruBuffer {
         crate::padding::gauges(&mut *self.padding, self.store.ppb, view)
     }
 }
+
+/// The registry entry of `block-lru`.
+pub static ENTRY: super::Entry = super::Entry {
+        info: crate::component::Component::new(
+            "buffer",
+            "block-lru",
+            "Pages grouped by LBN, LRU over groups; the victim group is flushed whole in ascending offset.",
+            crate::params::NONE,
+            super::GROUP_KEYS,
+        ),
+        build: |_, p| Ok(Box::new(BlockLruBuffer::new(p))),
+    default_padding: "none",
+};

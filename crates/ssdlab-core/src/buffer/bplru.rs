@@ -204,6 +204,23 @@ impl WriteBuffer for BplruBuffer {
     }
 }
 
+/// The registry entry of `bplru`.
+pub static ENTRY: super::Entry = super::Entry {
+        info: crate::component::Component::new(
+            "buffer",
+            "bplru",
+            "BPLRU: block-level LRU; victim = a full group first, else the LRU group; LRU compensation moves sequentially filled groups to the LRU end. Default padding: fixed at 0.5 of a block.",
+            crate::params::spec::<Params>(),
+            super::GROUP_KEYS,
+        ),
+        build: |cfg, p| {
+            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "bplru")?;
+            let comp = Compensation::from_name(&q.compensation, "buffer.bplru")?;
+            Ok(Box::new(BplruBuffer::new(p, comp)))
+        },
+    default_padding: "fixed",
+};
+
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::FakeSink;

@@ -115,14 +115,32 @@ impl WriteBuffer for Fifo {
     }
 }
 
+/// The registry entry of `fifo`. Its tests are also the proof that a component is its file
+/// plus one line in the registry.
+pub static ENTRY: super::Entry = super::Entry {
+    info: crate::component::Component::new(
+        "buffer",
+        "fifo",
+        "Page FIFO: a full buffer flushes its batch_pages oldest pages, or every page (batch_pages = 0: \
+         a buffer that fills, then flushes as a whole over the parallel units, as on seed 004's platform).",
+        crate::params::spec::<Params>(),
+        super::BUFFER_KEYS,
+    ),
+    build: |cfg, p| {
+        let q = crate::params::of(&cfg.buffer.tables, "buffer", "fifo")?;
+        Ok(Box::new(Fifo::new(p.capacity_pages, p.pages_per_block, q)))
+    },
+    default_padding: "none",
+};
+
 #[cfg(test)]
 mod tests {
     use crate::engine::NoProgress;
-    use crate::{registry, simulate, Config};
+    use crate::{engine, registry, simulate, Config};
 
     /// 4 KiB sequential writes cycling over `footprint` through a 16-page buffer.
     fn config(footprint: &str, extra: &str) -> Config {
-        registry::parse_toml_file(&text(footprint, extra), "example.toml").unwrap()
+        engine::parse_toml_file(&text(footprint, extra), "example.toml").unwrap()
     }
 
     fn text(footprint: &str, extra: &str) -> String {
@@ -145,13 +163,13 @@ mod tests {
         let r = simulate(&config("1MiB", ""), &mut NoProgress).unwrap();
         assert_eq!(r.config.buffer.tables["fifo"]["batch_pages"], 1);
         let bad = text("1MiB", "[buffer.fifo]\nbatch_pages = 5000000000\n");
-        let e = registry::parse_toml_file(&bad, "example.toml").unwrap_err();
+        let e = engine::parse_toml_file(&bad, "example.toml").unwrap_err();
         let msg = "config field `buffer.fifo.batch_pages`: 5000000000 is over 4294967295";
         assert_eq!(e.to_string(), format!("example.toml:13: {msg}"));
         let e = simulate(&Config::from_toml_str(&bad).unwrap(), &mut NoProgress).unwrap_err();
         assert_eq!(e.to_string(), msg);
         let typo = "[buffer]\nkind = \"fifo\"\n[buffer.fifo]\nbatch = 2\n";
-        let e = registry::parse_toml_file(typo, "example.toml")
+        let e = engine::parse_toml_file(typo, "example.toml")
             .unwrap_err()
             .to_string();
         assert_eq!(

@@ -3,7 +3,8 @@
 //! marked padded or not. It reaches the FTL only through a [`FlushSink`], which also offers the
 //! read-only [`FtlView`] for FTL-aware victim choice and the pad-or-log decision.
 //!
-//! A new policy is one file here plus one entry in `registry.rs`.
+//! A new policy is one file here (its parameters, rules and [`Entry`]) plus one line in
+//! `registry.rs`.
 
 pub mod accounting;
 pub mod block_lru;
@@ -26,6 +27,8 @@ pub mod pagecache;
 pub mod r#ref;
 pub mod reuse;
 
+use crate::component::Component;
+use crate::config::Config;
 use crate::error::Result;
 use crate::ftl::FtlView;
 use crate::padding::Padding;
@@ -69,6 +72,28 @@ pub trait FlushSink {
     fn prefetch_unit(&self, lbn: Lbn) {
         self.view().prefetch_unit(lbn)
     }
+}
+
+/// A write buffer's registry entry: what it is, how to build it, and the padding policy
+/// `buffer.padding = "auto"` stands for with it.
+pub struct Entry {
+    pub info: Component,
+    pub build: fn(&Config, BufferParams) -> Result<Box<dyn WriteBuffer>>,
+    pub default_padding: &'static str,
+}
+
+/// The shared keys of a page-level buffer, and of one that groups pages by LBN.
+pub const BUFFER_KEYS: &[&str] = &["buffer.bytes", "buffer.fraction"];
+pub const GROUP_KEYS: &[&str] = &[
+    "buffer.bytes",
+    "buffer.fraction",
+    "buffer.padding",
+    "buffer.padding_fill",
+];
+
+/// Every sector of a page of `cfg`'s device (clean pages are whole).
+pub fn full_page_mask(cfg: &Config) -> SectorMask {
+    crate::units::full_mask(cfg.device.page_bytes.0 / crate::units::SECTOR_BYTES)
 }
 
 /// Construction parameters every buffer receives.

@@ -46,3 +46,16 @@ impl WriteBuffer for NoBuffer {
         0
     }
 }
+
+/// The registry entry of `none`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: crate::component::Component::new(
+        "buffer",
+        "none",
+        "No write buffer: every page write goes straight to the FTL.",
+        crate::params::NONE,
+        &[],
+    ),
+    build: |_, p| Ok(Box::new(NoBuffer::new(p.pages_per_block))),
+    default_padding: "none",
+};

@@ -61,11 +61,7 @@ fn placement(
     geo: &Geometry,
     scan: Option<&Scan>,
 ) -> Result<Box<dyn crate::placement::Classifier>> {
-    let classes = match cfg.ftl.kind.as_str() {
-        "lines" => registry::lines_classes(cfg)?,
-        "page" => registry::page_streams(cfg)?,
-        _ => 1,
-    };
+    let classes = registry::ftl_frontiers(cfg)?;
     let future = if cfg.placement.kind == "oracle" {
         let mut src = source::reopen(cfg, scan.and_then(|s| s.parsed.as_ref()))?;
         let mut map = AddressMap::new(&cfg.workload.address_map, geo);

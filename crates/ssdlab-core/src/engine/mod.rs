@@ -1,14 +1,20 @@
 //! The engine: one simulation, as a pipeline of steps, each a module taking what the step
 //! before produced (`simulate_one` runs them in this order):
-//! - check: the configuration's own checks (`Config::validate`, through the registry);
+//! - `parse`: a configuration from TOML (each error at its file:line) or JSON, each key's value
+//!   checked on its own as it is read (`--set` overrides apply to the parsed configuration);
+//! - `check`: each section's fields (`config`), each component's name and its own table (its
+//!   parameters' checks), then the relations: between sections (`Config::check_relations`),
+//!   between components (placement against the FTL; the FTL's rules for the shared keys it
+//!   reads) and each flow's keys;
 //! - `resolve`: "auto" capacity from the workload's footprint (several flows' needs), buffer
-//!   size, the FTL's auto settings, and whether the device fits in memory;
+//!   size, every component's defaults filled into its table and the FTL's automatic settings
+//!   (its entry's `resolve`): the resolved configuration `config show` prints;
 //! - `plan`: how flows share the device (their ranges of logical blocks and sets of dies);
 //! - `build`: the components from the registry (placement, FTL, padding, write buffer) and the
 //!   simulated device they make (`sim`), with the workload's `source` and `address` map;
-//! - `replay`: precondition, warm-up, repeats, time-series samples, final flush, integrity —
-//!   one flow in `replay`, several on the clock through `flows`; timed mode's request path is
-//!   `timed` (its clock optionally on its own thread, `clock_thread`);
+//! - `replay`: one loop for one flow and several (`flows`): precondition, warm-up, repeats,
+//!   time-series samples, final flush, integrity; timed mode's request path is `timed` (its
+//!   clock optionally on its own thread, `clock_thread`);
 //! - `assemble`: the metrics of the measured window, into a [`RunResult`].
 //!
 //! Below them: `sim` (the device: address map → write buffer → `flush` path → FTL → NAND).
@@ -18,9 +24,11 @@
 mod address;
 mod assemble;
 mod build;
+mod check;
 mod clock_thread;
 mod flows;
 mod flush;
+mod parse;
 mod plan;
 mod replay;
 mod resolve;
@@ -28,7 +36,10 @@ mod sim;
 mod source;
 mod timed;
 
+pub use check::validate;
+pub use parse::{parse_json, parse_toml_file};
 pub use replay::SERIES_METRICS;
+pub use resolve::fill_params;
 
 use crate::config::Config;
 use crate::error::Result;
@@ -119,7 +130,7 @@ fn simulate_one(
     // Show the padding policy actually used ("auto" = the buffer's default).
     resolved.buffer.padding = registry::resolved_padding(&resolved).to_string();
     // Every selected component's parameters, defaults filled in.
-    registry::fill_params(&mut resolved)?;
+    fill_params(&mut resolved)?;
     let check = cfg.run.check_integrity;
     resolve::check_memory(&geo, check)?;
     let (mut sim, src) = build::build(

@@ -256,6 +256,60 @@ fn auto_blocks(cfg: &Config, needs: &[(u64, u64)]) -> u64 {
     }
 }
 
+/// Write the selected components' parameters into their tables with every default filled in,
+/// so that a result's configuration says exactly what produced it.
+pub fn fill_params(cfg: &mut Config) -> Result<()> {
+    super::check::validate(cfg)?;
+    let mut filled = Vec::new();
+    for (category, tables, selected) in registry::selections(cfg) {
+        if category == "workload" && !cfg.flows.is_empty() {
+            continue; // each flow's own, below
+        }
+        if let Some(v) = filled_params(category, tables, &selected)? {
+            filled.push((category, selected, v));
+        }
+    }
+    for (category, name, v) in filled {
+        let tables = match category {
+            "workload" => &mut cfg.workload.tables,
+            "ftl" => &mut cfg.ftl.tables,
+            "gc" => &mut cfg.gc,
+            "buffer" => &mut cfg.buffer.tables,
+            "scheduler" => &mut cfg.scheduler,
+            "placement" => &mut cfg.placement.tables,
+            _ => &mut cfg.padding,
+        };
+        tables.insert(name, v);
+    }
+    for f in &mut cfg.flows {
+        let w = &mut f.workload;
+        if let Some(v) = filled_params("workload", &w.tables, &w.kind)? {
+            w.tables.insert(w.kind.clone(), v);
+        }
+    }
+    // An unset device.op is DEFAULT_OP, unless the FTL over-provisions by its own rule from
+    // the device it is given (the line FTL paced as pblk: `ftl::lines::provision`).
+    if cfg.device.op.is_none() && (registry::ftl(cfg)?.default_op)(cfg)? {
+        cfg.device.op = Some(crate::config::DEFAULT_OP);
+    }
+    Ok(())
+}
+
+/// Component `name`'s parameters in `tables` with every default filled in (None: it has none).
+fn filled_params(
+    category: &str,
+    tables: &crate::params::Tables,
+    name: &str,
+) -> Result<Option<serde_json::Value>> {
+    match registry::component(category, name) {
+        Some(comp) if !(comp.params.fields)().is_empty() => Ok(Some((comp.params.resolve)(
+            tables.get(name),
+            &comp.table(),
+        )?)),
+        _ => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

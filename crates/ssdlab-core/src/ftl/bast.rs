@@ -693,6 +693,43 @@ impl Ftl for BastFtl {
     }
 }
 
+const INFO: crate::component::Component = crate::component::Component::new(
+            "ftl",
+            "bast",
+            "BAST: per-LBN log blocks (chain variant: chains merged beyond a limit, victim = longest of the \
+             next look-ahead chains; single: one log block per LBN, LRU victim); switch/partial/full merges.",
+            crate::params::spec::<Params>(),
+            super::hybrid::SHARED_KEYS,
+        );
+
+/// The registry entry of `bast`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: INFO,
+    build: |cfg, geo, _| {
+        let p: Params = crate::params::of(&cfg.ftl.tables, "ftl", "bast")?;
+        let (model, utilisation) = super::hybrid::stats_options(cfg)?;
+        Ok(Box::new(BastFtl::new(
+            geo,
+            super::hybrid::log_blocks(cfg.ftl.log_blocks, geo.logical_blocks()),
+            &p,
+            model,
+            utilisation,
+            cfg.run.check_integrity,
+        )?))
+    },
+    spare_blocks: |cfg, _, lb| {
+        Ok(spare_blocks(super::hybrid::log_blocks(
+            cfg.ftl.log_blocks,
+            lb,
+        )))
+    },
+    provision: super::op_provision,
+    resolve: super::hybrid::resolve,
+    frontiers: None,
+    check: super::no_check,
+    default_op: super::uses_default_op,
+};
+
 #[cfg(test)]
 mod tests {
     use super::super::hybrid::testutil::*;

@@ -130,6 +130,26 @@ impl Ftl for BlockFtl {
     }
 }
 
+const INFO: crate::component::Component = crate::component::Component::new(
+            "ftl",
+            "block",
+            "Block-mapped FTL: pages at fixed offsets; a flush unit overwriting any page rewrites its block once.",
+            crate::params::NONE,
+            &[],
+        );
+
+/// The registry entry of `block`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: INFO,
+    build: |cfg, geo, _| Ok(Box::new(BlockFtl::new(geo, cfg.run.check_integrity)?)),
+    spare_blocks: |_, _, _| Ok(spare_blocks()),
+    provision: super::op_provision,
+    resolve: super::no_resolve,
+    frontiers: None,
+    check: super::no_check,
+    default_op: super::uses_default_op,
+};
+
 #[cfg(test)]
 mod tests {
     use super::super::hybrid::testutil::*;

@@ -970,6 +970,47 @@ impl Ftl for DftlFtl {
     }
 }
 
+const INFO: crate::component::Component = crate::component::Component::new(
+            "ftl",
+            "dftl",
+            "DFTL (demand-based): a page-mapped FTL whose map lives in translation pages on flash (a pool and frontier of \
+             their own, located by a global translation directory); a cached mapping table of bounded size (entries or \
+             whole translation pages, LRU) decides the map's cost: a miss reads a translation page, a dirty eviction \
+             writes its page back with every dirty cached entry of it (batch update); GC updates cached entries lazily \
+             and the others once per translation page. Map reads and programs have cause `map`.",
+            crate::params::spec::<Params>(),
+            &["ftl.gc"],
+        );
+
+/// The registry entry of `dftl`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: INFO,
+    build: |cfg, geo, _| {
+        let p = table(cfg)?;
+        Ok(Box::new(DftlFtl::new(
+            geo,
+            crate::gc::VictimPolicy::from_name(&cfg.ftl.gc)?,
+            &p,
+            (cfg.nand.read_us, cfg.nand.program_us),
+            cfg.run.check_integrity,
+        )?))
+    },
+    spare_blocks: |cfg, _, logical_blocks| {
+        let ppb = cfg.device.pages_per_block;
+        table(cfg)?.spare_blocks(logical_blocks * ppb, cfg.device.page_bytes.0, ppb)
+    },
+    provision: super::op_provision,
+    resolve: super::no_resolve,
+    frontiers: None,
+    check: super::no_check,
+    default_op: super::uses_default_op,
+};
+
+/// `[ftl.dftl]` of `cfg`.
+fn table(cfg: &crate::config::Config) -> Result<Params> {
+    crate::params::of(&cfg.ftl.tables, "ftl", "dftl")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

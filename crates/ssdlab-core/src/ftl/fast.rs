@@ -457,6 +457,48 @@ impl Ftl for FastFtl {
     }
 }
 
+const INFO: crate::component::Component = crate::component::Component::new(
+    "ftl",
+    "fast",
+    "FAST: one sequential (SW) log block + fully associative RW log blocks in FIFO order; the \
+             oldest RW log block is reclaimed by full-merging every LBN with a valid page in it.",
+    crate::params::NONE,
+    super::hybrid::SHARED_KEYS,
+);
+
+/// The registry entry of `fast`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: INFO,
+    build: |cfg, geo, _| {
+        let (model, utilisation) = super::hybrid::stats_options(cfg)?;
+        Ok(Box::new(FastFtl::new(
+            geo,
+            super::hybrid::log_blocks(cfg.ftl.log_blocks, geo.logical_blocks()),
+            model,
+            utilisation,
+            cfg.run.check_integrity,
+        )?))
+    },
+    spare_blocks: |cfg, _, lb| {
+        Ok(spare_blocks(super::hybrid::log_blocks(
+            cfg.ftl.log_blocks,
+            lb,
+        )))
+    },
+    provision: super::op_provision,
+    resolve: super::hybrid::resolve,
+    frontiers: None,
+    check: |cfg, errors| {
+        if cfg.ftl.log_blocks == 1 {
+            errors.push(SimError::config(
+                "ftl.log_blocks",
+                "FAST needs 0 (automatic) or ≥ 2 log blocks: 1 SW log plus ≥ 1 RW log",
+            ));
+        }
+    },
+    default_op: super::uses_default_op,
+};
+
 #[cfg(test)]
 mod tests {
     use super::super::hybrid::testutil::*;

@@ -31,6 +31,29 @@ pub fn log_blocks(configured: u64, logical_blocks: u64) -> u64 {
     }
 }
 
+/// The shared keys a hybrid (log-block) FTL reads.
+pub const SHARED_KEYS: &[&str] = &["ftl.log_blocks", "ftl.model_stats", "ftl.log_utilisation"];
+
+/// `ftl.model_stats` and `ftl.log_utilisation` as the hybrid FTLs take them.
+pub(crate) fn stats_options(
+    cfg: &crate::config::Config,
+) -> Result<(ModelStats, super::log_stats::Utilisation)> {
+    Ok((
+        ModelStats::parse(&cfg.ftl.model_stats)?,
+        super::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation)?,
+    ))
+}
+
+/// The automatic log-block count resolved for a device of `logical_blocks` logical blocks.
+pub(crate) fn resolve(
+    cfg: &mut crate::config::Config,
+    _: &crate::placement::Entry,
+    logical_blocks: u64,
+) -> Result<()> {
+    cfg.ftl.log_blocks = log_blocks(cfg.ftl.log_blocks, logical_blocks);
+    Ok(())
+}
+
 /// Error unless the device has `logical + extra` physical blocks; names device.op (and the
 /// minimum ρ) and, when log blocks are involved, ftl.log_blocks.
 pub(crate) fn check_size(geo: &Geometry, extra: u64, what: &str) -> Result<()> {

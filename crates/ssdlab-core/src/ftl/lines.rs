@@ -1554,6 +1554,124 @@ impl Ftl for LinesFtl {
     }
 }
 
+/// `[ftl.lines]` of `cfg`.
+fn table(cfg: &crate::config::Config) -> Result<Params> {
+    crate::params::of(&cfg.ftl.tables, "ftl", "lines")
+}
+
+/// Blocks a line spans: `ftl.lines.luns`, or the device's LUNs.
+fn luns(cfg: &crate::config::Config, p: &Params) -> u32 {
+    if p.luns > 0 {
+        p.luns
+    } else {
+        (cfg.device.channels * cfg.device.chips_per_channel * cfg.device.dies_per_chip).max(1)
+    }
+}
+
+/// Open lines: the placement's classes, plus the GC line.
+fn open_lines(
+    cfg: &crate::config::Config,
+    p: &Params,
+    placement: &crate::placement::Entry,
+) -> Result<u64> {
+    let classes = (placement.classes)(cfg, p.open_lines)?;
+    if classes == 0 || classes > 64 {
+        return Err(SimError::config(
+            "placement.kind",
+            format!(
+                "`{}` writes to {classes} classes; the line FTL keeps 1..=64 open lines",
+                cfg.placement.kind
+            ),
+        ));
+    }
+    if p.open_lines != Params::default().open_lines && p.open_lines != classes {
+        return Err(SimError::config(
+            "ftl.lines.open_lines",
+            format!(
+                "{} open lines, but placement `{}` writes to {classes} classes: leave it out or set it to {classes}",
+                p.open_lines, cfg.placement.kind
+            ),
+        ));
+    }
+    Ok(classes as u64 + p.gc_line as u64)
+}
+
+const INFO: crate::component::Component = crate::component::Component::new(
+            "ftl",
+            "lines",
+            "Line-based FTL after LightNVM pblk (seed 001): a line is an FTL block spanning the LUNs (page p on LUN p mod LUNs), \
+             host pages enter a ring write buffer carrying their placement tag and are programmed in batches of batch_pages by \
+             the write thread, one open line per placement class (placement none = pblk's single line shared with GC) plus an \
+             optional GC line; GC paced by pblk's rate limiter over a ring sized as pblk sizes it (or burst below \
+             gc_free_lines free lines, or the SepBIT artifact's garbage-fraction trigger), its copies through the ring a GC \
+             request at a time as pblk's pblk_write_gc_to_cache (or straight to their line), victim by pblk's lists (fewest \
+             valid of the first non-empty list: < ¼, < ½, < full valid) or greedy / cost-benefit / FIFO; paced as pblk, the \
+             device is over-provisioned by pblk's rule (device.op unset: pblk's default 11%, at least its reserve; given: \
+             refused below ⌈100 / OP%⌉ lines). One erase = one line.",
+            crate::params::spec::<Params>(),
+            &["placement.kind"],
+        );
+
+/// The registry entry of `lines`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: INFO,
+    build: |cfg, geo, classifier| {
+        let mut p = table(cfg)?;
+        p.luns = luns(cfg, &p);
+        Ok(Box::new(LinesFtl::new(
+            geo,
+            &p,
+            classifier,
+            cfg.run.check_integrity,
+        )?))
+    },
+    spare_blocks: |cfg, placement, _| {
+        let p = table(cfg)?;
+        Ok(p.spare_lines(open_lines(cfg, &p, placement)?))
+    },
+    // Paced as pblk: pblk's over-provisioning rule (pblk_set_provision).
+    provision: |cfg, logical_blocks, warnings| {
+        if table(cfg)?.gc == "pblk" {
+            provision(cfg.device.op, logical_blocks, warnings)
+        } else {
+            super::op_provision(cfg, logical_blocks, warnings)
+        }
+    },
+    resolve: |cfg, placement, _| {
+        let mut p = table(cfg)?;
+        let open = open_lines(cfg, &p, placement)?;
+        p.gc_free_lines = p.gc_threshold(open);
+        p.open_lines = open as u32 - p.gc_line as u32;
+        let forced = (placement.gc_through_ring)(cfg)?;
+        p.gc_write = if forced || p.gc_through_ring() {
+            "ring"
+        } else {
+            "direct"
+        }
+        .into();
+        p.luns = luns(cfg, &p);
+        cfg.ftl
+            .tables
+            .insert("lines".into(), serde_json::to_value(p).unwrap_or_default());
+        Ok(())
+    },
+    // The resolved open lines, less the GC line, are the placement's classes.
+    frontiers: Some(|cfg| {
+        let p = table(cfg)?;
+        Ok(p.open_lines)
+    }),
+    check: |cfg, errors| {
+        if cfg.ftl.gc != crate::config::FtlConfig::default().gc {
+            errors.push(SimError::config(
+                "ftl.gc",
+                "the line FTL chooses victims by ftl.lines.victim (pblk | greedy | cost-benefit | fifo)",
+            ));
+        }
+    },
+    // Paced as pblk, an unset device.op is pblk's rule from the device it is given.
+    default_op: |cfg| Ok(table(cfg)?.gc != "pblk"),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,10 +13,55 @@ pub mod log_stats;
 pub mod page;
 pub mod partitioned;
 
-use crate::error::Result;
+use crate::component::Component;
+use crate::config::Config;
+use crate::error::{Result, SimError};
 use crate::nand::{Cause, Mark, Nand};
-use crate::units::{Lbn, Lpn};
+use crate::placement::Classifier;
+use crate::units::{Geometry, Lbn, Lpn};
 pub use log_stats::LogState;
+
+/// An FTL's registry entry: what it is, how to build it, and its rules for what the
+/// configuration leaves to it (the placement entry is the configured placement's).
+pub struct Entry {
+    pub info: Component,
+    /// The FTL of the resolved configuration on `geo`, writing by the placement classifier
+    /// (FTLs without several frontiers take placement `none` only).
+    pub build: fn(&Config, &Geometry, Box<dyn Classifier>) -> Result<Box<dyn Ftl>>,
+    /// Physical blocks it needs beyond the given logical blocks (engine `resolve` sizes
+    /// auto-capacity devices with it).
+    pub spare_blocks: fn(&Config, &crate::placement::Entry, u64) -> Result<u64>,
+    /// The over-provisioning ρ used and the physical blocks for a device of the given logical
+    /// blocks ([`op_provision`], or the FTL's own rule); what was accepted but probably not
+    /// meant goes into the warnings.
+    pub provision: fn(&Config, u64, &mut Vec<String>) -> Result<(f64, u64)>,
+    /// Replace its automatic (0) settings by the values it will use, for a device of the given
+    /// logical blocks, so that a result's configuration says exactly what produced it.
+    pub resolve: fn(&mut Config, &crate::placement::Entry, u64) -> Result<()>,
+    /// The classes it offers placement on the resolved configuration (None: one write
+    /// frontier, so placement `none` only).
+    pub frontiers: Option<fn(&Config) -> Result<u32>>,
+    /// Its checks of shared keys (`ftl.gc`, `ftl.log_blocks`) as it reads them.
+    pub check: fn(&Config, &mut Vec<SimError>),
+    /// Whether an unset `device.op` is [`crate::config::DEFAULT_OP`] (false: it provisions by
+    /// its own rule from the device it is given).
+    pub default_op: fn(&Config) -> Result<bool>,
+}
+
+/// ⌈logical blocks · (1 + ρ)⌉ physical blocks at `device.op` (unset: its default).
+pub fn op_provision(cfg: &Config, logical_blocks: u64, _: &mut Vec<String>) -> Result<(f64, u64)> {
+    let op = cfg.device.op();
+    Ok((op, crate::units::physical_blocks(logical_blocks, op)))
+}
+
+/// No checks of shared keys, no automatic settings, the default over-provisioning.
+pub fn no_check(_: &Config, _: &mut Vec<SimError>) {}
+pub fn no_resolve(_: &mut Config, _: &crate::placement::Entry, _: u64) -> Result<()> {
+    Ok(())
+}
+pub fn uses_default_op(_: &Config) -> Result<bool> {
+    Ok(true)
+}
 
 /// One page of a flush unit as the FTL receives it: its offset in the logical block, the version
 /// it carries (integrity checking), why it is written (host data or padding) and, in timed mode,

@@ -747,6 +747,76 @@ impl Ftl for PageFtl {
     }
 }
 
+/// `[ftl.page]` of `cfg`.
+fn table(cfg: &crate::config::Config) -> Result<Params> {
+    crate::params::of(&cfg.ftl.tables, "ftl", "page")
+}
+
+/// The page FTL's parameters as placement changes them: a frontier per class (streams = its
+/// classes, given `streams` for automatic counts) and GC copies where it says (no GC frontier).
+fn placed(cfg: &crate::config::Config, placement: &crate::placement::Entry) -> Result<Params> {
+    let mut p = table(cfg)?;
+    if cfg.placement.kind != "none" {
+        p.streams = (placement.classes)(cfg, p.streams)?;
+        p.separate_gc_frontier = false;
+        if !(1..=64).contains(&p.streams) {
+            return Err(SimError::config(
+                "placement.kind",
+                format!(
+                    "`{}` writes to {} classes; the page FTL keeps 1..=64 frontiers",
+                    cfg.placement.kind, p.streams
+                ),
+            ));
+        }
+    }
+    Ok(p)
+}
+
+const INFO: crate::component::Component = crate::component::Component::new(
+            "ftl",
+            "page",
+            "Page-mapped FTL: L2P/P2L, write frontiers per stream, GC by free-block threshold, trim. With a placement other \
+             than none, one frontier per placement class (streams and separate_gc_frontier are resolved to it) and GC \
+             copies where the placement says.",
+            crate::params::spec::<Params>(),
+            &["ftl.gc", "placement.kind"],
+        );
+
+/// The registry entry of `page`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: INFO,
+    build: |cfg, geo, classifier| {
+        let p = table(cfg)?;
+        let f = PageFtl::new(
+            geo,
+            crate::gc::VictimPolicy::from_name(&cfg.ftl.gc)?,
+            p.gc_free_blocks,
+            p.streams,
+            p.separate_gc_frontier,
+            cfg.run.check_integrity,
+        )?;
+        Ok(Box::new(if cfg.placement.kind == "none" {
+            f
+        } else {
+            f.with_placement(classifier)?
+        }))
+    },
+    spare_blocks: |cfg, placement, _| Ok(placed(cfg, placement)?.spare_blocks()),
+    provision: super::op_provision,
+    resolve: |cfg, placement, _| {
+        let mut p = placed(cfg, placement)?;
+        p.gc_free_blocks = p.gc_threshold();
+        cfg.ftl
+            .tables
+            .insert("page".into(), serde_json::to_value(p).unwrap_or_default());
+        Ok(())
+    },
+    // The resolved streams are the placement's classes.
+    frontiers: Some(|cfg| Ok(table(cfg)?.streams)),
+    check: super::no_check,
+    default_op: super::uses_default_op,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,8 @@
 //! collected. Classes are numbered 0..[`Classifier::classes`]; the FTL keeps one open line per
 //! class. Logical time `now` is the FTL's count of host pages programmed (SepBIT's accessId).
 //!
-//! A new classifier is one file here plus one entry in `registry.rs`.
+//! A new classifier is one file here (its parameters, rules and [`Entry`]) plus one line in
+//! `registry.rs`.
 
 pub mod dac;
 pub mod none;
@@ -15,10 +16,24 @@ pub mod sepbit;
 pub mod size_ema;
 pub mod warcip;
 
+use crate::component::Component;
+use crate::config::Config;
+use crate::error::Result;
 use crate::units::Lpn;
 
 /// An open line's index, 0 = the first (the hottest, for classifiers that order by temperature).
 pub type Class = u32;
+
+/// A placement scheme's registry entry.
+pub struct Entry {
+    pub info: Component,
+    pub build: fn(&Config, PlacementInput) -> Result<Box<dyn Classifier>>,
+    /// The classes it writes to, given the FTL's open lines `k` (for automatic class counts).
+    pub classes: fn(&Config, u32) -> Result<u32>,
+    /// Whether the line FTL must send its GC copies through the ring whatever
+    /// `ftl.lines.gc_write` says.
+    pub gc_through_ring: fn(&Config) -> Result<bool>,
+}
 
 /// What every classifier is built from.
 #[derive(Clone, Debug)]

@@ -16,3 +16,18 @@ impl Classifier for NoSeparation {
         0
     }
 }
+
+/// The registry entry of `none`.
+pub static ENTRY: super::Entry = super::Entry {
+        info: crate::component::Component::new(
+            "placement",
+            "none",
+            "No separation: one frontier for host and GC data (the line FTL: pblk's single open line; the page FTL keeps \
+             its own streams and GC frontier).",
+            crate::params::NONE,
+            &[],
+        ),
+        build: |_, _| Ok(Box::new(NoSeparation)),
+        classes: |_, _| Ok(1),
+    gc_through_ring: |_| Ok(false),
+};

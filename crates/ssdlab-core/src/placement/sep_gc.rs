@@ -17,3 +17,17 @@ impl Classifier for SepGc {
         1
     }
 }
+
+/// The registry entry of `sep-gc`.
+pub static ENTRY: super::Entry = super::Entry {
+    info: crate::component::Component::new(
+        "placement",
+        "sep-gc",
+        "Host writes to line 0, GC copies to line 1 (SepGC; a double write frontier).",
+        crate::params::NONE,
+        &[],
+    ),
+    build: |_, _| Ok(Box::new(SepGc)),
+    classes: |_, _| Ok(2),
+    gc_through_ring: |_| Ok(false),
+};

@@ -1079,6 +1079,11 @@ impl Jobs {
     }
 }
 
+/// The registry entry of workload `fio`.
+pub const FIO: crate::component::Component = crate::component::Component::new("workload", "fio", "fio jobs with fio's defaults: one (rw = write, read, rw, randwrite, randread, randrw or randwrite-then-randread; bs or bssplit; rwmixread; random_distribution; fio's random map unless norandommap; streams) or several concurrent [[workload.fio.jobs]], each with its rw, bs or bssplit, region and share of the requests (docs/workloads.md).",
+      crate::params::spec::<FioParams>(),
+      &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.streams", "workload.seed"]);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1545,7 +1550,7 @@ mod tests {
             ..Default::default()
         };
         let before = run(&cfg.workload, 1);
-        crate::registry::fill_params(&mut cfg).unwrap();
+        crate::engine::fill_params(&mut cfg).unwrap();
         let jobs = &cfg.workload.tables["fio"]["jobs"];
         assert_eq!(jobs[0]["size"], json!("12.5%"));
         assert_eq!(jobs[2]["bs"], json!(131072));
@@ -1573,7 +1578,7 @@ rw = "randwrite"
 bssplit = "128k/50:256k/50"
 offset = "10%"
 "#;
-        let cfg = crate::registry::parse_toml_file(text, "jobs.toml").unwrap();
+        let cfg = crate::engine::parse_toml_file(text, "jobs.toml").unwrap();
         cfg.validate().unwrap();
         let reqs = run(&cfg.workload, 1);
         let cut = (4 * GIB / 10).div_ceil(131072) * 131072;
@@ -1636,7 +1641,7 @@ share = 0.05
     #[test]
     fn size_predicts_lifetime_or_not() {
         let pages = (4 * GIB / 4096) as usize;
-        let cfg = crate::registry::parse_toml_file(SIZE_PREDICTS_LIFETIME, "ex.toml").unwrap();
+        let cfg = crate::engine::parse_toml_file(SIZE_PREDICTS_LIFETIME, "ex.toml").unwrap();
         cfg.validate().unwrap();
         let [small, large] = lifetimes(&run(&cfg.workload, 1), pages);
         // 5% of 4 GiB, rounded down to 4 KiB: 52,428 pages, one written by 95% of the
@@ -1742,7 +1747,7 @@ share = 0.05
             (jobs, 0x0b63_5267_52ba_d911),
             ("rw = \"write\"", 0xc60c_de44_6eb3_00dd),
         ] {
-            let mut cfg = crate::registry::parse_toml_file(&toml(fio), "t.toml").unwrap();
+            let mut cfg = crate::engine::parse_toml_file(&toml(fio), "t.toml").unwrap();
             if fio.contains("\"write\"") {
                 cfg.workload.streams = 2;
             }

@@ -70,6 +70,9 @@ pub trait Scheduler: Send {
 /// channel, then the array program. An erase: command, then the array erase.
 pub struct Fifo;
 
+/// A scheduler from the configuration (its registry entry's builder).
+pub type Ctor = fn(&crate::config::Config) -> crate::error::Result<Box<dyn Scheduler>>;
+
 impl Scheduler for Fifo {
     #[inline]
     fn serve(&mut self, op: &Placed, ready: f64, res: &mut Resources) -> f64 {
@@ -91,6 +94,18 @@ impl Scheduler for Fifo {
         }
     }
 }
+
+/// The registry entry of scheduler `fifo`.
+pub static FIFO: crate::component::Entry<Ctor> = crate::component::Entry {
+    info: crate::component::Component::new(
+        "scheduler",
+        "fifo",
+        "Timed mode: every die and channel serves operations in the order they become ready (the earliest free interval that fits).",
+        crate::params::NONE,
+        &["nand.read_us", "nand.program_us", "nand.erase_us", "nand.command_us"],
+    ),
+    build: |_| Ok(Box::new(Fifo)),
+};
 
 #[cfg(test)]
 mod tests {

@@ -959,6 +959,25 @@ pub fn open(path: &Path, opts: &TraceOptions) -> Result<TraceReader> {
     })
 }
 
+/// The registry entry of workload `trace`.
+pub const WORKLOAD: crate::component::Component = crate::component::Component::new(
+    "workload",
+    "trace",
+    "Replay a block I/O trace file (see `ssdlab trace info`).",
+    crate::params::NONE,
+    &[
+        "workload.path",
+        "workload.format",
+        "workload.device",
+        "workload.volumes",
+        "workload.address_map",
+        "workload.skip_invalid",
+        "workload.blkparse_action",
+        "workload.timestamp",
+        "workload.generic",
+    ],
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
