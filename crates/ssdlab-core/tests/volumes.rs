@@ -76,7 +76,7 @@ fn three_disks_alias_when_merged_and_not_when_separate() {
     let w = volume_warnings(&r);
     assert_eq!(w.len(), 1, "{:?}", r.warnings);
     assert_contains(
-        &w[0],
+        w[0],
         &[
             "3 volumes",
             "0 (33.3%), 1 (33.3%), 2 (33.3%)",
