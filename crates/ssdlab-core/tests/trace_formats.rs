@@ -55,6 +55,15 @@ fn opts(format: Option<Format>) -> TraceOptions {
     }
 }
 
+/// The generic reader with `spec`.
+fn generic_opts(spec: GenericSpec) -> TraceOptions {
+    TraceOptions {
+        format: Some(Format::Generic),
+        generic: Some(spec),
+        ..Default::default()
+    }
+}
+
 fn read_all(path: &Path, o: &TraceOptions) -> Vec<Request> {
     trace::open(path, o)
         .unwrap()
@@ -98,6 +107,21 @@ fn assert_reqs(got: &[Request], want: &[Request]) {
             g.time_us,
             w.time_us
         );
+    }
+}
+
+/// `p` is detected as `format` and read with the default options as `want`.
+#[track_caller]
+fn assert_detected_reads(p: &Path, format: Format, want: &[Request]) {
+    assert_eq!(trace::detect(p).unwrap(), format, "{}", p.display());
+    assert_reqs(&read_all(p, &TraceOptions::default()), want);
+}
+
+/// `msg` holds every one of `parts`.
+#[track_caller]
+fn assert_contains(msg: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(msg.contains(part), "{part:?} not in: {msg}");
     }
 }
 
@@ -604,11 +628,7 @@ fn generic_sectors_and_nanoseconds() {
         write_codes: vec!["wr".into()],
         trim_codes: vec!["TRIM".into()],
     };
-    let o = TraceOptions {
-        format: Some(Format::Generic),
-        generic: Some(spec.clone()),
-        ..Default::default()
-    };
+    let o = generic_opts(spec.clone());
     assert_reqs(
         &read_all(&p, &o),
         &[
@@ -624,11 +644,7 @@ fn generic_sectors_and_nanoseconds() {
         offset_unit_bytes: 4096,
         ..Default::default()
     };
-    let o2 = TraceOptions {
-        format: Some(Format::Generic),
-        generic: Some(spec2),
-        ..Default::default()
-    };
+    let o2 = generic_opts(spec2);
     assert_reqs(
         &read_all(&p2, &o2),
         &[
@@ -642,14 +658,10 @@ fn generic_sectors_and_nanoseconds() {
         matches!(e, SimError::Config { ref field, .. } if field == "generic"),
         "{e:?}"
     );
-    let bad = TraceOptions {
-        format: Some(Format::Generic),
-        generic: Some(GenericSpec {
-            size_unit_bytes: 0,
-            ..spec
-        }),
-        ..Default::default()
-    };
+    let bad = generic_opts(GenericSpec {
+        size_unit_bytes: 0,
+        ..spec
+    });
     let e = trace::open(&p, &bad).err().unwrap();
     assert!(
         matches!(e, SimError::Config { ref field, .. } if field == "generic.size_unit_bytes"),
@@ -844,7 +856,7 @@ fn errors_and_edge_cases() {
     );
     // Auto-detection of an empty file asks for the format.
     let e = trace::detect(&empty).unwrap_err().to_string();
-    assert!(e.contains("no record") && e.contains("format"), "{e}");
+    assert_contains(&e, &["no record", "format"]);
     // Windows line ends and a UTF-8 byte-order mark.
     let crlf = d.file(
         "crlf.csv",
@@ -896,7 +908,7 @@ fn errors_and_edge_cases() {
             .unwrap()
             .unwrap_err()
             .to_string();
-        assert!(e.contains(what) && e.contains(":1: "), "{e}");
+        assert_contains(&e, &[what, ":1: "]);
     }
     // Unknown format names and blkparse actions.
     let e = Format::from_name("foo").unwrap_err().to_string();
@@ -992,13 +1004,7 @@ fn detection_messages() {
     let e = trace::detect(&p).unwrap_err();
     let m = e.to_string();
     assert!(matches!(e, SimError::Invalid(_)), "{e:?}");
-    assert!(
-        m.contains("ambiguous")
-            && m.contains("disksim")
-            && m.contains("mqsim")
-            && m.contains("--format"),
-        "{m}"
-    );
+    assert_contains(&m, &["ambiguous", "disksim", "mqsim", "--format"]);
     assert!(trace::open(&p, &TraceOptions::default()).is_err());
     assert_eq!(read_all(&p, &opts(Some(Format::Mqsim))).len(), 3);
     // Float ms → disksim, large integer ns → mqsim.
@@ -1033,10 +1039,7 @@ fn detection_messages() {
         b"1538323200,100,8,1,1063\n1538323200,100,8,7,1063\n",
     );
     let m = trace::detect(&p).unwrap_err().to_string();
-    assert!(
-        m.contains("closest is tencent") && m.contains("iotype"),
-        "{m}"
-    );
+    assert_contains(&m, &["closest is tencent", "iotype"]);
     // ... but reads with the format given.
     let o = TraceOptions {
         format: Some(Format::Tencent),
@@ -1320,14 +1323,9 @@ fn blkparse_without_summary_and_errors_after_reordered_requests() {
         "act.txt",
         b"8,0 0 1 0.1 5 D W 8 + 8 [a]\n8,0 0 2 0.2 5 Q2 W 8 + 8 [a]\n",
     );
-    let e = trace::open(&p, &opts(Some(Format::Blkparse)))
-        .unwrap()
-        .find_map(|r| r.err())
-        .unwrap()
-        .to_string();
-    assert!(
-        e.contains(":2: ") && e.contains("field 6 (action) \"Q2\""),
-        "{e}"
+    assert_contains(
+        &read_err(&p, Format::Blkparse),
+        &[":2: ", "field 6 (action) \"Q2\""],
     );
 }
 
@@ -1346,8 +1344,7 @@ fn msr_with_and_without_header() {
         format!("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n{rows}").as_bytes(),
     );
     for p in [plain, headed] {
-        assert_eq!(trace::detect(&p).unwrap(), Format::Msr, "{}", p.display());
-        assert_reqs(&read_all(&p, &TraceOptions::default()), &want);
+        assert_detected_reads(&p, Format::Msr, &want);
     }
 }
 
@@ -1358,9 +1355,9 @@ fn spc_extra_columns() {
         "fin.spc",
         b"0,20941264,8192,W,0.551706,Financial1\n1,7,512,r,1.5,x,y,z\n2,3,4096,R,2.25\n",
     );
-    assert_eq!(trace::detect(&p).unwrap(), Format::Umass);
-    assert_reqs(
-        &read_all(&p, &TraceOptions::default()),
+    assert_detected_reads(
+        &p,
+        Format::Umass,
         &[
             req(551706.0, Op::Write, 20941264 * 512, 8192, 0),
             req(1.5e6, Op::Read, 7 * 512, 512, 1),
@@ -1377,9 +1374,9 @@ fn systor_empty_response() {
         b"Timestamp,Response,IOType,LUN,Offset,Size\n1455591804.310701000,,R,0,203468398592,32768\n\
           1455591804.318699000,0.005276000,W,1,4590576115200,4096\n",
     );
-    assert_eq!(trace::detect(&p).unwrap(), Format::Systor);
-    assert_reqs(
-        &read_all(&p, &TraceOptions::default()),
+    assert_detected_reads(
+        &p,
+        Format::Systor,
         &[
             req(1455591804.310701e6, Op::Read, 203468398592, 32768, 0),
             req(1455591804.318699e6, Op::Write, 4590576115200, 4096, 1),
@@ -1397,8 +1394,7 @@ fn tencent_variants() {
         req(1538323201e6, Op::Write, 0, 512, 7),
     ];
     let plain = d.file("t.csv", rows.as_bytes());
-    assert_eq!(trace::detect(&plain).unwrap(), Format::Tencent);
-    assert_reqs(&read_all(&plain, &TraceOptions::default()), &want);
+    assert_detected_reads(&plain, Format::Tencent, &want);
     let headed = d.file(
         "th.csv",
         format!("Timestamp,Offset,Size,IOType,VolumeID\n{rows}").as_bytes(),
@@ -1417,14 +1413,12 @@ fn alibaba_csv() {
         req(1577808000000200.0, Op::Write, 0, 512, 5),
     ];
     let p = d.file("ali.csv", rows.as_bytes());
-    assert_eq!(trace::detect(&p).unwrap(), Format::Alibaba);
-    assert_reqs(&read_all(&p, &TraceOptions::default()), &want);
+    assert_detected_reads(&p, Format::Alibaba, &want);
     let headed = d.file(
         "alih.csv",
         format!("device_id,opcode,offset,length,timestamp\n{rows}").as_bytes(),
     );
-    assert_eq!(trace::detect(&headed).unwrap(), Format::Alibaba);
-    assert_reqs(&read_all(&headed, &TraceOptions::default()), &want);
+    assert_detected_reads(&headed, Format::Alibaba, &want);
     let dev5 = TraceOptions {
         device: Some(5),
         ..Default::default()
@@ -1432,31 +1426,33 @@ fn alibaba_csv() {
     assert_eq!(read_all(&p, &dev5).len(), 1);
 }
 
-/// One vscsi version-1 record (32 bytes).
+/// One vscsi version-1 record (32 bytes): sn, len, nSG, cmd, ver, lbn, ts.
 fn vscsi_v1(len: u32, cmd: u16, lbn: u64, ts: u64) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend(0x8000_0001u32.to_le_bytes());
-    b.extend(len.to_le_bytes());
-    b.extend(1u32.to_le_bytes());
-    b.extend(cmd.to_le_bytes());
-    b.extend(0x0100u16.to_le_bytes());
-    b.extend(lbn.to_le_bytes());
-    b.extend(ts.to_le_bytes());
-    b
+    [
+        &0x8000_0001u32.to_le_bytes()[..],
+        &len.to_le_bytes(),
+        &1u32.to_le_bytes(),
+        &cmd.to_le_bytes(),
+        &0x0100u16.to_le_bytes(),
+        &lbn.to_le_bytes(),
+        &ts.to_le_bytes(),
+    ]
+    .concat()
 }
 
-/// One vscsi version-2 record (40 bytes).
+/// One vscsi version-2 record (40 bytes): cmd, ver, sn, len, nSG, lbn, ts, rt.
 fn vscsi_v2(len: u32, cmd: u16, lbn: u64, ts: u64) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend(cmd.to_le_bytes());
-    b.extend(0x0200u16.to_le_bytes());
-    b.extend(9u32.to_le_bytes());
-    b.extend(len.to_le_bytes());
-    b.extend(2u32.to_le_bytes());
-    b.extend(lbn.to_le_bytes());
-    b.extend(ts.to_le_bytes());
-    b.extend(77u64.to_le_bytes());
-    b
+    [
+        &cmd.to_le_bytes()[..],
+        &0x0200u16.to_le_bytes(),
+        &9u32.to_le_bytes(),
+        &len.to_le_bytes(),
+        &2u32.to_le_bytes(),
+        &lbn.to_le_bytes(),
+        &ts.to_le_bytes(),
+        &77u64.to_le_bytes(),
+    ]
+    .concat()
 }
 
 #[test]
@@ -1599,25 +1595,26 @@ fn vscsi_versions_and_malformed_records() {
     }]
     .concat();
     let pv = d.file("ver.vscsi", &ver_only);
-    let e = read_err(&pv, Format::Vscsi);
-    assert!(e.contains(":2: ") && e.contains("field ver 0x0300"), "{e}");
+    assert_contains(&read_err(&pv, Format::Vscsi), &[":2: ", "field ver 0x0300"]);
     let trunc = [
         vscsi_v1(512, 0x28, 3, 4),
         vscsi_v1(512, 0x28, 3, 4)[..20].to_vec(),
     ]
     .concat();
     let pt = d.file("trunc.vscsi", &trunc);
-    let e = read_err(&pt, Format::Vscsi);
-    assert!(
-        e.contains(":2: ") && e.contains("truncated record: 20 of 32 bytes"),
-        "{e}"
+    assert_contains(
+        &read_err(&pt, Format::Vscsi),
+        &[":2: ", "truncated record: 20 of 32 bytes"],
     );
     // Text given as vscsi: an error, not a panic.
     let pt = d.file("text.vscsi", b"1,5633898,2a,512,42932745\n");
-    let e = read_err(&pt, Format::Vscsi);
-    assert!(e.contains(":1: ") && e.contains("neither version 1"), "{e}");
+    assert_contains(
+        &read_err(&pt, Format::Vscsi),
+        &[":1: ", "neither version 1"],
+    );
 }
 
+/// The first error reading `p` as `f` ("" when there is none).
 fn read_err(p: &Path, f: Format) -> String {
     trace::open(p, &opts(Some(f)))
         .unwrap()
@@ -1830,11 +1827,7 @@ fn flashnet_errors_name_file_line_and_field() {
         "f.trace",
         b"0.000,120,1,4096,4923392,0.091,4096\n0.000,146,3,4096,4923392,0.093,4096\n",
     );
-    let e = trace::open(&p, &opts(Some(Format::Flashnet)))
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap_err()
-        .to_string();
+    let e = read_err(&p, Format::Flashnet);
     assert!(
         e.starts_with(&format!("{}:2: malformed flashnet record", p.display()))
             && e.contains("field 3 (io_type) \"3\""),
@@ -2122,11 +2115,7 @@ fn blkparse_every_line_form() {
         ("W 100 + 8x [0]", "field 10 (nsectors) \"8x\""),
     ] {
         let p = d.file("bad.txt", format!("8,0 0 1 0.1 5 D {tail}\n").as_bytes());
-        let e = trace::open(&p, &opts(Some(Format::Blkparse)))
-            .unwrap()
-            .find_map(|r| r.err())
-            .unwrap_or_else(|| panic!("{tail}: no error"))
-            .to_string();
+        let e = read_err(&p, Format::Blkparse);
         assert!(
             e.starts_with(&format!("{}:1: malformed blkparse record", p.display()))
                 && e.contains(what),

@@ -50,6 +50,14 @@ fn run(path: &Path, extra: &str) -> RunResult {
     simulate(&Config::from_toml_str(&toml).unwrap(), &mut NoProgress).unwrap()
 }
 
+/// `msg` holds every one of `parts`.
+#[track_caller]
+fn assert_contains(msg: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(msg.contains(part), "{part:?} not in: {msg}");
+    }
+}
+
 fn volume_warnings(r: &RunResult) -> Vec<&String> {
     r.warnings
         .iter()
@@ -67,13 +75,14 @@ fn three_disks_alias_when_merged_and_not_when_separate() {
     assert!((r.metrics["buffer.page_hit_ratio"] - 2.0 / 3.0).abs() < 1e-12);
     let w = volume_warnings(&r);
     assert_eq!(w.len(), 1, "{:?}", r.warnings);
-    assert!(
-        w[0].contains("3 volumes")
-            && w[0].contains("0 (33.3%), 1 (33.3%), 2 (33.3%)")
-            && w[0].contains("workload.volumes = \"separate\"")
-            && w[0].contains("workload.device"),
-        "{}",
-        w[0]
+    assert_contains(
+        w[0],
+        &[
+            "3 volumes",
+            "0 (33.3%), 1 (33.3%), 2 (33.3%)",
+            "workload.volumes = \"separate\"",
+            "workload.device",
+        ],
     );
     // Said: merged, no warning; the same numbers.
     let m = run(&p, "volumes = \"merge\"");
@@ -215,8 +224,5 @@ fn flows_warn_with_their_own_key_and_bad_values_are_named() {
         .and_then(|c| c.validate())
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("workload.volumes") && e.contains("separate"),
-        "{e}"
-    );
+    assert_contains(&e, &["workload.volumes", "separate"]);
 }

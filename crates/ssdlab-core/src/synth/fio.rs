@@ -1687,7 +1687,9 @@ share = 0.05
         // The digests of these streams as drawn before the fio workload followed fio's
         // defaults (random map, uniform offsets, rwmix): the other kinds share the job engine
         // and must not change by a bit.
-        let cases: [(&str, fn(&mut WorkloadConfig), u64); 5] = [
+        /// Generator, change to the workload, digest.
+        type Case = (&'static str, fn(&mut WorkloadConfig), u64);
+        let cases: [Case; 5] = [
             ("uniform", |w| w.read_fraction = 0.3, 0x42a4_5105_c6e6_3727),
             ("zipf", |w| w.read_fraction = 0.3, 0x206d_d66a_70f6_60d6),
             ("zipf", |w| w.zipf_theta = 1.2, 0x0735_80f0_3830_aeb2),

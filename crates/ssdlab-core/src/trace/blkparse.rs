@@ -252,17 +252,15 @@ pub(crate) fn default_action(path: &Path) -> Result<u8> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fields::{err, req};
     use super::*;
 
     #[test]
     fn parses_blkparse() {
         let mut p = Parser::new(b'D');
-        let Parsed::Req(r) = p
-            .parse("8,33  30        1     0.001368096  5025  D   R 540544 + 8 [systemd-udevd]")
-            .unwrap()
-        else {
-            panic!()
-        };
+        let r = req(
+            p.parse("8,33  30        1     0.001368096  5025  D   R 540544 + 8 [systemd-udevd]")
+        );
         assert_eq!(
             (r.op, r.offset_bytes, r.len_bytes, r.dev),
             (Op::Read, 540544 * 512, 4096, 2081)
@@ -277,13 +275,8 @@ mod tests {
             Ok(Parsed::Record)
         );
         assert_eq!(p.parse("8,0 1 2 0.1 5 D FWS [jbd2]"), Ok(Parsed::Record));
-        let Parsed::Req(r) = p.parse("8,0 1 2 0.1 5 D DS 100 + 8 [x]").unwrap() else {
-            panic!()
-        };
-        assert_eq!(r.op, Op::Trim);
-        let Parsed::Req(r) = p.parse("259,1 1 2 0.1 5 D WSM 100 + 1 [x]").unwrap() else {
-            panic!()
-        };
+        assert_eq!(req(p.parse("8,0 1 2 0.1 5 D DS 100 + 8 [x]")).op, Op::Trim);
+        let r = req(p.parse("259,1 1 2 0.1 5 D WSM 100 + 1 [x]"));
         assert_eq!((r.op, r.len_bytes, r.dev), (Op::Write, 512, 259 * 256 + 1));
         // Zero-length: no data request.
         assert_eq!(
@@ -304,28 +297,16 @@ mod tests {
             p.parse("8,0 1 0 0.3 0 4a1,0 m N bfq1 insert_request"),
             Ok(Parsed::Record)
         );
-        assert!(p
-            .parse("8,0 3 7 0.2 0 C WS 19x [0]")
-            .unwrap_err()
-            .contains("field 8 (sector) \"19x\""));
-        assert!(p
-            .parse("8,0 3 7 0.2 0 C WS 100")
-            .unwrap_err()
-            .contains("sector [error]"));
+        assert!(err(p.parse("8,0 3 7 0.2 0 C WS 19x [0]")).contains("field 8 (sector) \"19x\""));
+        assert!(err(p.parse("8,0 3 7 0.2 0 C WS 100")).contains("sector [error]"));
         assert_eq!(p.parse("CPU4 (8,33):"), Ok(Parsed::Other));
         assert_eq!(
             p.parse("Reads Queued:           0,        0KiB"),
             Ok(Parsed::Other)
         );
         assert_eq!(p.parse("Total (8,33):"), Ok(Parsed::Other));
-        assert!(p
-            .parse("8,0 1 2 0.1 5 D W 100 - 8 [x]")
-            .unwrap_err()
-            .contains("sector + nsectors"));
-        assert!(p
-            .parse("8,0 1 2 abc 5 D W 100 + 8 [x]")
-            .unwrap_err()
-            .contains("time"));
+        assert!(err(p.parse("8,0 1 2 0.1 5 D W 100 - 8 [x]")).contains("sector + nsectors"));
+        assert!(err(p.parse("8,0 1 2 abc 5 D W 100 + 8 [x]")).contains("time"));
         assert_eq!(dev_number(8, 300), (8 << 8) | 44 | (256 << 12));
     }
 }

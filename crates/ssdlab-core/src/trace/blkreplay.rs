@@ -66,6 +66,7 @@ fn op_letter(s: &str) -> std::result::Result<Op, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fields::{err, req};
     use super::*;
 
     #[test]
@@ -80,24 +81,16 @@ mod tests {
             p.parse("more licence text after the header"),
             Ok(Parsed::Other)
         );
-        let Parsed::Req(r) = p
-            .parse("0.449518165 ;     37766917 ;   14 ; W ; 0.0 ; 0.0")
-            .unwrap()
-        else {
-            panic!()
-        };
+        let r = req(p.parse("0.449518165 ;     37766917 ;   14 ; W ; 0.0 ; 0.0"));
         assert_eq!(
             (r.op, r.offset_bytes, r.len_bytes),
             (Op::Write, 37766917 * 512, 14 * 512)
         );
-        let Parsed::Req(r) = p.parse("0.5 ; 1 ; 8 ; RA ; 0.0 ; 0.0").unwrap() else {
-            panic!()
-        };
-        assert_eq!(r.op, Op::Read);
+        assert_eq!(req(p.parse("0.5 ; 1 ; 8 ; RA ; 0.0 ; 0.0")).op, Op::Read);
         assert!(p.parse("free text after the first record").is_err());
         assert_eq!(p.parse("start ; sector; length ; op"), Ok(Parsed::Other));
         let mut p = Parser::default();
         assert!(matches!(p.parse("1.0 ; 8 ; 8 ; R"), Ok(Parsed::Req(_))));
-        assert!(p.parse("1.0 ; 8 ; 8 ; X").unwrap_err().contains("op"));
+        assert!(err(p.parse("1.0 ; 8 ; 8 ; X")).contains("op"));
     }
 }

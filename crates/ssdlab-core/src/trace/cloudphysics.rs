@@ -9,10 +9,8 @@
 //! prefix is accepted); size in bytes; lbn in 512-byte sectors. Other opcodes are malformed
 //! records. The trace has no device column: dev = 0.
 
-use super::fields::{num, request, scale, show, split_fields, too_few, uint, LineResult, Parsed};
+use super::fields::{csv, num, request, scale, show, split_fields, uint, LineResult, Parsed};
 use crate::request::Op;
-
-pub(crate) struct Parser;
 
 pub(crate) fn is_header(line: &str) -> bool {
     let (f, n) = split_fields::<2>(line, ',');
@@ -36,37 +34,29 @@ fn scsi_op(s: &str) -> std::result::Result<Op, String> {
     }
 }
 
-impl Parser {
-    #[inline]
-    pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_fields::<5>(line, ',');
-        if f[0].eq_ignore_ascii_case("version") {
-            return Ok(Parsed::Other);
-        }
-        if n < 5 {
-            return Err(too_few(line, Some(','), 5));
-        }
-        uint(f[0], "field 1 (version)")?;
-        let t = num(f[1], "field 2 (time)")?;
-        let op = scsi_op(f[2])?;
-        let len = uint(f[3], "field 4 (size)")?;
-        let lbn = uint(f[4], "field 5 (lbn)")?;
-        request(t * 1e6, op, scale(lbn, 512, "lbn")?, len, 0)
-    }
+#[inline]
+pub(crate) fn parse(line: &str) -> LineResult {
+    let Some(f) = csv::<5>(line, Some("version"))? else {
+        return Ok(Parsed::Other);
+    };
+    uint(f[0], "field 1 (version)")?;
+    let t = num(f[1], "field 2 (time)")?;
+    let op = scsi_op(f[2])?;
+    let len = uint(f[3], "field 4 (size)")?;
+    let lbn = uint(f[4], "field 5 (lbn)")?;
+    request(t * 1e6, op, scale(lbn, 512, "lbn")?, len, 0)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fields::{err, req};
     use super::*;
 
     #[test]
     fn parses_cloudphysics() {
-        let mut p = Parser;
         assert!(is_header("version,time,op,size,lbn"));
-        assert_eq!(p.parse("version,time,op,size,lbn"), Ok(Parsed::Other));
-        let Parsed::Req(r) = p.parse("1,5633898,2a,512,42932745").unwrap() else {
-            panic!()
-        };
+        assert_eq!(parse("version,time,op,size,lbn"), Ok(Parsed::Other));
+        let r = req(parse("1,5633898,2a,512,42932745"));
         assert_eq!(
             (r.op, r.offset_bytes, r.len_bytes, r.time_us),
             (Op::Write, 42932745 * 512, 512, 5633898e6)
@@ -78,15 +68,9 @@ mod tests {
             ("0a", Op::Write),
             ("8A", Op::Write),
         ] {
-            let Parsed::Req(r) = p.parse(&format!("1,1,{code},512,1")).unwrap() else {
-                panic!()
-            };
-            assert_eq!(r.op, op, "{code}");
+            assert_eq!(req(parse(&format!("1,1,{code},512,1"))).op, op, "{code}");
         }
-        assert!(p
-            .parse("1,1,35,512,1")
-            .unwrap_err()
-            .contains("SCSI opcode \"35\""));
-        assert!(p.parse("1,1,zz,512,1").unwrap_err().contains("hexadecimal"));
+        assert!(err(parse("1,1,35,512,1")).contains("SCSI opcode \"35\""));
+        assert!(err(parse("1,1,zz,512,1")).contains("hexadecimal"));
     }
 }

@@ -49,6 +49,23 @@ pub(crate) fn split_fields<const N: usize>(line: &str, sep: char) -> ([&str; N],
     (out, n)
 }
 
+/// The `N` comma-separated fields of a CSV record that needs all `N` (further fields are
+/// ignored); `None` for a header line, whose first field is `header` (any case).
+#[inline]
+pub(crate) fn csv<'a, const N: usize>(
+    line: &'a str,
+    header: Option<&str>,
+) -> std::result::Result<Option<[&'a str; N]>, String> {
+    let (f, n) = split_fields::<N>(line, ',');
+    if header.is_some_and(|h| f[0].eq_ignore_ascii_case(h)) {
+        return Ok(None);
+    }
+    if n < N {
+        return Err(too_few(line, Some(','), N));
+    }
+    Ok(Some(f))
+}
+
 /// Split on ASCII whitespace into at most `N` fields.
 #[inline]
 pub(crate) fn split_ws<const N: usize>(line: &str) -> ([&str; N], usize) {
@@ -233,15 +250,86 @@ pub(crate) fn latency(s: &str, unit_us: f64, what: &str) -> std::result::Result<
     }
 }
 
+/// The op a format writes as one of `codes` (case-insensitive); else the error
+/// "`what` `s` is not `expect`".
+#[inline]
+pub(crate) fn op_code(
+    s: &str,
+    codes: &[(&str, Op)],
+    what: &str,
+    expect: &str,
+) -> std::result::Result<Op, String> {
+    match codes.iter().find(|(c, _)| c.eq_ignore_ascii_case(s)) {
+        Some(&(_, op)) => Ok(op),
+        None => Err(format!("{what} {} is not {expect}", show(s))),
+    }
+}
+
 /// `R`/`W` (or `Read`/`Write`), case-insensitive.
 #[inline]
 pub(crate) fn op_rw(s: &str, what: &str) -> std::result::Result<Op, String> {
-    if s.eq_ignore_ascii_case("r") || s.eq_ignore_ascii_case("read") {
-        Ok(Op::Read)
-    } else if s.eq_ignore_ascii_case("w") || s.eq_ignore_ascii_case("write") {
-        Ok(Op::Write)
-    } else {
-        Err(format!("{what} {} is not R or W", show(s)))
+    const RW: [(&str, Op); 4] = [
+        ("r", Op::Read),
+        ("read", Op::Read),
+        ("w", Op::Write),
+        ("write", Op::Write),
+    ];
+    op_code(s, &RW, what, "R or W")
+}
+
+/// `1` = read, `0` = write (the LinnOS / FlashNet replayers' op).
+pub(crate) const ONE_READ: [(&str, Op); 2] = [("1", Op::Read), ("0", Op::Write)];
+
+/// A reader test: each line of `ok` parses to its request (time within 1e-6 µs and rounding, the
+/// measured latency as given), each line of `bad` fails with an error that holds its text.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn check(
+    mut parse: impl FnMut(&str) -> LineResult,
+    ok: &[(&str, Request)],
+    bad: &[(&str, &str)],
+) {
+    for (line, w) in ok {
+        let g = req(parse(line));
+        assert_eq!(
+            (g.op, g.offset_bytes, g.len_bytes, g.dev, g.measured()),
+            (w.op, w.offset_bytes, w.len_bytes, w.dev, w.measured()),
+            "{line}"
+        );
+        let tol = 1e-6 + w.time_us.abs() * f64::EPSILON;
+        assert!((g.time_us - w.time_us).abs() <= tol, "{line}: {g:?}");
+    }
+    for (line, what) in bad {
+        assert_contains(&err(parse(line)), &[what]);
+    }
+}
+
+/// `msg` holds every one of `parts`.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_contains(msg: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(msg.contains(part), "{part:?} not in: {msg}");
+    }
+}
+
+/// The request a reader test expects `r` to be.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn req(r: LineResult) -> Request {
+    match r {
+        Ok(Parsed::Req(r)) => r,
+        other => panic!("expected a request, got {other:?}"),
+    }
+}
+
+/// The error message a reader test expects `r` to be.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn err(r: LineResult) -> String {
+    match r {
+        Err(e) => e,
+        other => panic!("expected an error, got {other:?}"),
     }
 }
 

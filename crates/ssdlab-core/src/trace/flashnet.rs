@@ -14,9 +14,8 @@
 //! record times instead.
 
 use super::fields::{
-    latency, num, request_measured, show, split_fields, too_few, uint, LineResult,
+    csv, latency, num, op_code, request_measured, uint, LineResult, Parsed, ONE_READ,
 };
-use crate::request::Op;
 
 pub(crate) struct Parser {
     /// Time from `ts_submit_ms` (else `ts_record_ms`).
@@ -26,22 +25,17 @@ pub(crate) struct Parser {
 impl Parser {
     #[inline]
     pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_fields::<7>(line, ',');
-        if n < 7 {
-            return Err(too_few(line, Some(','), 7));
-        }
+        let Some(f) = csv::<7>(line, None)? else {
+            return Ok(Parsed::Other);
+        };
         let record = num(f[0], "field 1 (ts_record_ms)")?;
         let lat = latency(f[1], 1.0, "field 2 (latency_us)")?;
-        let op = match f[2] {
-            "1" => Op::Read,
-            "0" => Op::Write,
-            s => {
-                return Err(format!(
-                    "field 3 (io_type) {} is not 1 (read) or 0 (write)",
-                    show(s)
-                ))
-            }
-        };
+        let op = op_code(
+            f[2],
+            &ONE_READ,
+            "field 3 (io_type)",
+            "1 (read) or 0 (write)",
+        )?;
         let len = uint(f[3], "field 4 (size_B)")?;
         let off = uint(f[4], "field 5 (offset_B)")?;
         let submit = num(f[5], "field 6 (ts_submit_ms)")?;
@@ -53,44 +47,52 @@ impl Parser {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fields::Parsed;
+    use super::super::fields::check;
     use super::*;
+    use crate::request::{Op, Request};
 
-    fn req(p: &mut Parser, line: &str) -> crate::request::Request {
-        match p.parse(line) {
-            Ok(Parsed::Req(r)) => r,
-            other => panic!("{other:?}"),
+    /// `r` with the measured latency `us`.
+    fn measured(r: Request, us: f32) -> Request {
+        Request {
+            measured_us: us,
+            ..r
         }
     }
 
     #[test]
     fn parses_flashnet() {
         let line = "147000.000,2277,1,69632,2809856,147005.484,69632";
-        let r = req(&mut Parser { submit: true }, line);
-        assert_eq!(
-            (r.op, r.offset_bytes, r.len_bytes, r.dev, r.measured()),
-            (Op::Read, 2809856, 69632, 0, Some(2277.0))
+        let read = |t| measured(Request::new(t, Op::Read, 2809856, 69632, 0), 2277.0);
+        let write = measured(Request::new(91.0, Op::Write, 4923392, 4096, 0), 120.0);
+        check(
+            |l| Parser { submit: true }.parse(l),
+            &[
+                (line, read(147005.484e3)),
+                ("0.000,120,0,4096,4923392,0.091,4096", write),
+            ],
+            &[],
         );
-        assert_eq!(r.time_us, 147005.484e3);
-        let r = req(&mut Parser { submit: false }, line);
-        assert_eq!(r.time_us, 147_000_000.0);
-        let r = req(
-            &mut Parser { submit: true },
-            "0.000,120,0,4096,4923392,0.091,4096",
+        check(
+            |l| Parser { submit: false }.parse(l),
+            &[(line, read(147_000_000.0))],
+            &[],
         );
-        assert_eq!((r.op, r.time_us, r.measured_us), (Op::Write, 91.0, 120.0));
     }
 
     #[test]
     fn names_the_bad_field() {
-        let mut p = Parser { submit: true };
-        let mut err = |l: &str| p.parse(l).unwrap_err();
-        assert!(err("0,120,2,4096,0,0.1,4096").contains("field 3 (io_type) \"2\""));
-        assert!(err("0,-5,1,4096,0,0.1,4096").contains("field 2 (latency_us)"));
-        assert!(err("0,1e300,1,4096,0,0.1,4096").contains("too large"));
-        assert!(err("0,5,1,4k,0,0.1,4096").contains("field 4 (size_B)"));
-        assert!(err("0,5,1,4096,0,x,4096").contains("field 6 (ts_submit_ms)"));
-        assert!(err("0,5,1,4096,0,0.1").contains("at least 7"));
-        assert!(err("0.000,120,1,4096,4923392,0.091,big").contains("field 7"));
+        check(
+            |l| Parser { submit: true }.parse(l),
+            &[],
+            &[
+                ("0,120,2,4096,0,0.1,4096", "field 3 (io_type) \"2\""),
+                ("0,-5,1,4096,0,0.1,4096", "field 2 (latency_us)"),
+                ("0,1e300,1,4096,0,0.1,4096", "too large"),
+                ("0,5,1,4k,0,0.1,4096", "field 4 (size_B)"),
+                ("0,5,1,4096,0,x,4096", "field 6 (ts_submit_ms)"),
+                ("0,5,1,4096,0,0.1", "at least 7"),
+                ("0.000,120,1,4096,4923392,0.091,big", "field 7"),
+            ],
+        );
     }
 }

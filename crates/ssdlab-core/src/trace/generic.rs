@@ -15,7 +15,7 @@
 //! write_codes = ["w", "0"]
 //! ```
 
-use super::fields::{num, request, show, too_few, uint, uint32, LineResult, Parsed};
+use super::fields::{num, request, scale, show, too_few, uint, uint32, LineResult, Parsed};
 use crate::error::{Result, SimError};
 use crate::request::Op;
 
@@ -303,21 +303,9 @@ impl Parser {
             None => return Err(self.bad_op(op_s)),
         };
         let off = uint(v[1], "offset_col")?;
-        let off = off
-            .checked_mul(self.spec.offset_unit_bytes)
-            .ok_or_else(|| {
-                format!(
-                    "offset_col value {off} × {} bytes overflows 64 bits",
-                    self.spec.offset_unit_bytes
-                )
-            })?;
+        let off = scale(off, self.spec.offset_unit_bytes, "offset_col value")?;
         let len = uint(v[2], "size_col")?;
-        let len = len.checked_mul(self.spec.size_unit_bytes).ok_or_else(|| {
-            format!(
-                "size_col value {len} × {} bytes overflows 64 bits",
-                self.spec.size_unit_bytes
-            )
-        })?;
+        let len = scale(len, self.spec.size_unit_bytes, "size_col value")?;
         let t = if self.cols[3] == NONE {
             0.0
         } else {

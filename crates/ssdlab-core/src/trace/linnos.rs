@@ -8,68 +8,45 @@
 //! The columns are DiskSim's (and MQSim's) with byte units instead of 512-byte sectors, so
 //! detection never picks `linnos` over them on its own: see `detect`.
 
-use super::fields::{dev_columns, request, show, LineResult};
-use crate::request::Op;
+use super::fields::{dev_columns, op_code, request, LineResult, ONE_READ};
 
-pub(crate) struct Parser;
-
-impl Parser {
-    #[inline]
-    pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (t, dev, off, len, op) = dev_columns(
-            line,
-            ["field 1 (ts_ms)", "field 3 (offset_B)", "field 4 (size_B)"],
-            1,
-        )?;
-        let op = match op {
-            "1" => Op::Read,
-            "0" => Op::Write,
-            s => {
-                return Err(format!(
-                    "field 5 (op) {} is not 1 (read) or 0 (write)",
-                    show(s)
-                ))
-            }
-        };
-        request(t * 1e3, op, off, len, dev)
-    }
+#[inline]
+pub(crate) fn parse(line: &str) -> LineResult {
+    let (t, dev, off, len, op) = dev_columns(
+        line,
+        ["field 1 (ts_ms)", "field 3 (offset_B)", "field 4 (size_B)"],
+        1,
+    )?;
+    let op = op_code(op, &ONE_READ, "field 5 (op)", "1 (read) or 0 (write)")?;
+    request(t * 1e3, op, off, len, dev)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::fields::Parsed;
+    use super::super::fields::check;
     use super::*;
+    use crate::request::{Op, Request};
 
     #[test]
     fn parses_linnos() {
-        let mut p = Parser;
-        let Parsed::Req(r) = p.parse("12.5 3 1073741824 65536 1").unwrap() else {
-            panic!()
-        };
-        assert_eq!(
-            (r.op, r.offset_bytes, r.len_bytes, r.dev, r.measured()),
-            (Op::Read, 1 << 30, 65536, 3, None)
+        check(
+            parse,
+            &[
+                (
+                    "12.5 3 1073741824 65536 1",
+                    Request::new(12500.0, Op::Read, 1 << 30, 65536, 3),
+                ),
+                (
+                    "0\t0\t134217728\t4096\t0",
+                    Request::new(0.0, Op::Write, 1 << 27, 4096, 0),
+                ),
+            ],
+            &[
+                ("0 0 4096 4096 2", "field 5 (op) \"2\""),
+                ("0 0 4096 4k 1", "field 4 (size_B)"),
+                ("0 0 4096 4096", "at least 5"),
+                ("0 0 18446744073709551615 1 1", "overflows"),
+            ],
         );
-        assert_eq!(r.time_us, 12500.0);
-        let Parsed::Req(r) = p.parse("0\t0\t134217728\t4096\t0").unwrap() else {
-            panic!()
-        };
-        assert_eq!(
-            (r.op, r.offset_bytes, r.len_bytes),
-            (Op::Write, 1 << 27, 4096)
-        );
-        assert!(p
-            .parse("0 0 4096 4096 2")
-            .unwrap_err()
-            .contains("field 5 (op) \"2\""));
-        assert!(p
-            .parse("0 0 4096 4k 1")
-            .unwrap_err()
-            .contains("field 4 (size_B)"));
-        assert!(p.parse("0 0 4096 4096").unwrap_err().contains("at least 5"));
-        assert!(p
-            .parse("0 0 18446744073709551615 1 1")
-            .unwrap_err()
-            .contains("overflows"));
     }
 }

@@ -8,7 +8,7 @@
 //! (no measurement), as in the traces [`write_msr`] writes.
 
 use super::fields::{
-    latency, request_measured, show, split_fields, too_few, uint, uint32, LineResult, Parsed,
+    latency, op_code, request_measured, split_fields, too_few, uint, uint32, LineResult, Parsed,
 };
 use crate::request::Op;
 
@@ -25,38 +25,30 @@ pub(crate) fn filetime_us(ts: u64) -> f64 {
     }
 }
 
-pub(crate) struct Parser;
-
-impl Parser {
-    #[inline]
-    pub(crate) fn parse(&mut self, line: &str) -> LineResult {
-        let (f, n) = split_fields::<7>(line, ',');
-        if f[0].eq_ignore_ascii_case("timestamp") {
-            return Ok(Parsed::Other);
-        }
-        if n < 6 {
-            return Err(too_few(line, Some(','), 7));
-        }
-        let ts = uint(f[0], "field 1 (Timestamp)")?;
-        let dev = uint32(f[2], "field 3 (DiskNumber)")?;
-        let op = if f[3].eq_ignore_ascii_case("write") {
-            Op::Write
-        } else if f[3].eq_ignore_ascii_case("read") {
-            Op::Read
-        } else {
-            return Err(format!(
-                "field 4 (Type) {} is not Read or Write",
-                show(f[3])
-            ));
-        };
-        let off = uint(f[4], "field 5 (Offset)")?;
-        let len = uint(f[5], "field 6 (Size)")?;
-        let measured = match n {
-            7 if !f[6].is_empty() => latency(f[6], 0.1, "field 7 (ResponseTime)")?,
-            _ => f32::NAN,
-        };
-        request_measured(filetime_us(ts), op, off, len, dev, measured)
+#[inline]
+pub(crate) fn parse(line: &str) -> LineResult {
+    let (f, n) = split_fields::<7>(line, ',');
+    if f[0].eq_ignore_ascii_case("timestamp") {
+        return Ok(Parsed::Other);
     }
+    if n < 6 {
+        return Err(too_few(line, Some(','), 7));
+    }
+    let ts = uint(f[0], "field 1 (Timestamp)")?;
+    let dev = uint32(f[2], "field 3 (DiskNumber)")?;
+    let op = op_code(
+        f[3],
+        &[("write", Op::Write), ("read", Op::Read)],
+        "field 4 (Type)",
+        "Read or Write",
+    )?;
+    let off = uint(f[4], "field 5 (Offset)")?;
+    let len = uint(f[5], "field 6 (Size)")?;
+    let measured = match n {
+        7 if !f[6].is_empty() => latency(f[6], 0.1, "field 7 (ResponseTime)")?,
+        _ => f32::NAN,
+    };
+    request_measured(filetime_us(ts), op, off, len, dev, measured)
 }
 
 /// Write `requests` as MSR Cambridge CSV at `out` (Hostname `ssdlab`, DiskNumber = the
@@ -103,40 +95,36 @@ pub fn write_msr(
 
 #[cfg(test)]
 mod tests {
+    use super::super::fields::check;
     use super::*;
+    use crate::request::Request;
 
     #[test]
     fn parses_msr() {
-        let mut p = Parser;
-        let r = p
-            .parse("128166385295514663,hm,0,Write,9056014336,2048,2833")
-            .unwrap();
-        let Parsed::Req(r) = r else { panic!() };
-        assert_eq!(
-            (r.op, r.offset_bytes, r.len_bytes, r.dev),
-            (Op::Write, 9056014336, 2048, 0)
+        let unix = Request::new(1_172_164_929_551_466.3, Op::Write, 9056014336, 2048, 0);
+        // No ResponseTime, or an empty one: no measured latency.
+        let unmeasured = Request::new(0.1, Op::Read, 0, 512, 2);
+        check(
+            parse,
+            &[
+                (
+                    "128166385295514663,hm,0,Write,9056014336,2048,2833",
+                    Request {
+                        measured_us: 283.3,
+                        ..unix
+                    },
+                ),
+                ("1,h,2,read,0,512", unmeasured),
+                ("1,h,2,read,0,512,", unmeasured),
+            ],
+            &[
+                ("1,h,2,Read,0,512,2.5ms", "field 7 (ResponseTime) \"2.5ms\""),
+                ("1,h,2,Flush,0,512,1", "Type"),
+                ("1,h,2,Read,-5,512,1", "negative"),
+            ],
         );
-        assert!((r.time_us - 1_172_164_929_551_466.3).abs() < 0.5);
-        assert_eq!(r.measured(), Some(283.3));
-        let Ok(Parsed::Req(r)) = p.parse("1,h,2,read,0,512") else {
-            panic!()
-        };
-        assert_eq!(r.measured(), None);
-        let Ok(Parsed::Req(r)) = p.parse("1,h,2,read,0,512,") else {
-            panic!()
-        };
-        assert_eq!(r.measured(), None);
-        assert!(p
-            .parse("1,h,2,Read,0,512,2.5ms")
-            .unwrap_err()
-            .contains("field 7 (ResponseTime) \"2.5ms\""));
-        assert!(p.parse("1,h,2,Flush,0,512,1").unwrap_err().contains("Type"));
-        assert!(p
-            .parse("1,h,2,Read,-5,512,1")
-            .unwrap_err()
-            .contains("negative"));
         assert_eq!(
-            p.parse("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"),
+            parse("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"),
             Ok(Parsed::Other)
         );
     }

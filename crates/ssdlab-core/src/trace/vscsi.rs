@@ -195,21 +195,11 @@ impl VscsiReader {
 mod tests {
     use super::*;
 
-    fn v1(sn: u32, len: u32, cmd: u16, lbn: u64, ts: u64) -> Vec<u8> {
-        let mut b = Vec::new();
-        b.extend(sn.to_le_bytes());
-        b.extend(len.to_le_bytes());
-        b.extend(1u32.to_le_bytes());
-        b.extend(cmd.to_le_bytes());
-        b.extend(0x0100u16.to_le_bytes());
-        b.extend(lbn.to_le_bytes());
-        b.extend(ts.to_le_bytes());
-        b
-    }
-
     #[test]
     fn detects_versions() {
-        let r = v1(7, 512, 0x2a, 9, 10);
+        // Version 1: sn 7, len 512, nSG 1, cmd 0x2a (WRITE(10)), ver 0x0100, lbn 9, ts 10.
+        let head: [u8; 16] = [7, 0, 0, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0x2a, 0, 0, 1];
+        let r = [&head[..], &9u64.to_le_bytes(), &10u64.to_le_bytes()].concat();
         assert_eq!(record_size(&r), Some(32));
         assert!(looks_like(&r));
         assert!(!looks_like(b"1,5633898,2a,512,42932745\n1,5633898"));
