@@ -7,8 +7,9 @@
 //! - `build`: the components from the registry (placement, FTL, padding, write buffer) and the
 //!   simulated device they make (`sim`), with the workload's `source` and `address` map;
 //! - `replay`: precondition, warm-up, repeats, time-series samples, final flush, integrity —
-//!   one flow in `replay`, several on the clock through `flows`; timed mode's request path is
-//!   `timed` (its clock optionally on its own thread, `clock_thread`);
+//!   one loop, whatever submits the requests: one flow's passes, or several flows on the clock
+//!   (`flows`); timed mode's request path is `timed` (its clock optionally on its own thread,
+//!   `clock_thread`);
 //! - `assemble`: the metrics of the measured window, into a [`RunResult`].
 //!
 //! Below them: `sim` (the device: address map → write buffer → `flush` path → FTL → NAND).
