@@ -142,13 +142,7 @@ pub(super) struct Flows<'a> {
 }
 
 impl Submissions for Flows<'_> {
-    fn run(
-        self,
-        sim: &mut Sim,
-        lp: &mut Loop,
-        clock: Option<Clock>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Submitted> {
+    fn run(self, sim: &mut Sim, lp: &mut Loop, clock: Option<Clock>) -> Result<Submitted> {
         let Some(mut clock) = clock else {
             return Err(SimError::config(
                 "flows",
@@ -156,7 +150,7 @@ impl Submissions for Flows<'_> {
             ));
         };
         let (cfg, plan) = (self.resolved, self.plan);
-        let flows = replay(sim, cfg, &mut clock, plan, lp, warnings)?;
+        let flows = replay(sim, cfg, &mut clock, plan, lp)?;
         Ok(Submitted {
             clock: Some(clock),
             skipped: 0,
@@ -166,14 +160,13 @@ impl Submissions for Flows<'_> {
 }
 
 /// Replay every flow (`only`: that flow alone, the others idle) on `clock`: each flow's measured
-/// requests (its notes go to `warnings`).
+/// requests (its notes go to the run's warnings).
 fn replay(
     sim: &mut Sim,
     cfg: &Config,
     clock: &mut Clock,
     plan: &FlowPlan,
     lp: &mut Loop,
-    warnings: &mut Vec<String>,
 ) -> Result<Vec<FlowStats>> {
     if !plan.stripes.is_empty() {
         clock.partition(cfg, &plan.stripes);
@@ -260,7 +253,7 @@ fn replay(
             _ => break,
         }
     }
-    warnings.extend(
+    lp.warnings.extend(
         flows
             .iter()
             .enumerate()
@@ -274,7 +267,7 @@ fn replay(
     );
     for (i, f) in flows.iter_mut().enumerate() {
         if let Some(n) = f.read_notes.take().filter(|n| !n.is_empty()) {
-            warnings.push(format!("flows[{i}]: {}", n.join("; ")));
+            lp.warnings.push(format!("flows[{i}]: {}", n.join("; ")));
         }
     }
     Ok(std::mem::take(&mut q.stats))

@@ -141,13 +141,7 @@ pub(super) struct Replayed {
 /// for nothing of several's.
 pub(super) trait Submissions {
     /// Submit every request, each followed by [`Loop::submitted`]; `clock`: timed mode's.
-    fn run(
-        self,
-        sim: &mut Sim,
-        lp: &mut Loop,
-        clock: Option<Clock>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Submitted>;
+    fn run(self, sim: &mut Sim, lp: &mut Loop, clock: Option<Clock>) -> Result<Submitted>;
 }
 
 /// What submitting every request leaves besides the counts.
@@ -174,6 +168,8 @@ pub(super) struct Loop<'a> {
     total: u64,
     timing: &'a NandConfig,
     progress: &'a mut dyn Progress,
+    /// The run's warnings, for what the submissions note.
+    pub(super) warnings: &'a mut Vec<String>,
 }
 
 impl Loop<'_> {
@@ -260,10 +256,8 @@ pub(super) fn replay(
         // Progress counts the flows' requests; the sample limit is checked, as it always was,
         // on the top-level workload's.
         Some(plan) => {
-            let several = super::flows::Flows { plan, resolved };
-            drive(
-                sim, several, resolved, total, plan.total, progress, warnings,
-            )
+            let flows = super::flows::Flows { plan, resolved };
+            drive(sim, flows, resolved, total, plan.total, progress, warnings)
         }
     }
 }
@@ -315,9 +309,10 @@ fn drive<S: Submissions>(
         total,
         timing: &resolved.nand,
         progress,
+        warnings,
     };
     lp.next_event = lp.next_event();
-    let run = subs.run(sim, &mut lp, clock, warnings)?;
+    let run = subs.run(sim, &mut lp, clock)?;
     finish(sim, lp, run)
 }
 
@@ -393,13 +388,7 @@ fn one(
 }
 
 impl Submissions for OneFlow<'_> {
-    fn run(
-        self,
-        sim: &mut Sim,
-        lp: &mut Loop,
-        clock: Option<Clock>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Submitted> {
+    fn run(self, sim: &mut Sim, lp: &mut Loop, clock: Option<Clock>) -> Result<Submitted> {
         let OneFlow { mut src, resolved } = self;
         let mut s = Serve {
             interface: clock
@@ -458,11 +447,11 @@ impl Submissions for OneFlow<'_> {
                 parsed = std::mem::replace(&mut keeper, Keeper::new(false)).finish(&src);
             }
             if pass == 0 {
-                warnings.extend(src.read_warnings(resolved, "workload"));
+                lp.warnings.extend(src.read_warnings(resolved, "workload"));
                 let (n, first) = src.skipped();
                 skipped = n;
                 if let Some(first) = first {
-                    warnings.push(format!(
+                    lp.warnings.push(format!(
                         "skipped {skipped} malformed records; first: {first}"
                     ));
                 }
@@ -474,7 +463,7 @@ impl Submissions for OneFlow<'_> {
         if let Some(f) = s.feed.take() {
             s.clock = Some(f.finish(sim)?);
         }
-        warnings.extend(s.huge.take());
+        lp.warnings.extend(s.huge.take());
         Ok(Submitted {
             clock: s.clock,
             skipped,
