@@ -88,20 +88,14 @@ pub(super) fn assemble(
     buffer_pages: u64,
     warnings: Vec<String>,
 ) -> RunResult {
-    let Replayed {
-        done,
-        warmup,
-        skipped,
-        base,
-        series,
-        clock,
-        flows,
-    } = run;
     let timing = &resolved.nand;
-    let mut m = sim.metrics_since(&base, timing);
-    m.insert("run.requests".into(), done as f64);
-    m.insert("run.measured_requests".into(), (done - warmup) as f64);
-    m.insert("trace.skipped_records".into(), skipped as f64);
+    let mut m = sim.metrics_since(&run.base, timing);
+    m.insert("run.requests".into(), run.done as f64);
+    m.insert(
+        "run.measured_requests".into(),
+        (run.done - run.warmup) as f64,
+    );
+    m.insert("trace.skipped_records".into(), run.submitted.skipped as f64);
     m.insert("device.logical_pages".into(), sim.geo.logical_pages as f64);
     m.insert(
         "device.physical_blocks".into(),
@@ -112,16 +106,17 @@ pub(super) fn assemble(
     let groups = &sim.be.groups;
     m.extend(groups.metrics());
     let mut histograms = groups.histograms();
-    histograms.extend(sim.ftl_histograms_since(&base));
+    histograms.extend(sim.ftl_histograms_since(&run.base));
     let mut warnings = warnings;
     warnings.extend(unwritten_reads_note(&m, &resolved));
-    if let Some(c) = &clock {
+    if let Some(c) = &run.submitted.clock {
         m.extend(c.metrics());
         histograms.extend(c.histograms());
         warnings.extend(c.warnings());
     }
+    let flows = &run.submitted.flows;
     if !flows.is_empty() {
-        let (fm, fh) = flow_metrics(&flows);
+        let (fm, fh) = flow_metrics(flows);
         m.extend(fm);
         histograms.extend(fh);
     }
@@ -129,7 +124,7 @@ pub(super) fn assemble(
         config: resolved,
         metrics: m,
         histograms,
-        series: series.columns,
+        series: run.series.columns,
         warnings,
     }
 }

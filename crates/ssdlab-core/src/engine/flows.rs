@@ -15,13 +15,14 @@
 
 use super::address::AddressMap;
 use super::plan::FlowPlan;
+use super::replay::{Loop, Submissions, Submitted};
 use super::sim::Sim;
 use super::source::{no_requests, open_source, At, Source};
 use super::timed::{FlowStats, Interface};
 use crate::config::Config;
 use crate::error::{Result, SimError};
 use crate::request::Request;
-use crate::timed::Arrivals;
+use crate::timed::{Arrivals, Clock};
 use std::collections::VecDeque;
 
 /// One flow on the clock.
@@ -134,23 +135,42 @@ impl Arbiter {
     }
 }
 
-/// The flows' side of the replay: what `replay` asks of the loop for each submission.
-pub(super) trait Submissions {
-    /// Whether the next submission is in the measured window.
-    fn measured(&self) -> bool;
-    /// A request was submitted (warm-up end, samples and progress are due by count).
-    fn submitted(&mut self, sim: &mut Sim, clock: &mut crate::timed::Clock) -> Result<()>;
+/// Several flows' submissions to the replay loop (timed mode only).
+pub(super) struct Flows<'a> {
+    pub(super) plan: &'a FlowPlan,
+    pub(super) resolved: &'a Config,
 }
 
-/// Replay every flow (`only`: that flow alone, the others idle) on `clock`; returns each flow's
-/// measured requests and notes for the warnings.
-pub(super) fn replay(
+impl Submissions for Flows<'_> {
+    fn run(self, sim: &mut Sim, lp: &mut Loop, clock: Option<Clock>) -> Result<Submitted> {
+        let Some(mut clock) = clock else {
+            return Err(SimError::config(
+                "flows",
+                "several flows need run.mode = \"timed\"",
+            ));
+        };
+        let (cfg, plan) = (self.resolved, self.plan);
+        let flows = replay(sim, cfg, &mut clock, plan, lp)?;
+        Ok(Submitted {
+            clock: Some(clock),
+            skipped: 0,
+            flows,
+        })
+    }
+}
+
+/// Replay every flow (`only`: that flow alone, the others idle) on `clock`: each flow's measured
+/// requests (its notes go to the run's warnings).
+fn replay(
     sim: &mut Sim,
     cfg: &Config,
-    clock: &mut crate::timed::Clock,
+    clock: &mut Clock,
     plan: &FlowPlan,
-    lp: &mut dyn Submissions,
-) -> Result<(Vec<FlowStats>, Vec<String>)> {
+    lp: &mut Loop,
+) -> Result<Vec<FlowStats>> {
+    if !plan.stripes.is_empty() {
+        clock.partition(cfg, &plan.stripes);
+    }
     let only = plan.only;
     let ppb = sim.geo.pages_per_block;
     let mut flows = Vec::with_capacity(cfg.flows.len());
@@ -233,23 +253,24 @@ pub(super) fn replay(
             _ => break,
         }
     }
-    let mut notes: Vec<String> = flows
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.arrivals.reordered > 0)
-        .map(|(i, f)| {
-            format!(
-                "flows[{i}]: {} requests arrived before the one listed before them; they were submitted at that one's time",
-                f.arrivals.reordered
-            )
-        })
-        .collect();
+    lp.warnings.extend(
+        flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.arrivals.reordered > 0)
+            .map(|(i, f)| {
+                format!(
+                    "flows[{i}]: {} requests arrived before the one listed before them; they were submitted at that one's time",
+                    f.arrivals.reordered
+                )
+            }),
+    );
     for (i, f) in flows.iter_mut().enumerate() {
         if let Some(n) = f.read_notes.take().filter(|n| !n.is_empty()) {
-            notes.push(format!("flows[{i}]: {}", n.join("; ")));
+            lp.warnings.push(format!("flows[{i}]: {}", n.join("; ")));
         }
     }
-    Ok((std::mem::take(&mut q.stats), notes))
+    Ok(std::mem::take(&mut q.stats))
 }
 
 /// Flow `i` submits its next request now; the controller fetches what it may (without a limit,
@@ -257,13 +278,13 @@ pub(super) fn replay(
 #[allow(clippy::too_many_arguments)]
 fn admit(
     sim: &mut Sim,
-    clock: &mut crate::timed::Clock,
+    clock: &mut Clock,
     q: &mut Interface,
     flows: &mut [Flow],
     i: usize,
     arb: &mut Arbiter,
     limit: usize,
-    lp: &mut dyn Submissions,
+    lp: &mut Loop,
 ) -> Result<()> {
     let Some((req, at, now, measured)) = submit(clock, q, flows, i, lp)? else {
         return Ok(());
@@ -275,14 +296,14 @@ fn admit(
         flows[i].sq.push_back((req, at, now, measured));
         fetch(sim, clock, q, flows, arb, limit)?;
     }
-    lp.submitted(sim, clock)
+    lp.submitted(sim, Some(clock))
 }
 
 /// The controller fetches commands by arbitration while it holds fewer than `limit` (0: no
 /// limit); the scheduler takes what it may of them.
 fn fetch(
     sim: &mut Sim,
-    clock: &mut crate::timed::Clock,
+    clock: &mut Clock,
     q: &mut Interface,
     flows: &mut [Flow],
     arb: &mut Arbiter,
@@ -307,11 +328,11 @@ fn fetch(
 /// Flow `i` submits its next request now: the request, where it is, when, and whether it is
 /// measured (None: it has none left).
 fn submit(
-    clock: &mut crate::timed::Clock,
+    clock: &mut Clock,
     q: &mut Interface,
     flows: &mut [Flow],
     i: usize,
-    lp: &mut dyn Submissions,
+    lp: &Loop,
 ) -> Result<Option<(Request, At, f64, bool)>> {
     let f = &mut flows[i];
     let Some((req, at, _)) = f.next.take() else {

@@ -12,9 +12,10 @@
 //! - `plan`: how flows share the device (their ranges of logical blocks and sets of dies);
 //! - `build`: the components from the registry (placement, FTL, padding, write buffer) and the
 //!   simulated device they make (`sim`), with the workload's `source` and `address` map;
-//! - `replay`: one loop for one flow and several (`flows`): precondition, warm-up, repeats,
-//!   time-series samples, final flush, integrity; timed mode's request path is `timed` (its
-//!   clock optionally on its own thread, `clock_thread`);
+//! - `replay`: precondition, warm-up, repeats, time-series samples, final flush, integrity —
+//!   one loop, whatever submits the requests: one flow's passes, or several flows on the clock
+//!   (`flows`); timed mode's request path is `timed` (its clock optionally on its own thread,
+//!   `clock_thread`);
 //! - `assemble`: the metrics of the measured window, into a [`RunResult`].
 //!
 //! Below them: `sim` (the device: address map → write buffer → `flush` path → FTL → NAND).

@@ -2,6 +2,10 @@
 //! mapping, the write buffer and the FTL; a snapshot of the counters at the end of the warm-up
 //! (`run.warmup_requests`) is the base of the measured window; time-series rows every
 //! `run.sample_every` requests; the final buffer flush and the integrity check.
+//!
+//! One loop does this for one flow and for several (`[[flows]]`): it is generic over what
+//! submits the requests ([`Submissions`]: one flow's passes here, several flows on the clock in
+//! `flows`), and each submission counts through [`Loop::submitted`].
 
 use super::clock_thread::{usable, Feed};
 use super::plan::FlowPlan;
@@ -126,19 +130,33 @@ pub(super) struct Replayed {
     /// Requests replayed, warm-up included.
     pub(super) done: u64,
     pub(super) warmup: u64,
-    /// Malformed records skipped in the first pass.
-    pub(super) skipped: u64,
     /// The counters at the end of the warm-up (at the start without one).
     pub(super) base: Snapshot,
     pub(super) series: Series,
+    pub(super) submitted: Submitted,
+}
+
+/// What submits the requests to the replay loop: one flow's passes ([`OneFlow`]) or several
+/// flows on the clock (`flows::Flows`). The loop is generic over it, so one flow's path pays
+/// for nothing of several's.
+pub(super) trait Submissions {
+    /// Submit every request, each followed by [`Loop::submitted`]; `clock`: timed mode's.
+    fn run(self, sim: &mut Sim, lp: &mut Loop, clock: Option<Clock>) -> Result<Submitted>;
+}
+
+/// What submitting every request leaves besides the counts.
+pub(super) struct Submitted {
     /// Timed mode: the clock, with the latencies of the measured window.
     pub(super) clock: Option<Clock>,
+    /// Malformed records skipped in the first pass.
+    pub(super) skipped: u64,
     /// Several flows: each one's measured requests (empty with one).
     pub(super) flows: Vec<FlowStats>,
 }
 
-/// The replay loop's state between requests.
-struct Loop<'a> {
+/// The replay loop's state between requests, whatever submits them: the warm-up's end,
+/// time-series samples and progress are due by request count.
+pub(super) struct Loop<'a> {
     done: u64,
     warmup: u64,
     every: u64,
@@ -149,7 +167,166 @@ struct Loop<'a> {
     base: Snapshot,
     total: u64,
     timing: &'a NandConfig,
-    /// Timed mode's clock (None: counts mode).
+    progress: &'a mut dyn Progress,
+    /// The run's warnings, for what the submissions note.
+    pub(super) warnings: &'a mut Vec<String>,
+}
+
+impl Loop<'_> {
+    /// Whether the next request is in the measured window.
+    #[inline(always)]
+    pub(super) fn measured(&self) -> bool {
+        self.done >= self.warmup
+    }
+
+    /// A request was submitted: count it, then whatever is due by count ([`Loop::event`]).
+    #[inline(always)]
+    pub(super) fn submitted(&mut self, sim: &mut Sim, clock: Option<&mut Clock>) -> Result<()> {
+        self.done += 1;
+        if self.done == self.next_event {
+            self.event(sim, clock)?;
+        }
+        Ok(())
+    }
+
+    /// The first request count at which something is due: a time-series sample, a progress
+    /// report or the end of the warm-up.
+    fn next_event(&self) -> u64 {
+        let progress = (self.done / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+        let warmup = if self.warmup > self.done {
+            self.warmup
+        } else {
+            u64::MAX
+        };
+        self.next_sample.min(progress).min(warmup)
+    }
+
+    /// What is due after `done` requests, in this order: the sample, the progress report, and
+    /// (at the end of the warm-up) the snapshot that the measured window counts from. Kept out of
+    /// line: the replay loop only pays for one comparison per request.
+    #[cold]
+    #[inline(never)]
+    fn event(&mut self, sim: &mut Sim, clock: Option<&mut Clock>) -> Result<()> {
+        if self.done == self.next_sample {
+            sim.sample(
+                &mut self.series,
+                self.done,
+                self.done > self.warmup,
+                &self.base,
+                self.timing,
+                clock,
+            )?;
+            self.next_sample += self.every;
+        }
+        if self.done.is_multiple_of(PROGRESS_EVERY) && !self.progress.update(self.done, self.total)
+        {
+            return Err(SimError::Cancelled);
+        }
+        if self.done == self.warmup {
+            self.base = sim.snapshot();
+            sim.be.groups.reset_counts();
+        }
+        self.next_event = self.next_event();
+        Ok(())
+    }
+}
+
+/// Replay `src` (one flow) or the `flows`' workloads (several): see [`drive`]. `scan` (the
+/// sizing pre-pass, if any) gives a trace's length for progress.
+pub(super) fn replay(
+    sim: &mut Sim,
+    src: Source,
+    resolved: &Config,
+    scan: Option<&Scan>,
+    progress: &mut dyn Progress,
+    warnings: &mut Vec<String>,
+    flows: Option<&FlowPlan>,
+) -> Result<Replayed> {
+    let per_pass = match (&src, scan) {
+        (Source::Synth(s), _) => s.len(),
+        (_, Some(s)) => s.requests,
+        _ => 0,
+    };
+    let total = per_pass * resolved.run.repeat as u64;
+    match flows {
+        None => {
+            let one = OneFlow { src, resolved };
+            drive(sim, one, resolved, total, total, progress, warnings)
+        }
+        // Progress counts the flows' requests; the sample limit is checked, as it always was,
+        // on the top-level workload's.
+        Some(plan) => {
+            let flows = super::flows::Flows { plan, resolved };
+            drive(sim, flows, resolved, total, plan.total, progress, warnings)
+        }
+    }
+}
+
+/// The replay loop: precondition `sim`, submit every request of `subs`, then the final flush,
+/// the integrity check and the last sample ([`finish`]). `limit_total`: the requests the sample
+/// limit is checked on before the replay; `total`: requests in all (0 = unknown), for progress.
+fn drive<S: Submissions>(
+    sim: &mut Sim,
+    subs: S,
+    resolved: &Config,
+    limit_total: u64,
+    total: u64,
+    progress: &mut dyn Progress,
+    warnings: &mut Vec<String>,
+) -> Result<Replayed> {
+    if resolved.run.precondition == "fill" {
+        sim.precondition_fill()?;
+    }
+    // Timed mode starts on an idle device after the precondition.
+    let clock = if resolved.run.mode == "timed" {
+        sim.be.nand.set_logging(true);
+        let mut c = Clock::new(resolved, crate::registry::build_scheduler(resolved)?);
+        c.set_buffer_pages(sim.buffer_pages);
+        sim.drain_to = c.drain.target();
+        Some(c)
+    } else {
+        None
+    };
+    let warmup = resolved.run.warmup_requests;
+    let every = resolved.run.sample_every;
+    // Known totals fail here, before the replay (the samples, the last one included, number
+    // ⌈total / every⌉); otherwise `Series::push` stops the run at the limit.
+    if every > 0 && limit_total.div_ceil(every) > MAX_SAMPLES {
+        return Err(SimError::config(
+            "run.sample_every",
+            format!("{every} gives more than {MAX_SAMPLES} samples over {limit_total} requests; sample less often"),
+        ));
+    }
+    let mut lp = Loop {
+        done: 0,
+        warmup,
+        every,
+        // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
+        next_sample: if every > 0 { every } else { u64::MAX },
+        next_event: 0,
+        series: Series::default(),
+        base: sim.snapshot(),
+        total,
+        timing: &resolved.nand,
+        progress,
+        warnings,
+    };
+    lp.next_event = lp.next_event();
+    let run = subs.run(sim, &mut lp, clock)?;
+    finish(sim, lp, run)
+}
+
+/// One flow: its workload's passes (`run.repeat`), each further one reopened or replayed from
+/// memory.
+struct OneFlow<'a> {
+    src: Source,
+    resolved: &'a Config,
+}
+
+/// How one flow's requests are served: counts mode, or timed mode on this thread (through the
+/// host interface's queue or not) or with the clock on its own thread.
+struct Serve {
+    /// Timed mode's clock (None: counts mode, or the clock is on its own thread).
     clock: Option<Clock>,
     /// Timed mode's host-interface queue (None: `run.scheduler = "fifo"`).
     interface: Option<Interface>,
@@ -178,272 +355,126 @@ fn huge_request_note(req: &Request, at: At, page_shift: u32) -> String {
 /// which the progress (counted in requests) stands still: the run says so as it starts it.
 const HUGE_REQUEST_PAGES: u64 = 1 << 28;
 
-/// One request (with a prefetch hint for one a few places ahead), then whatever is due after it
-/// ([`Loop::event`]).
+/// One request of one flow (with a prefetch hint for one a few places ahead), then whatever is
+/// due after it ([`Loop::submitted`]).
 #[inline(always)]
 fn one(
     sim: &mut Sim,
     lp: &mut Loop,
+    s: &mut Serve,
     req: &Request,
     ahead_offset_bytes: Option<u64>,
     at: At,
-    progress: &mut dyn Progress,
 ) -> Result<()> {
     if let Some(a) = ahead_offset_bytes {
         // The first page of a request a few places ahead (as the address map "none" places it;
         // under other maps the hint is merely useless).
         sim.buffer.prefetch(a >> sim.page_shift);
     }
-    if req.len_bytes >= lp.huge_bytes {
+    if req.len_bytes >= s.huge_bytes {
         let note = huge_request_note(req, at, sim.page_shift);
-        progress.note(&note);
-        lp.huge = Some(note);
-        lp.huge_bytes = u64::MAX;
+        lp.progress.note(&note);
+        s.huge = Some(note);
+        s.huge_bytes = u64::MAX;
     }
-    let measured = lp.done >= lp.warmup;
-    match (lp.feed.as_mut(), lp.clock.as_mut(), lp.interface.as_mut()) {
+    let measured = lp.measured();
+    match (s.feed.as_mut(), s.clock.as_mut(), s.interface.as_mut()) {
         (Some(f), _, _) => f.push(sim, req, at, measured)?,
         (None, Some(c), None) => sim.timed_request(c, req, at, measured)?,
         (None, Some(c), Some(q)) => sim.submit(c, q, req, at, measured)?,
         (None, None, _) => sim.request(req, at)?,
     }
-    lp.done += 1;
-    if lp.done == lp.next_event {
-        let mut clock = lp.clock.take();
-        let due = lp.event(sim, clock.as_mut(), progress);
-        lp.clock = clock;
-        due?;
-    }
-    Ok(())
+    lp.submitted(sim, s.clock.as_mut())
 }
 
-/// The replay loop as several flows' submissions drive it (`[[flows]]`).
-struct FlowSubmissions<'a, 'b> {
-    lp: &'a mut Loop<'b>,
-    progress: &'a mut dyn Progress,
-}
-
-impl super::flows::Submissions for FlowSubmissions<'_, '_> {
-    fn measured(&self) -> bool {
-        self.lp.done >= self.lp.warmup
-    }
-
-    fn submitted(&mut self, sim: &mut Sim, clock: &mut Clock) -> Result<()> {
-        self.lp.done += 1;
-        if self.lp.done == self.lp.next_event {
-            self.lp.event(sim, Some(clock), self.progress)?;
-        }
-        Ok(())
-    }
-}
-
-impl Loop<'_> {
-    /// The first request count at which something is due: a time-series sample, a progress
-    /// report or the end of the warm-up.
-    fn next_event(&self) -> u64 {
-        let progress = (self.done / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
-        let warmup = if self.warmup > self.done {
-            self.warmup
-        } else {
-            u64::MAX
+impl Submissions for OneFlow<'_> {
+    fn run(self, sim: &mut Sim, lp: &mut Loop, clock: Option<Clock>) -> Result<Submitted> {
+        let OneFlow { mut src, resolved } = self;
+        let mut s = Serve {
+            interface: clock
+                .as_ref()
+                .and_then(|_| Interface::new(&resolved.run.scheduler)),
+            clock,
+            feed: None,
+            huge: None,
+            huge_bytes: HUGE_REQUEST_PAGES << sim.page_shift,
         };
-        self.next_sample.min(progress).min(warmup)
-    }
-
-    /// What is due after `done` requests, in this order: the sample, the progress report, and
-    /// (at the end of the warm-up) the snapshot that the measured window counts from. Kept out of
-    /// line: the replay loop only pays for one comparison per request.
-    #[cold]
-    #[inline(never)]
-    fn event(
-        &mut self,
-        sim: &mut Sim,
-        clock: Option<&mut Clock>,
-        progress: &mut dyn Progress,
-    ) -> Result<()> {
-        if self.done == self.next_sample {
-            sim.sample(
-                &mut self.series,
-                self.done,
-                self.done > self.warmup,
-                &self.base,
-                self.timing,
-                clock,
-            )?;
-            self.next_sample += self.every;
-        }
-        if self.done.is_multiple_of(PROGRESS_EVERY) && !progress.update(self.done, self.total) {
-            return Err(SimError::Cancelled);
-        }
-        if self.done == self.warmup {
-            self.base = sim.snapshot();
-            sim.be.groups.reset_counts();
-        }
-        self.next_event = self.next_event();
-        Ok(())
-    }
-}
-
-/// Precondition `sim`, replay `src` (reopened for every further pass), flush the buffer and check
-/// integrity. `scan` (the sizing pre-pass, if any) gives a trace's length for progress.
-pub(super) fn replay(
-    sim: &mut Sim,
-    mut src: Source,
-    resolved: &Config,
-    scan: Option<&Scan>,
-    progress: &mut dyn Progress,
-    warnings: &mut Vec<String>,
-    flows: Option<&FlowPlan>,
-) -> Result<Replayed> {
-    let check = sim.check;
-    if resolved.run.precondition == "fill" {
-        sim.precondition_fill()?;
-    }
-    // Timed mode starts on an idle device after the precondition.
-    let clock = if resolved.run.mode == "timed" {
-        sim.be.nand.set_logging(true);
-        let mut c = Clock::new(resolved, crate::registry::build_scheduler(resolved)?);
-        c.set_buffer_pages(sim.buffer_pages);
-        sim.drain_to = c.drain.target();
-        Some(c)
-    } else {
-        None
-    };
-    let per_pass = match (&src, scan) {
-        (Source::Synth(s), _) => s.len(),
-        (_, Some(s)) => s.requests,
-        _ => 0,
-    };
-    let total = per_pass * resolved.run.repeat as u64;
-    let warmup = resolved.run.warmup_requests;
-    let every = resolved.run.sample_every;
-    // Known totals fail here, before the replay (the samples, the last one included, number
-    // ⌈total / every⌉); otherwise `Series::push` stops the run at the limit.
-    if every > 0 && total.div_ceil(every) > MAX_SAMPLES {
-        return Err(SimError::config(
-            "run.sample_every",
-            format!("{every} gives more than {MAX_SAMPLES} samples over {total} requests; sample less often"),
-        ));
-    }
-    let mut lp = Loop {
-        done: 0,
-        warmup,
-        every,
-        // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
-        next_sample: if every > 0 { every } else { u64::MAX },
-        next_event: 0,
-        series: Series::default(),
-        base: sim.snapshot(),
-        total,
-        timing: &resolved.nand,
-        interface: clock
+        if s.clock
             .as_ref()
-            .and_then(|_| Interface::new(&resolved.run.scheduler)),
-        clock,
-        feed: None,
-        huge: None,
-        huge_bytes: HUGE_REQUEST_PAGES << sim.page_shift,
-    };
-    lp.next_event = lp.next_event();
-    if let Some(plan) = flows {
-        let Some(mut clock) = lp.clock.take() else {
-            return Err(SimError::config(
-                "flows",
-                "several flows need run.mode = \"timed\"",
-            ));
+            .is_some_and(|c| usable(c, resolved.run.clock_thread, lp.every))
+        {
+            s.feed = s.clock.take().map(Feed::start).transpose()?;
+        }
+        let mut skipped = 0u64;
+        // Later passes replay the first from memory when it is kept (the pre-pass may have kept it).
+        let mut parsed = match &src {
+            Source::Kept(k) => Some(k.parsed().clone()),
+            _ => None,
         };
-        lp.total = plan.total;
-        let mut subs = FlowSubmissions {
-            lp: &mut lp,
-            progress,
-        };
-        if !plan.stripes.is_empty() {
-            clock.partition(resolved, &plan.stripes);
+        let mut keeper = Keeper::new(
+            resolved.run.repeat > 1 && matches!(src, Source::Trace(_) | Source::Pipelined(_)),
+        );
+        for pass in 0..resolved.run.repeat {
+            if pass > 0 {
+                if let Some(c) = s.clock.as_mut() {
+                    c.new_pass();
+                }
+                if let Some(f) = s.feed.as_mut() {
+                    f.send(sim, true)?;
+                }
+                src = reopen(resolved, parsed.as_ref())?;
+            }
+            loop {
+                // Requests decoded ahead come as a run (binary traces): no per-request dispatch.
+                let drained = src.drain_run(|req, ahead, line| {
+                    keeper.keep(req, line);
+                    one(sim, lp, &mut s, req, Some(ahead), At::Line(line))
+                })?;
+                if drained > 0 {
+                    continue;
+                }
+                let Some(req) = src.next() else { break };
+                let (req, at) = (req?, src.at());
+                if let At::Line(line) = at {
+                    keeper.keep(&req, line);
+                }
+                one(sim, lp, &mut s, &req, None, at)?;
+            }
+            if let (Some(c), Some(q)) = (s.clock.as_mut(), s.interface.as_mut()) {
+                sim.drain(c, q)?;
+            }
+            if pass == 0 && parsed.is_none() {
+                parsed = std::mem::replace(&mut keeper, Keeper::new(false)).finish(&src);
+            }
+            if pass == 0 {
+                lp.warnings.extend(src.read_warnings(resolved, "workload"));
+                let (n, first) = src.skipped();
+                skipped = n;
+                if let Some(first) = first {
+                    lp.warnings.push(format!(
+                        "skipped {skipped} malformed records; first: {first}"
+                    ));
+                }
+            }
+            if pass == 0 && lp.done == 0 {
+                return Err(no_requests(resolved, src.lines(), src.format_name()));
+            }
         }
-        let (stats, notes) = super::flows::replay(sim, resolved, &mut clock, plan, &mut subs)?;
-        warnings.extend(notes);
-        lp.clock = Some(clock);
-        return finish(sim, lp, 0, stats, check, progress);
+        if let Some(f) = s.feed.take() {
+            s.clock = Some(f.finish(sim)?);
+        }
+        lp.warnings.extend(s.huge.take());
+        Ok(Submitted {
+            clock: s.clock,
+            skipped,
+            flows: Vec::new(),
+        })
     }
-    if lp
-        .clock
-        .as_ref()
-        .is_some_and(|c| usable(c, resolved.run.clock_thread, every))
-    {
-        lp.feed = lp.clock.take().map(Feed::start).transpose()?;
-    }
-    let mut skipped = 0u64;
-    // Later passes replay the first from memory when it is kept (the pre-pass may have kept it).
-    let mut parsed = match &src {
-        Source::Kept(k) => Some(k.parsed().clone()),
-        _ => None,
-    };
-    let mut keeper = Keeper::new(
-        resolved.run.repeat > 1 && matches!(src, Source::Trace(_) | Source::Pipelined(_)),
-    );
-    for pass in 0..resolved.run.repeat {
-        if pass > 0 {
-            if let Some(c) = lp.clock.as_mut() {
-                c.new_pass();
-            }
-            if let Some(f) = lp.feed.as_mut() {
-                f.send(sim, true)?;
-            }
-            src = reopen(resolved, parsed.as_ref())?;
-        }
-        loop {
-            // Requests decoded ahead come as a run (binary traces): no per-request dispatch.
-            let drained = src.drain_run(|req, ahead, line| {
-                keeper.keep(req, line);
-                one(sim, &mut lp, req, Some(ahead), At::Line(line), progress)
-            })?;
-            if drained > 0 {
-                continue;
-            }
-            let Some(req) = src.next() else { break };
-            let (req, at) = (req?, src.at());
-            if let At::Line(line) = at {
-                keeper.keep(&req, line);
-            }
-            one(sim, &mut lp, &req, None, at, progress)?;
-        }
-        if let (Some(c), Some(q)) = (lp.clock.as_mut(), lp.interface.as_mut()) {
-            sim.drain(c, q)?;
-        }
-        if pass == 0 && parsed.is_none() {
-            parsed = std::mem::replace(&mut keeper, Keeper::new(false)).finish(&src);
-        }
-        if pass == 0 {
-            warnings.extend(src.read_warnings(resolved, "workload"));
-            let (n, first) = src.skipped();
-            skipped = n;
-            if let Some(first) = first {
-                warnings.push(format!(
-                    "skipped {skipped} malformed records; first: {first}"
-                ));
-            }
-        }
-        if pass == 0 && lp.done == 0 {
-            return Err(no_requests(resolved, src.lines(), src.format_name()));
-        }
-    }
-    if let Some(f) = lp.feed.take() {
-        lp.clock = Some(f.finish(sim)?);
-    }
-    warnings.extend(lp.huge.take());
-    finish(sim, lp, skipped, Vec::new(), check, progress)
 }
 
 /// After the last request: the final flush (counted, not timed), the integrity check and the
 /// last time-series row.
-fn finish(
-    sim: &mut Sim,
-    lp: Loop,
-    skipped: u64,
-    flows: Vec<FlowStats>,
-    check: bool,
-    progress: &mut dyn Progress,
-) -> Result<Replayed> {
+fn finish(sim: &mut Sim, lp: Loop, mut submitted: Submitted) -> Result<Replayed> {
     let Loop {
         done,
         warmup,
@@ -452,7 +483,7 @@ fn finish(
         base,
         mut series,
         timing,
-        mut clock,
+        progress,
         ..
     } = lp;
     if warmup >= done {
@@ -467,7 +498,7 @@ fn finish(
     sim.be.nand.set_logging(false);
     sim.buffer.flush_all(&mut sim.be)?;
     progress.update(done, total);
-    if check {
+    if sim.check {
         sim.be.ftl.check_integrity(&sim.latest)?;
     }
     if every > 0 {
@@ -475,16 +506,15 @@ fn finish(
         if series.columns.get("requests").and_then(|c| c.last()) == Some(&(done as f64)) {
             series.pop();
         }
-        sim.sample(&mut series, done, true, &base, timing, clock.as_mut())?;
+        let clock = submitted.clock.as_mut();
+        sim.sample(&mut series, done, true, &base, timing, clock)?;
     }
     Ok(Replayed {
         done,
         warmup,
-        skipped,
         base,
         series,
-        clock,
-        flows,
+        submitted,
     })
 }
 
