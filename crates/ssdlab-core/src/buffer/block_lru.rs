@@ -27,12 +27,7 @@ impl BlockLruBuffer {
 }
 
 impl GroupPolicy for BlockLruBuffer {
-    fn store(&self) -> &GroupStore {
-        &self.store
-    }
-    fn store_mut(&mut self) -> &mut GroupStore {
-        &mut self.store
-    }
+    super::groups::store_in_field!();
 
     fn written(&mut self, _lpn: Lpn, _mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         if w.new_group {

@@ -35,7 +35,7 @@
 //! Reads never insert and change nothing.
 
 use super::groups::{GroupStore, SizeLists};
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
@@ -647,14 +647,14 @@ impl WriteBuffer for BpacBuffer {
         _mask: SectorMask,
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        if let Some(i) = key(lpn).and_then(|k| self.pindex.get(k)) {
+        if let Some(i) = self.pindex.lookup(lpn) {
             return Ok(self.nodes[i as usize].mask);
         }
         Ok(self.store.mask_of(lpn))
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        if let Some(i) = key(lpn).and_then(|k| self.pindex.get(k)) {
+        if let Some(i) = self.pindex.lookup(lpn) {
             self.page_remove(i);
             return;
         }

@@ -87,12 +87,7 @@ impl BplruBuffer {
 }
 
 impl GroupPolicy for BplruBuffer {
-    fn store(&self) -> &GroupStore {
-        &self.store
-    }
-    fn store_mut(&mut self) -> &mut GroupStore {
-        &mut self.store
-    }
+    super::groups::store_in_field!();
 
     fn written(&mut self, lpn: Lpn, _mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         let g = w.group;

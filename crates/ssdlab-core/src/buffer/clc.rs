@@ -137,12 +137,7 @@ impl ClcBuffer {
 }
 
 impl GroupPolicy for ClcBuffer {
-    fn store(&self) -> &GroupStore {
-        &self.store
-    }
-    fn store_mut(&mut self) -> &mut GroupStore {
-        &mut self.store
-    }
+    super::groups::store_in_field!();
 
     fn written(&mut self, _lpn: Lpn, _mask: SectorMask, w: Written, sink: &dyn FlushSink) {
         let g = w.group;

@@ -114,12 +114,7 @@ impl FabBuffer {
 }
 
 impl GroupPolicy for FabBuffer {
-    fn store(&self) -> &GroupStore {
-        &self.store
-    }
-    fn store_mut(&mut self) -> &mut GroupStore {
-        &mut self.store
-    }
+    super::groups::store_in_field!();
 
     fn written(&mut self, _lpn: Lpn, mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         let g = w.group;

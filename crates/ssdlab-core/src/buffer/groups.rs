@@ -29,6 +29,20 @@ pub trait GroupPolicy: Send {
     fn more_gauges(&self, _gauges: &mut Vec<(&'static str, f64)>) {}
 }
 
+/// [`GroupPolicy::store`] and [`GroupPolicy::store_mut`] of a buffer keeping its store in its
+/// field `store` (all of them do).
+macro_rules! store_in_field {
+    () => {
+        fn store(&self) -> &GroupStore {
+            &self.store
+        }
+        fn store_mut(&mut self) -> &mut GroupStore {
+            &mut self.store
+        }
+    };
+}
+pub(crate) use store_in_field;
+
 impl<T: GroupPolicy> WriteBuffer for T {
     /// The page index slot and group entry of `lpn`.
     #[inline]
@@ -205,7 +219,7 @@ impl GroupStore {
         self.held >= self.capacity
     }
     pub fn has_page(&self, lpn: Lpn) -> bool {
-        key(lpn).is_some_and(|k| self.pages.get(k).is_some())
+        self.pages.lookup(lpn).is_some()
     }
     /// The group of `lpn` if the page is buffered.
     pub fn page_group(&self, lpn: Lpn) -> Option<u32> {
@@ -221,8 +235,8 @@ impl GroupStore {
         self.group_slab.get(g)
     }
     pub fn mask_of(&self, lpn: Lpn) -> SectorMask {
-        key(lpn)
-            .and_then(|k| self.pages.get(k))
+        self.pages
+            .lookup(lpn)
             .map_or(0, |i| self.page_slab.get(i).mask)
     }
 

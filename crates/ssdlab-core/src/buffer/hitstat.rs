@@ -281,12 +281,7 @@ impl HitStatBuffer {
 }
 
 impl GroupPolicy for HitStatBuffer {
-    fn store(&self) -> &GroupStore {
-        &self.store
-    }
-    fn store_mut(&mut self) -> &mut GroupStore {
-        &mut self.store
-    }
+    super::groups::store_in_field!();
 
     fn request_begins(&mut self) {
         // A period = write requests (k−1)·period+1 … k·period; adapt before the next one.

@@ -39,7 +39,7 @@
 //!
 //! Where the seed is silent each choice is a parameter (its doc says which and why).
 
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::list::{Links, List, NIL};
 use super::{
     choice, flush_gathered, unit_interval, BufferParams, FlushSink, PageWrite, WriteBuffer,
@@ -1013,12 +1013,14 @@ impl WriteBuffer for HwbBuffer {
         _mask: SectorMask,
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        let Some(k) = key(lpn) else { return Ok(0) };
-        Ok(self.index.get(k).map_or(0, |i| self.nodes[i as usize].mask))
+        Ok(self
+            .index
+            .lookup(lpn)
+            .map_or(0, |i| self.nodes[i as usize].mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        let Some(i) = key(lpn).and_then(|k| self.index.get(k)) else {
+        let Some(i) = self.index.lookup(lpn) else {
             return;
         };
         match self.nodes[i as usize].region as usize {

@@ -26,7 +26,7 @@
 //! above come in stamp order, so those go to a queue instead of the first heap (the usual case
 //! on scattered writes: one page per LBN in the window).
 
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::list::Slab;
 use super::{flush_gathered, FlushSink, PageWrite, WriteBuffer};
 use crate::error::Result;
@@ -679,13 +679,14 @@ impl WriteBuffer for RefBuffer {
         _mask: SectorMask,
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        Ok(key(lpn)
-            .and_then(|k| self.index.get(k))
+        Ok(self
+            .index
+            .lookup(lpn)
             .map_or(0, |i| self.nodes[i as usize].mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        if let Some(i) = key(lpn).and_then(|k| self.index.get(k)) {
+        if let Some(i) = self.index.lookup(lpn) {
             self.remove_page(i, false);
             self.fill_window();
         }
