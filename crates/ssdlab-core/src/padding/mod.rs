@@ -86,7 +86,13 @@ crate::params! {
 
 impl crate::params::Params for FixedParams {
     fn check(&self, table: &str) -> crate::error::Result<()> {
-        crate::buffer::unit_interval(table, "threshold", self.threshold)
+        if !(0.0..=1.0).contains(&self.threshold) {
+            return Err(crate::error::SimError::config(
+                format!("{table}.threshold"),
+                format!("{} is not in [0, 1]", self.threshold),
+            ));
+        }
+        Ok(())
     }
 }
 
