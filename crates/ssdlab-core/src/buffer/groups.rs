@@ -1,6 +1,7 @@
-//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat, CLC, BPAC): a page index, a group index
-//! and per-group page chains in slabs. Ordering (recency lists, weight classes) stays with each
-//! policy, keyed by the group's slab slot.
+//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat, CLC, BPAC): a page
+//! index, a group index and per-group page chains in slabs, the capacity and the padding policy.
+//! Ordering (recency lists, weight classes) stays with each policy, keyed by the group's slab
+//! slot; [`GroupPolicy`] gives all but BPAC (which has a page region too) their `WriteBuffer`.
 
 use super::index::{checked_key, key, LpnIndex};
 use super::list::{Slab, NIL};
