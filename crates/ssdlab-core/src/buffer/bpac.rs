@@ -35,12 +35,11 @@
 //! Reads never insert and change nothing.
 
 use super::groups::{GroupStore, SizeLists};
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::list::{Links, List, NIL};
 use super::{BufferParams, FlushSink, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
-use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
 crate::params! {
@@ -292,21 +291,20 @@ pub struct BpacBuffer {
     block_ghost: Ghost,
     promotions: u64,
     demotions: u64,
-    padding: Box<dyn Padding>,
 }
 
 impl BpacBuffer {
     pub fn new(bp: BufferParams, p: BpacParams) -> Self {
-        let cap = bp.capacity_pages;
+        let (cap, ppb) = (bp.capacity_pages, bp.pages_per_block);
         BpacBuffer {
             capacity: cap,
             now: 0,
             reuse: Default::default(),
-            store: GroupStore::new(cap, bp.pages_per_block),
+            store: GroupStore::new(bp),
             pstamp: Vec::new(),
             gstamp: Vec::new(),
             gdemoted: Vec::new(),
-            buckets: SizeLists::new(bp.pages_per_block),
+            buckets: SizeLists::new(ppb),
             lru_links: Links::default(),
             lru: List::default(),
             nodes: Vec::new(),
@@ -326,7 +324,6 @@ impl BpacBuffer {
             promotions: 0,
             demotions: 0,
             p,
-            padding: bp.padding,
         }
     }
 
@@ -504,7 +501,7 @@ impl BpacBuffer {
         if by_block_rule {
             self.block_ghost.insert(self.store.group(g).lbn as u32);
         }
-        self.store.flush_group(g, &mut *self.padding, sink)
+        self.store.flush_group(g, sink)
     }
 
     fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
@@ -650,14 +647,14 @@ impl WriteBuffer for BpacBuffer {
         _mask: SectorMask,
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        if let Some(i) = key(lpn).and_then(|k| self.pindex.get(k)) {
+        if let Some(i) = self.pindex.lookup(lpn) {
             return Ok(self.nodes[i as usize].mask);
         }
         Ok(self.store.mask_of(lpn))
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        if let Some(i) = key(lpn).and_then(|k| self.pindex.get(k)) {
+        if let Some(i) = self.pindex.lookup(lpn) {
             self.page_remove(i);
             return;
         }
@@ -694,11 +691,7 @@ impl WriteBuffer for BpacBuffer {
             ("buffer.bpac.t_pird", self.t_pird),
             ("buffer.bpac.t_bird", self.t_bird),
         ];
-        g.extend(crate::padding::gauges(
-            &mut *self.padding,
-            self.store.ppb,
-            view,
-        ));
+        g.extend(self.store.padding_gauges(view));
         g
     }
 }

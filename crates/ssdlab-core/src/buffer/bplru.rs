@@ -9,12 +9,10 @@
 //! moves it there when it becomes full in any order; `off` never. Reads never insert and do not
 //! change recency.
 
-use super::groups::GroupStore;
+use super::groups::{grow, GroupPolicy, GroupStore, Written};
 use super::list::{Links, List, NIL};
-use super::{BufferParams, FlushSink, WriteBuffer};
+use super::{BufferParams, FlushSink};
 use crate::error::Result;
-use crate::ftl::FtlView;
-use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,16 +39,9 @@ impl crate::params::Params for Params {
 
 impl Compensation {
     pub fn from_name(name: &str, table: &str) -> Result<Self> {
-        match name {
-            "strict" => Ok(Compensation::Strict),
-            "full" => Ok(Compensation::Full),
-            "off" => Ok(Compensation::Off),
-            _ => Err(crate::error::unknown_value(
-                format!("{table}.compensation"),
-                name,
-                &["strict", "full", "off"],
-            )),
-        }
+        use Compensation::*;
+        let modes = [("strict", Strict), ("full", Full), ("off", Off)];
+        super::choice(table, "compensation", name, &modes)
     }
 }
 
@@ -58,7 +49,6 @@ impl Compensation {
 const BROKEN: u32 = u32::MAX;
 
 pub struct BplruBuffer {
-    capacity: u64,
     store: GroupStore,
     /// All groups, MRU at the head.
     links: Links,
@@ -69,21 +59,18 @@ pub struct BplruBuffer {
     /// Next expected offset of a strictly sequential fill per group slot (BROKEN when not).
     seq_next: Vec<u32>,
     comp: Compensation,
-    padding: Box<dyn Padding>,
 }
 
 impl BplruBuffer {
     pub fn new(p: BufferParams, comp: Compensation) -> Self {
         BplruBuffer {
-            capacity: p.capacity_pages,
-            store: GroupStore::new(p.capacity_pages, p.pages_per_block),
+            store: GroupStore::new(p),
             links: Links::default(),
             lru: List::default(),
             flinks: Links::default(),
             full: List::default(),
             seq_next: Vec::new(),
             comp,
-            padding: p.padding,
         }
     }
 
@@ -97,47 +84,14 @@ impl BplruBuffer {
             .into_iter()
             .find(|&g| g != NIL)
     }
-
-    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        let Some(g) = self.victim() else {
-            return Ok(false);
-        };
-        if self.is_full(g) {
-            self.flinks.remove(&mut self.full, g);
-        }
-        self.links.remove(&mut self.lru, g);
-        self.store.flush_group(g, &mut *self.padding, sink)?;
-        // Likely the next victim (unless written before then): start loading its mapping.
-        if let Some(next) = self.victim() {
-            sink.prefetch_unit(self.store.group(next).lbn);
-        }
-        Ok(true)
-    }
 }
 
-impl WriteBuffer for BplruBuffer {
-    /// The page index slot and group entry of `lpn`.
-    #[inline]
-    fn prefetch(&mut self, lpn: Lpn) {
-        self.store.prefetch(lpn);
-    }
+impl GroupPolicy for BplruBuffer {
+    super::groups::store_in_field!();
 
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        if !self.store.has_page(lpn) {
-            while self.store.held() >= self.capacity && self.evict(sink)? {}
-        }
-        let w = self.store.write(lpn, mask, version, hint)?;
+    fn written(&mut self, lpn: Lpn, _mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         let g = w.group;
-        if self.seq_next.len() <= g as usize {
-            self.seq_next.resize(g as usize + 1, 0);
-        }
+        grow(&mut self.seq_next, g);
         if w.new_group {
             self.seq_next[g as usize] = 0;
             self.links.push_front(&mut self.lru, g);
@@ -164,23 +118,12 @@ impl WriteBuffer for BplruBuffer {
             self.links.move_to_back(&mut self.lru, g);
             self.flinks.move_to_back(&mut self.full, g);
         }
-        Ok(w.before)
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        Ok(self.store.mask_of(lpn))
-    }
-
-    fn trim(&mut self, lpn: Lpn) {
-        if !self.store.has_page(lpn) {
+    fn drop_page(&mut self, lpn: Lpn) {
+        let Some(g) = self.store.page_group(lpn) else {
             return;
-        }
-        let g = self.store.group_of(self.store.lbn_of(lpn)).expect("group");
+        };
         if self.is_full(g) {
             self.flinks.remove(&mut self.full, g);
         }
@@ -191,16 +134,20 @@ impl WriteBuffer for BplruBuffer {
         }
     }
 
-    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        self.evict(sink)
-    }
-
-    fn pages(&self) -> u64 {
-        self.store.held()
-    }
-
-    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
-        crate::padding::gauges(&mut *self.padding, self.store.ppb, view)
+    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        let Some(g) = self.victim() else {
+            return Ok(false);
+        };
+        if self.is_full(g) {
+            self.flinks.remove(&mut self.full, g);
+        }
+        self.links.remove(&mut self.lru, g);
+        self.store.flush_group(g, sink)?;
+        // Likely the next victim (unless written before then): start loading its mapping.
+        if let Some(next) = self.victim() {
+            sink.prefetch_unit(self.store.group(next).lbn);
+        }
+        Ok(true)
     }
 }
 
@@ -224,6 +171,7 @@ pub static ENTRY: super::Entry = super::Entry {
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::FakeSink;
+    use super::super::WriteBuffer;
     use super::*;
     use crate::padding::{FixedPadding, NoPadding};
 

@@ -19,12 +19,11 @@
 //! cluster already there turned cold), so it goes to the head of its size's list.
 //! Reads never insert and do not change recency.
 
-use super::groups::{insert_ordered, GroupStore, SizeLists};
+use super::groups::{grow, insert_ordered, GroupPolicy, GroupStore, SizeLists, Written};
 use super::list::{Links, List, NIL};
-use super::{BufferParams, FlushSink, WriteBuffer};
-use crate::error::{Result, SimError};
+use super::{BufferParams, FlushSink};
+use crate::error::Result;
 use crate::ftl::FtlView;
-use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
 crate::params! {
@@ -39,18 +38,11 @@ crate::params! {
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if !(0.0..=1.0).contains(&self.hot_fraction) {
-            return Err(SimError::config(
-                format!("{table}.hot_fraction"),
-                format!("{} is not in [0, 1]", self.hot_fraction),
-            ));
-        }
-        Ok(())
+        super::unit_interval(table, "hot_fraction", self.hot_fraction)
     }
 }
 
 pub struct ClcBuffer {
-    capacity: u64,
     /// Pages the hot list may hold.
     hot_cap: u64,
     store: GroupStore,
@@ -64,7 +56,6 @@ pub struct ClcBuffer {
     /// Last write stamp per group slot (keeps cold order exact after a trim).
     stamp: Vec<u64>,
     clock: u64,
-    padding: Box<dyn Padding>,
     /// A victim choice in place of CLC's own (the `integrated` buffer's); None: CLC's.
     chooser: Option<Box<dyn VictimChoice>>,
 }
@@ -83,19 +74,16 @@ pub trait VictimChoice: Send {
 
 impl ClcBuffer {
     pub fn new(p: BufferParams, hot_fraction: f64) -> Self {
-        let cap = p.capacity_pages;
         ClcBuffer {
-            capacity: cap,
-            hot_cap: (hot_fraction * cap as f64).floor() as u64,
-            store: GroupStore::new(cap, p.pages_per_block),
+            hot_cap: (hot_fraction * p.capacity_pages as f64).floor() as u64,
+            cold: SizeLists::new(p.pages_per_block),
+            store: GroupStore::new(p),
             links: Links::default(),
             hot: List::default(),
             hot_pages: 0,
-            cold: SizeLists::new(p.pages_per_block),
             is_hot: Vec::new(),
             stamp: Vec::new(),
             clock: 0,
-            padding: p.padding,
             chooser: None,
         }
     }
@@ -132,22 +120,6 @@ impl ClcBuffer {
         }
     }
 
-    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        let Some(mut g) = self.victim() else {
-            return Ok(false);
-        };
-        if let Some(c) = &mut self.chooser {
-            g = c.choose(g, &self.store, sink.view());
-            c.removed(g);
-        }
-        self.unlink(g);
-        self.store.flush_group(g, &mut *self.padding, sink)?;
-        if let Some(next) = self.victim() {
-            sink.prefetch_unit(self.store.group(next).lbn);
-        }
-        Ok(true)
-    }
-
     /// Move LRU clusters of the hot list into the cold list until it fits its capacity.
     fn cool(&mut self, view: &dyn FtlView) {
         while self.hot_pages > self.hot_cap {
@@ -164,30 +136,13 @@ impl ClcBuffer {
     }
 }
 
-impl WriteBuffer for ClcBuffer {
-    /// The page index slot and group entry of `lpn`.
-    #[inline]
-    fn prefetch(&mut self, lpn: Lpn) {
-        self.store.prefetch(lpn);
-    }
+impl GroupPolicy for ClcBuffer {
+    super::groups::store_in_field!();
 
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        if !self.store.has_page(lpn) {
-            while self.store.held() >= self.capacity && self.evict(sink)? {}
-        }
-        let w = self.store.write(lpn, mask, version, hint)?;
+    fn written(&mut self, _lpn: Lpn, _mask: SectorMask, w: Written, sink: &dyn FlushSink) {
         let g = w.group;
-        if self.is_hot.len() <= g as usize {
-            self.is_hot.resize(g as usize + 1, false);
-            self.stamp.resize(g as usize + 1, 0);
-        }
+        grow(&mut self.is_hot, g);
+        grow(&mut self.stamp, g);
         let n = self.store.group(g).n_pages;
         let added = (w.before == 0) as u32;
         if w.new_group {
@@ -208,26 +163,12 @@ impl WriteBuffer for ClcBuffer {
         self.clock += 1;
         self.stamp[g as usize] = self.clock;
         self.cool(sink.view());
-        Ok(w.before)
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        Ok(self.store.mask_of(lpn))
-    }
-
-    fn trim(&mut self, lpn: Lpn) {
-        if !self.store.has_page(lpn) {
+    fn drop_page(&mut self, lpn: Lpn) {
+        let Some(g) = self.store.page_group(lpn) else {
             return;
-        }
-        let g = self
-            .store
-            .group_of(self.store.lbn_of(lpn))
-            .expect("a buffered page has a group");
+        };
         self.unlink(g);
         let (_, empty) = self.store.trim(lpn).expect("page is buffered");
         if empty {
@@ -248,20 +189,26 @@ impl WriteBuffer for ClcBuffer {
         }
     }
 
-    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        self.evict(sink)
-    }
-
-    fn pages(&self) -> u64 {
-        self.store.held()
-    }
-
-    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
-        let mut g = crate::padding::gauges(&mut *self.padding, self.store.ppb, view);
-        if let Some(c) = &self.chooser {
-            g.extend(c.gauges());
+    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        let Some(mut g) = self.victim() else {
+            return Ok(false);
+        };
+        if let Some(c) = &mut self.chooser {
+            g = c.choose(g, &self.store, sink.view());
+            c.removed(g);
         }
-        g
+        self.unlink(g);
+        self.store.flush_group(g, sink)?;
+        if let Some(next) = self.victim() {
+            sink.prefetch_unit(self.store.group(next).lbn);
+        }
+        Ok(true)
+    }
+
+    fn more_gauges(&self, gauges: &mut Vec<(&'static str, f64)>) {
+        if let Some(c) = &self.chooser {
+            gauges.extend(c.gauges());
+        }
     }
 }
 
@@ -284,6 +231,7 @@ pub static ENTRY: super::Entry = super::Entry {
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::{write_all, FakeSink};
+    use super::super::WriteBuffer;
     use super::*;
     use crate::padding::{FixedPadding, NoPadding};
 

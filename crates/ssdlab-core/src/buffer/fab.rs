@@ -18,12 +18,10 @@
 //! lowered lazily at evictions: it rises by at most a write's sectors, so the search costs
 //! amortised O(sectors written).
 
-use super::groups::{insert_ordered, GroupStore};
+use super::groups::{grow, insert_ordered, GroupPolicy, GroupStore, Written};
 use super::list::{Links, List, NIL};
-use super::{BufferParams, FlushSink, WriteBuffer};
+use super::{BufferParams, FlushSink};
 use crate::error::Result;
-use crate::ftl::FtlView;
-use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
 crate::params! {
@@ -45,19 +43,15 @@ impl crate::params::Params for Params {
 
 /// Whether `weight` (`[buffer.fab] weight`) ranks groups by sectors.
 pub fn by_sectors(weight: &str, table: &str) -> Result<bool> {
-    match weight {
-        "sectors" => Ok(true),
-        "pages" => Ok(false),
-        _ => Err(crate::error::unknown_value(
-            format!("{table}.weight"),
-            weight,
-            &["sectors", "pages"],
-        )),
-    }
+    super::choice(
+        table,
+        "weight",
+        weight,
+        &[("sectors", true), ("pages", false)],
+    )
 }
 
 pub struct FabBuffer {
-    capacity: u64,
     store: GroupStore,
     links: Links,
     /// buckets[w] = groups of weight w, most recently written first (grown as weights arrive).
@@ -68,22 +62,19 @@ pub struct FabBuffer {
     /// Last write stamp per group slot (keeps bucket order exact after a trim).
     stamp: Vec<u64>,
     clock: u64,
-    padding: Box<dyn Padding>,
 }
 
 impl FabBuffer {
     /// FAB ranking groups by sectors (`by_sectors`, seed 000) or by pages.
     pub fn new(p: BufferParams, by_sectors: bool) -> Self {
         FabBuffer {
-            capacity: p.capacity_pages,
-            store: GroupStore::new(p.capacity_pages, p.pages_per_block),
             links: Links::default(),
             buckets: vec![List::default(); p.pages_per_block as usize + 1],
             top: 0,
             by_sectors,
             stamp: Vec::new(),
             clock: 0,
-            padding: p.padding,
+            store: GroupStore::new(p),
         }
     }
 
@@ -120,37 +111,12 @@ impl FabBuffer {
             self.top -= 1;
         }
     }
-
-    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        let Some(g) = self.victim() else {
-            return Ok(false);
-        };
-        let w = self.weight(g);
-        self.links.remove(&mut self.buckets[w], g);
-        self.store.flush_group(g, &mut *self.padding, sink)?;
-        Ok(true)
-    }
 }
 
-impl WriteBuffer for FabBuffer {
-    /// The page index slot and group entry of `lpn`.
-    #[inline]
-    fn prefetch(&mut self, lpn: Lpn) {
-        self.store.prefetch(lpn);
-    }
+impl GroupPolicy for FabBuffer {
+    super::groups::store_in_field!();
 
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        if !self.store.has_page(lpn) {
-            while self.store.held() >= self.capacity && self.evict(sink)? {}
-        }
-        let w = self.store.write(lpn, mask, version, hint)?;
+    fn written(&mut self, _lpn: Lpn, mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         let g = w.group;
         let now = self.weight(g);
         if !w.new_group {
@@ -163,29 +129,14 @@ impl WriteBuffer for FabBuffer {
         }
         self.push_front(now, g);
         self.clock += 1;
-        if self.stamp.len() <= g as usize {
-            self.stamp.resize(g as usize + 1, 0);
-        }
+        grow(&mut self.stamp, g);
         self.stamp[g as usize] = self.clock;
-        Ok(w.before)
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        Ok(self.store.mask_of(lpn))
-    }
-
-    fn trim(&mut self, lpn: Lpn) {
-        let Some(g) = self.store.group_of(self.store.lbn_of(lpn)) else {
+    fn drop_page(&mut self, lpn: Lpn) {
+        let Some(g) = self.store.page_group(lpn) else {
             return;
         };
-        if !self.store.has_page(lpn) {
-            return;
-        }
         let w = self.weight(g);
         self.links.remove(&mut self.buckets[w], g);
         let (_, empty) = self.store.trim(lpn).expect("page is buffered");
@@ -199,16 +150,14 @@ impl WriteBuffer for FabBuffer {
         }
     }
 
-    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        self.evict(sink)
-    }
-
-    fn pages(&self) -> u64 {
-        self.store.held()
-    }
-
-    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
-        crate::padding::gauges(&mut *self.padding, self.store.ppb, view)
+    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        let Some(g) = self.victim() else {
+            return Ok(false);
+        };
+        let w = self.weight(g);
+        self.links.remove(&mut self.buckets[w], g);
+        self.store.flush_group(g, sink)?;
+        Ok(true)
     }
 }
 
@@ -232,6 +181,7 @@ pub static ENTRY: super::Entry = super::Entry {
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::FakeSink;
+    use super::super::WriteBuffer;
     use super::*;
     use crate::padding::NoPadding;
 

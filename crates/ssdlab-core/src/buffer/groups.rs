@@ -1,13 +1,111 @@
-//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat, CLC, BPAC): a page index, a group index
-//! and per-group page chains in slabs. Ordering (recency lists, weight classes) stays with each
-//! policy, keyed by the group's slab slot.
+//! Shared storage for the LBN-grouped buffers (block-LRU, FAB, BPLRU, HitStat, CLC, BPAC): a page
+//! index, a group index and per-group page chains in slabs, the capacity and the padding policy.
+//! Ordering (recency lists, weight classes) stays with each policy, keyed by the group's slab
+//! slot; [`GroupPolicy`] gives all but BPAC (which has a page region too) their `WriteBuffer`.
 
 use super::index::{checked_key, key, LpnIndex};
 use super::list::{Slab, NIL};
-use super::{flush_gathered, FlushSink, PageWrite};
+use super::{flush_gathered, BufferParams, FlushSink, PageWrite, WriteBuffer};
 use crate::error::Result;
+use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Divisor, Lbn, Lpn, SectorMask};
+
+/// An LBN-grouped buffer's own rules over a [`GroupStore`]: how its lists follow a write and a
+/// trim, and which group it evicts. The rest of its [`WriteBuffer`] is the same for all of them
+/// and written once below: room is made before a page miss only (a hit needs none); reads are
+/// served from the store and change no order; draining is evicting; the padding's gauges.
+pub trait GroupPolicy: Send {
+    fn store(&self) -> &GroupStore;
+    fn store_mut(&mut self) -> &mut GroupStore;
+    /// Order the group of write `w` (of `mask` into `lpn`, just stored) in the policy's lists.
+    fn written(&mut self, lpn: Lpn, mask: SectorMask, w: Written, sink: &dyn FlushSink);
+    /// Drop `lpn` from the store, if buffered, and keep the lists in order.
+    fn drop_page(&mut self, lpn: Lpn);
+    /// Flush the policy's victim group; false if nothing is buffered.
+    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool>;
+    /// A host write request begins ([`WriteBuffer::begin_request`]).
+    fn request_begins(&mut self) {}
+    /// The policy's own gauges, after the padding's.
+    fn more_gauges(&self, _gauges: &mut Vec<(&'static str, f64)>) {}
+}
+
+/// [`GroupPolicy::store`] and [`GroupPolicy::store_mut`] of a buffer keeping its store in its
+/// field `store` (all of them do).
+macro_rules! store_in_field {
+    () => {
+        fn store(&self) -> &GroupStore {
+            &self.store
+        }
+        fn store_mut(&mut self) -> &mut GroupStore {
+            &mut self.store
+        }
+    };
+}
+pub(crate) use store_in_field;
+
+impl<T: GroupPolicy> WriteBuffer for T {
+    /// The page index slot and group entry of `lpn`.
+    #[inline]
+    fn prefetch(&mut self, lpn: Lpn) {
+        self.store().prefetch(lpn);
+    }
+
+    fn begin_request(&mut self) {
+        self.request_begins();
+    }
+
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        mask: SectorMask,
+        version: u32,
+        hint: u32,
+        sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        if !self.store().has_page(lpn) {
+            while self.store().is_full() && self.evict(sink)? {}
+        }
+        let w = self.store_mut().write(lpn, mask, version, hint)?;
+        self.written(lpn, mask, w, sink);
+        Ok(w.before)
+    }
+
+    fn read(
+        &mut self,
+        lpn: Lpn,
+        _mask: SectorMask,
+        _sink: &mut dyn FlushSink,
+    ) -> Result<SectorMask> {
+        Ok(self.store().mask_of(lpn))
+    }
+
+    fn trim(&mut self, lpn: Lpn) {
+        self.drop_page(lpn);
+    }
+
+    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        self.evict(sink)
+    }
+
+    fn pages(&self) -> u64 {
+        self.store().held()
+    }
+
+    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
+        let mut g = self.store_mut().padding_gauges(view);
+        self.more_gauges(&mut g);
+        g
+    }
+}
+
+/// Make slot `g` of a per-group table exist (tables grow as group slots are first used).
+#[inline]
+pub fn grow<T: Clone + Default>(table: &mut Vec<T>, g: u32) {
+    if table.len() <= g as usize {
+        table.resize(g as usize + 1, T::default());
+    }
+}
 
 #[derive(Clone, Copy)]
 struct Page {
@@ -60,6 +158,8 @@ pub struct Taken {
 
 pub struct GroupStore {
     pub ppb: u64,
+    /// Pages the buffer holds at most.
+    capacity: u64,
     block: Divisor,
     /// LPN → page slab slot.
     pages: LpnIndex,
@@ -70,13 +170,17 @@ pub struct GroupStore {
     group_slab: Slab<Group>,
     held: u64,
     scratch: Vec<PageWrite>,
+    /// Decides whether a flushed group is padded.
+    padding: Box<dyn Padding>,
 }
 
 impl GroupStore {
-    /// A store for a buffer of `capacity_pages` pages of blocks of `ppb` pages.
-    pub fn new(capacity_pages: u64, ppb: u64) -> Self {
+    /// A store for a buffer of `p.capacity_pages` pages of blocks of `p.pages_per_block` pages.
+    pub fn new(p: BufferParams) -> Self {
+        let (capacity_pages, ppb) = (p.capacity_pages, p.pages_per_block);
         GroupStore {
             ppb,
+            capacity: capacity_pages,
             block: Divisor::new(ppb),
             pages: LpnIndex::new(capacity_pages),
             page_slab: Slab::default(),
@@ -84,6 +188,7 @@ impl GroupStore {
             group_slab: Slab::default(),
             held: 0,
             scratch: Vec::new(),
+            padding: p.padding,
         }
     }
 
@@ -109,8 +214,20 @@ impl GroupStore {
     pub fn held(&self) -> u64 {
         self.held
     }
+    /// Held pages reach the capacity: a page miss must make room first.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.held >= self.capacity
+    }
     pub fn has_page(&self, lpn: Lpn) -> bool {
-        key(lpn).is_some_and(|k| self.pages.get(k).is_some())
+        self.pages.lookup(lpn).is_some()
+    }
+    /// The group of `lpn` if the page is buffered.
+    pub fn page_group(&self, lpn: Lpn) -> Option<u32> {
+        if !self.has_page(lpn) {
+            return None;
+        }
+        self.group_of(self.lbn_of(lpn))
     }
     pub fn group_of(&self, lbn: Lbn) -> Option<u32> {
         self.groups.get(lbn as usize).copied().filter(|&g| g != NIL)
@@ -119,8 +236,8 @@ impl GroupStore {
         self.group_slab.get(g)
     }
     pub fn mask_of(&self, lpn: Lpn) -> SectorMask {
-        key(lpn)
-            .and_then(|k| self.pages.get(k))
+        self.pages
+            .lookup(lpn)
             .map_or(0, |i| self.page_slab.get(i).mask)
     }
 
@@ -193,14 +310,19 @@ impl GroupStore {
         })
     }
 
-    /// Flush group `g` whole (ascending offsets, padded if `padding` says so) and forget it.
-    /// The policy must already have unlinked `g` from its own lists.
-    pub fn flush_group(
-        &mut self,
-        g: u32,
-        padding: &mut dyn Padding,
-        sink: &mut dyn FlushSink,
-    ) -> Result<()> {
+    /// The padding policy (HitStat-adj reads its threshold).
+    pub fn padding(&mut self) -> &mut dyn Padding {
+        &mut *self.padding
+    }
+
+    /// The padding policy's gauges.
+    pub fn padding_gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
+        crate::padding::gauges(&mut *self.padding, self.ppb, view)
+    }
+
+    /// Flush group `g` whole (ascending offsets, padded if the padding policy says so) and
+    /// forget it. The policy must already have unlinked `g` from its own lists.
+    pub fn flush_group(&mut self, g: u32, sink: &mut dyn FlushSink) -> Result<()> {
         let group = *self.group_slab.get(g);
         self.group_slab.release(g);
         self.groups[group.lbn as usize] = NIL;
@@ -224,7 +346,7 @@ impl GroupStore {
             group.lbn,
             group.hint,
             self.ppb,
-            padding,
+            &mut *self.padding,
             sink,
         )
     }
@@ -533,7 +655,11 @@ mod tests {
     #[test]
     fn lpns_beyond_the_index_range() {
         // Large blocks: the group table is indexed by LBN (the engine bounds LBNs by the device).
-        let mut s = GroupStore::new(8, 1 << 16);
+        let mut s = GroupStore::new(BufferParams {
+            capacity_pages: 8,
+            pages_per_block: 1 << 16,
+            padding: Box::new(crate::padding::NoPadding),
+        });
         let top = u32::MAX as u64 - 1;
         assert_eq!(s.write(top, 1, 1, 0).unwrap().before, 0);
         assert_eq!(s.write(5, 2, 2, 0).unwrap().before, 0);

@@ -26,12 +26,10 @@
 //! * Victims are flushed whole in ascending offset; pad-or-log per the padding policy (default
 //!   `model`). Reads never insert and do not change recency.
 
-use super::groups::{insert_ordered, GroupStore};
+use super::groups::{grow, insert_ordered, GroupPolicy, GroupStore, Written};
 use super::list::{Links, List, NIL};
-use super::{BufferParams, FlushSink, WriteBuffer};
+use super::{BufferParams, FlushSink};
 use crate::error::Result;
-use crate::ftl::FtlView;
-use crate::padding::Padding;
 use crate::units::{Lpn, SectorMask};
 
 /// Class upper bounds for 1024-sector blocks (seed 000 §4.2).
@@ -127,7 +125,6 @@ pub fn age_rank(cuts: &[u64], levels: u32, age: u64) -> u32 {
 }
 
 pub struct HitStatBuffer {
-    capacity: u64,
     store: GroupStore,
     p: HitStatParams,
     sectors_per_block: u64,
@@ -150,7 +147,6 @@ pub struct HitStatBuffer {
     misses: u64,
     prev_misses: Option<u64>,
     going_up: bool,
-    padding: Box<dyn Padding>,
 }
 
 impl HitStatBuffer {
@@ -159,8 +155,7 @@ impl HitStatBuffer {
         let bounds = class_bounds(spb);
         let n_lists = bounds.len() + 1;
         HitStatBuffer {
-            capacity: bp.capacity_pages,
-            store: GroupStore::new(bp.capacity_pages, bp.pages_per_block),
+            store: GroupStore::new(bp),
             sectors_per_block: spb,
             bounds,
             links: Links::default(),
@@ -178,7 +173,6 @@ impl HitStatBuffer {
             prev_misses: None,
             going_up: false,
             p,
-            padding: bp.padding,
         }
     }
 
@@ -257,8 +251,10 @@ impl HitStatBuffer {
             self.cuts_dirty = false;
         }
         let floor = if self.p.adj {
-            self.padding
-                .threshold_pages(self.store.ppb, sink.view())
+            let ppb = self.store.ppb;
+            self.store
+                .padding()
+                .threshold_pages(ppb, sink.view())
                 .map_or(0.0, |t| t * self.p.sectors_per_page as f64)
         } else {
             0.0
@@ -282,26 +278,12 @@ impl HitStatBuffer {
         }
         best.map(|b| b.2)
     }
-
-    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        let Some(g) = self.victim(sink) else {
-            return Ok(false);
-        };
-        let c = self.class[g as usize] as usize;
-        self.links.remove(&mut self.lists[c], g);
-        self.store.flush_group(g, &mut *self.padding, sink)?;
-        Ok(true)
-    }
 }
 
-impl WriteBuffer for HitStatBuffer {
-    /// The page index slot and group entry of `lpn`.
-    #[inline]
-    fn prefetch(&mut self, lpn: Lpn) {
-        self.store.prefetch(lpn);
-    }
+impl GroupPolicy for HitStatBuffer {
+    super::groups::store_in_field!();
 
-    fn begin_request(&mut self) {
+    fn request_begins(&mut self) {
         // A period = write requests (k−1)·period+1 … k·period; adapt before the next one.
         if self.p.period > 0 && self.now > 0 && self.now.is_multiple_of(self.p.period) {
             self.adapt();
@@ -309,18 +291,12 @@ impl WriteBuffer for HitStatBuffer {
         self.now += 1;
     }
 
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        if !self.store.has_page(lpn) {
-            while self.store.held() >= self.capacity && self.evict(sink)? {}
-        }
-        if let Some(g) = self.store.group_of(self.store.lbn_of(lpn)) {
+    fn written(&mut self, _lpn: Lpn, _mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
+        let g = w.group;
+        if w.new_group {
+            self.misses += 1;
+        } else {
+            // A group hit: log its age (once per request) and take it out of its old class.
             let last = self.req[g as usize];
             if last != self.now {
                 self.log_hit(self.now - last);
@@ -328,36 +304,18 @@ impl WriteBuffer for HitStatBuffer {
             let c = self.class[g as usize] as usize;
             self.links.remove(&mut self.lists[c], g);
         }
-        let w = self.store.write(lpn, mask, version, hint)?;
-        let g = w.group;
-        if w.new_group {
-            self.misses += 1;
-        }
-        if self.req.len() <= g as usize {
-            self.req.resize(g as usize + 1, 0);
-            self.class.resize(g as usize + 1, 0);
-        }
+        grow(&mut self.req, g);
+        grow(&mut self.class, g);
         self.req[g as usize] = self.now;
         let c = self.list_of(self.store.group(g).sectors as u64);
         self.class[g as usize] = c as u8;
         self.links.push_front(&mut self.lists[c], g);
-        Ok(w.before)
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        Ok(self.store.mask_of(lpn))
-    }
-
-    fn trim(&mut self, lpn: Lpn) {
-        if !self.store.has_page(lpn) {
+    fn drop_page(&mut self, lpn: Lpn) {
+        let Some(g) = self.store.page_group(lpn) else {
             return;
-        }
-        let g = self.store.group_of(self.store.lbn_of(lpn)).expect("group");
+        };
         let c = self.class[g as usize] as usize;
         self.links.remove(&mut self.lists[c], g);
         let (_, empty) = self.store.trim(lpn).expect("page is buffered");
@@ -369,18 +327,18 @@ impl WriteBuffer for HitStatBuffer {
         }
     }
 
-    fn drain_one(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
-        self.evict(sink)
+    fn evict(&mut self, sink: &mut dyn FlushSink) -> Result<bool> {
+        let Some(g) = self.victim(sink) else {
+            return Ok(false);
+        };
+        let c = self.class[g as usize] as usize;
+        self.links.remove(&mut self.lists[c], g);
+        self.store.flush_group(g, sink)?;
+        Ok(true)
     }
 
-    fn pages(&self) -> u64 {
-        self.store.held()
-    }
-
-    fn gauges(&mut self, view: &dyn FtlView) -> Vec<(&'static str, f64)> {
-        let mut g = crate::padding::gauges(&mut *self.padding, self.store.ppb, view);
-        g.push(("buffer.hitstat.levels", self.levels as f64));
-        g
+    fn more_gauges(&self, gauges: &mut Vec<(&'static str, f64)>) {
+        gauges.push(("buffer.hitstat.levels", self.levels as f64));
     }
 }
 
@@ -426,8 +384,9 @@ pub static HITSTAT_ADJ: super::Entry = super::Entry {
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::FakeSink;
+    use super::super::WriteBuffer;
     use super::*;
-    use crate::padding::{FixedPadding, NoPadding};
+    use crate::padding::{FixedPadding, NoPadding, Padding};
 
     fn params(adj: bool) -> HitStatParams {
         HitStatParams {

@@ -39,9 +39,11 @@
 //!
 //! Where the seed is silent each choice is a parameter (its doc says which and why).
 
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::list::{Links, List, NIL};
-use super::{flush_gathered, BufferParams, FlushSink, PageWrite, WriteBuffer};
+use super::{
+    choice, flush_gathered, unit_interval, BufferParams, FlushSink, PageWrite, WriteBuffer,
+};
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
 use crate::padding::Padding;
@@ -143,29 +145,6 @@ pub enum BetaError {
 pub enum EdDistance {
     Predicted,
     Four,
-}
-
-/// `value` of field `table.field` among `options`, or an error listing them.
-fn choice<T: Copy>(table: &str, field: &str, value: &str, options: &[(&str, T)]) -> Result<T> {
-    options
-        .iter()
-        .find(|(n, _)| *n == value)
-        .map(|&(_, v)| v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            crate::error::unknown_value(format!("{table}.{field}"), value, &names)
-        })
-}
-
-fn unit_interval(table: &str, field: &str, v: f64) -> Result<()> {
-    if (0.0..=1.0).contains(&v) {
-        Ok(())
-    } else {
-        Err(SimError::config(
-            format!("{table}.{field}"),
-            format!("{v} is not in [0, 1]"),
-        ))
-    }
 }
 
 /// The parameters resolved for a buffer of a given capacity.
@@ -1034,12 +1013,14 @@ impl WriteBuffer for HwbBuffer {
         _mask: SectorMask,
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        let Some(k) = key(lpn) else { return Ok(0) };
-        Ok(self.index.get(k).map_or(0, |i| self.nodes[i as usize].mask))
+        Ok(self
+            .index
+            .lookup(lpn)
+            .map_or(0, |i| self.nodes[i as usize].mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        let Some(i) = key(lpn).and_then(|k| self.index.get(k)) else {
+        let Some(i) = self.index.lookup(lpn) else {
             return;
         };
         match self.nodes[i as usize].region as usize {

@@ -114,6 +114,13 @@ impl LpnIndex {
         found.then(|| self.value(pos))
     }
 
+    /// The value of `lpn` (None when absent or beyond the key range: a read or trim of such an
+    /// LPN finds nothing buffered).
+    #[inline]
+    pub(crate) fn lookup(&self, lpn: Lpn) -> Option<u32> {
+        key(lpn).and_then(|k| self.get(k))
+    }
+
     /// Put `k` → `value` at `pos`, the empty position [`LpnIndex::find`] gave for `k` (nothing
     /// changed the index since).
     #[inline]

@@ -316,21 +316,17 @@ mod tests {
     #[test]
     fn bad_params_name_field() {
         use crate::params::Params as _;
-        let e = Params {
+        let bad = |p: Params| p.check("buffer.integrated").unwrap_err().to_string();
+        let d = Params::default;
+        let e = bad(Params {
             hit_window: 0,
-            ..Params::default()
-        }
-        .check("buffer.integrated")
-        .unwrap_err()
-        .to_string();
+            ..d()
+        });
         assert!(e.contains("buffer.integrated.hit_window"), "{e}");
-        let e = Params {
+        let e = bad(Params {
             hot_fraction: -0.1,
-            ..Params::default()
-        }
-        .check("buffer.integrated")
-        .unwrap_err()
-        .to_string();
+            ..d()
+        });
         assert!(e.contains("buffer.integrated.hot_fraction"), "{e}");
     }
 }

@@ -208,11 +208,10 @@ impl WriteBuffer for LruBuffer {
         _mask: SectorMask,
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        let Some(k) = key(lpn) else { return Ok(0) };
-        Ok(match self.index.get(k) {
-            Some(i) => self.nodes[i as usize].mask,
-            None => 0,
-        })
+        Ok(self
+            .index
+            .lookup(lpn)
+            .map_or(0, |i| self.nodes[i as usize].mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {

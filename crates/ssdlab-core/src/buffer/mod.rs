@@ -29,10 +29,39 @@ pub mod reuse;
 
 use crate::component::Component;
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Lbn, Lpn, SectorMask};
+
+/// `value` of field `table.field` among `options`, or an error listing them.
+pub(crate) fn choice<T: Copy>(
+    table: &str,
+    field: &str,
+    value: &str,
+    options: &[(&str, T)],
+) -> Result<T> {
+    options
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            crate::error::unknown_value(format!("{table}.{field}"), value, &names)
+        })
+}
+
+/// Ok when field `table.field` is `v` in [0, 1] (a fraction of the buffer or of a block).
+pub(crate) fn unit_interval(table: &str, field: &str, v: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(SimError::config(
+            format!("{table}.{field}"),
+            format!("{v} is not in [0, 1]"),
+        ))
+    }
+}
 
 /// One buffered page handed to the FTL.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -360,8 +360,7 @@ impl<P: CachePolicy> WriteBuffer for PageCache<P> {
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        let Some(k) = key(lpn) else { return };
-        if let Some(i) = self.pages.index.get(k) {
+        if let Some(i) = self.pages.index.lookup(lpn) {
             self.policy.unlink(&mut self.pages, i);
             self.pages.release(i);
         }

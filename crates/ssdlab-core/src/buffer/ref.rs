@@ -26,10 +26,10 @@
 //! above come in stamp order, so those go to a queue instead of the first heap (the usual case
 //! on scattered writes: one page per LBN in the window).
 
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::list::Slab;
 use super::{flush_gathered, FlushSink, PageWrite, WriteBuffer};
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::ftl::FtlView;
 use crate::padding::Padding;
 use crate::units::{Divisor, Lbn, Lpn, SectorMask};
@@ -61,12 +61,7 @@ crate::params! {
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if !(0.0..=1.0).contains(&self.window) {
-            return Err(SimError::config(
-                format!("{table}.window"),
-                format!("{} is not in [0, 1]", self.window),
-            ));
-        }
+        super::unit_interval(table, "window", self.window)?;
         Scope::from_name(&self.evict_scope, table)?;
         Order::from_name(&self.rebl_order, table)?;
         Ok(())
@@ -81,15 +76,11 @@ pub enum Scope {
 
 impl Scope {
     pub fn from_name(name: &str, table: &str) -> Result<Self> {
-        match name {
-            "window" => Ok(Scope::Window),
-            "all_buffered" => Ok(Scope::AllBuffered),
-            _ => Err(crate::error::unknown_value(
-                format!("{table}.evict_scope"),
-                name,
-                &["window", "all_buffered"],
-            )),
-        }
+        let scopes = [
+            ("window", Scope::Window),
+            ("all_buffered", Scope::AllBuffered),
+        ];
+        super::choice(table, "evict_scope", name, &scopes)
     }
 }
 
@@ -101,15 +92,12 @@ pub enum Order {
 
 impl Order {
     pub fn from_name(name: &str, table: &str) -> Result<Self> {
-        match name {
-            "fifo" => Ok(Order::Fifo),
-            "lru" => Ok(Order::Lru),
-            _ => Err(crate::error::unknown_value(
-                format!("{table}.rebl_order"),
-                name,
-                &["fifo", "lru"],
-            )),
-        }
+        super::choice(
+            table,
+            "rebl_order",
+            name,
+            &[("fifo", Order::Fifo), ("lru", Order::Lru)],
+        )
     }
 }
 
@@ -691,13 +679,14 @@ impl WriteBuffer for RefBuffer {
         _mask: SectorMask,
         _sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
-        Ok(key(lpn)
-            .and_then(|k| self.index.get(k))
+        Ok(self
+            .index
+            .lookup(lpn)
             .map_or(0, |i| self.nodes[i as usize].mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        if let Some(i) = key(lpn).and_then(|k| self.index.get(k)) {
+        if let Some(i) = self.index.lookup(lpn) {
             self.remove_page(i, false);
             self.fill_window();
         }

@@ -503,13 +503,11 @@ mod tests {
     #[test]
     fn zero_window_names_field() {
         use crate::params::Params as _;
-        let e = Params {
+        let p = Params {
             window: 0,
             ..Params::default()
-        }
-        .check("padding.reref")
-        .unwrap_err()
-        .to_string();
+        };
+        let e = p.check("padding.reref").unwrap_err().to_string();
         assert!(e.contains("padding.reref.window"), "{e}");
     }
 }

@@ -5,7 +5,7 @@
 //! lines. A trimmed LPN forgets its level: its next write is a first write again.
 
 use super::{Class, Classifier};
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::units::Lpn;
 
 crate::params! {
@@ -18,13 +18,7 @@ crate::params! {
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if !(2..=64).contains(&self.classes) {
-            return Err(SimError::config(
-                format!("{table}.classes"),
-                format!("{} must be in 2..=64", self.classes),
-            ));
-        }
-        Ok(())
+        super::check_classes(self.classes, table)
     }
 }
 

@@ -18,8 +18,30 @@ pub mod warcip;
 
 use crate::component::Component;
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Result, SimError};
 use crate::units::Lpn;
+
+/// Ok when `{table}.classes` is in 2..=64 (a classifier's own line count).
+pub(crate) fn check_classes(classes: u32, table: &str) -> Result<()> {
+    if !(2..=64).contains(&classes) {
+        return Err(SimError::config(
+            format!("{table}.classes"),
+            format!("{classes} must be in 2..=64"),
+        ));
+    }
+    Ok(())
+}
+
+/// Ok when `{table}.{field}` (a count of events between updates) is not 0.
+pub(crate) fn check_nonzero(value: u64, table: &str, field: &str) -> Result<()> {
+    if value == 0 {
+        return Err(SimError::config(
+            format!("{table}.{field}"),
+            "0 must be at least 1",
+        ));
+    }
+    Ok(())
+}
 
 /// An open line's index, 0 = the first (the hottest, for classifiers that order by temperature).
 pub type Class = u32;

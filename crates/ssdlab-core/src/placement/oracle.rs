@@ -7,7 +7,7 @@
 //! the last, SepBIT's FK with its segments). Pages never overwritten go to the last line.
 
 use super::{Class, Classifier};
-use crate::error::{Result, SimError};
+use crate::error::{one_of, Result, SimError};
 use crate::units::Lpn;
 
 /// "Never overwritten again".
@@ -55,14 +55,8 @@ impl crate::params::Params for Params {
                 format!("{} must be 0 (automatic) or in 2..=64", self.classes),
             ));
         }
-        if !matches!(self.spacing.as_str(), "geometric" | "lines") {
-            return Err(crate::error::unknown_value(
-                format!("{table}.spacing"),
-                &self.spacing,
-                &["geometric", "lines"],
-            ));
-        }
-        Ok(())
+        let spacing = ["geometric", "lines"];
+        one_of(&format!("{table}.spacing"), &self.spacing, &spacing)
     }
 }
 

@@ -20,7 +20,7 @@
 //! `placement.sepbit.threshold_updates` counts updates of ℓ.
 
 use super::{Class, Classifier};
-use crate::error::{Result, SimError};
+use crate::error::{one_of, Result};
 use crate::units::Lpn;
 
 crate::params! {
@@ -41,20 +41,8 @@ crate::params! {
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if !matches!(self.window.as_str(), "fifo" | "full") {
-            return Err(crate::error::unknown_value(
-                format!("{table}.window"),
-                &self.window,
-                &["fifo", "full"],
-            ));
-        }
-        if self.refresh == 0 {
-            return Err(SimError::config(
-                format!("{table}.refresh"),
-                "0 must be at least 1",
-            ));
-        }
-        Ok(())
+        one_of(&format!("{table}.window"), &self.window, &["fifo", "full"])?;
+        super::check_nonzero(self.refresh as u64, table, "refresh")
     }
 }
 

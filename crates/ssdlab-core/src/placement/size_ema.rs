@@ -7,7 +7,7 @@
 //! `size-ema-entry` is its future work (§5.2): each entry goes to its own class's line.
 
 use super::{Class, Classifier};
-use crate::error::{Result, SimError};
+use crate::error::{one_of, Result, SimError};
 use crate::units::Lpn;
 
 crate::params! {
@@ -49,21 +49,13 @@ impl crate::params::Params for Params {
                 ),
             ));
         }
-        if !matches!(self.gc.as_str(), "coldest" | "source" | "ring") {
-            return Err(crate::error::unknown_value(
-                format!("{table}.gc"),
-                &self.gc,
-                &["coldest", "source", "ring"],
-            ));
-        }
-        if !matches!(self.rounding.as_str(), "nearest" | "floor") {
-            return Err(crate::error::unknown_value(
-                format!("{table}.rounding"),
-                &self.rounding,
-                &["nearest", "floor"],
-            ));
-        }
-        Ok(())
+        let gc = ["coldest", "source", "ring"];
+        one_of(&format!("{table}.gc"), &self.gc, &gc)?;
+        one_of(
+            &format!("{table}.rounding"),
+            &self.rounding,
+            &["nearest", "floor"],
+        )
     }
 }
 

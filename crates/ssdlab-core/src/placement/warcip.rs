@@ -33,7 +33,7 @@
 //! `placement.warcip.splits` and `placement.warcip.merges` count splits and retirements.
 
 use super::{Class, Classifier};
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::units::Lpn;
 
 crate::params! {
@@ -49,19 +49,8 @@ crate::params! {
 
 impl crate::params::Params for Params {
     fn check(&self, table: &str) -> Result<()> {
-        if !(2..=64).contains(&self.classes) {
-            return Err(SimError::config(
-                format!("{table}.classes"),
-                format!("{} must be in 2..=64", self.classes),
-            ));
-        }
-        if self.period == 0 {
-            return Err(SimError::config(
-                format!("{table}.period"),
-                "0 must be at least 1",
-            ));
-        }
-        Ok(())
+        super::check_classes(self.classes, table)?;
+        super::check_nonzero(self.period, table, "period")
     }
 }
 
