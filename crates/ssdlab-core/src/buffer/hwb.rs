@@ -1132,8 +1132,8 @@ mod tests {
     /// the warm tail, though warm has free slots (case 3). A 30-page buffer (10 per region),
     /// requests of one page: 0, 0 (case 3 into the empty warm region), 4, 8, 4, 4.
     /// At request 5, 4 (written at 3 and 5: d = 2 = D_avg = D_predict, F 2) ties with the warm
-    /// tail 0 (1 and 2: d = 1 = D_avg = D_predict, F 2), F_avg = 5/3 (8: F 1): both T = 0.5·1.2
-    /// + 0.5·1 = 1.1, not higher, so 4's block moves to the cold head. At request 6, 4 (d = 1,
+    /// tail 0 (1 and 2: d = 1 = D_avg = D_predict, F 2), F_avg = 5/3 (8: F 1): both
+    /// T = 0.5·1.2 + 0.5·1 = 1.1, not higher, so 4's block moves to the cold head. At request 6, 4 (d = 1,
     /// λ = 0, β = 1 − 2, D_predict 1, D_avg 1.5, F 3; F_avg 2) is hotter: T = 0.75 + 0.75 =
     /// 1.5 > T(0) = 0.5 + 0.5 = 1: into warm. With promote_into_free = true, 4 moves up at
     /// request 5 already, without a comparison.

@@ -157,8 +157,11 @@ fn unwritten_reads_note(m: &BTreeMap<String, f64>, cfg: &Config) -> Option<Strin
     ))
 }
 
+/// Latency histograms by name: (bucket, count) pairs.
+type Histograms = BTreeMap<String, Vec<(u64, u64)>>;
+
 /// Per-flow metrics (`flow.<i>.*`, docs/metrics.md) and latency histograms.
-fn flow_metrics(stats: &[FlowStats]) -> (BTreeMap<String, f64>, BTreeMap<String, Vec<(u64, u64)>>) {
+fn flow_metrics(stats: &[FlowStats]) -> (BTreeMap<String, f64>, Histograms) {
     let mut m = BTreeMap::new();
     let mut h = BTreeMap::new();
     let programs: u64 = stats.iter().map(|s| s.programs).sum();

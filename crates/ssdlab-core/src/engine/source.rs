@@ -10,6 +10,9 @@ use crate::trace::{self, Format, TraceOptions, TraceReader, VolumeTally, LOOKAHE
 use rustc_hash::FxHashSet;
 use std::path::Path;
 
+// One source a run: its size costs nothing, while boxing the reader would add an indirection
+// to every request.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Source {
     Trace(TraceReader),
     /// A trace parsed on a second thread (`run.reader_thread`), handed over in batches.

@@ -23,18 +23,23 @@ pub use log_stats::LogState;
 
 /// An FTL's registry entry: what it is, how to build it, and its rules for what the
 /// configuration leaves to it (the placement entry is the configured placement's).
+/// An FTL from the resolved configuration, the geometry and the placement classifier.
+pub type Ctor = fn(&Config, &Geometry, Box<dyn Classifier>) -> Result<Box<dyn Ftl>>;
+/// The over-provisioning ρ used and the physical blocks for the given logical blocks.
+pub type ProvisionFn = fn(&Config, u64, &mut Vec<String>) -> Result<(f64, u64)>;
+
 pub struct Entry {
     pub info: Component,
     /// The FTL of the resolved configuration on `geo`, writing by the placement classifier
     /// (FTLs without several frontiers take placement `none` only).
-    pub build: fn(&Config, &Geometry, Box<dyn Classifier>) -> Result<Box<dyn Ftl>>,
+    pub build: Ctor,
     /// Physical blocks it needs beyond the given logical blocks (engine `resolve` sizes
     /// auto-capacity devices with it).
     pub spare_blocks: fn(&Config, &crate::placement::Entry, u64) -> Result<u64>,
     /// The over-provisioning ρ used and the physical blocks for a device of the given logical
     /// blocks ([`op_provision`], or the FTL's own rule); what was accepted but probably not
     /// meant goes into the warnings.
-    pub provision: fn(&Config, u64, &mut Vec<String>) -> Result<(f64, u64)>,
+    pub provision: ProvisionFn,
     /// Replace its automatic (0) settings by the values it will use, for a device of the given
     /// logical blocks, so that a result's configuration says exactly what produced it.
     pub resolve: fn(&mut Config, &crate::placement::Entry, u64) -> Result<()>,

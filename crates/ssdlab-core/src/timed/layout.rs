@@ -270,7 +270,7 @@ mod tests {
         let l = Layout::partitioned(&d, 24, 1, &[(3, ch0.clone()), (10, rest.clone())]);
         for (blocks, set) in [(0..3u32, &ch0), (3..10, &rest)] {
             for b in blocks {
-                let mut per_die = vec![0; 8];
+                let mut per_die = [0; 8];
                 for p in 0..24 {
                     per_die[l.die_of(b * 24 + p) as usize] += 1;
                 }
