@@ -426,6 +426,15 @@ pub fn alloc_vec<T: Clone>(n: u64, value: T, what: &str) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// [`alloc_vec`] when `on`, else an empty vector (tables kept only when a check asks for them).
+pub fn alloc_vec_if<T: Clone>(on: bool, n: u64, value: T, what: &str) -> Result<Vec<T>> {
+    if on {
+        alloc_vec(n, value, what)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
 /// Ask the kernel to back the 2 MiB-aligned interior of `v`'s (untouched) allocation with huge
 /// pages: the tables are accessed at random, and with 4 KiB pages nearly every access to a
 /// multi-MiB table also misses the TLB (a page walk, dearer still in a virtual machine).
