@@ -841,8 +841,7 @@ mod tests {
         // A partial merge (victim with an in-order prefix) is a sample only with all-merges.
         for (model, events) in [(ModelStats::Seed, 0.0), (ModelStats::AllMerges, 1.0)] {
             let (mut f, mut n) = bast_model("chain", 1, 4, 50, model);
-            write_whole(&mut f, &mut n, 0..1);
-            write_whole(&mut f, &mut n, 1..2);
+            write_whole(&mut f, &mut n, 0..2);
             f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
             f.write_pages(1, &host(&[2], 3), 0, &mut n).unwrap();
             assert_eq!(f.stats.merges, [0, 1, 0]);
@@ -853,8 +852,7 @@ mod tests {
     #[test]
     fn partial_merge_on_victim() {
         let (mut f, mut n) = bast("chain", 1, 4, 50);
-        write_whole(&mut f, &mut n, 0..1);
-        write_whole(&mut f, &mut n, 1..2);
+        write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         let (p0, e0) = (progs(&n), n.counters.erases);
         // LBN 1 needs the only log block: LBN 0's log (prefix 0,1) is partial-merged.

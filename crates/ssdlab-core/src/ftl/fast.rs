@@ -563,8 +563,7 @@ mod tests {
     #[test]
     fn offset_zero_restarts_sw_log() {
         let (mut f, mut n) = fast(3);
-        write_whole(&mut f, &mut n, 0..1);
-        write_whole(&mut f, &mut n, 1..2);
+        write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
