@@ -252,7 +252,7 @@ fn every_ftl_and_buffer_counts_the_same_in_timed_mode() {
     use ssdlab_core::registry::names;
     for ftl in names("ftl") {
         for buffer in names("buffer") {
-            let mut c = zipf_on_4_dies(&ftl, &buffer, 0.2, "check_integrity = true\n");
+            let mut c = zipf_on_4_dies(ftl, buffer, 0.2, "check_integrity = true\n");
             let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
             c.run.mode = "timed".into();
             c.run.queue_depth = 4;
@@ -418,7 +418,7 @@ fn writes_wait_for_room_in_the_buffer() {
 fn nand_mechanisms_change_no_count() {
     use ssdlab_core::registry::names;
     for ftl in names("ftl") {
-        let mut c = zipf_on_4_dies(&ftl, "lru", 0.3, "");
+        let mut c = zipf_on_4_dies(ftl, "lru", 0.3, "");
         let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
         c.run.mode = "timed".into();
         c.run.queue_depth = 8;
@@ -430,7 +430,7 @@ fn nand_mechanisms_change_no_count() {
             c.nand.physical_page_bytes = Some(ssdlab_core::units::Size(16384));
         }
         let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
-        common::assert_counts_same_timed(&counts, &timed, &ftl);
+        common::assert_counts_same_timed(&counts, &timed, ftl);
         assert!(timed["nand.array_programs"] > 0.0, "{ftl}");
         assert!(
             timed["nand.array_programs"] < timed["nand.programs.total"],

@@ -1068,14 +1068,14 @@ mod tests {
                 Utilisation::Written => (10, 6),
                 Utilisation::Valid => (9, 5),
             };
-            let utilisation = match util {
+            let (all, rr) = match util {
                 Utilisation::Written => {
                     (&[(25, 2), (50, 2), (100, 1)][..], &[(50, 1), (100, 1)][..])
                 }
                 Utilisation::Valid => (&[(25, 2), (50, 2), (75, 1)][..], &[(50, 1), (75, 1)][..]),
             };
             let counts = [12, 3, 5, 3, 1, 1, used, reref];
-            assert_log_stats(&f, counts, &[(1, 3), (2, 1), (3, 1)], utilisation);
+            assert_log_stats(&f, counts, &[(1, 3), (2, 1), (3, 1)], all, rr);
             // What a buffer may ask: LBN 2 owns F (1 page, 1 reference); 0 and 1 own none.
             let state = LogState {
                 references: 1,

@@ -698,12 +698,12 @@ mod tests {
                 Utilisation::Written => (14, 12),
                 Utilisation::Valid => (12, 10),
             };
-            let utilisation = match util {
+            let (all, rr) = match util {
                 Utilisation::Written => (&[(50, 1), (100, 3)][..], &[(100, 3)][..]),
                 Utilisation::Valid => (&[(50, 1), (75, 2), (100, 1)][..], &[(75, 2), (100, 1)][..]),
             };
             let counts = [16, 9, 4, 1, 1, 2, used, reref];
-            assert_log_stats(&f, counts, &[(1, 1), (3, 2), (4, 1)], utilisation);
+            assert_log_stats(&f, counts, &[(1, 1), (3, 2), (4, 1)], all, rr);
             // LBN 0's association holds V10 and V11: 2 references, 3 pages.
             let state = LogState {
                 references: 2,

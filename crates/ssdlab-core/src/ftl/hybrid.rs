@@ -856,14 +856,15 @@ pub(crate) mod testutil {
         f: &dyn Ftl,
         counts: [u64; 8],
         references: &[(u64, u64)],
-        utilisation: (&[(u64, u64)], &[(u64, u64)]),
+        utilisation: &[(u64, u64)],
+        rereferenced: &[(u64, u64)],
     ) {
         assert_eq!(log_counts(f), counts);
         assert_eq!(histogram(f, "ftl.log.references_at_merge"), references);
-        assert_eq!(histogram(f, "ftl.log.utilisation_at_merge"), utilisation.0);
+        assert_eq!(histogram(f, "ftl.log.utilisation_at_merge"), utilisation);
         assert_eq!(
             histogram(f, "ftl.log.utilisation_at_merge_rereferenced"),
-            utilisation.1
+            rereferenced
         );
         let [_, hits, misses, never, fits, overflows, used, reref] = counts.map(|c| c as f64);
         let w = f.window_metrics(&f.counters());
