@@ -222,6 +222,31 @@ pub const POLICIES: &[crate::component::Component] = &[
     ),
 ];
 
+/// Victims in a row that GC moved whole, gaining no space. Greedy and cost-benefit never pick a
+/// fully valid block while another exists; FIFO (and a line victim order) may, so GC gives up only
+/// when that goes on for more victims than there are blocks.
+#[derive(Default)]
+pub(crate) struct Stalls(usize);
+
+impl Stalls {
+    /// Count a victim (`full`: it was fully valid) among `blocks`; an error naming `what` (the
+    /// victims) once more than `blocks` in a row were.
+    #[inline]
+    pub fn victim(&mut self, full: bool, blocks: usize, what: &str) -> Result<()> {
+        if !full {
+            self.0 = 0;
+            return Ok(());
+        }
+        self.0 += 1;
+        if self.0 > blocks {
+            return Err(SimError::Invalid(format!(
+                "GC cannot reclaim space: every {what} is fully valid (raise device.op)"
+            )));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

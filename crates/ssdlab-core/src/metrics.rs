@@ -103,22 +103,18 @@ pub fn finish(m: Measured) -> BTreeMap<String, f64> {
         "buffer.clean_write_hit_pages",
         h.clean_write_hit_pages as f64,
     );
-    put(
-        "buffer.occupancy.mean",
-        ratio(h.occupancy_sum, h.write_requests),
-    );
-    put(
-        "buffer.page_hit_ratio",
-        ratio(h.write_hit_pages, h.write_pages),
-    );
-    put(
-        "buffer.sector_hit_ratio",
-        ratio(h.write_hit_sectors, h.write_sectors),
-    );
-    put(
-        "buffer.read_hit_ratio",
-        ratio(h.read_hit_pages, h.read_pages),
-    );
+    for (k, part, whole) in [
+        ("buffer.occupancy.mean", h.occupancy_sum, h.write_requests),
+        ("buffer.page_hit_ratio", h.write_hit_pages, h.write_pages),
+        (
+            "buffer.sector_hit_ratio",
+            h.write_hit_sectors,
+            h.write_sectors,
+        ),
+        ("buffer.read_hit_ratio", h.read_hit_pages, h.read_pages),
+    ] {
+        put(k, ratio(part, whole));
+    }
     put("buffer.flushes", h.flushes as f64);
     put("buffer.flushed_pages", h.flushed_pages as f64);
     put("buffer.padded_flushes", h.padded_flushes as f64);

@@ -219,31 +219,38 @@ pub fn decimal_unit_note(text: &str) -> Option<String> {
 /// (nothing on other architectures).
 #[inline(always)]
 pub fn prefetch<T>(slice: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    prefetch_hint::<{ std::arch::x86_64::_MM_HINT_T0 }, T>(slice, i);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (slice, i);
+    prefetch_hint::<HINT_T0, T>(slice, i);
 }
 
 /// As [`prefetch`], for data used once soon: kept out of the outer caches where the processor
 /// allows, so that it does not evict what stays hot there.
 #[inline(always)]
 pub fn prefetch_once<T>(slice: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    prefetch_hint::<{ std::arch::x86_64::_MM_HINT_NTA }, T>(slice, i);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (slice, i);
+    prefetch_hint::<HINT_NTA, T>(slice, i);
 }
 
 #[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::{_MM_HINT_NTA as HINT_NTA, _MM_HINT_T0 as HINT_T0};
+#[cfg(not(target_arch = "x86_64"))]
+const HINT_T0: i32 = 0;
+#[cfg(not(target_arch = "x86_64"))]
+const HINT_NTA: i32 = 0;
+
 #[inline(always)]
 fn prefetch_hint<const HINT: i32, T>(slice: &[T], i: usize) {
-    // Out of range (e.g. a NONE index) prefetches the first element instead: no branch to
-    // mispredict on data-dependent indexes.
-    let i = if i < slice.len() { i } else { 0 };
-    // SAFETY: a prefetch never faults and changes no memory; SSE is part of x86_64; the pointer
-    // is within (or one past, for an empty slice) the slice.
-    unsafe { std::arch::x86_64::_mm_prefetch::<HINT>(slice.as_ptr().wrapping_add(i) as *const i8) }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Out of range (e.g. a NONE index) prefetches the first element instead: no branch to
+        // mispredict on data-dependent indexes.
+        let i = if i < slice.len() { i } else { 0 };
+        // SAFETY: a prefetch never faults and changes no memory; SSE is part of x86_64; the
+        // pointer is within (or one past, for an empty slice) the slice.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<HINT>(slice.as_ptr().wrapping_add(i) as *const i8)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, i);
 }
 
 /// The page accesses (LPN, sector mask) of a byte range, for pages of `1 << shift` sectors.
@@ -424,6 +431,15 @@ pub fn alloc_vec<T: Clone>(n: u64, value: T, what: &str) -> Result<Vec<T>> {
     advise_huge_pages(&v);
     v.resize(n as usize, value);
     Ok(v)
+}
+
+/// [`alloc_vec`] when `on`, else an empty vector (tables kept only when a check asks for them).
+pub fn alloc_vec_if<T: Clone>(on: bool, n: u64, value: T, what: &str) -> Result<Vec<T>> {
+    if on {
+        alloc_vec(n, value, what)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// Ask the kernel to back the 2 MiB-aligned interior of `v`'s (untouched) allocation with huge

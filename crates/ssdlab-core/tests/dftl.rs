@@ -7,6 +7,8 @@
 use ssdlab_core::engine::{NoProgress, RunResult};
 use ssdlab_core::{simulate, Config};
 
+mod common;
+
 /// A 64 MiB device of 4 KiB pages (N = 16,384 LPNs, E = 1,024 entries per translation page:
 /// 16 TPs; 2 × 2 dies for timed mode), filled first, then 20,000 warm-up and `requests`
 /// measured uniform random 4 KiB requests.
@@ -110,10 +112,7 @@ fn integrity_and_timed_counts() {
             "check_integrity = true\nmode = \"timed\"\nqueue_depth = 8\n",
         )
         .metrics;
-        for (k, v) in &counts {
-            let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-            assert!(same, "{g}: {k} = {v} counted, {} timed", timed[k]);
-        }
+        common::assert_counts_same_timed(&counts, &timed, g);
         assert!(timed["latency.read.mean_us"] > 0.0);
     }
 }
@@ -147,9 +146,6 @@ fn partitioned_reads_never_write() {
             "check_integrity = true\nmode = \"timed\"\nqueue_depth = 16\n",
         )
         .metrics;
-        for (k, v) in &counts {
-            let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-            assert!(same, "{dirty}: {k} = {v} counted, {} timed", timed[k]);
-        }
+        common::assert_counts_same_timed(&counts, &timed, dirty);
     }
 }

@@ -230,12 +230,46 @@ fn log_stats_agree(
     Ok(())
 }
 
-fn utilisation() -> impl Strategy<Value = Utilisation> {
-    prop_oneof![Just(Utilisation::Written), Just(Utilisation::Valid)]
+/// A hybrid FTL's padding-model statistics and seed 002 utilisation reading.
+fn model_and_utilisation() -> impl Strategy<Value = (ModelStats, Utilisation)> {
+    let util = prop_oneof![Just(Utilisation::Written), Just(Utilisation::Valid)];
+    (model(), util)
+}
+
+/// A page FTL: pages per block, logical blocks, victim policy, host streams, a GC frontier apart.
+fn page_shape() -> impl Strategy<Value = (u64, u64, VictimPolicy, u32, bool)> {
+    let policy = prop_oneof![
+        Just(VictimPolicy::Greedy),
+        Just(VictimPolicy::CostBenefit),
+        Just(VictimPolicy::Fifo)
+    ];
+    (ppb(), 1u64..8, policy, 1u32..3, any::<bool>())
+}
+
+/// `run` of a block-mapped or hybrid FTL (one stream) on a fresh NAND, then its erase counts
+/// and, given the utilisation reading of its seed 002 log statistics, those checked too.
+fn run_hybrid(
+    f: &mut dyn Ftl,
+    g: &Geometry,
+    steps: &[Step],
+    util: Option<Utilisation>,
+) -> Result<(), TestCaseError> {
+    let mut n = Nand::new(g.physical_blocks);
+    run(f, &mut n, g, 1, steps)?;
+    erases_agree(f, &n)?;
+    match util {
+        Some(util) => log_stats_agree(f, g.pages_per_block, util, steps),
+        None => Ok(()),
+    }
 }
 
 fn ppb() -> impl Strategy<Value = u64> {
     prop_oneof![Just(2u64), Just(4), Just(8)]
+}
+
+/// Pages per block and logical blocks of a small device.
+fn device() -> impl Strategy<Value = (u64, u64)> {
+    (ppb(), 1u64..8)
 }
 
 fn model() -> impl Strategy<Value = ModelStats> {
@@ -247,15 +281,7 @@ proptest! {
 
     #[test]
     fn page_ftl_keeps_latest_versions(
-        ppb in ppb(),
-        lbns in 1u64..8,
-        policy in prop_oneof![
-            Just(VictimPolicy::Greedy),
-            Just(VictimPolicy::CostBenefit),
-            Just(VictimPolicy::Fifo)
-        ],
-        streams in 1u32..3,
-        separate_gc in any::<bool>(),
+        (ppb, lbns, policy, streams, separate_gc) in page_shape(),
         // 0 = automatic; 1 is rejected by the configuration (GC needs a free block to copy
         // into), so the FTL is only ever built with 0 or ≥ 2.
         gc_free in prop_oneof![Just(0u64), 2u64..4],
@@ -278,8 +304,7 @@ proptest! {
     /// every GC pacing (pblk's rate limiter, burst, the garbage-fraction trigger).
     #[test]
     fn lines_ftl_keeps_latest_versions(
-        ppb in ppb(),
-        lbns in 1u64..8,
+        (ppb, lbns) in device(),
         victim in prop_oneof![Just("pblk"), Just("greedy"), Just("cost-benefit"), Just("fifo")],
         placement in 0usize..5,
         batch_pages in 1u32..10,
@@ -331,15 +356,7 @@ proptest! {
     /// block would: same mapping, counters and wear, then and after the same writes with GC.
     #[test]
     fn page_ftl_bulk_fill_equals_block_writes(
-        ppb in ppb(),
-        lbns in 1u64..8,
-        policy in prop_oneof![
-            Just(VictimPolicy::Greedy),
-            Just(VictimPolicy::CostBenefit),
-            Just(VictimPolicy::Fifo)
-        ],
-        streams in 1u32..3,
-        separate_gc in any::<bool>(),
+        (ppb, lbns, policy, streams, separate_gc) in page_shape(),
         extra in 0u64..3,
         writes in prop::collection::vec((any::<u64>(), any::<u32>(), any::<u32>()), 0..200),
     ) {
@@ -374,54 +391,40 @@ proptest! {
 
     #[test]
     fn block_ftl_keeps_latest_versions(
-        ppb in ppb(),
-        lbns in 1u64..8,
+        (ppb, lbns) in device(),
         extra in 1u64..3,
         steps in steps(),
     ) {
         let g = geo(ppb, lbns, lbns + extra);
-        let mut f = BlockFtl::new(&g, true).unwrap();
-        let mut n = Nand::new(g.physical_blocks);
-        run(&mut f, &mut n, &g, 1, &steps)?;
-        erases_agree(&f, &n)?;
+        run_hybrid(&mut BlockFtl::new(&g, true).unwrap(), &g, &steps, None)?;
     }
 
     #[test]
     fn bast_ftl_keeps_latest_versions(
-        ppb in ppb(),
-        lbns in 1u64..8,
+        (ppb, lbns) in device(),
         logs in 1u64..4,
         single in any::<bool>(),
         chain_limit in 1u32..4,
         lookahead in 1u32..4,
-        model in model(),
-        util in utilisation(),
+        (model, util) in model_and_utilisation(),
         steps in steps(),
     ) {
         let g = geo(ppb, lbns, lbns + logs + 1);
         let variant = if single { "single" } else { "chain" };
-        let mut f =
-            BastFtl::new(&g, logs, &Params::new(variant, chain_limit, lookahead), model, util, true).unwrap();
-        let mut n = Nand::new(g.physical_blocks);
-        run(&mut f, &mut n, &g, 1, &steps)?;
-        erases_agree(&f, &n)?;
-        log_stats_agree(&f, ppb, util, &steps)?;
+        let p = Params::new(variant, chain_limit, lookahead);
+        let mut f = BastFtl::new(&g, logs, &p, model, util, true).unwrap();
+        run_hybrid(&mut f, &g, &steps, Some(util))?;
     }
 
     #[test]
     fn fast_ftl_keeps_latest_versions(
-        ppb in ppb(),
-        lbns in 1u64..8,
+        (ppb, lbns) in device(),
         logs in 2u64..6,
-        model in model(),
-        util in utilisation(),
+        (model, util) in model_and_utilisation(),
         steps in steps(),
     ) {
         let g = geo(ppb, lbns, lbns + logs + 1);
         let mut f = FastFtl::new(&g, logs, model, util, true).unwrap();
-        let mut n = Nand::new(g.physical_blocks);
-        run(&mut f, &mut n, &g, 1, &steps)?;
-        erases_agree(&f, &n)?;
-        log_stats_agree(&f, ppb, util, &steps)?;
+        run_hybrid(&mut f, &g, &steps, Some(util))?;
     }
 }

@@ -2,6 +2,7 @@
 //! error. The messages are part of the interface, so the tests pin them exactly.
 
 use ssdlab_core::engine::NoProgress;
+use ssdlab_core::request::{Op, Request};
 use ssdlab_core::{simulate, Config};
 
 fn config(toml: &str) -> Config {
@@ -148,20 +149,32 @@ fn type_errors_in_plain_words() {
     );
 }
 
+/// `reqs` (request, trace line) written as the binary trace `name`.ssdt in the temporary folder
+/// `dir`-<process id>; returns its path.
+fn binary_trace(
+    dir: &str,
+    name: &str,
+    reqs: impl Iterator<Item = (Request, u64)>,
+) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{dir}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{name}.ssdt"));
+    ssdlab_core::trace::write_binary(reqs.map(Ok), name, &out).unwrap();
+    out
+}
+
 #[test]
 fn binary_trace_errors_name_the_record_line() {
     // Requests handed over in decoded runs keep their own line in error messages: record 5,000
     // (the second run) writes beyond the device.
-    use ssdlab_core::request::{Op, Request};
-    let dir = std::env::temp_dir().join(format!("ssdlab-binary-line-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("t.ssdt");
     let reqs = (1..=6000u64).map(|line| {
         let page = if line == 5000 { 1 << 20 } else { line % 64 };
-        let r = Request::new(line as f64, Op::Write, page * 4096, 4096, 0);
-        Ok((r, line))
+        (
+            Request::new(line as f64, Op::Write, page * 4096, 4096, 0),
+            line,
+        )
     });
-    ssdlab_core::trace::write_binary(reqs, "t", &out).unwrap();
+    let out = binary_trace("ssdlab-binary-line", "t", reqs);
     // Read as it goes, and replayed from the memory of the sizing pre-pass (buffer.fraction).
     for buffer in ["", "[buffer]\nfraction = 0.5\n"] {
         let e = error(&format!(
@@ -178,16 +191,9 @@ fn binary_trace_errors_name_the_record_line() {
 
 #[test]
 fn zero_length_requests_are_counted_but_touch_no_page() {
-    use ssdlab_core::request::{Op, Request};
-    let dir = std::env::temp_dir().join(format!("ssdlab-zero-len-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("z.ssdt");
     let w = |offset_bytes, len_bytes| Request::new(0.0, Op::Write, offset_bytes, len_bytes, 0);
-    let reqs = [w(4100, 0), w(0, 4096), w(8192, 512)]
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| Ok((r, i as u64 + 1)));
-    ssdlab_core::trace::write_binary(reqs, "z", &out).unwrap();
+    let reqs = [w(4100, 0), w(0, 4096), w(8192, 512)].into_iter().zip(1..);
+    let out = binary_trace("ssdlab-zero-len", "z", reqs);
     let text = format!(
         "[workload]\nkind = \"trace\"\npath = \"{}\"\n[device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\nop = 0.5\n",
         out.display()

@@ -229,6 +229,22 @@ fn background_gc_runs_while_idle() {
     assert!(e.contains("ftl.background_gc") && e.contains("bast"), "{e}");
 }
 
+/// 6000 Zipf requests (`read_fraction` of them reads) through `ftl` and a 512 KiB `buffer` on a
+/// filled 16 MiB device of 2 × 2 dies, with `run` (TOML lines) added to `[run]`.
+fn zipf_on_4_dies(ftl: &str, buffer: &str, read_fraction: f64, run: &str) -> Config {
+    let text = format!(
+        "[workload]\nkind = \"zipf\"\nrequests = 6000\nfootprint_bytes = \"12MiB\"\n\
+         request_bytes = \"8KiB\"\nread_fraction = {read_fraction}\nseed = 5\n\
+         [device]\nlogical_bytes = \"16MiB\"\npages_per_block = 32\nop = 0.15\n\
+         [ftl]\nkind = \"{ftl}\"\n[buffer]\nkind = \"{buffer}\"\nbytes = \"512KiB\"\n\
+         [run]\nprecondition = \"fill\"\n{run}"
+    );
+    let mut c = Config::from_toml_str(&text).unwrap();
+    // The geometry in both modes: the line FTL sizes pblk's ring from its LUNs.
+    (c.device.channels, c.device.chips_per_channel) = (2, 2);
+    c
+}
+
 /// Timing never changes what is written: for every FTL × every write buffer (the registry's
 /// lists), a timed run (closed loop, 2 × 2 dies) reports exactly the counts-mode metrics.
 #[test]
@@ -236,16 +252,7 @@ fn every_ftl_and_buffer_counts_the_same_in_timed_mode() {
     use ssdlab_core::registry::names;
     for ftl in names("ftl") {
         for buffer in names("buffer") {
-            let text = format!(
-                "[workload]\nkind = \"zipf\"\nrequests = 6000\nfootprint_bytes = \"12MiB\"\n\
-                 request_bytes = \"8KiB\"\nread_fraction = 0.2\nseed = 5\n\
-                 [device]\nlogical_bytes = \"16MiB\"\npages_per_block = 32\nop = 0.15\n\
-                 [ftl]\nkind = \"{ftl}\"\n[buffer]\nkind = \"{buffer}\"\nbytes = \"512KiB\"\n\
-                 [run]\nprecondition = \"fill\"\ncheck_integrity = true\n"
-            );
-            let mut c = Config::from_toml_str(&text).unwrap();
-            // The geometry in both modes: the line FTL sizes pblk's ring from its LUNs.
-            (c.device.channels, c.device.chips_per_channel) = (2, 2);
+            let mut c = zipf_on_4_dies(ftl, buffer, 0.2, "check_integrity = true\n");
             let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
             c.run.mode = "timed".into();
             c.run.queue_depth = 4;
@@ -316,13 +323,12 @@ fn host_interface_schedulers_worked_by_hand() {
         close(&m, "queue.stalled_us", stalled);
         close(&m, "queue.out_of_order", 2.0);
         // The same operations, in another order.
-        for k in [
+        let same = [
             "nand.programs.host",
             "nand.reads.host",
             "host.read_requests",
-        ] {
-            assert_eq!(m[k], fifo[k], "{s}: {k}");
-        }
+        ];
+        common::assert_same_metrics(&m, &fifo, &same, s);
     }
 }
 
@@ -412,16 +418,7 @@ fn writes_wait_for_room_in_the_buffer() {
 fn nand_mechanisms_change_no_count() {
     use ssdlab_core::registry::names;
     for ftl in names("ftl") {
-        let text = format!(
-            "[workload]\nkind = \"zipf\"\nrequests = 6000\nfootprint_bytes = \"12MiB\"\n\
-             request_bytes = \"8KiB\"\nread_fraction = 0.3\nseed = 5\n\
-             [device]\nlogical_bytes = \"16MiB\"\npages_per_block = 32\nop = 0.15\n\
-             [ftl]\nkind = \"{ftl}\"\n[buffer]\nkind = \"lru\"\nbytes = \"512KiB\"\n\
-             [run]\nprecondition = \"fill\"\n"
-        );
-        let mut c = Config::from_toml_str(&text).unwrap();
-        // The geometry in both modes: the line FTL sizes pblk's ring from its LUNs.
-        (c.device.channels, c.device.chips_per_channel) = (2, 2);
+        let mut c = zipf_on_4_dies(ftl, "lru", 0.3, "");
         let counts = simulate(&c, &mut NoProgress).unwrap().metrics;
         c.run.mode = "timed".into();
         c.run.queue_depth = 8;
@@ -433,10 +430,7 @@ fn nand_mechanisms_change_no_count() {
             c.nand.physical_page_bytes = Some(ssdlab_core::units::Size(16384));
         }
         let timed = simulate(&c, &mut NoProgress).unwrap().metrics;
-        for (k, v) in &counts {
-            let same = timed[k] == *v || (v.is_nan() && timed[k].is_nan());
-            assert!(same, "{ftl}: {k} = {v} in counts mode, {} timed", timed[k]);
-        }
+        common::assert_counts_same_timed(&counts, &timed, ftl);
         assert!(timed["nand.array_programs"] > 0.0, "{ftl}");
         assert!(
             timed["nand.array_programs"] < timed["nand.programs.total"],

@@ -254,13 +254,12 @@ fn buffer_release_on_evict_or_on_program() {
         "latency.write.mean_us",
         program["latency.write.mean_us"],
     );
-    for k in [
+    let same = [
         "nand.programs.host",
         "buffer.flushed_pages",
         "buffer.flushes",
-    ] {
-        assert_eq!(program[k], evict[k], "{k}");
-    }
+    ];
+    common::assert_same_metrics(&program, &evict, &same, "drain release");
 }
 
 /// Drained pages free their slots by the same rule. A 2-page LRU buffer drained above half full

@@ -53,11 +53,13 @@
 //!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
-use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, NONE};
+use super::hybrid::{
+    check_size, host_pages, store_answers, store_view, Merge, ModelStats, Stats, Store, NONE,
+};
 use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
-use crate::nand::{Cause, Nand};
+use crate::nand::Nand;
 use crate::units::{prefetch, Geometry, Lbn, Lpn};
 
 /// A log block of a chain, with seed 002's tally of it (kept beside the block number, which is
@@ -235,7 +237,6 @@ impl std::ops::Index<&Lbn> for Chains {
 
 pub struct BastFtl {
     s: Store,
-    data: Vec<u32>,
     chains: Chains,
     log_limit: u64,
     in_use: u64,
@@ -333,7 +334,6 @@ impl BastFtl {
         )?;
         Ok(BastFtl {
             s: Store::new(geo, check)?,
-            data: vec![NONE; geo.logical_blocks() as usize],
             chains: Chains::new(geo.logical_blocks()),
             log_limit: log_blocks,
             in_use: 0,
@@ -394,37 +394,30 @@ impl BastFtl {
             self.stats.reclaim(self.s.written[x.id as usize]);
         }
         self.end_log_blocks(&mut ch);
-        let d = self.data[lbn as usize];
-        let mut erases = 0;
         let (last, rest) = ch.blocks.split_last().unwrap();
         let last = last.id;
         // The LBN's pages are only in its data block and its chain, which are all erased here
         // (but for the last log block of a switch or partial merge, which becomes the data
         // block and is no source of the copies): the copies need not mark them dead.
-        match kind {
+        let (d, mut erases) = match kind {
             Merge::Switch | Merge::Partial => {
                 self.s
                     .move_tail(lbn, last, self.s.written[last as usize], nand);
-                self.data[lbn as usize] = last;
                 for x in rest {
                     self.s.erase(x.id, nand);
-                    erases += 1;
                 }
+                (self.s.remap(lbn, last), rest.len() as u64)
             }
             Merge::Full => {
                 let nb = self.s.alloc()?;
                 self.s.move_tail(lbn, nb, 0, nand);
-                self.data[lbn as usize] = nb;
                 for x in &ch.blocks {
                     self.s.erase_dying(x.id, nand);
-                    erases += 1;
                 }
+                (self.s.remap(lbn, nb), ch.blocks.len() as u64)
             }
-        }
-        if d != NONE {
-            self.s.erase_dying(d, nand);
-            erases += 1;
-        }
+        };
+        erases += self.s.erase_replaced(d, true, nand);
         self.in_use -= ch.blocks.len() as u64;
         self.stats.merge(kind, erases);
         if kind == Merge::Full || self.model == ModelStats::AllMerges {
@@ -448,22 +441,18 @@ impl BastFtl {
         if let Some(ch) = &mut chain {
             self.end_log_blocks(ch);
         }
-        let replaced = self.s.switch_in(&mut self.data, lbn, pages, fill, nand)?;
+        let replaced = self.s.switch_in(lbn, pages, fill, nand)?;
         if !replaced && chain.is_none() {
             return Ok(()); // the LBN's first data block: nothing replaced
         }
-        let n = self.s.ppb as f64;
-        let h = pages.iter().filter(|p| p.cause == Cause::Host).count() as f64;
+        let (h, n) = host_pages(pages, self.s.ppb);
         let mut erases = u64::from(replaced);
         let mut chain_written = 0u64;
         if let Some(ch) = &chain {
             for x in &ch.blocks {
-                let w = self.s.written[x.id as usize];
-                chain_written += w as u64;
-                self.stats.reclaim(w);
-                self.s.erase(x.id, nand);
-                erases += 1;
+                chain_written += self.s.reclaim_log(x.id, &mut self.stats, nand) as u64;
             }
+            erases += ch.blocks.len() as u64;
             self.in_use -= ch.blocks.len() as u64;
         }
         self.stats.merge(Merge::Switch, erases);
@@ -503,7 +492,7 @@ impl BastFtl {
     fn write_logged(&mut self, lbn: Lbn, pages: &[UnitPage], nand: &mut Nand) -> Result<()> {
         // Whether each page's offset is free in the data block, and where its old copy is:
         // start those loads at once.
-        let d = self.data[lbn as usize];
+        let d = self.s.data[lbn as usize];
         let first = (lbn * self.s.ppb as u64) as usize;
         for p in pages {
             prefetch(&self.s.l2p, first + p.offset as usize);
@@ -521,13 +510,7 @@ impl BastFtl {
         let ppb = self.s.ppb;
         let lpn = lbn * ppb as u64 + p.offset as u64;
         loop {
-            let mut d = self.data[lbn as usize];
-            if d == NONE {
-                d = self.s.alloc()?;
-                self.data[lbn as usize] = d;
-            }
-            if self.s.page_free(d * ppb + p.offset) {
-                self.s.program_unit(lpn, d * ppb + p.offset, p, nand);
+            if self.s.write_in_place(lbn, p, nand)? {
                 return Ok(());
             }
             let chain = self.chains.get_mut(&lbn);
@@ -564,20 +547,12 @@ impl BastFtl {
 }
 
 impl FtlView for BastFtl {
-    fn is_mapped(&self, lpn: Lpn) -> bool {
-        self.s.is_mapped(lpn)
-    }
-    fn stat(&self, name: &str) -> Option<f64> {
-        match name {
-            "free_blocks" => Some(self.s.free.len() as f64),
-            _ => self.stats.stat(name, self.log_limit),
-        }
-    }
+    store_view!(log_limit);
     /// The LBN's L2P entries, its data block's P2L entries (whether each offset is free there)
     /// and its chain.
     #[inline]
     fn prefetch_unit(&self, lbn: Lbn) {
-        let Some(&d) = self.data.get(lbn as usize) else {
+        let Some(&d) = self.s.data.get(lbn as usize) else {
             return;
         };
         let ppb = self.s.ppb as usize;
@@ -638,14 +613,6 @@ impl Ftl for BastFtl {
         self.s.trim(lpn);
     }
 
-    fn version_of(&self, lpn: Lpn) -> u32 {
-        self.s.version_of(lpn)
-    }
-
-    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
-        self.s.ppn_of(lpn)
-    }
-
     fn check_integrity(&self, latest: &[u32]) -> Result<()> {
         self.s.check_all(latest)?;
         let mut logs = 0u64;
@@ -680,17 +647,7 @@ impl Ftl for BastFtl {
         c
     }
 
-    fn gauges(&self) -> Vec<(&'static str, f64)> {
-        self.stats.gauges(self.s.ppb, self.s.free.len())
-    }
-
-    fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
-        self.log.histograms()
-    }
-
-    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
-        LogStats::window_metrics(counters, self.s.ppb)
-    }
+    store_answers!(log);
 }
 
 const INFO: crate::component::Component = crate::component::Component::new(
@@ -734,6 +691,7 @@ pub static ENTRY: super::Entry = super::Entry {
 mod tests {
     use super::super::hybrid::testutil::*;
     use super::*;
+    use crate::nand::Cause;
 
     fn bast(variant: &str, logs: u64, limit: u32, look: u32) -> (BastFtl, Nand) {
         bast_model(variant, logs, limit, look, ModelStats::Seed)
@@ -761,23 +719,13 @@ mod tests {
         )
     }
 
-    const BLOCK: Shape = Shape::Block { fill: true };
     const BLOCK_NO_FILL: Shape = Shape::Block { fill: false };
-
-    fn model_stats(f: &BastFtl) -> (f64, f64, f64) {
-        (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb())
-    }
-
-    fn progs(n: &Nand) -> u64 {
-        n.counters.programs_total()
-    }
 
     #[test]
     fn fig8_log_then_full_merge() {
         for v in ["chain", "single"] {
             let (mut f, mut n) = bast(v, 2, 4, 50);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
+            write_whole(&mut f, &mut n, 0..1);
             let (p0, e0) = (progs(&n), n.counters.erases);
             f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
             f.merge(0, &mut n).unwrap();
@@ -785,10 +733,7 @@ mod tests {
             assert_eq!(n.counters.erases - e0, 2);
             assert_eq!(f.stats.merges, [0, 0, 1]);
             assert_eq!(f.stats.erases, [0, 0, 2]);
-            assert_eq!(
-                (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb()),
-                (1.0, 1.0, 0.5)
-            );
+            assert_eq!(model_stats(&f.stats), (1.0, 1.0, 0.5));
             f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
         }
@@ -804,8 +749,7 @@ mod tests {
             ("chain", ModelStats::AllMerges),
         ] {
             let (mut f, mut n) = bast_model(v, 2, 4, 50, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
+            write_whole(&mut f, &mut n, 0..1);
             let (p0, e0) = (progs(&n), n.counters.erases);
             let unit = padded(&[1, 2], 2, &[0, 3], 1);
             f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
@@ -820,7 +764,7 @@ mod tests {
                 // No log block reclaimed early: no sample.
                 ModelStats::Seed => assert_eq!(f.stats.events, 0.0),
                 // Counted as its 2 host pages logged and full-merged.
-                ModelStats::AllMerges => assert_eq!(model_stats(&f), (1.0, 1.0, 0.5)),
+                ModelStats::AllMerges => assert_eq!(model_stats(&f.stats), (1.0, 1.0, 0.5)),
             }
             f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
@@ -836,8 +780,7 @@ mod tests {
         let reads = |n: &Nand| n.counters.reads.iter().sum::<u64>();
         for (offsets, cost) in [(&[0, 1][..], (4, 2, 1)), (&[1, 2][..], (6, 4, 2))] {
             let (mut f, mut n) = bast("single", 2, 4, 50);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
+            write_whole(&mut f, &mut n, 0..1);
             let (p0, r0, e0) = (progs(&n), reads(&n), n.counters.erases);
             f.write_pages(0, &host(offsets, 2), 0, &mut n).unwrap();
             f.merge(0, &mut n).unwrap();
@@ -846,8 +789,7 @@ mod tests {
         }
         // Padding [0, 1]: 2 host + 2 pad programs, the old data block erased.
         let (mut f, mut n) = bast("single", 2, 4, 50);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..1);
         let (p0, e0) = (progs(&n), n.counters.erases);
         f.write_unit(0, &padded(&[0, 1], 2, &[2, 3], 1), BLOCK, 0, &mut n)
             .unwrap();
@@ -882,8 +824,7 @@ mod tests {
         // read from wherever their newest copy is) replaces both: 4 writes, 2 erases.
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = bast_model("chain", 2, 4, 50, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
+            write_whole(&mut f, &mut n, 0..1);
             f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
             f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
             assert_eq!((f.in_use, f.chains[&0].blocks.len()), (1, 1));
@@ -902,7 +843,7 @@ mod tests {
                 ModelStats::Seed => (1.0, 1.0, 0.75),
                 ModelStats::AllMerges => (1.0, 1.0, 0.25),
             };
-            assert_eq!(model_stats(&f), want);
+            assert_eq!(model_stats(&f.stats), want);
             f.check_integrity(&[1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
         }
@@ -913,8 +854,7 @@ mod tests {
         // Five overwrites of page 1 fill one log block and start a second; a full group then
         // switch-merges: data block + 2 log blocks erased, 4 host writes, no copies.
         let (mut f, mut n) = bast("chain", 3, 4, 50);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..1);
         for v in 2..7 {
             f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
         }
@@ -927,7 +867,7 @@ mod tests {
         assert_eq!(n.counters.erases - e0, 3);
         assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [3, 0, 0]));
         // Seed accounting: 5 logged + 4 host pages would need 3 log blocks: U_LB = 9/12.
-        assert_eq!(model_stats(&f), (1.0, 3.0, 0.75));
+        assert_eq!(model_stats(&f.stats), (1.0, 3.0, 0.75));
         assert_eq!(f.in_use, 0);
         f.check_integrity(&[9, 9, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
@@ -938,10 +878,7 @@ mod tests {
         // A partial merge (victim with an in-order prefix) is a sample only with all-merges.
         for (model, events) in [(ModelStats::Seed, 0.0), (ModelStats::AllMerges, 1.0)] {
             let (mut f, mut n) = bast_model("chain", 1, 4, 50, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
-            f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
+            write_whole(&mut f, &mut n, 0..2);
             f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
             f.write_pages(1, &host(&[2], 3), 0, &mut n).unwrap();
             assert_eq!(f.stats.merges, [0, 1, 0]);
@@ -952,10 +889,7 @@ mod tests {
     #[test]
     fn partial_merge_on_victim() {
         let (mut f, mut n) = bast("chain", 1, 4, 50);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
-        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         let (p0, e0) = (progs(&n), n.counters.erases);
         // LBN 1 needs the only log block: LBN 0's log (prefix 0,1) is partial-merged.
@@ -973,8 +907,7 @@ mod tests {
     #[test]
     fn chain_limit_full_merge() {
         let (mut f, mut n) = bast("chain", 3, 2, 50);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..1);
         for v in 2..10 {
             f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
         }
@@ -995,10 +928,7 @@ mod tests {
 
     fn lookahead_setup(look: u32) -> (BastFtl, Nand) {
         let (mut f, mut n) = bast("chain", 3, 4, look);
-        for l in 0..3 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
-        }
+        write_whole(&mut f, &mut n, 0..3);
         f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
         for v in 0..5 {
             f.write_pages(1, &host(&[3], 2 + v), 0, &mut n).unwrap();
@@ -1021,10 +951,7 @@ mod tests {
     #[test]
     fn single_victim_is_least_recently_written() {
         let (mut f, mut n) = bast("single", 2, 4, 50);
-        for l in 0..3 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
-        }
+        write_whole(&mut f, &mut n, 0..3);
         f.write_pages(0, &host(&[3], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
         f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
@@ -1117,13 +1044,7 @@ mod tests {
             .unwrap();
             let mut n = Nand::new(g.physical_blocks);
             random_run(&mut f, &mut n, 8, 12, 5000, 11 + i as u64);
-            let erases: u64 = f
-                .counters()
-                .iter()
-                .filter(|(k, _)| k.starts_with("ftl.erases"))
-                .map(|x| x.1)
-                .sum();
-            assert_eq!(erases, n.counters.erases);
+            assert_erases_agree(&f, &n);
             assert!(
                 f.stats.merges.iter().all(|&m| m > 0),
                 "{v}: {:?}",
@@ -1165,10 +1086,7 @@ mod tests {
             )
             .unwrap();
             let mut n = Nand::new(g.physical_blocks);
-            for l in 0..3 {
-                f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                    .unwrap();
-            }
+            write_whole(&mut f, &mut n, 0..3);
             let script: [(Lbn, &[u32]); 8] = [
                 (0, &[1, 2]),
                 (0, &[1]),
@@ -1179,10 +1097,7 @@ mod tests {
                 (1, &[3]),
                 (2, &[0]),
             ];
-            for (i, (l, offs)) in script.into_iter().enumerate() {
-                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
-                    .unwrap();
-            }
+            write_script(&mut f, &mut n, &script);
             assert_eq!(f.stats.merges, [0, 1, 3]);
             f.write_unit(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL, 0, &mut n)
                 .unwrap();
@@ -1190,24 +1105,14 @@ mod tests {
                 Utilisation::Written => (10, 6),
                 Utilisation::Valid => (9, 5),
             };
-            assert_eq!(log_counts(&f), [12, 3, 5, 3, 1, 1, used, reref]);
-            assert_eq!(
-                histogram(&f, "ftl.log.references_at_merge"),
-                [(1, 3), (2, 1), (3, 1)]
-            );
             let (all, rr) = match util {
-                Utilisation::Written => (vec![(25, 2), (50, 2), (100, 1)], vec![(50, 1), (100, 1)]),
-                Utilisation::Valid => (vec![(25, 2), (50, 2), (75, 1)], vec![(50, 1), (75, 1)]),
+                Utilisation::Written => {
+                    (&[(25, 2), (50, 2), (100, 1)][..], &[(50, 1), (100, 1)][..])
+                }
+                Utilisation::Valid => (&[(25, 2), (50, 2), (75, 1)][..], &[(50, 1), (75, 1)][..]),
             };
-            assert_eq!(histogram(&f, "ftl.log.utilisation_at_merge"), all);
-            assert_eq!(
-                histogram(&f, "ftl.log.utilisation_at_merge_rereferenced"),
-                rr
-            );
-            let w = f.window_metrics(&f.counters());
-            assert_eq!(w[0], ("ftl.log.hit_ratio", 3.0 / 8.0));
-            assert_eq!(w[1].1, used as f64 / 20.0);
-            assert_eq!(w[2].1, reref as f64 / 8.0);
+            let counts = [12, 3, 5, 3, 1, 1, used, reref];
+            assert_log_stats(&f, counts, &[(1, 3), (2, 1), (3, 1)], all, rr);
             // What a buffer may ask: LBN 2 owns F (1 page, 1 reference); 0 and 1 own none.
             let state = LogState {
                 references: 1,
@@ -1239,61 +1144,32 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            let mut runs = Vec::new();
-            for util in [Utilisation::Written, Utilisation::Valid] {
-                let (ppb, lbns) = (4u32, 6u64);
-                let g = geo(ppb as u64, lbns, lbns + logs + 1);
-                let mut f = BastFtl::new(
-                    &g,
-                    logs,
-                    &Params::new(v, limit, look),
-                    ModelStats::Seed,
-                    util,
-                    true,
-                )
-                .unwrap();
+            let run = |util| {
+                let g = geo(4, 6, 6 + logs + 1);
+                let p = Params::new(v, limit, look);
+                let mut f = BastFtl::new(&g, logs, &p, ModelStats::Seed, util, true).unwrap();
                 let mut n = Nand::new(g.physical_blocks);
-                let mut rng = Rng(31 + i as u64);
-                let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
-                let (mut ver, mut units, mut reach) = (0, 0u64, [0u64; 2]);
-                for _ in 0..4000 {
-                    let Some((lbn, pages, shape)) =
-                        next_unit(&mut f, &mut rng, ppb, lbns, &mut latest, &mut ver, false)
-                    else {
-                        continue;
-                    };
-                    let d = f.data[lbn as usize];
-                    let reaches = shape == Shape::Pages
-                        && d != NONE
-                        && pages.iter().any(|p| !f.s.page_free(d * ppb + p.offset));
-                    if reaches {
-                        reach[usize::from(f.chains.contains_key(&lbn))] += 1;
-                    }
-                    f.write_unit(lbn, &pages, shape, 0, &mut n).unwrap();
-                    units += 1;
-                    let c = log_counts(&f);
-                    assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{v}");
-                    for l in 0..lbns {
-                        let want = f.chains.slot[l as usize].as_ref().map(|ch| {
-                            let last = ch.blocks.last().unwrap();
-                            (last.log.references(), f.s.written[last.id as usize])
-                        });
-                        assert_eq!(f.log_state(l).map(|s| (s.references, s.pages)), want);
-                        assert!(want.is_none_or(|(r, p)| r >= 1 && r <= p));
-                    }
-                }
-                f.check_integrity(&latest).unwrap();
+                let hit = |f: &BastFtl, lbn| f.chains.contains_key(&lbn);
+                let run = log_oracle(&mut f, &mut n, |f| &f.s, 31 + i as u64, hit, chain_state, v);
+                // Every reclaimed log block is classified once.
                 let c = log_counts(&f);
                 assert_eq!(c[3] + c[4] + c[5], f.stats.reclaimed, "{v}");
                 let refs = histogram(&f, "ftl.log.references_at_merge");
-                assert_eq!(refs.iter().map(|x| x.1).sum::<u64>(), f.stats.reclaimed);
                 assert_eq!(refs.iter().find(|x| x.0 == 1).map_or(0, |x| x.1), c[3]);
-                assert!(c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0, "{v}: {c:?}");
-                runs.push((c, f.stats.merges, n.counters.clone()));
-            }
-            let ((w, wm, wn), (vc, vm, vn)) = (&runs[0], &runs[1]);
-            assert_eq!((&w[..6], wm, wn), (&vc[..6], vm, vn), "{v}");
-            assert!(w[6] >= vc[6] && w[7] >= vc[7], "{v}: {w:?} {vc:?}");
+                run
+            };
+            let (w, vc) = (run(Utilisation::Written), run(Utilisation::Valid));
+            assert_only_used_pages_differ(&w, &vc, v);
         }
+    }
+
+    /// `log_state` follows the chains: the last log block's references and pages.
+    fn chain_state(f: &BastFtl, l: Lbn) {
+        let want = f.chains.slot[l as usize].as_ref().map(|ch| {
+            let last = ch.blocks.last().unwrap();
+            (last.log.references(), f.s.written[last.id as usize])
+        });
+        assert_eq!(f.log_state(l).map(|s| (s.references, s.pages)), want);
+        assert!(want.is_none_or(|(r, p)| r >= 1 && r <= p));
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! Device: one spare block beyond the logical blocks (the rewrite target).
 
-use super::hybrid::{check_size, Merge, Stats, Store, NONE};
+use super::hybrid::{check_size, store_answers, store_view, Merge, Stats, Store, NONE};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::Result;
 use crate::nand::Nand;
@@ -22,7 +22,6 @@ use crate::units::{Geometry, Lbn, Lpn};
 
 pub struct BlockFtl {
     s: Store,
-    data: Vec<u32>,
     stats: Stats,
 }
 
@@ -36,22 +35,13 @@ impl BlockFtl {
         check_size(geo, spare_blocks(), "1 spare block for block rewrites")?;
         Ok(BlockFtl {
             s: Store::new(geo, check)?,
-            data: vec![NONE; geo.logical_blocks() as usize],
             stats: Stats::default(),
         })
     }
 }
 
 impl FtlView for BlockFtl {
-    fn is_mapped(&self, lpn: Lpn) -> bool {
-        self.s.is_mapped(lpn)
-    }
-    fn stat(&self, name: &str) -> Option<f64> {
-        match name {
-            "free_blocks" => Some(self.s.free.len() as f64),
-            _ => self.stats.stat(name, 0),
-        }
-    }
+    store_view!();
 }
 
 impl Ftl for BlockFtl {
@@ -66,16 +56,12 @@ impl Ftl for BlockFtl {
         let ppb = self.s.ppb;
         let first = lbn * ppb as u64;
         if let Shape::Block { fill } = shape {
-            if self.s.switch_in(&mut self.data, lbn, pages, fill, nand)? {
+            if self.s.switch_in(lbn, pages, fill, nand)? {
                 self.stats.merge(Merge::Switch, 1);
             }
             return self.s.check_lbn(lbn);
         }
-        let mut d = self.data[lbn as usize];
-        if d == NONE {
-            d = self.s.alloc()?;
-            self.data[lbn as usize] = d;
-        }
+        let d = self.s.data_block(lbn)?;
         if pages.iter().all(|p| self.s.page_free(d * ppb + p.offset)) {
             for p in pages {
                 self.s
@@ -85,21 +71,15 @@ impl Ftl for BlockFtl {
         }
         let nb = self.s.rewrite(lbn, pages, false, nand)?;
         self.s.erase(d, nand);
-        self.data[lbn as usize] = nb;
+        self.s.remap(lbn, nb);
         self.stats.merge(Merge::Full, 1);
         self.s.check_lbn(lbn)
     }
 
+    store_answers!();
+
     fn trim(&mut self, lpn: Lpn) {
         self.s.trim(lpn);
-    }
-
-    fn version_of(&self, lpn: Lpn) -> u32 {
-        self.s.version_of(lpn)
-    }
-
-    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
-        self.s.ppn_of(lpn)
     }
 
     fn check_integrity(&self, latest: &[u32]) -> Result<()> {
@@ -110,11 +90,11 @@ impl Ftl for BlockFtl {
                 continue;
             }
             let lbn = lpn / self.s.ppb as usize;
-            let want = self.data[lbn] * self.s.ppb + (lpn % self.s.ppb as usize) as u32;
+            let want = self.s.data[lbn] * self.s.ppb + (lpn % self.s.ppb as usize) as u32;
             if ppn != want {
                 return Err(crate::error::SimError::Integrity(format!(
                     "LPN {lpn} at PPN {ppn}, not at its offset of data block {}",
-                    self.data[lbn]
+                    self.s.data[lbn]
                 )));
             }
         }
@@ -123,10 +103,6 @@ impl Ftl for BlockFtl {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.stats.counters()
-    }
-
-    fn gauges(&self) -> Vec<(&'static str, f64)> {
-        self.stats.gauges(self.s.ppb, self.s.free.len())
     }
 }
 

@@ -1013,6 +1013,7 @@ fn table(cfg: &crate::config::Config) -> Result<Params> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::hybrid::testutil::geo;
     use super::*;
 
     /// 16 data LPNs, 4 pages per block, 1 KiB entries in 4 KiB pages: E = 4, so TP t holds LPNs
@@ -1027,12 +1028,7 @@ mod tests {
     }
 
     fn build(p: Params) -> (DftlFtl, Nand) {
-        let geo = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 4,
-            logical_pages: 16,
-            physical_blocks: 16,
-        };
+        let geo = geo(4, 4, 16);
         (
             DftlFtl::new(&geo, VictimPolicy::Greedy, &p, (25.0, 200.0), true).unwrap(),
             Nand::new(16),

@@ -50,11 +50,13 @@
 //!
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
-use super::hybrid::{check_size, Merge, ModelStats, Stats, Store, DEAD, NONE};
+use super::hybrid::{
+    check_size, host_pages, store_answers, store_view, Merge, ModelStats, Stats, Store, DEAD, NONE,
+};
 use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
-use crate::nand::{Cause, Nand};
+use crate::nand::Nand;
 use crate::units::{Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
@@ -62,7 +64,6 @@ const NO_LBN: Lbn = u64::MAX;
 
 pub struct FastFtl {
     s: Store,
-    data: Vec<u32>,
     sw: u32,
     sw_owner: Lbn,
     rw: VecDeque<u32>,
@@ -116,7 +117,6 @@ impl FastFtl {
         let lbns = geo.logical_blocks() as usize;
         Ok(FastFtl {
             s: Store::new(geo, check)?,
-            data: vec![NONE; lbns],
             sw: NONE,
             sw_owner: NO_LBN,
             rw: VecDeque::new(),
@@ -147,7 +147,7 @@ impl FastFtl {
     /// Pages of `lbn` whose newest copy is in a log block (not in its data block).
     fn valid_in_logs(&self, lbn: Lbn) -> u32 {
         let ppb = self.s.ppb;
-        let d = self.data[lbn as usize];
+        let d = self.s.data[lbn as usize];
         let first = (lbn * ppb as u64) as usize;
         self.s.l2p[first..first + ppb as usize]
             .iter()
@@ -161,24 +161,23 @@ impl FastFtl {
         (t.rw_pages, t.rw_units, t.rw_last) = (0, 0, 0);
     }
 
+    /// Erase the SW log if `lbn` owns it (its pages have all moved or died); returns the erases.
+    fn release_sw_of(&mut self, lbn: Lbn, nand: &mut Nand) -> u64 {
+        if self.sw_owner != lbn {
+            return 0;
+        }
+        self.s.reclaim_log(self.sw, &mut self.stats, nand);
+        self.sw = NONE;
+        self.sw_owner = NO_LBN;
+        1
+    }
+
     /// Full merge of `lbn` into a new data block; returns the erases it performed.
     fn merge_full(&mut self, lbn: Lbn, nand: &mut Nand) -> Result<u64> {
         self.end_assoc(lbn);
-        let d = self.data[lbn as usize];
         let nb = self.s.rewrite(lbn, &[], false, nand)?;
-        self.data[lbn as usize] = nb;
-        let mut erases = 0;
-        if d != NONE {
-            self.s.erase(d, nand);
-            erases += 1;
-        }
-        if self.sw_owner == lbn {
-            self.stats.reclaim(self.s.written[self.sw as usize]);
-            self.s.erase(self.sw, nand);
-            self.sw = NONE;
-            self.sw_owner = NO_LBN;
-            erases += 1;
-        }
+        let d = self.s.remap(lbn, nb);
+        let erases = self.s.erase_replaced(d, false, nand) + self.release_sw_of(lbn, nand);
         self.reset_tally(lbn);
         Ok(erases)
     }
@@ -201,13 +200,8 @@ impl FastFtl {
         };
         self.stats.reclaim(w);
         self.s.copy_tail(lbn, b, w, nand);
-        let d = self.data[lbn as usize];
-        self.data[lbn as usize] = b;
-        let mut erases = 0;
-        if d != NONE {
-            self.s.erase(d, nand);
-            erases += 1;
-        }
+        let d = self.s.remap(lbn, b);
+        let erases = self.s.erase_replaced(d, false, nand);
         self.sw = NONE;
         self.sw_owner = NO_LBN;
         self.stats.merge(kind, erases);
@@ -225,22 +219,14 @@ impl FastFtl {
         nand: &mut Nand,
     ) -> Result<()> {
         self.end_assoc(lbn);
-        if !self.s.switch_in(&mut self.data, lbn, pages, fill, nand)? {
+        if !self.s.switch_in(lbn, pages, fill, nand)? {
             return Ok(()); // the LBN's first data block: nothing replaced
         }
-        let mut erases = 1;
-        let sw_reclaimed = self.sw_owner == lbn;
-        if sw_reclaimed {
-            self.stats.reclaim(self.s.written[self.sw as usize]);
-            self.s.erase(self.sw, nand);
-            self.sw = NONE;
-            self.sw_owner = NO_LBN;
-            erases += 1;
-        }
-        self.stats.merge(Merge::Switch, erases);
+        let sw_erases = self.release_sw_of(lbn, nand);
+        let sw_reclaimed = sw_erases == 1;
+        self.stats.merge(Merge::Switch, 1 + sw_erases);
         self.reset_tally(lbn);
-        let n = self.s.ppb as f64;
-        let h = pages.iter().filter(|p| p.cause == Cause::Host).count() as f64;
+        let (h, n) = host_pages(pages, self.s.ppb);
         let counted = match self.model {
             ModelStats::Seed => sw_reclaimed,
             ModelStats::AllMerges => h < n,
@@ -318,13 +304,7 @@ impl FastFtl {
         let o = p.offset;
         let lpn = lbn * ppb as u64 + o as u64;
         loop {
-            let mut d = self.data[lbn as usize];
-            if d == NONE {
-                d = self.s.alloc()?;
-                self.data[lbn as usize] = d;
-            }
-            if self.s.page_free(d * ppb + o) {
-                self.s.program_unit(lpn, d * ppb + o, p, nand);
+            if self.s.write_in_place(lbn, p, nand)? {
                 return Ok(());
             }
             let assoc = &self.tally[lbn as usize].assoc;
@@ -358,15 +338,7 @@ impl FastFtl {
 }
 
 impl FtlView for FastFtl {
-    fn is_mapped(&self, lpn: Lpn) -> bool {
-        self.s.is_mapped(lpn)
-    }
-    fn stat(&self, name: &str) -> Option<f64> {
-        match name {
-            "free_blocks" => Some(self.s.free.len() as f64),
-            _ => self.stats.stat(name, self.log_blocks),
-        }
-    }
+    store_view!(log_blocks);
     fn log_state(&self, lbn: Lbn) -> Option<LogState> {
         let r = &self.tally.get(lbn as usize)?.assoc;
         (r.references() > 0).then(|| LogState {
@@ -400,16 +372,10 @@ impl Ftl for FastFtl {
         r
     }
 
+    store_answers!(log);
+
     fn trim(&mut self, lpn: Lpn) {
         self.s.trim(lpn);
-    }
-
-    fn version_of(&self, lpn: Lpn) -> u32 {
-        self.s.version_of(lpn)
-    }
-
-    fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
-        self.s.ppn_of(lpn)
     }
 
     fn check_integrity(&self, latest: &[u32]) -> Result<()> {
@@ -442,18 +408,6 @@ impl Ftl for FastFtl {
         c.push(("ftl.fast.overhead_pages", self.overhead));
         c.extend(self.log.counters());
         c
-    }
-
-    fn gauges(&self) -> Vec<(&'static str, f64)> {
-        self.stats.gauges(self.s.ppb, self.s.free.len())
-    }
-
-    fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
-        self.log.histograms()
-    }
-
-    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
-        LogStats::window_metrics(counters, self.s.ppb)
     }
 }
 
@@ -503,6 +457,7 @@ pub static ENTRY: super::Entry = super::Entry {
 mod tests {
     use super::super::hybrid::testutil::*;
     use super::*;
+    use crate::nand::Cause;
 
     fn fast(logs: u64) -> (FastFtl, Nand) {
         fast_model(logs, ModelStats::Seed)
@@ -516,25 +471,10 @@ mod tests {
         )
     }
 
-    const BLOCK: Shape = Shape::Block { fill: true };
-
-    fn model_stats(f: &FastFtl) -> (f64, f64, f64) {
-        (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb())
-    }
-
-    fn progs(n: &Nand) -> u64 {
-        n.counters.programs_total()
-    }
-
-    fn merge_progs(n: &Nand) -> u64 {
-        n.counters.programs[Cause::Merge as usize]
-    }
-
     #[test]
     fn fig8_log_then_full_merge() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..1);
         let (p0, e0) = (progs(&n), n.counters.erases);
         f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
         f.reclaim_rw(&mut n).unwrap();
@@ -551,8 +491,7 @@ mod tests {
     fn fig8_pad_then_switch() {
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = fast_model(3, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
+            write_whole(&mut f, &mut n, 0..1);
             let (p0, e0) = (progs(&n), n.counters.erases);
             f.write_unit(0, &padded(&[1, 2], 2, &[0, 3], 1), BLOCK, 0, &mut n)
                 .unwrap();
@@ -564,7 +503,7 @@ mod tests {
                 // No log block reclaimed early: no sample.
                 ModelStats::Seed => assert_eq!(f.stats.events, 0.0),
                 // Its 2 host pages counted as logged: half an RW block, 1 data block to merge.
-                ModelStats::AllMerges => assert_eq!(model_stats(&f), (2.0, 1.0, 1.0)),
+                ModelStats::AllMerges => assert_eq!(model_stats(&f.stats), (2.0, 1.0, 1.0)),
             }
             f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
@@ -589,8 +528,7 @@ mod tests {
         // replaces data block and SW log: 4 writes, 2 erases, one switch merge.
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = fast_model(3, model);
-            f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
+            write_whole(&mut f, &mut n, 0..1);
             f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
             assert_eq!(f.sw_owner, 0);
             let (p0, e0) = (progs(&n), n.counters.erases);
@@ -604,7 +542,7 @@ mod tests {
             assert_eq!(f.stats.log_utilization(4), 0.5);
             // Both readings count it (the SW log was reclaimed early): 1/4 of an RW block
             // holding 1 LBN → R_DB = 1 / 0.25.
-            assert_eq!(model_stats(&f), (4.0, 1.0, 1.0));
+            assert_eq!(model_stats(&f.stats), (4.0, 1.0, 1.0));
             f.check_integrity(&[2, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
         }
@@ -616,10 +554,7 @@ mod tests {
         // erase) and kills that page. The RW block, reclaimed later, merges only LBN 1; a second
         // RW block left with dead pages only is erased without a merge.
         let (mut f, mut n) = fast(3);
-        for l in 0..2 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
-        }
+        write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
         let e0 = n.counters.erases;
@@ -636,7 +571,7 @@ mod tests {
         // Reclaiming that RW block (forced, half written) full-merges LBN 1 only: R_DB = 1.
         f.reclaim_rw(&mut n).unwrap();
         assert_eq!(f.stats.merges, [1, 0, 1]);
-        assert_eq!(model_stats(&f), (1.0, 1.0, 0.5));
+        assert_eq!(model_stats(&f.stats), (1.0, 1.0, 0.5));
         // An RW block whose only page died is erased without a merge (and samples R_DB = 0).
         f.write_pages(0, &host(&[1], 4), 0, &mut n).unwrap();
         let mut unit = padded(&[2], 5, &[0, 3], 1);
@@ -645,7 +580,7 @@ mod tests {
         f.reclaim_rw(&mut n).unwrap();
         assert_eq!(f.stats.erases_gc, 1);
         assert_eq!(f.stats.merges, [2, 0, 1]);
-        assert_eq!(model_stats(&f), (0.5, 1.0, 3.0 / 8.0));
+        assert_eq!(model_stats(&f.stats), (0.5, 1.0, 3.0 / 8.0));
         f.check_integrity(&[1, 4, 5, 1, 1, 1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
     }
@@ -653,8 +588,7 @@ mod tests {
     #[test]
     fn sw_append_and_switch() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..1);
         for o in 0..4 {
             f.write_pages(0, &host(&[o], 2), 0, &mut n).unwrap();
         }
@@ -671,10 +605,7 @@ mod tests {
     #[test]
     fn offset_zero_restarts_sw_log() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
-        f.write_pages(1, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
@@ -694,8 +625,7 @@ mod tests {
     #[test]
     fn non_sequential_write_to_sw_owner() {
         let (mut f, mut n) = fast(3);
-        f.write_pages(0, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-            .unwrap();
+        write_whole(&mut f, &mut n, 0..1);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
         assert_eq!(f.stats.merges, [0, 1, 0]);
@@ -711,10 +641,7 @@ mod tests {
     #[test]
     fn rw_fifo_victim_full_merges_two_lbns() {
         let (mut f, mut n) = fast(3);
-        for l in 0..3 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
-        }
+        write_whole(&mut f, &mut n, 0..3);
         f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[1, 2], 2), 0, &mut n).unwrap();
         f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
@@ -729,10 +656,7 @@ mod tests {
         assert_eq!(n.counters.erases, 3);
         assert_eq!(merge_progs(&n), 8);
         assert_eq!(f.overhead, 2);
-        assert_eq!(
-            (f.stats.r_db(), f.stats.r_lb(), f.stats.u_lb()),
-            (2.0, 1.0, 1.0)
-        );
+        assert_eq!(model_stats(&f.stats), (2.0, 1.0, 1.0));
         assert_eq!(f.stat("r_db"), Some(2.0));
         f.check_integrity(&[1, 2, 1, 3, 1, 2, 2, 1, 1, 3, 4, 2, 0, 0, 0, 0])
             .unwrap();
@@ -755,13 +679,7 @@ mod tests {
         let mut f = FastFtl::new(&g, 4, ModelStats::AllMerges, Utilisation::Valid, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         random_run(&mut f, &mut n, 8, 12, 5000, 5);
-        let erases: u64 = f
-            .counters()
-            .iter()
-            .filter(|(k, _)| k.starts_with("ftl.erases"))
-            .map(|x| x.1)
-            .sum();
-        assert_eq!(erases, n.counters.erases);
+        assert_erases_agree(&f, &n);
         assert!(
             f.stats.merges.iter().all(|&m| m > 0),
             "{:?}",
@@ -800,10 +718,7 @@ mod tests {
             let g = geo(4, 4, 4 + 3 + 1);
             let mut f = FastFtl::new(&g, 3, ModelStats::Seed, util, true).unwrap();
             let mut n = Nand::new(g.physical_blocks);
-            for l in 0..3 {
-                f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                    .unwrap();
-            }
+            write_whole(&mut f, &mut n, 0..3);
             let script: [(Lbn, &[u32]); 13] = [
                 (0, &[1, 2]),
                 (1, &[1]),
@@ -819,33 +734,18 @@ mod tests {
                 (2, &[0, 1, 2]),
                 (2, &[3]),
             ];
-            for (i, (l, offs)) in script.into_iter().enumerate() {
-                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
-                    .unwrap();
-            }
+            write_script(&mut f, &mut n, &script);
             assert_eq!(f.stats.merges, [1, 1, 2]);
             let (used, reref) = match util {
                 Utilisation::Written => (14, 12),
                 Utilisation::Valid => (12, 10),
             };
-            assert_eq!(log_counts(&f), [16, 9, 4, 1, 1, 2, used, reref]);
-            assert_eq!(
-                histogram(&f, "ftl.log.references_at_merge"),
-                [(1, 1), (3, 2), (4, 1)]
-            );
             let (all, rr) = match util {
-                Utilisation::Written => (vec![(50, 1), (100, 3)], vec![(100, 3)]),
-                Utilisation::Valid => (vec![(50, 1), (75, 2), (100, 1)], vec![(75, 2), (100, 1)]),
+                Utilisation::Written => (&[(50, 1), (100, 3)][..], &[(100, 3)][..]),
+                Utilisation::Valid => (&[(50, 1), (75, 2), (100, 1)][..], &[(75, 2), (100, 1)][..]),
             };
-            assert_eq!(histogram(&f, "ftl.log.utilisation_at_merge"), all);
-            assert_eq!(
-                histogram(&f, "ftl.log.utilisation_at_merge_rereferenced"),
-                rr
-            );
-            let w = f.window_metrics(&f.counters());
-            assert_eq!(w[0], ("ftl.log.hit_ratio", 9.0 / 13.0));
-            assert_eq!(w[1].1, used as f64 / 16.0);
-            assert_eq!(w[2].1, reref as f64 / 12.0);
+            let counts = [16, 9, 4, 1, 1, 2, used, reref];
+            assert_log_stats(&f, counts, &[(1, 1), (3, 2), (4, 1)], all, rr);
             // LBN 0's association holds V10 and V11: 2 references, 3 pages.
             let state = LogState {
                 references: 2,
@@ -876,10 +776,7 @@ mod tests {
         let g = geo(4, 2, 2 + 2 + 1);
         let mut f = FastFtl::new(&g, 2, ModelStats::Seed, Utilisation::Written, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
-        for l in 0..2 {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, &mut n)
-                .unwrap();
-        }
+        write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[1, 2, 3], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[1, 2], 3), 0, &mut n).unwrap();
         assert_eq!(log_counts(&f), [4, 0, 2, 2, 0, 0, 4, 0]);
@@ -910,53 +807,33 @@ mod tests {
     #[test]
     fn hits_and_misses_are_the_units_reaching_the_log() {
         for (i, logs) in [2u64, 3, 5].into_iter().enumerate() {
-            let mut runs = Vec::new();
-            for util in [Utilisation::Written, Utilisation::Valid] {
-                let (ppb, lbns) = (4u32, 6u64);
-                let g = geo(ppb as u64, lbns, lbns + logs + 1);
+            let run = |util| {
+                let g = geo(4, 6, 6 + logs + 1);
                 let mut f = FastFtl::new(&g, logs, ModelStats::Seed, util, true).unwrap();
                 let mut n = Nand::new(g.physical_blocks);
-                let mut rng = Rng(41 + i as u64);
-                let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
-                let (mut ver, mut units, mut reach) = (0, 0u64, [0u64; 2]);
-                for _ in 0..4000 {
-                    let Some((lbn, pages, shape)) =
-                        next_unit(&mut f, &mut rng, ppb, lbns, &mut latest, &mut ver, false)
-                    else {
-                        continue;
-                    };
-                    let d = f.data[lbn as usize];
-                    let reaches = shape == Shape::Pages
-                        && d != NONE
-                        && pages.iter().any(|p| !f.s.page_free(d * ppb + p.offset));
-                    if reaches {
-                        reach[usize::from(f.valid_in_logs(lbn) > 0)] += 1;
-                    }
-                    f.write_unit(lbn, &pages, shape, 0, &mut n).unwrap();
-                    units += 1;
-                    let c = log_counts(&f);
-                    assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{logs}");
-                    for l in 0..lbns {
-                        let s = f.log_state(l);
-                        assert_eq!(s.is_some(), f.valid_in_logs(l) > 0);
-                        assert!(s.is_none_or(|s| s.references >= 1
-                            && s.references <= s.pages
-                            && f.valid_in_logs(l) <= s.pages));
-                    }
-                }
-                f.check_integrity(&latest).unwrap();
-                let c = log_counts(&f);
-                let refs = histogram(&f, "ftl.log.references_at_merge");
-                assert_eq!(refs.iter().map(|x| x.1).sum::<u64>(), c[3] + c[4] + c[5]);
-                assert!(
-                    c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0,
-                    "{logs}: {c:?}"
-                );
-                runs.push((c, f.stats.merges, n.counters.clone()));
-            }
-            let ((w, wm, wn), (vc, vm, vn)) = (&runs[0], &runs[1]);
-            assert_eq!((&w[..6], wm, wn), (&vc[..6], vm, vn), "{logs}");
-            assert!(w[6] >= vc[6] && w[7] >= vc[7], "{logs}: {w:?} {vc:?}");
+                let hit = |f: &FastFtl, lbn| f.valid_in_logs(lbn) > 0;
+                let what = format!("{logs}");
+                log_oracle(
+                    &mut f,
+                    &mut n,
+                    |f| &f.s,
+                    41 + i as u64,
+                    hit,
+                    assoc_state,
+                    &what,
+                )
+            };
+            let (w, v) = (run(Utilisation::Written), run(Utilisation::Valid));
+            assert_only_used_pages_differ(&w, &v, &format!("{logs}"));
         }
+    }
+
+    /// `log_state` agrees with the pages of the LBN whose newest copy is in a log block.
+    fn assoc_state(f: &FastFtl, l: Lbn) {
+        let s = f.log_state(l);
+        assert_eq!(s.is_some(), f.valid_in_logs(l) > 0);
+        assert!(s.is_none_or(|s| s.references >= 1
+            && s.references <= s.pages
+            && f.valid_in_logs(l) <= s.pages));
     }
 }

@@ -3,14 +3,16 @@
 //! written counts, a free-block pool, integrity versions, and the merge statistics the padding
 //! model reads (R_DB, R_LB, U_LB).
 //!
-//! The FTLs keep a block map (LBN → data PBN) and their log-block bookkeeping themselves; the
-//! store's `l2p` is the simulator's view of where the newest copy of each page is (what the real
-//! FTL finds by scanning its data block and log blocks), which makes every merge a lookup.
+//! The store also keeps the block map (LBN → data PBN) with the steps on it that the FTLs share
+//! (in-place writes, the data block a merge replaces); the FTLs keep their log-block bookkeeping
+//! themselves. The store's `l2p` is the simulator's view of where the newest copy of each page is
+//! (what the real FTL finds by scanning its data block and log blocks), which makes every merge a
+//! lookup.
 
 use super::UnitPage;
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Mark, Nand};
-use crate::units::{alloc_vec, prefetch, Divisor, Geometry, Lbn, Lpn};
+use crate::units::{alloc_vec, alloc_vec_if, prefetch, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 pub(crate) const NONE: u32 = u32::MAX;
@@ -75,6 +77,8 @@ pub(crate) fn check_size(geo: &Geometry, extra: u64, what: &str) -> Result<()> {
 
 pub(crate) struct Store {
     pub ppb: u32,
+    /// The block map: LBN → its data block (NONE: none yet).
+    pub data: Vec<u32>,
     /// PPN → block (a shift for the usual power-of-two block sizes, not a division per page).
     block_of: Divisor,
     pub l2p: Vec<u32>,
@@ -91,15 +95,12 @@ pub(crate) struct Store {
 impl Store {
     pub fn new(geo: &Geometry, check: bool) -> Result<Self> {
         let phys = geo.physical_pages();
-        if phys >= DEAD as u64 || geo.logical_pages >= DEAD as u64 {
-            return Err(SimError::Invalid(format!(
-                "device too large for a block-mapped FTL: {phys} physical pages (max {})",
-                DEAD as u64 - 1
-            )));
-        }
+        // The logical pages fit as well (fewer than the physical ones past `check_size`).
+        super::check_ppn_range(phys.max(geo.logical_pages), DEAD, "a block-mapped FTL")?;
         let blocks = geo.physical_blocks as usize;
         Ok(Store {
             ppb: geo.pages_per_block as u32,
+            data: vec![NONE; geo.logical_blocks() as usize],
             block_of: Divisor::new(geo.pages_per_block),
             l2p: alloc_vec(geo.logical_pages, NONE, "the L2P table")?,
             p2l: alloc_vec(phys, NONE, "the P2L table")?,
@@ -107,17 +108,63 @@ impl Store {
             written: vec![0; blocks],
             free: (0..blocks as u32).collect(),
             check,
-            oob: if check {
-                alloc_vec(phys, 0, "integrity versions")?
-            } else {
-                Vec::new()
-            },
-            expected: if check {
-                alloc_vec(geo.logical_pages, 0, "integrity versions")?
-            } else {
-                Vec::new()
-            },
+            oob: alloc_vec_if(check, phys, 0, "integrity versions")?,
+            expected: alloc_vec_if(check, geo.logical_pages, 0, "integrity versions")?,
         })
+    }
+
+    /// `lbn`'s data block, a free block given to it first if it has none.
+    #[inline]
+    pub fn data_block(&mut self, lbn: Lbn) -> Result<u32> {
+        let d = self.data[lbn as usize];
+        if d != NONE {
+            return Ok(d);
+        }
+        let d = self.alloc()?;
+        self.data[lbn as usize] = d;
+        Ok(d)
+    }
+
+    /// Write `p` at its own offset of `lbn`'s data block (one given first if it has none) when
+    /// that page is free; false when it is not (the page must go elsewhere).
+    #[inline]
+    pub fn write_in_place(&mut self, lbn: Lbn, p: &UnitPage, nand: &mut Nand) -> Result<bool> {
+        let ppn = self.data_block(lbn)? * self.ppb + p.offset;
+        if !self.page_free(ppn) {
+            return Ok(false);
+        }
+        self.program_unit(lbn * self.ppb as u64 + p.offset as u64, ppn, p, nand);
+        Ok(true)
+    }
+
+    /// Make `b` the data block of `lbn`; returns the one it replaces (NONE: none).
+    #[inline]
+    pub fn remap(&mut self, lbn: Lbn, b: u32) -> u32 {
+        std::mem::replace(&mut self.data[lbn as usize], b)
+    }
+
+    /// Erase a merge's old data block `d`, if there was one (NONE: none), with [`Store::erase`]
+    /// or, when its pages were moved with [`Store::move_tail`], [`Store::erase_dying`]. Returns
+    /// the erases (0 or 1).
+    pub fn erase_replaced(&mut self, d: u32, dying: bool, nand: &mut Nand) -> u64 {
+        if d == NONE {
+            return 0;
+        }
+        if dying {
+            self.erase_dying(d, nand);
+        } else {
+            self.erase(d, nand);
+        }
+        1
+    }
+
+    /// Erase the log block `b` that a merge reclaims, its programmed pages counted in
+    /// `ftl.log_utilization`; returns them.
+    pub fn reclaim_log(&mut self, b: u32, stats: &mut Stats, nand: &mut Nand) -> u32 {
+        let w = self.written[b as usize];
+        stats.reclaim(w);
+        self.erase(b, nand);
+        w
     }
 
     pub fn alloc(&mut self) -> Result<u32> {
@@ -365,22 +412,18 @@ impl Store {
     }
 
     /// A whole-block unit (`Shape::Block`) written into a fresh block that becomes `lbn`'s data
-    /// block in the FTL's block map `data`; the old data block, if any, is erased. Returns
-    /// whether there was one (false: the LBN's first data block, nothing replaced).
+    /// block; the old data block, if any, is erased. Returns whether there was one (false: the
+    /// LBN's first data block, nothing replaced).
     pub fn switch_in(
         &mut self,
-        data: &mut [u32],
         lbn: Lbn,
         pages: &[UnitPage],
         fill: bool,
         nand: &mut Nand,
     ) -> Result<bool> {
-        let old = data[lbn as usize];
-        data[lbn as usize] = self.rewrite(lbn, pages, fill, nand)?;
-        if old != NONE {
-            self.erase(old, nand);
-        }
-        Ok(old != NONE)
+        let nb = self.rewrite(lbn, pages, fill, nand)?;
+        let old = self.remap(lbn, nb);
+        Ok(self.erase_replaced(old, false, nand) == 1)
     }
 
     pub fn trim(&mut self, lpn: Lpn) {
@@ -485,6 +528,52 @@ impl Store {
         Ok(())
     }
 }
+
+/// The Host-cause pages h of a whole-block unit and the block size N, as the padding model counts
+/// a switch merge.
+pub(crate) fn host_pages(pages: &[UnitPage], ppb: u32) -> (f64, f64) {
+    let h = pages.iter().filter(|p| p.cause == Cause::Host).count();
+    (h as f64, ppb as f64)
+}
+
+/// The `FtlView` answers of a hybrid FTL that its page store `s` and merge statistics `stats`
+/// give alone (`$log_blocks`: the field that holds its log-block count; none: 0).
+macro_rules! store_view {
+    ($($log_blocks:ident)?) => {
+        fn is_mapped(&self, lpn: Lpn) -> bool {
+            self.s.is_mapped(lpn)
+        }
+        fn stat(&self, name: &str) -> Option<f64> {
+            self.stats.stat(name, 0 $(+ self.$log_blocks)?, self.s.free.len())
+        }
+    };
+}
+pub(crate) use store_view;
+
+/// The `Ftl` answers of a hybrid FTL that `s` and `stats` give alone; with `log`, also those of
+/// its seed 002 log statistics `log` (histograms and window metrics).
+macro_rules! store_answers {
+    ($($log:ident)?) => {
+        fn version_of(&self, lpn: Lpn) -> u32 {
+            self.s.version_of(lpn)
+        }
+        fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
+            self.s.ppn_of(lpn)
+        }
+        fn gauges(&self) -> Vec<(&'static str, f64)> {
+            self.stats.gauges(self.s.ppb, self.s.free.len())
+        }
+        $(
+            fn histograms(&self) -> Vec<(&'static str, Vec<(u64, u64)>)> {
+                self.$log.histograms()
+            }
+            fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
+                LogStats::window_metrics(counters, self.s.ppb)
+            }
+        )?
+    };
+}
+pub(crate) use store_answers;
 
 /// Which events feed the padding model's running R_DB / R_LB / U_LB (`ftl.model_stats`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -594,8 +683,11 @@ impl Stats {
             ("ftl.free_blocks", free as f64),
         ]
     }
-    pub fn stat(&self, name: &str, log_blocks: u64) -> Option<f64> {
+    /// The statistic `name` a buffer may ask of a hybrid FTL with `log_blocks` log blocks and
+    /// `free` free blocks.
+    pub fn stat(&self, name: &str, log_blocks: u64, free: usize) -> Option<f64> {
         match name {
+            "free_blocks" => Some(free as f64),
             "r_db" => Some(self.r_db()),
             "r_lb" => Some(self.r_lb()),
             "u_lb" => Some(self.u_lb()),
@@ -741,6 +833,133 @@ pub(crate) mod testutil {
             Shape::Pages
         };
         Some((lbn, pages, shape))
+    }
+
+    pub const BLOCK: Shape = Shape::Block { fill: true };
+
+    /// R_DB, R_LB and U_LB of a hybrid FTL's statistics.
+    pub fn model_stats(s: &Stats) -> (f64, f64, f64) {
+        (s.r_db(), s.r_lb(), s.u_lb())
+    }
+
+    pub fn progs(n: &Nand) -> u64 {
+        n.counters.programs_total()
+    }
+
+    pub fn merge_progs(n: &Nand) -> u64 {
+        n.counters.programs[Cause::Merge as usize]
+    }
+
+    /// The erases the FTL's counters report, all kinds together, are the NAND's.
+    pub fn assert_erases_agree(f: &dyn Ftl, nand: &Nand) {
+        let c = f.counters();
+        let erases = c.iter().filter(|(k, _)| k.starts_with("ftl.erases"));
+        assert_eq!(erases.map(|x| x.1).sum::<u64>(), nand.counters.erases);
+    }
+
+    /// Every page of the LBNs `lbns` (N = 4) written at version 1: in place, no log block.
+    pub fn write_whole(f: &mut dyn Ftl, nand: &mut Nand, lbns: std::ops::Range<Lbn>) {
+        for l in lbns {
+            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, nand).unwrap();
+        }
+    }
+
+    /// The `Pages` units of a hand-worked run, the i-th at version `2 + i`.
+    pub fn write_script(f: &mut dyn Ftl, nand: &mut Nand, script: &[(Lbn, &[u32])]) {
+        for (i, &(l, offs)) in script.iter().enumerate() {
+            f.write_pages(l, &host(offs, 2 + i as u32), 0, nand)
+                .unwrap();
+        }
+    }
+
+    /// Seed 002's log statistics after a hand-worked run (N = 4): the counters (`log_counts`
+    /// order), the histograms of references and of utilisation (all, re-referenced) at merge,
+    /// and the window metrics they make.
+    pub fn assert_log_stats(
+        f: &dyn Ftl,
+        counts: [u64; 8],
+        references: &[(u64, u64)],
+        utilisation: &[(u64, u64)],
+        rereferenced: &[(u64, u64)],
+    ) {
+        assert_eq!(log_counts(f), counts);
+        assert_eq!(histogram(f, "ftl.log.references_at_merge"), references);
+        assert_eq!(histogram(f, "ftl.log.utilisation_at_merge"), utilisation);
+        assert_eq!(
+            histogram(f, "ftl.log.utilisation_at_merge_rereferenced"),
+            rereferenced
+        );
+        let [_, hits, misses, never, fits, overflows, used, reref] = counts.map(|c| c as f64);
+        let w = f.window_metrics(&f.counters());
+        assert_eq!(w[0], ("ftl.log.hit_ratio", hits / (hits + misses)));
+        assert_eq!(w[1].1, used / ((never + fits + overflows) * 4.0));
+        assert_eq!(w[2].1, reref / ((fits + overflows) * 4.0));
+    }
+
+    /// What one oracle run of [`log_oracle`] ends with: its log counts, merges and NAND counters.
+    pub type OracleRun = ([u64; 8], [u64; 3], crate::nand::NandCounters);
+
+    /// Seed 002's oracle on a hybrid FTL `f` whose page store `s` gives: 4000 random units on
+    /// N = 4 and 6 LBNs (no trims: a merge a unit causes before its first logged page may free
+    /// a trimmed offset in the new data block, and the page then goes in place). A `Pages` unit
+    /// reaches the log exactly when its LBN has a data block whose page at one of its offsets is
+    /// not free, and is a hit exactly when `hit(f, lbn)` before it; every unit is requested;
+    /// `each(f, lbn)` checks every LBN after every unit. Every reclaimed log record is
+    /// classified once.
+    pub fn log_oracle<F: Ftl>(
+        f: &mut F,
+        n: &mut Nand,
+        s: impl Fn(&F) -> &Store,
+        seed: u64,
+        hit: impl Fn(&F, Lbn) -> bool,
+        each: impl Fn(&F, Lbn),
+        what: &str,
+    ) -> OracleRun {
+        let (ppb, lbns) = (4u32, 6u64);
+        let mut rng = Rng(seed);
+        let mut latest = vec![0u32; (lbns * ppb as u64) as usize];
+        let (mut ver, mut units, mut reach) = (0, 0u64, [0u64; 2]);
+        for _ in 0..4000 {
+            let Some((lbn, pages, shape)) =
+                next_unit(f, &mut rng, ppb, lbns, &mut latest, &mut ver, false)
+            else {
+                continue;
+            };
+            let d = s(f).data[lbn as usize];
+            let reaches = shape == Shape::Pages
+                && d != NONE
+                && pages.iter().any(|p| !s(f).page_free(d * ppb + p.offset));
+            if reaches {
+                reach[usize::from(hit(f, lbn))] += 1;
+            }
+            f.write_unit(lbn, &pages, shape, 0, n).unwrap();
+            units += 1;
+            let c = log_counts(f);
+            assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{what}");
+            for l in 0..lbns {
+                each(f, l);
+            }
+        }
+        f.check_integrity(&latest).unwrap();
+        let c = log_counts(f);
+        let refs = histogram(f, "ftl.log.references_at_merge");
+        assert_eq!(refs.iter().map(|x| x.1).sum::<u64>(), c[3] + c[4] + c[5]);
+        assert!(
+            c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0,
+            "{what}: {c:?}"
+        );
+        let all = f.counters();
+        let merges = ["ftl.merges.switch", "ftl.merges.partial", "ftl.merges.full"]
+            .map(|k| all.iter().find(|(name, _)| *name == k).unwrap().1);
+        (c, merges, n.counters.clone())
+    }
+
+    /// Runs of [`log_oracle`] counting written and valid pages: the utilisation reading changes
+    /// nothing but the used pages, and counting written pages never finds fewer.
+    pub fn assert_only_used_pages_differ(written: &OracleRun, valid: &OracleRun, what: &str) {
+        let ((w, wm, wn), (vc, vm, vn)) = (written, valid);
+        assert_eq!((&w[..6], wm, wn), (&vc[..6], vm, vn), "{what}");
+        assert!(w[6] >= vc[6] && w[7] >= vc[7], "{what}: {w:?} {vc:?}");
     }
 
     /// Random single-page and multi-page units (some padded, whole-block with or without filler,

@@ -17,10 +17,10 @@
 
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
-use crate::gc::{VictimPolicy, VictimSelector};
+use crate::gc::{Stalls, VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Mark, Nand};
 use crate::placement::{Class, Classifier};
-use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
+use crate::units::{alloc_vec, alloc_vec_if, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
@@ -594,12 +594,7 @@ impl LinesFtl {
         let line_pages = geo.pages_per_block as u32;
         let lines = geo.physical_blocks;
         let phys_pages = geo.physical_pages();
-        if phys_pages >= IN_RING as u64 {
-            return Err(SimError::Invalid(format!(
-                "device too large for the line FTL: {phys_pages} physical pages (max {})",
-                IN_RING as u64 - 1
-            )));
-        }
+        super::check_ppn_range(phys_pages, IN_RING, "the line FTL")?;
         let classes = classifier.classes();
         let open = classes as u64 + p.gc_line as u64;
         let threshold = p.gc_threshold(open);
@@ -679,16 +674,8 @@ impl LinesFtl {
             in_gc: false,
             now: 0,
             check,
-            oob_version: if check {
-                alloc_vec(phys_pages, 0, "integrity versions")?
-            } else {
-                Vec::new()
-            },
-            expected: if check {
-                alloc_vec(geo.logical_pages, 0, "integrity versions")?
-            } else {
-                Vec::new()
-            },
+            oob_version: alloc_vec_if(check, phys_pages, 0, "integrity versions")?,
+            expected: alloc_vec_if(check, geo.logical_pages, 0, "integrity versions")?,
             gc_victims: 0,
             gc_moved: 0,
             gc_invocations: 0,
@@ -1157,7 +1144,7 @@ impl LinesFtl {
     }
 
     fn collect_inner(&mut self, threshold: u64, nand: &mut Nand) -> Result<()> {
-        let mut stalled = 0usize;
+        let mut stalls = Stalls::default();
         while (self.free.len() as u64) < threshold {
             // A line paced GC was collecting is finished first.
             if self.gc_victim != NONE {
@@ -1173,17 +1160,8 @@ impl LinesFtl {
                         .into(),
                 )
             })?;
-            if self.valid[victim as usize] == self.line_pages {
-                stalled += 1;
-                if stalled > self.valid.len() {
-                    return Err(SimError::Invalid(
-                        "GC cannot reclaim space: every victim line is fully valid (raise device.op)"
-                            .into(),
-                    ));
-                }
-            } else {
-                stalled = 0;
-            }
+            let full = self.valid[victim as usize] == self.line_pages;
+            stalls.victim(full, self.valid.len(), "victim line")?;
             self.reclaim(victim, nand)?;
         }
         Ok(())
@@ -1674,6 +1652,7 @@ pub static ENTRY: super::Entry = super::Entry {
 
 #[cfg(test)]
 mod tests {
+    use super::super::hybrid::testutil::geo;
     use super::*;
     use crate::placement::none::NoSeparation;
 
@@ -1933,12 +1912,7 @@ mod tests {
     /// artifact's accessId, counted before a page is placed).
     #[test]
     fn gp_gc_collects_one_line_and_ages_count_pages_since() {
-        let g = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 4,
-            logical_pages: 16,
-            physical_blocks: 8,
-        };
+        let g = geo(4, 4, 8);
         let p = Params {
             gc: "gp".into(),
             batch_pages: 1,
@@ -1977,12 +1951,7 @@ mod tests {
     /// copies go straight to line 3 and the host entries wait in the ring.
     #[test]
     fn gc_copies_batched_with_host_entries_through_the_ring() {
-        let g = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 4,
-            logical_pages: 16,
-            physical_blocks: 16,
-        };
+        let g = geo(4, 4, 16);
         let params = |write: &str| Params {
             gc: "burst".into(),
             gc_free_lines: 2,
@@ -2049,12 +2018,7 @@ mod tests {
     /// Written directly, the 150 copies are programmed at once and no request is counted.
     #[test]
     fn gc_enters_the_ring_a_request_at_a_time() {
-        let g = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 256,
-            logical_pages: 512,
-            physical_blocks: 8,
-        };
+        let g = geo(256, 2, 8);
         let page = |offset, version| UnitPage::new(offset, version, Cause::Host);
         for (gc, write) in [("burst", "ring"), ("pblk", "auto"), ("burst", "direct")] {
             let p = Params {
@@ -2120,12 +2084,7 @@ mod tests {
     /// first write.
     #[test]
     fn open_lines_at_start() {
-        let g = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 4,
-            logical_pages: 16,
-            physical_blocks: 16,
-        };
+        let g = geo(4, 4, 16);
         for (at_start, free) in [(true, 12), (false, 16)] {
             let p = Params {
                 gc: "burst".into(),

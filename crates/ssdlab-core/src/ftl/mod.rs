@@ -242,6 +242,18 @@ pub(crate) fn check_p2l(
     Ok(())
 }
 
+/// Error unless `pages` physical pages all have PPNs below `limit`, the first value the FTL
+/// keeps for a marker (`what`: the FTL as the message names it).
+pub(crate) fn check_ppn_range(pages: u64, limit: u32, what: &str) -> Result<()> {
+    if pages >= limit as u64 {
+        return Err(crate::error::SimError::Invalid(format!(
+            "device too large for {what}: {pages} physical pages (max {})",
+            limit as u64 - 1
+        )));
+    }
+    Ok(())
+}
+
 /// Integrity check of one LPN: it must map to a page holding version `want` (0 = it must be
 /// unmapped). `stored` is its (PPN, stored version) when mapped.
 pub(crate) fn check_version(lpn: usize, want: u32, stored: Option<(u32, u32)>) -> Result<()> {

@@ -7,10 +7,10 @@
 
 use super::{Ftl, FtlView, Shape, UnitPage};
 use crate::error::{Result, SimError};
-use crate::gc::{VictimPolicy, VictimSelector};
+use crate::gc::{Stalls, VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Mark, Nand};
 use crate::placement::Classifier;
-use crate::units::{alloc_vec, Divisor, Geometry, Lbn, Lpn};
+use crate::units::{alloc_vec, alloc_vec_if, Divisor, Geometry, Lbn, Lpn};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
@@ -124,12 +124,7 @@ impl PageFtl {
         let ppb = geo.pages_per_block as u32;
         let blocks = geo.physical_blocks;
         let phys_pages = geo.physical_pages();
-        if phys_pages >= NONE as u64 {
-            return Err(SimError::Invalid(format!(
-                "device too large for the page FTL: {phys_pages} physical pages (max {})",
-                NONE as u64 - 1
-            )));
-        }
+        super::check_ppn_range(phys_pages, NONE, "the page FTL")?;
         let params = Params {
             gc_free_blocks,
             streams,
@@ -167,16 +162,8 @@ impl PageFtl {
             gc_threshold: threshold,
             in_gc: false,
             now: 0,
-            oob_version: if check {
-                alloc_vec(phys_pages, 0, "integrity versions")?
-            } else {
-                Vec::new()
-            },
-            expected: if check {
-                alloc_vec(geo.logical_pages, 0, "integrity versions")?
-            } else {
-                Vec::new()
-            },
+            oob_version: alloc_vec_if(check, phys_pages, 0, "integrity versions")?,
+            expected: alloc_vec_if(check, geo.logical_pages, 0, "integrity versions")?,
             check,
             gc_victims: 0,
             gc_moved: 0,
@@ -367,7 +354,7 @@ impl PageFtl {
     }
 
     fn collect_inner(&mut self, nand: &mut Nand) -> Result<()> {
-        let mut stalled = 0usize;
+        let mut stalls = Stalls::default();
         while (self.free.len() as u64) < self.gc_threshold {
             let valid = &self.valid;
             let victim = self
@@ -376,20 +363,8 @@ impl PageFtl {
                 .ok_or_else(|| {
                     SimError::Invalid("GC found no victim block (raise device.op)".into())
                 })?;
-            // Greedy and cost-benefit never pick a fully valid block while another exists; FIFO
-            // may, which moves a block without gaining space. Give up only if that goes on for
-            // more victims than there are blocks.
-            if self.valid[victim as usize] == self.ppb {
-                stalled += 1;
-                if stalled > self.valid.len() {
-                    return Err(SimError::Invalid(
-                        "GC cannot reclaim space: every victim is fully valid (raise device.op)"
-                            .into(),
-                    ));
-                }
-            } else {
-                stalled = 0;
-            }
+            let full = self.valid[victim as usize] == self.ppb;
+            stalls.victim(full, self.valid.len(), "victim")?;
             self.reclaim(victim, nand)?;
         }
         self.check_after_gc()
@@ -819,15 +794,11 @@ pub static ENTRY: super::Entry = super::Entry {
 
 #[cfg(test)]
 mod tests {
+    use super::super::hybrid::testutil::geo;
     use super::*;
 
     fn ftl(check: bool) -> (PageFtl, Nand) {
-        let geo = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 4,
-            logical_pages: 8,
-            physical_blocks: 8,
-        };
+        let geo = geo(4, 2, 8);
         (
             PageFtl::new(&geo, VictimPolicy::Greedy, 2, 1, true, check).unwrap(),
             Nand::new(8),
@@ -881,12 +852,7 @@ mod tests {
     #[test]
     fn gc_copies_program_after_their_reads() {
         // 32 LPNs in 64 pages: victims hold valid pages.
-        let geo = Geometry {
-            page_bytes: 4096,
-            pages_per_block: 4,
-            logical_pages: 32,
-            physical_blocks: 16,
-        };
+        let geo = geo(4, 8, 16);
         let mut f = PageFtl::new(&geo, VictimPolicy::Greedy, 2, 1, true, false).unwrap();
         let mut n = Nand::new(16);
         n.set_logging(true);

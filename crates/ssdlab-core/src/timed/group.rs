@@ -130,20 +130,8 @@ impl Clock {
         }
         g.array_reads += 1;
         g.multi_plane += u64::from(planes.count_ones() > 1);
-        let array = self.service.draw_at(OpKind::Read, self.layout.row_of(addr));
-        let die = self.layout.die_of(addr);
-        let d = self.place(
-            OpKind::Read,
-            urgent,
-            die,
-            ready,
-            array,
-            units as f64 * self.transfer_us,
-        );
-        if units > 1 {
-            settle(&mut g.done[i + 1..last], d);
-        }
-        d
+        let members = (units > 1).then_some(&mut g.done[i + 1..last]);
+        self.place_array(OpKind::Read, urgent, addr, ready, units, members)
     }
 
     /// Op `i`, its NAND page's last unit: the page programs of its key within the window whose
@@ -180,18 +168,33 @@ impl Clock {
         g.array_programs += 1;
         g.multi_plane += u64::from(pages > 1);
         let units = pages * l.units_per_page();
-        let (row, die) = (l.row_of(addr), l.die_of(addr));
-        let array = self.service.draw_at(OpKind::Program, row);
+        let members = (pages > 1).then_some(&mut g.done[i + 1..last]);
+        self.place_array(OpKind::Program, false, addr, ready, units, members)
+    }
+
+    /// The array operation of a group led by the op at `addr`, transferring `units` NAND units,
+    /// placed on its die once `ready`; its `members` (marked INFINITY), if any, end with it.
+    fn place_array(
+        &mut self,
+        kind: OpKind,
+        urgent: bool,
+        addr: u32,
+        ready: f64,
+        units: u32,
+        members: Option<&mut [f64]>,
+    ) -> f64 {
+        let array = self.service.draw_at(kind, self.layout.row_of(addr));
+        let die = self.layout.die_of(addr);
         let d = self.place(
-            OpKind::Program,
-            false,
+            kind,
+            urgent,
             die,
             ready,
             array,
             units as f64 * self.transfer_us,
         );
-        if pages > 1 {
-            settle(&mut g.done[i + 1..last], d);
+        if let Some(m) = members {
+            settle(m, d);
         }
         d
     }

@@ -422,6 +422,11 @@ mod tests {
         }
     }
 
+    /// Suspension in `mode`, at most `max` per operation, on a single die.
+    fn one_die(mode: &str, max: u32) -> (Suspend, Resources) {
+        (Suspend::new(&cfg(mode, max), 1), Resources::new(1, 1))
+    }
+
     fn op(kind: OpKind, array_us: f64) -> Placed {
         Placed {
             kind,
@@ -436,8 +441,7 @@ mod tests {
 
     #[test]
     fn a_read_during_a_program_waits_the_suspend_latency() {
-        let mut s = Suspend::new(&cfg("program", 1), 1);
-        let mut r = Resources::new(1, 1);
+        let (mut s, mut r) = one_die("program", 1);
         // Program: data in 0..10, array 10..810.
         assert_eq!(s.serve(&op(OpKind::Program, 800.0), 0.0, &mut r), 810.0);
         // A read at 100: suspend 100..120, array 120..170, transfer 170..180.
@@ -458,8 +462,7 @@ mod tests {
 
     #[test]
     fn reads_during_a_suspension_join_it_and_erases_suspend_with_program_erase() {
-        let mut s = Suspend::new(&cfg("program-erase", 4), 1);
-        let mut r = Resources::new(1, 1);
+        let (mut s, mut r) = one_die("program-erase", 4);
         let erase = Placed {
             transfer_us: 0.0,
             ..op(OpKind::Erase, 1000.0)
@@ -481,8 +484,7 @@ mod tests {
 
     #[test]
     fn a_program_about_to_end_is_not_suspended() {
-        let mut s = Suspend::new(&cfg("program", 4), 1);
-        let mut r = Resources::new(1, 1);
+        let (mut s, mut r) = one_die("program", 4);
         assert_eq!(s.serve(&op(OpKind::Program, 800.0), 0.0, &mut r), 810.0);
         // At 760, 20 + 50 would end at 830 > 810: the read waits (810..860, transfer to 870).
         assert_eq!(s.serve(&op(OpKind::Read, 50.0), 760.0, &mut r), 870.0);
@@ -493,8 +495,7 @@ mod tests {
     /// still in progress are kept.
     #[test]
     fn counts_of_ended_operations_are_swept() {
-        let mut s = Suspend::new(&cfg("program", 1), 1);
-        let mut r = Resources::new(1, 1);
+        let (mut s, mut r) = one_die("program", 1);
         for k in 0..2000 {
             let t = 1000.0 * k as f64;
             r.now = t;

@@ -1,4 +1,5 @@
-//! Checks shared by the integration tests.
+//! Checks shared by the integration tests (each test crate uses some of them).
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 
@@ -15,5 +16,17 @@ pub fn assert_counts_same_timed(
             t == *v || (v.is_nan() && t.is_nan()),
             "{what}: {k} = {v} in counts mode, {t} timed"
         );
+    }
+}
+
+/// `a` and `b` report the same value of every metric in `keys`.
+pub fn assert_same_metrics(
+    a: &BTreeMap<String, f64>,
+    b: &BTreeMap<String, f64>,
+    keys: &[&str],
+    what: &str,
+) {
+    for &k in keys {
+        assert_eq!(a[k], b[k], "{what}: {k}");
     }
 }
