@@ -143,7 +143,7 @@ fn simulate_one(
         check,
     )?;
     // Replay, then the metrics of the measured window.
-    let run = replay::replay(
+    let run = replay(
         &mut sim,
         src,
         &resolved,
@@ -159,4 +159,35 @@ fn simulate_one(
         buffer_pages,
         warnings,
     ))
+}
+
+/// Replay `src` (one flow) or the `flows`' workloads (several): see [`replay::drive`]. `scan` (the
+/// sizing pre-pass, if any) gives a trace's length for progress.
+fn replay(
+    sim: &mut sim::Sim,
+    src: source::Source,
+    resolved: &Config,
+    scan: Option<&source::Scan>,
+    progress: &mut dyn Progress,
+    warnings: &mut Vec<String>,
+    flows: Option<&plan::FlowPlan>,
+) -> Result<replay::Replayed> {
+    let per_pass = match (&src, scan) {
+        (source::Source::Synth(s), _) => s.len(),
+        (_, Some(s)) => s.requests,
+        _ => 0,
+    };
+    let total = per_pass * resolved.run.repeat as u64;
+    match flows {
+        None => {
+            let one = replay::OneFlow { src, resolved };
+            replay::drive(sim, one, resolved, total, total, progress, warnings)
+        }
+        // Progress counts the flows' requests; the sample limit is checked, as it always was,
+        // on the top-level workload's.
+        Some(plan) => {
+            let flows = flows::Flows { plan, resolved };
+            replay::drive(sim, flows, resolved, total, plan.total, progress, warnings)
+        }
+    }
 }

@@ -8,9 +8,8 @@
 //! `flows`), and each submission counts through [`Loop::submitted`].
 
 use super::clock_thread::{usable, Feed};
-use super::plan::FlowPlan;
 use super::sim::{Sim, Snapshot};
-use super::source::{no_requests, reopen, At, Keeper, Scan, Source};
+use super::source::{no_requests, reopen, At, Keeper, Source};
 use super::timed::{FlowStats, Interface};
 use super::Progress;
 use crate::config::{Config, NandConfig};
@@ -231,41 +230,10 @@ impl Loop<'_> {
     }
 }
 
-/// Replay `src` (one flow) or the `flows`' workloads (several): see [`drive`]. `scan` (the
-/// sizing pre-pass, if any) gives a trace's length for progress.
-pub(super) fn replay(
-    sim: &mut Sim,
-    src: Source,
-    resolved: &Config,
-    scan: Option<&Scan>,
-    progress: &mut dyn Progress,
-    warnings: &mut Vec<String>,
-    flows: Option<&FlowPlan>,
-) -> Result<Replayed> {
-    let per_pass = match (&src, scan) {
-        (Source::Synth(s), _) => s.len(),
-        (_, Some(s)) => s.requests,
-        _ => 0,
-    };
-    let total = per_pass * resolved.run.repeat as u64;
-    match flows {
-        None => {
-            let one = OneFlow { src, resolved };
-            drive(sim, one, resolved, total, total, progress, warnings)
-        }
-        // Progress counts the flows' requests; the sample limit is checked, as it always was,
-        // on the top-level workload's.
-        Some(plan) => {
-            let flows = super::flows::Flows { plan, resolved };
-            drive(sim, flows, resolved, total, plan.total, progress, warnings)
-        }
-    }
-}
-
 /// The replay loop: precondition `sim`, submit every request of `subs`, then the final flush,
 /// the integrity check and the last sample ([`finish`]). `limit_total`: the requests the sample
 /// limit is checked on before the replay; `total`: requests in all (0 = unknown), for progress.
-fn drive<S: Submissions>(
+pub(super) fn drive<S: Submissions>(
     sim: &mut Sim,
     subs: S,
     resolved: &Config,
@@ -318,9 +286,9 @@ fn drive<S: Submissions>(
 
 /// One flow: its workload's passes (`run.repeat`), each further one reopened or replayed from
 /// memory.
-struct OneFlow<'a> {
-    src: Source,
-    resolved: &'a Config,
+pub(super) struct OneFlow<'a> {
+    pub(super) src: Source,
+    pub(super) resolved: &'a Config,
 }
 
 /// How one flow's requests are served: counts mode, or timed mode on this thread (through the
