@@ -13,13 +13,11 @@ import csv
 import gzip
 import math
 
-import libcachesim as lcs
 import pytest
 import ssdlab
-from conftest import TRACES
+from conftest import PAGE, TRACES, lru_hits, pages_of
 from ssdlab import SsdlabError
 
-PAGE = 4096
 MSR = TRACES / "caffeine_msr_hm0_sample" / "msr-cambridge1-sample.csv"
 CLOUD = TRACES / "cloudphysics" / "cloudPhysicsIO.csv"
 MYSQL = TRACES / "blkreplay_1and1" / "linux-mysql.load.gz"
@@ -60,10 +58,6 @@ def blkreplay_requests(path):
     return out
 
 
-def pages_of(offset, size):
-    return list(range(offset // PAGE, (offset + size - 1) // PAGE + 1)) if size else []
-
-
 def write_msr(reqs, path, aligned=False):
     """An MSR CSV of `reqs`; `aligned` widens each request to the whole pages it touches (then no
     page is ever partly buffered, and a buffered page is a hit for reads as for writes)."""
@@ -79,17 +73,6 @@ def write_msr(reqs, path, aligned=False):
 
 def page_stream(reqs, ops="RW"):
     return [p for op, off, size in reqs if op in ops for p in pages_of(off, size)]
-
-
-def lru_hits(stream, capacity):
-    cache = lcs.LRU(cache_size=capacity)
-    hits = 0
-    for page in stream:
-        req = lcs.Request()
-        req.obj_id = page
-        req.obj_size = 1
-        hits += bool(cache.get(req))
-    return hits
 
 
 def sim(path, kind, capacity, extra=None, **params):

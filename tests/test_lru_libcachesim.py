@@ -6,17 +6,10 @@ trace readers."""
 import csv
 import gzip
 
-import libcachesim as lcs
 import pytest
 import ssdlab
-
-PAGE = 4096
-
-
-def pages_of(offset, size):
-    if size == 0:
-        return []
-    return list(range(offset // PAGE, (offset + size - 1) // PAGE + 1))
+from conftest import PAGE, pages_of
+from conftest import lru_hits as libcachesim_hits
 
 
 def msr_write_pages(path):
@@ -51,17 +44,6 @@ def cloudphysics_write_pages(path):
             if row["op"].lower() == "2a":
                 out += pages_of(int(row["lbn"]) * 512, int(row["size"]))
     return out
-
-
-def libcachesim_hits(stream, capacity):
-    cache = lcs.LRU(cache_size=capacity)
-    hits = 0
-    for page in stream:
-        req = lcs.Request()
-        req.obj_id = page
-        req.obj_size = 1
-        hits += bool(cache.get(req))
-    return hits
 
 
 CASES = [
