@@ -104,13 +104,13 @@ def _profile_figure(rows):
         share_ax, writes_ax = fig.subplots(1, 2, sharey=True)
         y = np.arange(len(rows))
         left = np.zeros(len(rows))
-        offsets, h = F.bar_offsets(len(CLASSES))
+        h = 0.8 / len(CLASSES)
         for i, c in enumerate(CLASSES):
             share = np.array([p["page_classes"][c]["share"] for _, p in rows])
             writes = [p["page_classes"][c]["writes_mean"] or np.nan for _, p in rows]
             style = {**F.series_style(i, bars=True), "linewidth": 0.4, "zorder": 3}
             share_ax.barh(y, share, left=left, height=0.7, label=c.upper(), **style)
-            writes_ax.barh(y + offsets[i], writes, height=h, **style)
+            writes_ax.barh(y - 0.4 + h * (i + 0.5), writes, height=h, **style)
             left += share
         share_ax.set_yticks(y, [Path(rel).name for rel, _ in rows])
         share_ax.invert_yaxis()
