@@ -94,34 +94,40 @@ def _fig3a(df):
         return F._finish(fig, ax)
 
 
-def _fig3b(df):
+def _workload_figure(df, values, ylabel: str, top: float, labels=None, band=None):
+    """Bars per workload (`_grouped`) on a wide panel from 0 to `top`, `band` (lo, hi) shaded as the
+    seed's range; None without such cells."""
     cells = _workload_cells(df)
     if not cells:
         return None
     with F.panel(F.PANEL[0] + 3.0, F.PANEL[1]) as (fig, ax):
-        _grouped(
-            ax,
-            cells,
-            lambda row: [float(v.iloc[0]) for v in _classes(row.to_frame().T).values()],
-            [lab for _, lab in CLASSES],
-        )
-        ax.set_ylabel("share of merged log blocks")
-        ax.set_ylim(0, 1.08)
+        if band:
+            ax.axhspan(*band, color="#dddddd", zorder=1, label=f"seed: {band[0]}–{band[1]}%")
+        _grouped(ax, cells, values, labels)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(0, top)
         F._legend(ax)
         return F._finish(fig, ax)
+
+
+def _fig3b(df):
+    return _workload_figure(
+        df,
+        lambda row: [float(v.iloc[0]) for v in _classes(row.to_frame().T).values()],
+        "share of merged log blocks",
+        1.08,
+        labels=[lab for _, lab in CLASSES],
+    )
 
 
 def _fig5(df):
-    cells = _workload_cells(df)
-    if not cells:
-        return None
-    with F.panel(F.PANEL[0] + 3.0, F.PANEL[1]) as (fig, ax):
-        ax.axhspan(20, 60, color="#dddddd", zorder=1, label="seed: 20–60%")
-        _grouped(ax, cells, lambda row: [100 * float(row["ftl.log.utilisation_at_merge_rereferenced.mean"])])
-        ax.set_ylabel("utilisation at merge (%)")
-        ax.set_ylim(0, 105)
-        F._legend(ax)
-        return F._finish(fig, ax)
+    return _workload_figure(
+        df,
+        lambda row: [100 * float(row["ftl.log.utilisation_at_merge_rereferenced.mean"])],
+        "utilisation at merge (%)",
+        105,
+        band=(20, 60),
+    )
 
 
 PADDING_LABEL = "block padding"
