@@ -150,6 +150,16 @@ def _pick(at, ftl, kind):
     return row.iloc[0]
 
 
+def _picks(at, ftl, kinds):
+    """The one cell of each buffer kind on `ftl` in `at`, by kind."""
+    return {k: _pick(at, ftl, k) for k in kinds}
+
+
+def _values(rows, key):
+    """`key` of each of `rows` (kind -> cell), as floats."""
+    return {k: float(r[key]) for k, r in rows.items()}
+
+
 def _curve(g, ftl, kind, x="buffer.bytes"):
     """The cells of (ftl, buffer kind) in `g`, ascending in `x`."""
     part = g[(g["ftl.kind"] == ftl) & (g["buffer.kind"] == kind)]
@@ -169,8 +179,8 @@ def _names(kinds):
 def flushed_groups_order(df, claim):
     at, ref = _at_ref(df)
     kinds = ("fab", "bplru", "hitstat")
-    rows = {k: _pick(at, "bast", k) for k in kinds}
-    fg = {k: float(r["buffer.flushed_groups"]) for k, r in rows.items()}
+    rows = _picks(at, "bast", kinds)
+    fg = _values(rows, "buffer.flushed_groups")
     g = _grid(df, "buffers")
     g = g[g["ftl.kind"] == "bast"]
     sizes = sorted(set(int(b) for b in g["buffer.bytes"]))
@@ -190,7 +200,7 @@ def update_interval_short(df, claim):
     """Fig 15(b): the share of flushes whose group update interval is below `below` flushes."""
     at, ref = _at_ref(df)
     kinds = ("fab", "bplru", "hitstat")
-    rows = {k: _pick(at, "bast", k) for k in kinds}
+    rows = _picks(at, "bast", kinds)
     share = {k: _share(r, "buffer.group_update_interval", hi=claim["below"]) for k, r in rows.items()}
     ratio = min(share["fab"] / share["bplru"], share["fab"] / share["hitstat"])
     holds = ratio >= claim["ratio"]
@@ -239,7 +249,7 @@ def update_interval_growth(df, claim):
 def group_size_order(df, claim):
     """Fig 16(a): the share of flushed groups holding at least `at_least` pages."""
     at, ref = _at_ref(df)
-    rows = {k: _pick(at, "bast", k) for k in ("hitstat", "bplru", "fab")}
+    rows = _picks(at, "bast", ("hitstat", "bplru", "fab"))
     share = {k: _share(r, "buffer.flushed_group_pages", lo=claim["at_least"]) for k, r in rows.items()}
     holds = share["hitstat"] > share["bplru"] > share["fab"]
     return _outcome(
@@ -283,8 +293,8 @@ def fab_cdf_step(df, claim):
 def sector_hit_order(df, claim):
     """Fig 16(b): FAB < HitStat < BPLRU, HitStat within `slightly` (relative) of BPLRU."""
     at, ref = _at_ref(df)
-    rows = {k: _pick(at, "bast", k) for k in ("fab", "bplru", "hitstat")}
-    h = {k: float(r["buffer.sector_hit_ratio"]) for k, r in rows.items()}
+    rows = _picks(at, "bast", ("fab", "bplru", "hitstat"))
+    h = _values(rows, "buffer.sector_hit_ratio")
     below = 1 - h["hitstat"] / h["bplru"]
     order = h["fab"] < h["hitstat"] < h["bplru"]
     holds = order and below <= claim["slightly"]
@@ -311,8 +321,8 @@ def fewest_erases(df, claim):
     p = claim["policy"]
     parts, cells, holds = [], [], True
     for ftl in claim["ftls"]:
-        rows = {k: _pick(at, ftl, k) for k in ("fab", "bplru", p)}
-        e = {k: float(r["nand.erases"]) for k, r in rows.items()}
+        rows = _picks(at, ftl, ("fab", "bplru", p))
+        e = _values(rows, "nand.erases")
         holds &= e[p] < e["fab"] and e[p] < e["bplru"]
         parts.append(f"{ftl.upper()}: {NAMES[p]} {e[p]:,.0f}, FAB {e['fab']:,.0f}, BPLRU {e['bplru']:,.0f}")
         cells += [r["cell"] for r in rows.values()]
@@ -391,8 +401,8 @@ def shrinks_least(df, claim):
 def throughput_above(df, claim):
     at, ref = _at_ref(df)
     ftl, policy = claim["ftl"], claim["policy"]
-    rows = {k: _pick(at, ftl, k) for k in ("fab", "bplru", policy)}
-    t, e, p = ({k: float(r[m]) for k, r in rows.items()} for m in (THROUGHPUT, "nand.erases", "nand.programs.total"))
+    rows = _picks(at, ftl, ("fab", "bplru", policy))
+    t, e, p = (_values(rows, m) for m in (THROUGHPUT, "nand.erases", "nand.programs.total"))
     holds = t[policy] > t["fab"] and t[policy] > t["bplru"]
     why = (
         ""
@@ -449,8 +459,8 @@ def log_util_below(df, claim):
 def log_util_lower(df, claim):
     """Fig 17(d): HitStat's and BPLRU's log-block utilisation against FAB's."""
     at, ref = _at_ref(df)
-    rows = {k: _pick(at, claim["ftl"], k) for k in ("fab", "bplru", "hitstat")}
-    u = {k: float(r["ftl.log_utilization"]) for k, r in rows.items()}
+    rows = _picks(at, claim["ftl"], ("fab", "bplru", "hitstat"))
+    u = _values(rows, "ftl.log_utilization")
     rel = {k: u[k] / u["fab"] for k in ("hitstat", "bplru")}
     holds = max(rel.values()) <= claim["at_most"]
     return _outcome(
@@ -466,8 +476,8 @@ def erases_much_lower(df, claim):
     """Fig 18(a): FAB's and BPLRU's erases against `policy`'s on `ftl`."""
     at, ref = _at_ref(df)
     p = claim["policy"]
-    rows = {k: _pick(at, claim["ftl"], k) for k in (p, "fab", "bplru")}
-    e = {k: float(r["nand.erases"]) for k, r in rows.items()}
+    rows = _picks(at, claim["ftl"], (p, "fab", "bplru"))
+    e = _values(rows, "nand.erases")
     rel = {k: e[k] / e[p] for k in ("fab", "bplru")}
     holds = min(rel.values()) >= claim["much"]
     return _outcome(
@@ -483,8 +493,8 @@ def overhead_lowest(df, claim):
     at, ref = _at_ref(df)
     p = claim["policy"]
     kinds = ("fab", "bplru", "hitstat", "hitstat-adj")
-    rows = {k: _pick(at, claim["ftl"], k) for k in kinds}
-    share = {k: float(r[OVERHEAD_SHARE]) for k, r in rows.items()}
+    rows = _picks(at, claim["ftl"], kinds)
+    share = _values(rows, OVERHEAD_SHARE)
     holds = all(share[p] < share[k] for k in SEED_BUFFERS[claim["ftl"]] if k != p)
     return _outcome(
         ", ".join(
@@ -501,8 +511,8 @@ def full_merge_share(df, claim):
     """Fig 20: full-merge erases / all erases on FAST; both HitStat variants against FAB and BPLRU."""
     at, _ = _at_ref(df)
     kinds = ("fab", "bplru", "hitstat", "hitstat-adj")
-    rows = {k: _pick(at, "fast", k) for k in kinds}
-    share = {k: float(r[FULL_SHARE]) for k, r in rows.items()}
+    rows = _picks(at, "fast", kinds)
+    share = _values(rows, FULL_SHARE)
     lowest = min(share["fab"], share["bplru"])
     far = {k: share[k] <= claim["at_most"] * lowest for k in HITSTATS}
     holds = all(far.values())
