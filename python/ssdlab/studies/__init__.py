@@ -16,6 +16,7 @@ before running anything.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -89,14 +90,21 @@ class Study:
         except (OSError, ValueError, KeyError, SsdlabError):  # missing, not TOML, not a study
             return None
 
-    def _load(self, stem: str) -> ModuleType | None:
+    def _load(self, stem: str, shared: bool = False) -> ModuleType | None:
+        """The study's STEM.py, named inside the study's folder (so that figures.py can import from
+        .judges); `shared`: the module that import made, if it is this file's (one module, so one
+        cache of hwb's trace profiles), else loaded and made the one."""
         path = self.folder / f"{stem}.py"
         if not path.exists():
             return None
-        # Named inside the study's folder, so that figures.py can import from .judges.
         name = f"ssdlab.studies.{self.folder.name}.{stem}"
+        known = sys.modules.get(name)
+        if shared and known is not None and getattr(known, "__file__", None) == str(path):
+            return known
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
+        if shared:
+            sys.modules[name] = mod
         spec.loader.exec_module(mod)
         return mod
 
@@ -106,7 +114,7 @@ class Study:
 
     def judges(self) -> ModuleType | None:
         """The module of the judges claims.toml names: judges.py beside it, else figures.py."""
-        return self._load("judges") or self.module()
+        return self._load("judges", shared=True) or self.module()
 
     def report_hooks(self) -> tuple[Callable | None, Callable]:
         """`figures(df)` of the study's figures.py (None: the default figures) and its report
