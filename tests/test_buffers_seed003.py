@@ -9,17 +9,13 @@ always the MRU part of the list, so its victim is always the LRU page). On reads
 is clean and both are LRU. On a mixed stream CFLRU with a one-page window is LRU; LRU-WSR then
 coincides with none of libCacheSim's policies."""
 
-import csv
-import gzip
 import math
 
-import libcachesim as lcs
 import pytest
 import ssdlab
-from conftest import TRACES
+from conftest import PAGE, TRACES, blkreplay_requests, cloud_requests, lru_hits, msr_requests, page_stream, pages_of
 from ssdlab import SsdlabError
 
-PAGE = 4096
 MSR = TRACES / "caffeine_msr_hm0_sample" / "msr-cambridge1-sample.csv"
 CLOUD = TRACES / "cloudphysics" / "cloudPhysicsIO.csv"
 MYSQL = TRACES / "blkreplay_1and1" / "linux-mysql.load.gz"
@@ -29,39 +25,6 @@ KINDS = ["cflru", "lru-wsr"]
 @pytest.fixture(autouse=True)
 def _need_traces(traces):
     return traces
-
-
-def msr_requests(path):
-    """(op, offset bytes, size bytes) of an MSR Cambridge CSV."""
-    with open(path) as f:
-        return [(row[3].strip()[0].upper(), int(row[4]), int(row[5])) for row in csv.reader(f)]
-
-
-def cloud_requests(path):
-    with open(path) as f:
-        return [
-            ("W" if row["op"].lower() == "2a" else "R", int(row["lbn"]) * 512, int(row["size"]))
-            for row in csv.DictReader(f)
-            if row["op"].lower() in ("28", "2a")
-        ]
-
-
-def blkreplay_requests(path):
-    out = []
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            parts = [p.strip() for p in line.split(";")]
-            if len(parts) < 4 or parts[3] not in ("R", "W"):
-                continue
-            try:
-                out.append((parts[3], int(parts[1]) * 512, int(parts[2]) * 512))
-            except ValueError:
-                continue
-    return out
-
-
-def pages_of(offset, size):
-    return list(range(offset // PAGE, (offset + size - 1) // PAGE + 1)) if size else []
 
 
 def write_msr(reqs, path, aligned=False):
@@ -75,21 +38,6 @@ def write_msr(reqs, path, aligned=False):
                 pages = pages_of(off, size)
                 off, size = pages[0] * PAGE, len(pages) * PAGE
             f.write(f"{i},h,0,{'Read' if op == 'R' else 'Write'},{off},{size},0\n")
-
-
-def page_stream(reqs, ops="RW"):
-    return [p for op, off, size in reqs if op in ops for p in pages_of(off, size)]
-
-
-def lru_hits(stream, capacity):
-    cache = lcs.LRU(cache_size=capacity)
-    hits = 0
-    for page in stream:
-        req = lcs.Request()
-        req.obj_id = page
-        req.obj_size = 1
-        hits += bool(cache.get(req))
-    return hits
 
 
 def sim(path, kind, capacity, extra=None, **params):

@@ -285,7 +285,7 @@ def test_every_registered_claim_names_a_judge_of_its_study():
             continue
         declared = claims.read_declared(path)
         seeds.add(declared.seed)
-        module = study.module()
+        module = study.judges()
         for c in declared.claims:
             if "not_judged" not in c:
                 assert callable(getattr(module, c["judge"], None)), f"{study.name}: {c['id']} -> {c['judge']}"

@@ -11,7 +11,7 @@ from ssdlab import studies
 from ssdlab.sweep.cells import expand_study
 
 STUDY = studies.get("hitstat2009")
-FIG = STUDY.module()
+FIG = STUDY.judges()
 ELAPSED = FIG.ELAPSED
 THROUGHPUT = FIG.THROUGHPUT
 MIB = 1 << 20

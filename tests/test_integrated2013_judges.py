@@ -9,7 +9,7 @@ from ssdlab import studies
 
 MIB = 1 << 20
 STUDY = studies.registry()["integrated2013"]
-F = STUDY.module()
+F = STUDY.judges()
 CLAIMS = {c["id"]: c for c in tomllib.loads((STUDY.folder / "claims.toml").read_text())["claim"]}
 
 

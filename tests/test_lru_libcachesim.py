@@ -3,65 +3,22 @@ so does `ref` with a one-page victim window (it then evicts the LRU page alone, 
 recently-evicted block list holds). The page stream is derived here, independently of ssdlab's
 trace readers."""
 
-import csv
-import gzip
-
-import libcachesim as lcs
 import pytest
 import ssdlab
-
-PAGE = 4096
-
-
-def pages_of(offset, size):
-    if size == 0:
-        return []
-    return list(range(offset // PAGE, (offset + size - 1) // PAGE + 1))
+from conftest import PAGE, blkreplay_requests, cloud_requests, msr_requests, page_stream
+from conftest import lru_hits as libcachesim_hits
 
 
 def msr_write_pages(path):
-    out = []
-    with open(path) as f:
-        for row in csv.reader(f):
-            if row[3].strip().lower() == "write":
-                out += pages_of(int(row[4]), int(row[5]))
-    return out
+    return page_stream(msr_requests(path), "W")
 
 
 def blkreplay_write_pages(path):
-    out = []
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            parts = [p.strip() for p in line.split(";")]
-            if len(parts) < 4 or parts[3] not in ("R", "W"):
-                continue
-            try:
-                sector, length = int(parts[1]), int(parts[2])
-            except ValueError:
-                continue
-            if parts[3] == "W":
-                out += pages_of(sector * 512, length * 512)
-    return out
+    return page_stream(blkreplay_requests(path), "W")
 
 
 def cloudphysics_write_pages(path):
-    out = []
-    with open(path) as f:
-        for row in csv.DictReader(f):
-            if row["op"].lower() == "2a":
-                out += pages_of(int(row["lbn"]) * 512, int(row["size"]))
-    return out
-
-
-def libcachesim_hits(stream, capacity):
-    cache = lcs.LRU(cache_size=capacity)
-    hits = 0
-    for page in stream:
-        req = lcs.Request()
-        req.obj_id = page
-        req.obj_size = 1
-        hits += bool(cache.get(req))
-    return hits
+    return page_stream(cloud_requests(path), "W")
 
 
 CASES = [

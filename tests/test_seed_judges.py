@@ -16,7 +16,7 @@ STUDIES = ("hwb", "ptsd", "hotcold2022")
 
 
 def mod(name):
-    return studies.get(name).module()
+    return studies.get(name).judges()
 
 
 # -- hwb (seed 003) --------------------------------------------------------------------------------

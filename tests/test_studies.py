@@ -471,7 +471,7 @@ def test_ptsd_quick_states_every_claim(tmp_path, traces):
         assert section in text
     df = ssdlab.load_results(out)
     assert (df["status"] == "ok").all() and len(df) == 21
-    fig = studies.get("ptsd").module()
+    fig = studies.get("ptsd").judges()
     df["variant"] = df.apply(fig.variant, axis=1)
     df["workload"] = df.apply(fig.workload, axis=1)
     # A partitioned CMT never writes a translation page while serving a read; DFTL does under the mix.
@@ -515,7 +515,7 @@ def test_hotcold2022_quick_states_every_claim(tmp_path, traces):
         assert section in text
     df = ssdlab.load_results(out)
     assert (df["status"] == "ok").all()
-    fig = studies.get("hotcold2022").module()
+    fig = studies.get("hotcold2022").judges()
     cells = fig._cells(df)
     counts = cells[~cells["timed"]]
     # Each placement's lines: the size classifier writes to four, SepBIT six, none one.

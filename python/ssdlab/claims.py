@@ -12,7 +12,7 @@ A registered study declares its seed's claims in `claims.toml` beside its `study
     claim = "HWB has the highest write hit ratio"
     seed_value = "highest on all six traces"   # the seed's number or statement
     reading = "every trace: HWB's hit ratio above each other policy's"   # how the judge reads it
-    judge = "hit_ratio_highest"         # a function of the study's figures.py
+    judge = "hit_ratio_highest"         # a function of the study's judges.py
     quick = "…"                         # optional: why the quick grid's verdict may differ
     # any further keys are the judge's own parameters
     # (a statement ssdlab cannot judge: `not_judged = "why"` in place of `judge`)
@@ -224,7 +224,8 @@ def judge_function(module, study: str, c: Mapping):
         return None
     fn = getattr(module, c["judge"], None) if module is not None else None
     if not callable(fn):
-        raise ClaimsError(f"study {study}: claim `{c['id']}` names judge `{c['judge']}`, not a function of figures.py")
+        where = Path(getattr(module, "__file__", None) or "judges.py").name
+        raise ClaimsError(f"study {study}: claim `{c['id']}` names judge `{c['judge']}`, not a function of {where}")
     return fn
 
 

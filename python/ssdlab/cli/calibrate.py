@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import _json_safe, check_output_file, print_table
+from .common import _executor_options, _json_safe, check_output_file, print_table
 
 
 def cmd_calibrate(args) -> int:
@@ -18,11 +18,8 @@ def cmd_calibrate(args) -> int:
         config=args.config,
         space=args.space,
         trials=args.trials,
-        workers=args.workers,
         seed=args.seed,
-        executor=args.executor or ("dask" if args.address else "local"),
-        address=args.address,
-        progress=not args.quiet,
+        **_executor_options(args),
     )
     path = cal.write(args.out)
     best = cal.best

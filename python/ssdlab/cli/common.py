@@ -178,6 +178,25 @@ def _failures(summary, allow: bool) -> int:
     return 0 if allow else 1
 
 
+def _executor_options(args) -> dict:
+    """How a command runs its cells or trials (--executor, --address, --workers, --quiet): dask when
+    only a scheduler address is given."""
+    return {
+        "executor": args.executor or ("dask" if args.address else "local"),
+        "address": args.address,
+        "workers": args.workers,
+        "progress": not args.quiet,
+    }
+
+
+def _add_executor_args(p: argparse.ArgumentParser, executor: str, address: str, workers: str) -> None:
+    """--executor, --address, --workers and --quiet, with each command's own help texts."""
+    p.add_argument("--executor", choices=["local", "dask"], help=executor)
+    p.add_argument("--address", metavar="tcp://HOST:PORT", help=address)
+    p.add_argument("--workers", type=int, metavar="N", help=workers)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+
+
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", help="TOML configuration file")
     p.add_argument(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import claims
 from .._core import SsdlabError
-from .common import _failures, check_output_dir, print_table
+from .common import _add_executor_args, _executor_options, _failures, check_output_dir, print_table
 
 
 def cmd_reproduce(args) -> int:
@@ -46,14 +46,7 @@ def _count(n: int | None) -> str:
 
 def _run_options(args) -> dict:
     """How `reproduce` runs its cells: executor, scheduler address, workers, progress, traces."""
-    return {
-        "executor": args.executor or ("dask" if args.address else "local"),
-        "address": args.address,
-        "workers": args.workers,
-        "progress": not args.quiet,
-        "traces": args.traces,
-        "robust": args.robust,
-    }
+    return {**_executor_options(args), "traces": args.traces, "robust": args.robust}
 
 
 def _reproduce_all(args) -> int:
@@ -85,10 +78,12 @@ def _add_reproduce_parser(sub) -> None:
         metavar="DIR",
         help="output directory (default results/NAME, or results/NAME-quick; with --all the folder that holds them)",
     )
-    p.add_argument("--executor", choices=["local", "dask"], help="local threads (default) or dask")
-    p.add_argument("--address", metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
-    p.add_argument("--workers", type=int, metavar="N", help="local workers (default: all cores)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    _add_executor_args(
+        p,
+        executor="local threads (default) or dask",
+        address="an existing Dask scheduler",
+        workers="local workers (default: all cores)",
+    )
     p.add_argument(
         "--traces", metavar="DIR", help="real-trace directory (default $SSDLAB_TRACES, else ../shared/traces)"
     )

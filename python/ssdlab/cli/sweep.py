@@ -8,7 +8,15 @@ from pathlib import Path
 
 from .. import api, describe
 from .._core import SsdlabError
-from .common import _failures, _fmt, check_output_dir, check_output_file, print_table
+from .common import (
+    _add_executor_args,
+    _executor_options,
+    _failures,
+    _fmt,
+    check_output_dir,
+    check_output_file,
+    print_table,
+)
 
 RESULTS_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio"]
 
@@ -16,17 +24,8 @@ RESULTS_METRICS = ["waf", "nand.erases", "buffer.page_hit_ratio"]
 def cmd_sweep(args) -> int:
     from ..sweep import run_sweep
 
-    executor = args.executor or ("dask" if args.address else "local")
     check_output_dir("--out", args.out)
-    s = run_sweep(
-        args.study,
-        args.out,
-        executor=executor,
-        address=args.address,
-        workers=args.workers,
-        progress=not args.quiet,
-        traces=args.traces,
-    )
+    s = run_sweep(args.study, args.out, traces=args.traces, **_executor_options(args))
     where = f"{s.executor}, {s.workers} worker{'s' if s.workers != 1 else ''}" if s.workers else s.executor
     rows = [
         ["cells", f"{s.total:,}"],
@@ -136,10 +135,12 @@ def _add_sweep_parsers(sub) -> None:
     p = sub.add_parser("sweep", help="run every cell of a study file (resumable) into a results directory")
     p.add_argument("study", metavar="STUDY.toml", help="study file (docs/studies.md)")
     p.add_argument("--out", "-o", required=True, metavar="DIR", help="results directory (re-runs skip stored cells)")
-    p.add_argument("--executor", choices=["local", "dask"], help="local threads (default) or a Dask cluster")
-    p.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler (default: a local 127.0.0.1 cluster)")
-    p.add_argument("--workers", type=int, metavar="N", help="runs at a time (default: all cores)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    _add_executor_args(
+        p,
+        executor="local threads (default) or a Dask cluster",
+        address="Dask scheduler (default: a local 127.0.0.1 cluster)",
+        workers="runs at a time (default: all cores)",
+    )
     p.add_argument("--traces", metavar="DIR", help="what `{traces}` in the study stands for (default as reproduce)")
     p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.set_defaults(func=cmd_sweep)

@@ -130,6 +130,37 @@ def _new_figure(width: float = PANEL[0], height: float = PANEL[1]):
     return fig
 
 
+@contextmanager
+def panel(width: float = PANEL[0], height: float = PANEL[1]):
+    """A new figure of one axes, drawn in `style()`: `with panel(w, h) as (fig, ax): ...` (a study's
+    own figure; finish it with `_legend(ax)` and `_finish(fig, ax)` as the figures here do)."""
+    with style():
+        fig = _new_figure(width, height)
+        yield fig, fig.add_subplot()
+
+
+def panel_title(ax, text: str) -> None:
+    """The small title of one panel (say which FTL, trace or buffer size it shows)."""
+    ax.set_title(text, fontsize=8)
+
+
+def bar_offsets(n: int, width: float = 0.8) -> tuple[list[float], float]:
+    """`n` bars side by side in a group `width` wide centred on its x: each bar's offset from that
+    x, and the bars' width."""
+    w = width / n
+    return [-width / 2 + w * (i + 0.5) for i in range(n)], w
+
+
+def grouped_bars(ax, groups: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], ticks=None, **bar) -> None:
+    """A group of bars per name in `groups` (its x tick, with the tick options `ticks`), a bar per
+    (label, heights) of `series` in `series_style` order; `bar` goes to every `ax.bar` (say zorder)."""
+    offsets, w = bar_offsets(len(series))
+    xs = np.arange(len(groups))
+    for i, ((text, ys), off) in enumerate(zip(series, offsets, strict=True)):
+        ax.bar(xs + off, ys, w, label=text, linewidth=0.4, **series_style(i, bars=True), **bar)
+    ax.set_xticks(xs, groups, **(ticks or {}))
+
+
 is_bytes_key = describe.is_bytes_key
 
 
@@ -195,6 +226,16 @@ def ok_rows(df, columns: Iterable[str] = ()):
     if len(df) == 0:
         raise ValueError("no rows with status 'ok' to plot")
     return df
+
+
+def ok_cells(df, **columns):
+    """A copy of the rows with status "ok" (every row without a status column), possibly none, with
+    a column per keyword computed from each row by its function (a study's own labels of a cell)."""
+    ok = (df[df["status"] == "ok"] if "status" in df.columns else df).copy()
+    if len(ok):
+        for name, of in columns.items():
+            ok[name] = ok.apply(of, axis=1)
+    return ok
 
 
 def _check_columns(df, columns: Iterable[str], where: str = "the results") -> None:

@@ -279,6 +279,18 @@ def table(header: Sequence[str], rows: Iterable[str]) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
+def text_row(cells: Iterable[Any]) -> str:
+    """A table row of text cells (escaped here)."""
+    return "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
+
+
+def plain_table(header: Sequence[str], rows: Iterable[str]) -> str:
+    """A bare table (no header group, no scrolling): `header` cells (escaped here) over `rows`
+    (`<tr>` strings)."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
 def claim_row(claim: str, source: str, measured: str, holds: bool | None, why: str = "") -> str:
     """One row of a study's claim-by-claim table: the claim, what its source reports, what ssdlab
     measures, the verdict (holds / does not hold / not measured for None) and why."""

@@ -3,7 +3,8 @@ reduced grid that runs in minutes), `figures.py` (optional `figures(df)` returni
 [(caption, Figure)] and `sections(df)` returning [(title, html)] for the report; a study that is
 not a grid, such as a calibration, defines `run(spec, out_dir, **options)` there, which fills the
 results folder and returns a SweepSummary, and its study files no grid) and, for a seed's
-study, `claims.toml` (the seed's claims as data, judged by functions of figures.py; see
+study, `claims.toml` (the seed's claims as data) and `judges.py` (the functions that judge them,
+one per claims.toml `judge`; a study without judges.py keeps them in figures.py; see
 `ssdlab.claims`).
 
 Adding a study = adding a folder here. String values in a study file may use `{traces}` for the
@@ -15,6 +16,7 @@ before running anything.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -88,15 +90,31 @@ class Study:
         except (OSError, ValueError, KeyError, SsdlabError):  # missing, not TOML, not a study
             return None
 
-    def module(self) -> ModuleType | None:
-        path = self.folder / "figures.py"
+    def _load(self, stem: str, shared: bool = False) -> ModuleType | None:
+        """The study's STEM.py, named inside the study's folder (so that figures.py can import from
+        .judges); `shared`: the module that import made, if it is this file's (one module, so one
+        cache of hwb's trace profiles), else loaded and made the one."""
+        path = self.folder / f"{stem}.py"
         if not path.exists():
             return None
-        name = f"ssdlab.studies.{self.folder.name}.figures"
+        name = f"ssdlab.studies.{self.folder.name}.{stem}"
+        known = sys.modules.get(name)
+        if shared and known is not None and getattr(known, "__file__", None) == str(path):
+            return known
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
+        if shared:
+            sys.modules[name] = mod
         spec.loader.exec_module(mod)
         return mod
+
+    def module(self) -> ModuleType | None:
+        """The study's figures.py (figures, report sections, or `run` for a study that is not a grid)."""
+        return self._load("figures")
+
+    def judges(self) -> ModuleType | None:
+        """The module of the judges claims.toml names: judges.py beside it, else figures.py."""
+        return self._load("judges", shared=True) or self.module()
 
     def report_hooks(self) -> tuple[Callable | None, Callable]:
         """`figures(df)` of the study's figures.py (None: the default figures) and its report
@@ -105,7 +123,7 @@ class Study:
         extra = getattr(mod, "sections", None)
 
         def sections(df):
-            return report_section(self, df, mod) + (list(extra(df)) if extra else [])
+            return report_section(self, df) + (list(extra(df)) if extra else [])
 
         return getattr(mod, "figures", None), sections
 
@@ -156,7 +174,7 @@ def _judge(study, declared: Declared, df, module) -> list[Claim]:
     `--robust` settings."""
     from . import robust
 
-    module = module if module is not None else study.module()
+    module = module if module is not None else study.judges()
     folder = getattr(df, "attrs", {}).get("results_dir")
     grid = _grid(folder)
     out = [judge_one(module, study.name, declared.seed, c, df, grid) for c in declared.claims]
@@ -183,7 +201,7 @@ def _grid(folder) -> str:
 
 def judge_study(study, df, module=None) -> list[Claim]:
     """Judge every claim of a registered study (`ssdlab.studies.Study`) on its results frame; []
-    when the study declares none. `module`: its figures.py, if already loaded."""
+    when the study declares none. `module`: its judges (`Study.judges()`), if already loaded."""
     declared = _declared(study)
     return _judge(study, declared, df, module) if declared else []
 

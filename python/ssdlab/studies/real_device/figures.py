@@ -15,6 +15,7 @@ from ssdlab import calibrate as C
 from ssdlab.api import Config
 from ssdlab.calibrate import measure as M
 from ssdlab.report import figures as F
+from ssdlab.report.html import plain_table, text_row
 from ssdlab.store import ResultStore
 from ssdlab.sweep import SweepSummary, dump_toml
 
@@ -198,9 +199,7 @@ def _g(v) -> str:
 
 
 def _table(header, rows) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return plain_table(header, map(text_row, rows))
 
 
 def sections(df):

@@ -3,12 +3,12 @@ then what it shows on the default device."""
 
 from __future__ import annotations
 
-import html
 import json
 
 import numpy as np
 from ssdlab.analytic import closed_network_iops, md1_response, mm1_response
 from ssdlab.report import figures as F
+from ssdlab.report.html import text_row
 
 
 def _grid(df, name):
@@ -104,16 +104,12 @@ def figures(df):
     return out
 
 
-def _row(cells):
-    return "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>"
-
-
 def sections(df):
     out = []
     sq = _single_queue(df)
     if not sq.empty:
         rows = [
-            _row(
+            text_row(
                 [
                     "M/M/1" if r["nand.service"] == "exponential" else "M/D/1",
                     f"{r['rho']:.2f}",
@@ -139,7 +135,7 @@ def sections(df):
     cn = _closed(df)
     if not cn.empty:
         rows = [
-            _row(
+            text_row(
                 [
                     int(r["dies"]),
                     int(r["run.queue_depth"]),
@@ -163,7 +159,7 @@ def sections(df):
     gc = _grid(df, "gc")
     if not gc.empty:
         rows = [
-            _row(
+            text_row(
                 [
                     f"{r['device.op']:g}",
                     f"{int(r['gc.victims']):,}",
