@@ -29,6 +29,7 @@ impl BlockLruBuffer {
 impl GroupPolicy for BlockLruBuffer {
     super::groups::store_in_field!();
 
+    #[inline]
     fn written(&mut self, _lpn: Lpn, _mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         if w.new_group {
             self.links.push_front(&mut self.lru, w.group);

@@ -89,6 +89,7 @@ impl BplruBuffer {
 impl GroupPolicy for BplruBuffer {
     super::groups::store_in_field!();
 
+    #[inline]
     fn written(&mut self, lpn: Lpn, _mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         let g = w.group;
         grow(&mut self.seq_next, g);

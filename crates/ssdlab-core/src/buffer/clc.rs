@@ -139,6 +139,7 @@ impl ClcBuffer {
 impl GroupPolicy for ClcBuffer {
     super::groups::store_in_field!();
 
+    #[inline]
     fn written(&mut self, _lpn: Lpn, _mask: SectorMask, w: Written, sink: &dyn FlushSink) {
         let g = w.group;
         grow(&mut self.is_hot, g);

@@ -116,6 +116,7 @@ impl FabBuffer {
 impl GroupPolicy for FabBuffer {
     super::groups::store_in_field!();
 
+    #[inline]
     fn written(&mut self, _lpn: Lpn, mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         let g = w.group;
         let now = self.weight(g);

@@ -51,10 +51,12 @@ impl<T: GroupPolicy> WriteBuffer for T {
         self.store().prefetch(lpn);
     }
 
+    #[inline]
     fn begin_request(&mut self) {
         self.request_begins();
     }
 
+    #[inline]
     fn write(
         &mut self,
         lpn: Lpn,
@@ -215,6 +217,7 @@ impl GroupStore {
         self.held
     }
     /// Held pages reach the capacity: a page miss must make room first.
+    #[inline]
     #[inline]
     pub fn is_full(&self) -> bool {
         self.held >= self.capacity

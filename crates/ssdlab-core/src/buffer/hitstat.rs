@@ -283,6 +283,7 @@ impl HitStatBuffer {
 impl GroupPolicy for HitStatBuffer {
     super::groups::store_in_field!();
 
+    #[inline]
     fn request_begins(&mut self) {
         // A period = write requests (k−1)·period+1 … k·period; adapt before the next one.
         if self.p.period > 0 && self.now > 0 && self.now.is_multiple_of(self.p.period) {
@@ -291,6 +292,7 @@ impl GroupPolicy for HitStatBuffer {
         self.now += 1;
     }
 
+    #[inline]
     fn written(&mut self, _lpn: Lpn, _mask: SectorMask, w: Written, _sink: &dyn FlushSink) {
         let g = w.group;
         if w.new_group {
