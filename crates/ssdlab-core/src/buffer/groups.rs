@@ -218,7 +218,6 @@ impl GroupStore {
     }
     /// Held pages reach the capacity: a page miss must make room first.
     #[inline]
-    #[inline]
     pub fn is_full(&self) -> bool {
         self.held >= self.capacity
     }
