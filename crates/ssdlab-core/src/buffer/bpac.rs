@@ -641,16 +641,12 @@ impl WriteBuffer for BpacBuffer {
         r
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        if let Some(i) = self.pindex.lookup(lpn) {
-            return Ok(self.nodes[i as usize].mask);
-        }
-        Ok(self.store.mask_of(lpn))
+    /// From the page region, else the block region.
+    fn read(&mut self, lpn: Lpn, _: SectorMask, _: &mut dyn FlushSink) -> Result<SectorMask> {
+        Ok(match self.pindex.page(&self.nodes, lpn) {
+            Some(n) => n.mask,
+            None => self.store.mask_of(lpn),
+        })
     }
 
     fn trim(&mut self, lpn: Lpn) {

@@ -3,7 +3,7 @@
 //! Ordering (recency lists, weight classes) stays with each policy, keyed by the group's slab
 //! slot; [`GroupPolicy`] gives all but BPAC (which has a page region too) their `WriteBuffer`.
 
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::list::{Slab, NIL};
 use super::{flush_gathered, BufferParams, FlushSink, PageWrite, WriteBuffer};
 use crate::error::Result;
@@ -73,12 +73,7 @@ impl<T: GroupPolicy> WriteBuffer for T {
         Ok(w.before)
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
+    fn read(&mut self, lpn: Lpn, _: SectorMask, _: &mut dyn FlushSink) -> Result<SectorMask> {
         Ok(self.store().mask_of(lpn))
     }
 
@@ -381,7 +376,7 @@ impl GroupStore {
     /// Remove `lpn` from its group without flushing it (trim, or a policy moving the page
     /// elsewhere): its data and what became of its group. None if the page was not buffered.
     pub fn take(&mut self, lpn: Lpn) -> Option<Taken> {
-        let pi = self.pages.remove(key(lpn)?)?;
+        let pi = self.pages.remove_lpn(lpn)?;
         let lbn = self.lbn_of(lpn);
         let g = self.groups[lbn as usize];
         let page = *self.page_slab.get(pi);

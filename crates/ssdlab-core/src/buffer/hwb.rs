@@ -1007,16 +1007,8 @@ impl WriteBuffer for HwbBuffer {
         Ok(before)
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        Ok(self
-            .index
-            .lookup(lpn)
-            .map_or(0, |i| self.nodes[i as usize].mask))
+    fn read(&mut self, lpn: Lpn, _: SectorMask, _: &mut dyn FlushSink) -> Result<SectorMask> {
+        Ok(self.index.page(&self.nodes, lpn).map_or(0, |n| n.mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {

@@ -121,6 +121,19 @@ impl LpnIndex {
         key(lpn).and_then(|k| self.get(k))
     }
 
+    /// The node of `lpn` among `nodes` (the slots the index's values name), if buffered: what a
+    /// read of a page-level buffer is served from.
+    #[inline]
+    pub(crate) fn page<'a, N>(&self, nodes: &'a [N], lpn: Lpn) -> Option<&'a N> {
+        self.lookup(lpn).map(|i| &nodes[i as usize])
+    }
+
+    /// Remove `lpn` (a trim; nothing for an LPN beyond the key range); its value if it was there.
+    #[inline]
+    pub(crate) fn remove_lpn(&mut self, lpn: Lpn) -> Option<u32> {
+        key(lpn).and_then(|k| self.remove(k))
+    }
+
     /// Put `k` → `value` at `pos`, the empty position [`LpnIndex::find`] gave for `k` (nothing
     /// changed the index since).
     #[inline]

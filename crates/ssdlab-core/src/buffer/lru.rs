@@ -8,7 +8,7 @@
 //! it never touch a node, so the chain of dependent cache accesses per page stays short. The
 //! whole structure of a 64 MiB buffer (16 Ki pages) is ~0.75 MiB and stays in the L2 cache.
 
-use super::index::{checked_key, key, LpnIndex};
+use super::index::{checked_key, LpnIndex};
 use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
 use crate::error::Result;
 use crate::units::{Divisor, Lpn, SectorMask};
@@ -202,21 +202,12 @@ impl WriteBuffer for LruBuffer {
         Ok(0)
     }
 
-    fn read(
-        &mut self,
-        lpn: Lpn,
-        _mask: SectorMask,
-        _sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        Ok(self
-            .index
-            .lookup(lpn)
-            .map_or(0, |i| self.nodes[i as usize].mask))
+    fn read(&mut self, lpn: Lpn, _: SectorMask, _: &mut dyn FlushSink) -> Result<SectorMask> {
+        Ok(self.index.page(&self.nodes, lpn).map_or(0, |n| n.mask))
     }
 
     fn trim(&mut self, lpn: Lpn) {
-        let Some(k) = key(lpn) else { return };
-        if let Some(i) = self.index.remove(k) {
+        if let Some(i) = self.index.remove_lpn(lpn) {
             self.unlink(i);
             self.len -= 1;
             self.free.push(i);
