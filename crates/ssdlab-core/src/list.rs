@@ -29,6 +29,21 @@ impl Default for List {
     }
 }
 
+/// Link slot `i` in at the `end` of a list (`far` is its other end): `outward` is the link that
+/// points past `end` (prev for the head, next for the tail), `inward` the one back into the list.
+/// push_front and push_back are this one step, mirrored.
+#[inline(always)]
+fn link_at_end(outward: &mut [u32], inward: &mut [u32], end: &mut u32, far: &mut u32, i: u32) {
+    outward[i as usize] = NIL;
+    inward[i as usize] = *end;
+    if *end != NIL {
+        outward[*end as usize] = i;
+    } else {
+        *far = i;
+    }
+    *end = i;
+}
+
 impl Links {
     /// Make sure slot `i` exists.
     #[inline]
@@ -53,28 +68,14 @@ impl Links {
     #[inline(always)]
     pub fn push_front(&mut self, l: &mut List, i: u32) {
         self.ensure(i);
-        self.prev[i as usize] = NIL;
-        self.next[i as usize] = l.head;
-        if l.head != NIL {
-            self.prev[l.head as usize] = i;
-        } else {
-            l.tail = i;
-        }
-        l.head = i;
+        link_at_end(&mut self.prev, &mut self.next, &mut l.head, &mut l.tail, i);
         l.len += 1;
     }
 
     #[inline]
     pub fn push_back(&mut self, l: &mut List, i: u32) {
         self.ensure(i);
-        self.next[i as usize] = NIL;
-        self.prev[i as usize] = l.tail;
-        if l.tail != NIL {
-            self.next[l.tail as usize] = i;
-        } else {
-            l.head = i;
-        }
-        l.tail = i;
+        link_at_end(&mut self.next, &mut self.prev, &mut l.tail, &mut l.head, i);
         l.len += 1;
     }
 

@@ -1101,18 +1101,14 @@ mod tests {
             assert_eq!(f.stats.merges, [0, 1, 3]);
             f.write_unit(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL, 0, &mut n)
                 .unwrap();
-            let (used, reref) = match util {
-                Utilisation::Written => (10, 6),
-                Utilisation::Valid => (9, 5),
-            };
-            let (all, rr) = match util {
-                Utilisation::Written => {
-                    (&[(25, 2), (50, 2), (100, 1)][..], &[(50, 1), (100, 1)][..])
-                }
-                Utilisation::Valid => (&[(25, 2), (50, 2), (75, 1)][..], &[(50, 1), (75, 1)][..]),
-            };
-            let counts = [12, 3, 5, 3, 1, 1, used, reref];
-            assert_log_stats(&f, counts, &[(1, 3), (2, 1), (3, 1)], all, rr);
+            assert_log_stats(
+                &f,
+                util,
+                [12, 3, 5, 3, 1, 1],
+                &[(1, 3), (2, 1), (3, 1)],
+                (10, 6, &[(25, 2), (50, 2), (100, 1)], &[(50, 1), (100, 1)]),
+                (9, 5, &[(25, 2), (50, 2), (75, 1)], &[(50, 1), (75, 1)]),
+            );
             // What a buffer may ask: LBN 2 owns F (1 page, 1 reference); 0 and 1 own none.
             let state = LogState {
                 references: 1,

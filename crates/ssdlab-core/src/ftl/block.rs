@@ -175,12 +175,6 @@ mod tests {
         let mut f = BlockFtl::new(&geo(8, 6, 7), true).unwrap();
         let mut n = Nand::new(7);
         random_run(&mut f, &mut n, 8, 6, 5000, 7);
-        let c = f.counters();
-        let erases: u64 = c
-            .iter()
-            .filter(|(k, _)| k.starts_with("ftl.erases"))
-            .map(|x| x.1)
-            .sum();
-        assert_eq!(erases, n.counters.erases);
+        assert_erases_agree(&f, &n);
     }
 }

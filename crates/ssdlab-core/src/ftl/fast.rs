@@ -736,16 +736,14 @@ mod tests {
             ];
             write_script(&mut f, &mut n, &script);
             assert_eq!(f.stats.merges, [1, 1, 2]);
-            let (used, reref) = match util {
-                Utilisation::Written => (14, 12),
-                Utilisation::Valid => (12, 10),
-            };
-            let (all, rr) = match util {
-                Utilisation::Written => (&[(50, 1), (100, 3)][..], &[(100, 3)][..]),
-                Utilisation::Valid => (&[(50, 1), (75, 2), (100, 1)][..], &[(75, 2), (100, 1)][..]),
-            };
-            let counts = [16, 9, 4, 1, 1, 2, used, reref];
-            assert_log_stats(&f, counts, &[(1, 1), (3, 2), (4, 1)], all, rr);
+            assert_log_stats(
+                &f,
+                util,
+                [16, 9, 4, 1, 1, 2],
+                &[(1, 1), (3, 2), (4, 1)],
+                (14, 12, &[(50, 1), (100, 3)], &[(100, 3)]),
+                (12, 10, &[(50, 1), (75, 2), (100, 1)], &[(75, 2), (100, 1)]),
+            );
             // LBN 0's association holds V10 and V11: 2 references, 3 pages.
             let state = LogState {
                 references: 2,

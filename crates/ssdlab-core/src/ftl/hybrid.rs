@@ -709,6 +709,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
+    use crate::ftl::log_stats::Utilisation;
     use crate::ftl::{Ftl, Shape};
 
     /// Seed 002's log counters of `f`, in `log_stats::COUNTERS` order.
@@ -872,16 +873,27 @@ pub(crate) mod testutil {
         }
     }
 
+    /// What the utilisation reading changes in seed 002's statistics: the used pages (all,
+    /// re-referenced) and the histograms of utilisation at merge (all, re-referenced).
+    pub type Utilised<'a> = (u64, u64, &'a [(u64, u64)], &'a [(u64, u64)]);
+
     /// Seed 002's log statistics after a hand-worked run (N = 4): the counters (`log_counts`
-    /// order), the histograms of references and of utilisation (all, re-referenced) at merge,
-    /// and the window metrics they make.
+    /// order, less the used pages), the histogram of references at merge, what reading `util`
+    /// gives (`written` or `valid`), and the window metrics they make.
     pub fn assert_log_stats(
         f: &dyn Ftl,
-        counts: [u64; 8],
+        util: Utilisation,
+        counts: [u64; 6],
         references: &[(u64, u64)],
-        utilisation: &[(u64, u64)],
-        rereferenced: &[(u64, u64)],
+        written: Utilised,
+        valid: Utilised,
     ) {
+        let (used, reref, utilisation, rereferenced) = match util {
+            Utilisation::Written => written,
+            Utilisation::Valid => valid,
+        };
+        let [units, hits, misses, never, fits, overflows] = counts;
+        let counts = [units, hits, misses, never, fits, overflows, used, reref];
         assert_eq!(log_counts(f), counts);
         assert_eq!(histogram(f, "ftl.log.references_at_merge"), references);
         assert_eq!(histogram(f, "ftl.log.utilisation_at_merge"), utilisation);

@@ -373,6 +373,36 @@ const LOW: u8 = 2; // < full
 const FULL: u8 = 3; // fully valid: never collected
 const NOT_LISTED: u8 = u8::MAX;
 
+/// Which of pblk's GC lists a closed line with `valid` valid pages belongs in.
+#[derive(Clone, Copy)]
+struct ListBounds {
+    quarter: u32,
+    half: u32,
+    full: u32,
+}
+
+impl ListBounds {
+    fn new(line_pages: u32) -> ListBounds {
+        ListBounds {
+            quarter: line_pages / 4,
+            half: line_pages / 2,
+            full: line_pages,
+        }
+    }
+
+    fn list_of(&self, valid: u32) -> u8 {
+        if valid < self.quarter {
+            HIGH
+        } else if valid < self.half {
+            MID
+        } else if valid < self.full {
+            LOW
+        } else {
+            FULL
+        }
+    }
+}
+
 /// pblk's victim choice: closed lines in four lists by valid count (`pblk_line_gc_list`); the
 /// victim is the fewest-valid line of the first non-empty list of high, mid, low, ties to the
 /// earliest in its list (`pblk_gc_get_victim_line`; a line joins a list's tail when it enters it).
@@ -381,9 +411,7 @@ const NOT_LISTED: u8 = u8::MAX;
 /// kept in buckets by valid count with the time they entered their list: a victim costs a scan
 /// of one bucket, not of a list.
 struct PblkLists {
-    quarter: u32,
-    half: u32,
-    full: u32,
+    bounds: ListBounds,
     /// Each line's list (NOT_LISTED: open, free or taken) and when it entered it.
     list: Vec<u8>,
     entered: Vec<u64>,
@@ -399,9 +427,7 @@ struct PblkLists {
 impl PblkLists {
     fn new(lines: usize, line_pages: u32) -> PblkLists {
         PblkLists {
-            quarter: line_pages / 4,
-            half: line_pages / 2,
-            full: line_pages,
+            bounds: ListBounds::new(line_pages),
             list: vec![NOT_LISTED; lines],
             entered: vec![0; lines],
             seq: 0,
@@ -409,18 +435,6 @@ impl PblkLists {
             next: vec![NONE; lines],
             head: vec![NONE; line_pages as usize + 1],
             lowest: 0,
-        }
-    }
-
-    fn list_of(&self, valid: u32) -> u8 {
-        if valid < self.quarter {
-            HIGH
-        } else if valid < self.half {
-            MID
-        } else if valid < self.full {
-            LOW
-        } else {
-            FULL
         }
     }
 
@@ -454,7 +468,7 @@ impl PblkLists {
     }
 
     fn seal(&mut self, l: u32, valid: u32) {
-        self.enter(l, self.list_of(valid));
+        self.enter(l, self.bounds.list_of(valid));
         self.push(l, valid);
     }
 
@@ -465,7 +479,7 @@ impl PblkLists {
         if now != NOT_LISTED {
             self.remove(l, valid + 1);
             self.push(l, valid);
-            let to = self.list_of(valid);
+            let to = self.bounds.list_of(valid);
             if to != now {
                 self.enter(l, to);
             }
@@ -479,10 +493,10 @@ impl PblkLists {
     }
 
     fn peek(&mut self) -> Option<u32> {
-        while self.lowest < self.full as usize && self.head[self.lowest] == NONE {
+        while self.lowest < self.bounds.full as usize && self.head[self.lowest] == NONE {
             self.lowest += 1;
         }
-        if self.lowest >= self.full as usize {
+        if self.lowest >= self.bounds.full as usize {
             return None;
         }
         let (mut cur, mut best) = (self.head[self.lowest], NONE);
@@ -1660,9 +1674,7 @@ mod tests {
     /// of the first non-empty list of high, mid, low (ties: the earliest in its list). A line joins a
     /// list's tail when it enters it.
     struct ListsReference {
-        quarter: u32,
-        half: u32,
-        full: u32,
+        bounds: ListBounds,
         list: Vec<u8>,
         prev: Vec<u32>,
         next: Vec<u32>,
@@ -1673,26 +1685,12 @@ mod tests {
     impl ListsReference {
         fn new(lines: usize, line_pages: u32) -> ListsReference {
             ListsReference {
-                quarter: line_pages / 4,
-                half: line_pages / 2,
-                full: line_pages,
+                bounds: ListBounds::new(line_pages),
                 list: vec![NOT_LISTED; lines],
                 prev: vec![NONE; lines],
                 next: vec![NONE; lines],
                 head: [NONE; 4],
                 tail: [NONE; 4],
-            }
-        }
-
-        fn list_of(&self, valid: u32) -> u8 {
-            if valid < self.quarter {
-                HIGH
-            } else if valid < self.half {
-                MID
-            } else if valid < self.full {
-                LOW
-            } else {
-                FULL
             }
         }
 
@@ -1726,14 +1724,14 @@ mod tests {
         }
 
         fn seal(&mut self, l: u32, valid: u32) {
-            self.push(l, self.list_of(valid));
+            self.push(l, self.bounds.list_of(valid));
         }
 
         #[inline]
         fn on_invalidate(&mut self, l: u32, valid: u32) {
             let now = self.list[l as usize];
             if now != NOT_LISTED {
-                let to = self.list_of(valid);
+                let to = self.bounds.list_of(valid);
                 if to != now {
                     self.unlink(l);
                     self.push(l, to);
