@@ -5,6 +5,7 @@ import sys
 
 import ssdlab
 from ssdlab.analytic import greedy_waf as analytic
+from ssdlab.analytic import greedy_waf_config
 
 
 def main() -> int:
@@ -12,15 +13,7 @@ def main() -> int:
     print(f"{'ρ':>5} {'pages/block':>12} {'ssdlab WAF':>11} {'analytic':>9} {'error':>8}")
     for ppb in (128, 256):
         for rho in (0.1, 0.2, 0.3, 0.5):
-            r = ssdlab.simulate(
-                {
-                    "workload": {"kind": "uniform", "requests": lp * 8, "footprint_bytes": lp * 4096},
-                    "device": {"pages_per_block": ppb, "op": rho, "logical_bytes": lp * 4096},
-                    "buffer": {"kind": "none"},
-                    "ftl": {"gc": "greedy", "page": {"gc_free_blocks": 2}},
-                    "run": {"precondition": "fill", "warmup_requests": lp * 3},
-                }
-            )
+            r = ssdlab.simulate(greedy_waf_config(rho, ppb, lp))
             waf, ref = r.metrics["waf"], analytic(rho)
             print(f"{rho:>5} {ppb:>12} {waf:>11.4f} {ref:>9.4f} {waf / ref - 1:>+8.2%}")
     return 0

@@ -1,6 +1,8 @@
 import csv
 import gzip
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,22 @@ def traces() -> Path:
     if not TRACES.is_dir():
         pytest.fail(f"real traces not found at {TRACES} (set SSDLAB_TRACES)")
     return TRACES
+
+
+def ssdlab_cmd(*args, cwd=None, check=False):
+    """`python -m ssdlab ARGS` in a fresh interpreter, its output captured as text (`check`: raise
+    when it fails)."""
+    return subprocess.run([sys.executable, "-m", "ssdlab", *args], capture_output=True, text=True, cwd=cwd, check=check)
+
+
+def swept(tmp_path_factory, name, study):
+    """The results folder of `study` run once (one worker, quietly) into a fresh `name`/out: a
+    module's results fixture."""
+    from ssdlab.sweep import run_sweep
+
+    out = tmp_path_factory.mktemp(name) / "out"
+    run_sweep(study, out, workers=1, progress=False)
+    return out
 
 
 # The page stream and libcachesim's LRU that the buffer tests check ssdlab against (derived here,

@@ -8,11 +8,8 @@ import time
 
 import pytest
 import ssdlab
+from conftest import ssdlab_cmd
 from ssdlab import cli
-
-
-def ssdlab_cmd(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "ssdlab", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_run_with_config_set_and_json(tmp_path):

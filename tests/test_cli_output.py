@@ -3,19 +3,14 @@ and results tables in readable units."""
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import ssdlab_cmd
 from ssdlab import cli, describe, studies
 
 SMALL = ["--set", "workload.kind=zipf", "--set", "workload.requests=2000", "--set", "workload.footprint_bytes=64MiB"]
 VARY = ["--vary", "buffer.kind=none,lru"]
-
-
-def ssdlab_cmd(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "ssdlab", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def files(root: Path) -> list[str]:

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import ssdlab
+from conftest import swept
 from ssdlab import cli
 from ssdlab.report import figures as F
-from ssdlab.sweep import run_sweep
 
 TIMED = {
     "workload": {"kind": "uniform", "requests": 2000, "footprint_bytes": "8MiB", "read_fraction": 0.5},
@@ -25,10 +25,8 @@ TIMED = {
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
     """Four timed cells: queue depth 1 and 16 for each of two buffers."""
-    out = tmp_path_factory.mktemp("cdf") / "out"
     study = {"base": TIMED, "axes": {"buffer.kind": ["none", "lru"], "run.queue_depth": [1, 16]}}
-    run_sweep(study, out, workers=1, progress=False)
-    return out
+    return swept(tmp_path_factory, "cdf", study)
 
 
 def titles(fig):

@@ -8,10 +8,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import ssdlab
+from conftest import swept
 from ssdlab import cli
 from ssdlab.report import figures as F
 from ssdlab.store import ResultStore, record_table
-from ssdlab.sweep import run_sweep
 
 
 def write_trace(path, pages):
@@ -162,9 +162,7 @@ STUDY = {
 
 @pytest.fixture(scope="module")
 def series_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("series") / "out"
-    run_sweep(STUDY, out, workers=1, progress=False)
-    return out
+    return swept(tmp_path_factory, "series", STUDY)
 
 
 def test_sweep_stores_the_series(series_dir):

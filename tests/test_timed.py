@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import ssdlab
+from conftest import swept
 from ssdlab import cli
 from ssdlab.report import figures as F
-from ssdlab.sweep import run_sweep
 
 # Reads of a filled device at QD 1: every read takes command + array read + transfer.
 QD1 = {
@@ -47,9 +47,7 @@ STUDY = {
 
 @pytest.fixture(scope="module")
 def timed_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("timed") / "out"
-    run_sweep(STUDY, out, workers=1, progress=False)
-    return out
+    return swept(tmp_path_factory, "timed", STUDY)
 
 
 def test_sweep_stores_distributions_and_cdf_is_their_cumulative_share(timed_dir):

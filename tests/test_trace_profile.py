@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import ssdlab
+from conftest import ssdlab_cmd
 from ssdlab import SsdlabError
 from test_desktop_table4 import first_writes_and_counts, read_msr_writes, sequential
 
@@ -127,21 +128,14 @@ def test_hand_worked_trace(tmp_path):
 
 
 def test_cli_json_and_errors(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "ssdlab", "trace", "profile", str(MSR_SAMPLE), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = ssdlab_cmd("trace", "profile", str(MSR_SAMPLE), "--json", check=True)
     p = json.loads(out.stdout)
     for key in ("write_requests", "seq_write_fraction", "first_write_fraction", "seq_write_mean_bytes"):
         assert key in p
     assert list(p["sector_write_counts"]) == ["0", "1-100", "101-1000", "1001-10000", "10001-30000", ">30000"]
     assert set(p["page_classes"]) >= {"fs", "fl", "is", "il"}
     assert sum(p["page_classes"][c]["share"] for c in ("fs", "fl", "is", "il")) == pytest.approx(1)
-    text = subprocess.run(
-        [sys.executable, "-m", "ssdlab", "trace", "profile", str(MSR_SAMPLE)], capture_output=True, text=True
-    )
+    text = ssdlab_cmd("trace", "profile", str(MSR_SAMPLE))
     assert text.returncode == 0 and "class FS pages" in text.stdout
     with pytest.raises(SsdlabError, match="frequent_writes"):
         ssdlab.trace_profile(MSR_SAMPLE, frequent_writes=0)

@@ -4,11 +4,10 @@ cache round trips, and trace errors."""
 import gzip
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 import ssdlab
+from conftest import ssdlab_cmd
 from ssdlab import SsdlabError
 
 
@@ -43,12 +42,7 @@ def test_manifest_parsed(traces):
 
 def test_trace_info_cli_matches_manifest(traces):
     for rel, _fmt, fig in manifest_entries(traces):
-        out = subprocess.run(
-            [sys.executable, "-m", "ssdlab", "trace", "info", str(traces / rel), "--json"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        out = ssdlab_cmd("trace", "info", str(traces / rel), "--json", check=True)
         info = json.loads(out.stdout)
         for key in ("requests", "reads", "writes", "trims", "read_bytes", "write_bytes", "max_end_bytes", "devices"):
             assert info[key] == fig[key], f"{rel}: {key} {info[key]} != {fig[key]}"
@@ -206,21 +200,14 @@ def test_flashnet_measured_latencies(traces):
     assert list(m["read"][:3]) == [120.0, 146.0, 136.0]
     assert _rounded(ssdlab.traces.latency_summary(m["read"])) == FLASHNET_READS
     assert _rounded(ssdlab.traces.latency_summary(m["write"])) == FLASHNET_WRITES
-    out = subprocess.run(
-        [sys.executable, "-m", "ssdlab", "trace", "info", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = ssdlab_cmd("trace", "info", str(path), "--json", check=True)
     full = json.loads(out.stdout)
     assert full["measured_max_outstanding"] == 66  # MANIFEST.md: never more than 66 outstanding
     info = full["measured_latency"]
     assert _rounded(info["read"]) == FLASHNET_READS
     assert _rounded(info["write"]) == FLASHNET_WRITES
     assert "trim" not in info
-    text = subprocess.run(
-        [sys.executable, "-m", "ssdlab", "trace", "info", str(path)], capture_output=True, text=True, check=True
-    ).stdout
+    text = ssdlab_cmd("trace", "info", str(path), check=True).stdout
     assert re.search(r"read\s+30,012\s+1,703\s+1,504\s+2,965\s+5,515\s+11,852", text), text
     assert re.search(r"write\s+19,988\s+449\s+210\s+1,092\s+2,212\s+3,645", text), text
     assert re.search(r"measured_max_outstanding\s+66 requests at once", text), text

@@ -8,7 +8,7 @@ import random
 import pytest
 import ssdlab
 from ssdlab.analytic import greedy_waf as xiang_kurkoski
-from ssdlab.analytic import lambert_w0
+from ssdlab.analytic import greedy_waf_config, lambert_w0
 
 
 def test_lambert_w():
@@ -18,15 +18,7 @@ def test_lambert_w():
 
 
 def greedy_waf(rho: float, ppb: int, logical_pages: int = 1 << 18) -> float:
-    r = ssdlab.simulate(
-        {
-            "workload": {"kind": "uniform", "requests": logical_pages * 8, "footprint_bytes": logical_pages * 4096},
-            "device": {"pages_per_block": ppb, "op": rho, "logical_bytes": logical_pages * 4096},
-            "buffer": {"kind": "none"},
-            "ftl": {"gc": "greedy", "page": {"gc_free_blocks": 2}},
-            "run": {"precondition": "fill", "warmup_requests": logical_pages * 3},
-        }
-    )
+    r = ssdlab.simulate(greedy_waf_config(rho, ppb, logical_pages))
     return r.metrics["waf"]
 
 

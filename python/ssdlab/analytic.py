@@ -30,6 +30,18 @@ def greedy_waf(rho: float) -> float:
     return a / (a + lambert_w0(-a * math.exp(-a)))
 
 
+def greedy_waf_config(rho: float, pages_per_block: int, logical_pages: int = 1 << 18) -> dict:
+    """The simulation `greedy_waf` models: uniform random 4 KiB writes (8 per logical page, the
+    first 3 per page warm-up after a fill) on a page FTL with greedy GC and no buffer."""
+    return {
+        "workload": {"kind": "uniform", "requests": logical_pages * 8, "footprint_bytes": logical_pages * 4096},
+        "device": {"pages_per_block": pages_per_block, "op": rho, "logical_bytes": logical_pages * 4096},
+        "buffer": {"kind": "none"},
+        "ftl": {"gc": "greedy", "page": {"gc_free_blocks": 2}},
+        "run": {"precondition": "fill", "warmup_requests": logical_pages * 3},
+    }
+
+
 def _check_load(rho: float) -> None:
     if not 0 <= rho < 1:
         raise ValueError(f"utilisation ρ must be in [0, 1), not {rho}")

@@ -456,12 +456,20 @@ def log_util_below(df, claim):
     )
 
 
+def _against(df, ftl, kinds, key, base, over):
+    """The reference-size cells of `kinds` on `ftl`: the reference size, the rows, their `key`, and
+    the `key` of each of `over` divided by `base`'s."""
+    at, ref = _at_ref(df)
+    rows = _picks(at, ftl, kinds)
+    v = _values(rows, key)
+    return ref, rows, v, {k: v[k] / v[base] for k in over}
+
+
 def log_util_lower(df, claim):
     """Fig 17(d): HitStat's and BPLRU's log-block utilisation against FAB's."""
-    at, ref = _at_ref(df)
-    rows = _picks(at, claim["ftl"], ("fab", "bplru", "hitstat"))
-    u = _values(rows, "ftl.log_utilization")
-    rel = {k: u[k] / u["fab"] for k in ("hitstat", "bplru")}
+    ref, rows, u, rel = _against(
+        df, claim["ftl"], ("fab", "bplru", "hitstat"), "ftl.log_utilization", "fab", ("hitstat", "bplru")
+    )
     holds = max(rel.values()) <= claim["at_most"]
     return _outcome(
         f"FAB {_pct(u['fab'])}, HitStat {_pct(u['hitstat'])} ({rel['hitstat']:.2f}× FAB), BPLRU "
@@ -474,11 +482,8 @@ def log_util_lower(df, claim):
 
 def erases_much_lower(df, claim):
     """Fig 18(a): FAB's and BPLRU's erases against `policy`'s on `ftl`."""
-    at, ref = _at_ref(df)
     p = claim["policy"]
-    rows = _picks(at, claim["ftl"], (p, "fab", "bplru"))
-    e = _values(rows, "nand.erases")
-    rel = {k: e[k] / e[p] for k in ("fab", "bplru")}
+    ref, rows, e, rel = _against(df, claim["ftl"], (p, "fab", "bplru"), "nand.erases", p, ("fab", "bplru"))
     holds = min(rel.values()) >= claim["much"]
     return _outcome(
         f"{NAMES[p]} {e[p]:,.0f} erases; FAB {rel['fab']:.2f}×, BPLRU {rel['bplru']:.2f}× that ({_mib(ref)})",

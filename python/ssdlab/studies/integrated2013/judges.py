@@ -218,13 +218,18 @@ def _per_size(r):
     return ", ".join(f"{v:.2f} ({_mib(size)})" for size, v in r.items())
 
 
-def clc_faster_few_logs(df, claim):
+def _ref_over_clc_band(df, claim, logs, up_to):
+    """The desk, the claim's log-block count (default `logs`), REF / CLC there per buffer size, and
+    the band: `share` (default half) of the seed's "up to" (default `up_to`)."""
     k = _Desk(df)
-    n = claim.get("logs", 8)
-    r = _ref_over_clc(k, n)
+    n = claim.get("logs", logs)
+    return k, n, _ref_over_clc(k, n), claim.get("share", 0.5) * claim.get("up_to", up_to)
+
+
+def clc_faster_few_logs(df, claim):
+    k, n, r, need = _ref_over_clc_band(df, claim, 8, 0.30)
     if not r:
         return k.missing(f"CLC and REF cells at {n} log blocks")
-    need = claim.get("share", 0.5) * claim.get("up_to", 0.30)
     best = max(r.values()) - 1
     holds = best >= need
     return k.out(
@@ -237,12 +242,9 @@ def clc_faster_few_logs(df, claim):
 
 
 def ref_faster_many_logs(df, claim):
-    k = _Desk(df)
-    n = claim.get("logs", 1024)
-    r = _ref_over_clc(k, n)
+    k, n, r, need = _ref_over_clc_band(df, claim, 1024, 0.13)
     if not r:
         return k.missing(f"CLC and REF cells at {n} log blocks")
-    need = claim.get("share", 0.5) * claim.get("up_to", 0.13)
     best_size = min(r, key=r.get)
     best = 1 - r[best_size]
     holds = best >= need
@@ -313,10 +315,20 @@ def _by_cell(k, metric, kinds=("clc", "ref"), logs=None, sizes=None):
     return out
 
 
-def clc_fewer_clusters(df, claim):
+def _both(v):
+    """The cells of `_by_cell`'s `v` where CLC and REF both have a value."""
+    return [key for key in v["clc"] if key in v["ref"]]
+
+
+def _desk_by_cell(df, metric):
+    """The desk, `metric` by cell for CLC and REF over Fig 1–2's grid, and the cells with both."""
     k = _Desk(df)
-    rq = _by_cell(k, "ftl.log.requested_clusters")
-    both = [key for key in rq["clc"] if key in rq["ref"]]
+    v = _by_cell(k, metric)
+    return k, v, _both(v)
+
+
+def clc_fewer_clusters(df, claim):
+    k, rq, both = _desk_by_cell(df, "ftl.log.requested_clusters")
     if not both:
         return k.missing("CLC and REF cells")
     worse = [key for key in both if rq["clc"][key] >= rq["ref"][key]]
@@ -393,7 +405,7 @@ def clc_more_misses_many_logs(df, claim):
     if not many:
         return k.missing(f"cell with at least {claim.get('from_logs', 128)} log blocks")
     m = _by_cell(k, "ftl.log.misses", logs=many)
-    both = [key for key in m["clc"] if key in m["ref"]]
+    both = _both(m)
     if not both:
         return k.missing(f"CLC and REF cells at {many[0]} log blocks or more")
     fewer = [key for key in both if m["clc"][key] <= m["ref"][key]]
@@ -413,9 +425,7 @@ def clc_more_misses_many_logs(df, claim):
 
 
 def ref_higher_reference_rate(df, claim):
-    k = _Desk(df)
-    h = _by_cell(k, "ftl.log.hit_ratio")
-    both = [key for key in h["clc"] if key in h["ref"]]
+    k, h, both = _desk_by_cell(df, "ftl.log.hit_ratio")
     if not both:
         return k.missing("CLC and REF cells")
     lower = [key for key in both if h["ref"][key] <= h["clc"][key]]
