@@ -664,14 +664,15 @@ pub static ENTRY: super::Entry = super::Entry {
     info: INFO,
     build: |cfg, geo, _| {
         let p: Params = crate::params::of(&cfg.ftl.tables, "ftl", "bast")?;
-        let (model, utilisation) = super::hybrid::stats_options(cfg)?;
+        let (logs, model, utilisation) = super::hybrid::shared_options(cfg, geo)?;
+        let check = cfg.run.check_integrity;
         Ok(Box::new(BastFtl::new(
             geo,
-            super::hybrid::log_blocks(cfg.ftl.log_blocks, geo.logical_blocks()),
+            logs,
             &p,
             model,
             utilisation,
-            cfg.run.check_integrity,
+            check,
         )?))
     },
     spare_blocks: |cfg, _, lb| {

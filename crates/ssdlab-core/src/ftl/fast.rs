@@ -424,13 +424,14 @@ const INFO: crate::component::Component = crate::component::Component::new(
 pub static ENTRY: super::Entry = super::Entry {
     info: INFO,
     build: |cfg, geo, _| {
-        let (model, utilisation) = super::hybrid::stats_options(cfg)?;
+        let (logs, model, utilisation) = super::hybrid::shared_options(cfg, geo)?;
+        let check = cfg.run.check_integrity;
         Ok(Box::new(FastFtl::new(
             geo,
-            super::hybrid::log_blocks(cfg.ftl.log_blocks, geo.logical_blocks()),
+            logs,
             model,
             utilisation,
-            cfg.run.check_integrity,
+            check,
         )?))
     },
     spare_blocks: |cfg, _, lb| {

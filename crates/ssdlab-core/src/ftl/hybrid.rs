@@ -36,11 +36,14 @@ pub fn log_blocks(configured: u64, logical_blocks: u64) -> u64 {
 /// The shared keys a hybrid (log-block) FTL reads.
 pub const SHARED_KEYS: &[&str] = &["ftl.log_blocks", "ftl.model_stats", "ftl.log_utilisation"];
 
-/// `ftl.model_stats` and `ftl.log_utilisation` as the hybrid FTLs take them.
-pub(crate) fn stats_options(
+/// The shared keys as the hybrid FTLs take them on `geo`: the log blocks (`ftl.log_blocks`,
+/// 0 = automatic), `ftl.model_stats` and `ftl.log_utilisation`.
+pub(crate) fn shared_options(
     cfg: &crate::config::Config,
-) -> Result<(ModelStats, super::log_stats::Utilisation)> {
+    geo: &Geometry,
+) -> Result<(u64, ModelStats, super::log_stats::Utilisation)> {
     Ok((
+        log_blocks(cfg.ftl.log_blocks, geo.logical_blocks()),
         ModelStats::parse(&cfg.ftl.model_stats)?,
         super::log_stats::Utilisation::parse(&cfg.ftl.log_utilisation)?,
     ))

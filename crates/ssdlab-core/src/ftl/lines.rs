@@ -1648,10 +1648,7 @@ pub static ENTRY: super::Entry = super::Entry {
         Ok(())
     },
     // The resolved open lines, less the GC line, are the placement's classes.
-    frontiers: Some(|cfg| {
-        let p = table(cfg)?;
-        Ok(p.open_lines)
-    }),
+    frontiers: Some(|cfg| Ok(table(cfg)?.open_lines)),
     check: |cfg, errors| {
         if cfg.ftl.gc != crate::config::FtlConfig::default().gc {
             errors.push(SimError::config(
