@@ -34,6 +34,16 @@ impl Component {
         }
     }
 
+    /// A component whose own parameters are the type `P` (`crate::params::NoParams`: none).
+    pub const fn of<P: crate::params::Params>(
+        category: &'static str,
+        name: &'static str,
+        summary: &'static str,
+        reads: &'static [&'static str],
+    ) -> Component {
+        Component::new(category, name, summary, crate::params::spec::<P>(), reads)
+    }
+
     /// Dotted name of the component's parameter table, e.g. `buffer.hitstat`.
     pub fn table(&self) -> String {
         format!("{}.{}", self.category, self.name)

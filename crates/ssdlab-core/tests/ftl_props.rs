@@ -20,7 +20,7 @@ use ssdlab_core::ftl::page::PageFtl;
 use ssdlab_core::ftl::{Ftl, Shape, UnitPage};
 use ssdlab_core::gc::VictimPolicy;
 use ssdlab_core::nand::{Cause, Nand};
-use ssdlab_core::placement::{none::NoSeparation, sep_gc::SepGc, size_ema, Classifier};
+use ssdlab_core::placement::{none::FixedLines, size_ema, Classifier};
 use ssdlab_core::units::Geometry;
 
 fn config() -> ProptestConfig {
@@ -315,8 +315,8 @@ proptest! {
         steps in steps(),
     ) {
         let classifier: Box<dyn Classifier> = match placement {
-            0 => Box::new(NoSeparation),
-            1 => Box::new(SepGc),
+            0 => Box::new(FixedLines { gc: 0 }),
+            1 => Box::new(FixedLines { gc: 1 }),
             // Tags 0..3 (the hint) are the classes; GC copies stay in their source's line.
             2 => Box::new(size_ema::SizeEma::new(
                 &size_ema::Params { gc: "source".into(), ..Default::default() },

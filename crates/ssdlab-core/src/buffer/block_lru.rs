@@ -57,14 +57,8 @@ impl GroupPolicy for BlockLruBuffer {
 }
 
 /// The registry entry of `block-lru`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "block-lru",
-            "Pages grouped by LBN, LRU over groups; the victim group is flushed whole in ascending offset.",
-            crate::params::NONE,
-            super::GROUP_KEYS,
-        ),
-        build: |_, p| Ok(Box::new(BlockLruBuffer::new(p))),
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "block-lru", crate::params::NoParams, super::GROUP_KEYS, padding "none",
+    "Pages grouped by LBN, LRU over groups; the victim group is flushed whole in ascending offset.",
+    |_cfg, p, _| Ok(Box::new(BlockLruBuffer::new(p)))
 };

@@ -693,20 +693,13 @@ impl WriteBuffer for BpacBuffer {
 }
 
 /// The registry entry of `bpac`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "bpac",
-            "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. PIRD, BIRD and idle ages count distinct pages written in between (seed 003's re-use distance). Default padding: none.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "bpac")?;
-            let bp = BpacParams::new(&q, p.capacity_pages, "buffer.bpac")?;
-            Ok(Box::new(BpacBuffer::new(p, bp)))
-        },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "bpac", Params, super::GROUP_KEYS, padding "none",
+    "BPAC (seed 003's PIRD/BIRD flow): new pages join their LBN's cluster in the block region; a rewrite within T_PIRD promotes the page to the page-level LRU region (target size adapted by ghost lists), whose overflow is demoted back; victim = the largest cluster idle beyond T_BIRD, else the LRU cluster, flushed whole. PIRD, BIRD and idle ages count distinct pages written in between (seed 003's re-use distance). Default padding: none.",
+    |cfg, p, q| {
+        let bp = BpacParams::new(&q, p.capacity_pages, "buffer.bpac")?;
+        Ok(Box::new(BpacBuffer::new(p, bp)))
+    }
 };
 
 #[cfg(test)]

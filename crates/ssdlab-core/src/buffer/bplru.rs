@@ -153,20 +153,13 @@ impl GroupPolicy for BplruBuffer {
 }
 
 /// The registry entry of `bplru`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "bplru",
-            "BPLRU: block-level LRU; victim = a full group first, else the LRU group; LRU compensation moves sequentially filled groups to the LRU end. Default padding: fixed at 0.5 of a block.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "bplru")?;
-            let comp = Compensation::from_name(&q.compensation, "buffer.bplru")?;
-            Ok(Box::new(BplruBuffer::new(p, comp)))
-        },
-    default_padding: "fixed",
+pub static ENTRY: super::Entry = super::entry! {
+    "bplru", Params, super::GROUP_KEYS, padding "fixed",
+    "BPLRU: block-level LRU; victim = a full group first, else the LRU group; LRU compensation moves sequentially filled groups to the LRU end. Default padding: fixed at 0.5 of a block.",
+    |cfg, p, q| {
+        let comp = Compensation::from_name(&q.compensation, "buffer.bplru")?;
+        Ok(Box::new(BplruBuffer::new(p, comp)))
+    }
 };
 
 #[cfg(test)]

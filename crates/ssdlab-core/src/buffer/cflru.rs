@@ -173,19 +173,12 @@ impl CachePolicy for CflruPolicy {
 }
 
 /// The registry entry of `cflru`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "cflru",
-            "CFLRU: one page-level LRU list of dirty pages and (with `cache_reads`) clean pages inserted on read misses; hits move to MRU; victim = the clean page nearest the LRU end among the last `window` × capacity pages (dropped, no write), else the LRU page (flushed alone).",
-            crate::params::spec::<Params>(),
-            super::BUFFER_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "cflru")?;
-            Ok(Box::new(new(p.capacity_pages, p.pages_per_block, super::full_page_mask(cfg), &q)?))
-        },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "cflru", Params, super::BUFFER_KEYS, padding "none",
+    "CFLRU: one page-level LRU list of dirty pages and (with `cache_reads`) clean pages inserted on read misses; hits move to MRU; victim = the clean page nearest the LRU end among the last `window` × capacity pages (dropped, no write), else the LRU page (flushed alone).",
+    |cfg, p, q| {
+        Ok(Box::new(new(p.capacity_pages, p.pages_per_block, super::full_page_mask(cfg), &q)?))
+    }
 };
 
 #[cfg(test)]

@@ -214,19 +214,10 @@ impl GroupPolicy for ClcBuffer {
 }
 
 /// The registry entry of `clc`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "clc",
-            "CLC (seed 002): clusters of an LBN's pages; writes move a cluster to an LRU list holding `hot_fraction` of the buffer, whose overflow goes to a cold list ordered by size; victim = the largest cold cluster (ties: least recently written), else the LRU cluster, flushed whole. Default padding: none.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "clc")?;
-            Ok(Box::new(ClcBuffer::new(p, q.hot_fraction)))
-        },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "clc", Params, super::GROUP_KEYS, padding "none",
+    "CLC (seed 002): clusters of an LBN's pages; writes move a cluster to an LRU list holding `hot_fraction` of the buffer, whose overflow goes to a cold list ordered by size; victim = the largest cold cluster (ties: least recently written), else the LRU cluster, flushed whole. Default padding: none.",
+    |cfg, p, q| Ok(Box::new(ClcBuffer::new(p, q.hot_fraction)))
 };
 
 #[cfg(test)]

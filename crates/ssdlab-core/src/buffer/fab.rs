@@ -163,20 +163,13 @@ impl GroupPolicy for FabBuffer {
 }
 
 /// The registry entry of `fab`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "fab",
-            "FAB (seed 000 Table 2): pages grouped by LBN; victim = the group holding the most sectors (`weight`; ties: least recently written), flushed whole. Reads are not cached. Default padding: none.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "fab")?;
-            let by_sectors = by_sectors(&q.weight, "buffer.fab")?;
-            Ok(Box::new(FabBuffer::new(p, by_sectors)))
-        },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "fab", Params, super::GROUP_KEYS, padding "none",
+    "FAB (seed 000 Table 2): pages grouped by LBN; victim = the group holding the most sectors (`weight`; ties: least recently written), flushed whole. Reads are not cached. Default padding: none.",
+    |cfg, p, q| {
+        let by_sectors = by_sectors(&q.weight, "buffer.fab")?;
+        Ok(Box::new(FabBuffer::new(p, by_sectors)))
+    }
 };
 
 #[cfg(test)]

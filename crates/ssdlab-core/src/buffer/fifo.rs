@@ -117,20 +117,11 @@ impl WriteBuffer for Fifo {
 
 /// The registry entry of `fifo`. Its tests are also the proof that a component is its file
 /// plus one line in the registry.
-pub static ENTRY: super::Entry = super::Entry {
-    info: crate::component::Component::new(
-        "buffer",
-        "fifo",
-        "Page FIFO: a full buffer flushes its batch_pages oldest pages, or every page (batch_pages = 0: \
-         a buffer that fills, then flushes as a whole over the parallel units, as on seed 004's platform).",
-        crate::params::spec::<Params>(),
-        super::BUFFER_KEYS,
-    ),
-    build: |cfg, p| {
-        let q = crate::params::of(&cfg.buffer.tables, "buffer", "fifo")?;
-        Ok(Box::new(Fifo::new(p.capacity_pages, p.pages_per_block, q)))
-    },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "fifo", Params, super::BUFFER_KEYS, padding "none",
+    "Page FIFO: a full buffer flushes its batch_pages oldest pages, or every page (batch_pages = 0: \
+     a buffer that fills, then flushes as a whole over the parallel units, as on seed 004's platform).",
+    |cfg, p, q| Ok(Box::new(Fifo::new(p.capacity_pages, p.pages_per_block, q)))
 };
 
 #[cfg(test)]

@@ -345,42 +345,29 @@ impl GroupPolicy for HitStatBuffer {
 }
 
 /// HitStat's parameters from `[buffer.<name>]` and the device's page size.
-fn hitstat_params(cfg: &crate::config::Config, name: &str) -> Result<HitStatParams> {
-    let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", name)?;
-    Ok(HitStatParams {
+fn hitstat_params(cfg: &crate::config::Config, q: Params, adj: bool) -> HitStatParams {
+    HitStatParams {
         sectors_per_page: (cfg.device.page_bytes.0 / crate::units::SECTOR_BYTES) as u32,
         hit_log: q.hit_log as usize,
         levels: q.initial_levels,
         period: q.period,
         age_threshold: q.age_threshold,
-        adj: name == "hitstat-adj",
-    })
+        adj,
+    }
 }
 
 /// The registry entry of `hitstat`.
-pub static HITSTAT: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "hitstat",
-            "HitStat (seed 000): victim = a full group, else a group older than the age threshold, else the smallest AgeRank/weight among the oldest group of each of 18 weight classes; AgeRank from the hit log, levels adapted to minimise group misses. Default padding: model.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| Ok(Box::new(HitStatBuffer::new(p, hitstat_params(cfg, "hitstat")?))),
-    default_padding: "model",
+pub static HITSTAT: super::Entry = super::entry! {
+    "hitstat", Params, super::GROUP_KEYS, padding "model",
+    "HitStat (seed 000): victim = a full group, else a group older than the age threshold, else the smallest AgeRank/weight among the oldest group of each of 18 weight classes; AgeRank from the hit log, levels adapted to minimise group misses. Default padding: model.",
+    |cfg, p, q| Ok(Box::new(HitStatBuffer::new(p, hitstat_params(cfg, q, false))))
 };
 
 /// The registry entry of `hitstat-adj`.
-pub static HITSTAT_ADJ: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "hitstat-adj",
-            "HitStat(adj): HitStat with weights below the current padding threshold counted as the threshold (small cold groups leave earlier; the thesis's choice on FAST). Default padding: model.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| Ok(Box::new(HitStatBuffer::new(p, hitstat_params(cfg, "hitstat-adj")?))),
-    default_padding: "model",
+pub static HITSTAT_ADJ: super::Entry = super::entry! {
+    "hitstat-adj", Params, super::GROUP_KEYS, padding "model",
+    "HitStat(adj): HitStat with weights below the current padding threshold counted as the threshold (small cold groups leave earlier; the thesis's choice on FAST). Default padding: model.",
+    |cfg, p, q| Ok(Box::new(HitStatBuffer::new(p, hitstat_params(cfg, q, true))))
 };
 
 #[cfg(test)]

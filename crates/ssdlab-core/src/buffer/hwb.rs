@@ -1071,27 +1071,18 @@ impl WriteBuffer for HwbBuffer {
 }
 
 /// The registry entry of `hwb`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "hwb",
-            "HWB (seed 003): hot and warm regions of pages, a cold region of LBN blocks, sizes starting equal. A page's temperature \
-             α·F_self/F_avg + (1−α)·D_avg/D_predict (D_predict = 2λ·D_last + β; metadata kept with buffered pages and in a ghost \
-             buffer) decides the five insertion cases: new pages and ghost hits go to cold (a ghost hit to warm if hotter than the \
-             warm tail), cold hits to warm and warm hits to hot if hotter than that region's tail, hot hits to the hot head. Room is made \
-             only when a write finds the buffer full (evict_when; region sizes are targets): a full \
-             hot region demotes its tail to warm (if hotter than the warm tail) or to its cold block, a full warm region its tail to \
-             its cold block; a full cold region flushes its tail block whole in ascending offset (active eviction: also while its ED = Pt + \
-             predicted distance < now). Hot and warm pages leave only through the cold region. A region pair's promotions or demotions above \
-             resize_threshold move a page of size. Reads are not cached. Default padding: none.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "hwb")?;
-            Ok(Box::new(HwbBuffer::new(p, &q)?))
-        },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "hwb", Params, super::GROUP_KEYS, padding "none",
+    "HWB (seed 003): hot and warm regions of pages, a cold region of LBN blocks, sizes starting equal. A page's temperature \
+     α·F_self/F_avg + (1−α)·D_avg/D_predict (D_predict = 2λ·D_last + β; metadata kept with buffered pages and in a ghost \
+     buffer) decides the five insertion cases: new pages and ghost hits go to cold (a ghost hit to warm if hotter than the \
+     warm tail), cold hits to warm and warm hits to hot if hotter than that region's tail, hot hits to the hot head. Room is made \
+     only when a write finds the buffer full (evict_when; region sizes are targets): a full \
+     hot region demotes its tail to warm (if hotter than the warm tail) or to its cold block, a full warm region its tail to \
+     its cold block; a full cold region flushes its tail block whole in ascending offset (active eviction: also while its ED = Pt + \
+     predicted distance < now). Hot and warm pages leave only through the cold region. A region pair's promotions or demotions above \
+     resize_threshold move a page of size. Reads are not cached. Default padding: none.",
+    |_cfg, p, q| Ok(Box::new(HwbBuffer::new(p, &q)?))
 };
 
 #[cfg(test)]

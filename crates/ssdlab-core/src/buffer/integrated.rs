@@ -169,23 +169,14 @@ impl VictimChoice for Chooser {
 }
 
 /// The registry entry of `integrated`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "integrated",
-            "Seed 002's three criteria: CLC's hot LRU and size-ordered cold cluster lists; the victim is the best of CLC's \
-             (the largest cold cluster) and the oldest `candidates` cold clusters whose LBN has a log record, scored \
-             (1 − h)·S_c/N_p + h·u (u = the utilisation the flush brings the LBN's log block to, 0 on a log-block miss; \
-             h = the observed log-block hit ratio of recent flushes), so it is CLC with few log blocks and favours live log \
-             blocks, fullest first, with many. Default padding: reref.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "integrated")?;
-            Ok(Box::new(buffer(p, &q)))
-        },
-    default_padding: "reref",
+pub static ENTRY: super::Entry = super::entry! {
+    "integrated", Params, super::GROUP_KEYS, padding "reref",
+    "Seed 002's three criteria: CLC's hot LRU and size-ordered cold cluster lists; the victim is the best of CLC's \
+     (the largest cold cluster) and the oldest `candidates` cold clusters whose LBN has a log record, scored \
+     (1 − h)·S_c/N_p + h·u (u = the utilisation the flush brings the LBN's log block to, 0 on a log-block miss; \
+     h = the observed log-block hit ratio of recent flushes), so it is CLC with few log blocks and favours live log \
+     blocks, fullest first, with many. Default padding: reref.",
+    |cfg, p, q| Ok(Box::new(buffer(p, &q)))
 };
 
 #[cfg(test)]

@@ -227,21 +227,10 @@ impl WriteBuffer for LruBuffer {
 }
 
 /// The registry entry of `lru`.
-pub static ENTRY: super::Entry = super::Entry {
-    info: crate::component::Component::new(
-        "buffer",
-        "lru",
-        "Page-level LRU; write hits move to MRU, the LRU page is flushed alone.",
-        crate::params::NONE,
-        super::BUFFER_KEYS,
-    ),
-    build: |_, p| {
-        Ok(Box::new(LruBuffer::new(
-            p.capacity_pages,
-            p.pages_per_block,
-        )))
-    },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "lru", crate::params::NoParams, super::BUFFER_KEYS, padding "none",
+    "Page-level LRU; write hits move to MRU, the LRU page is flushed alone.",
+    |_cfg, p, _| Ok(Box::new(LruBuffer::new(p.capacity_pages, p.pages_per_block)))
 };
 
 #[cfg(test)]

@@ -85,19 +85,12 @@ impl CachePolicy for WsrPolicy {
 }
 
 /// The registry entry of `lru-wsr`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "lru-wsr",
-            "LRU-WSR: one page-level LRU list of dirty pages and (with `cache_reads`) clean pages inserted on read misses; a hit clears the page's cold flag and moves it to MRU; at the LRU end a clean page is dropped, a cold dirty page flushed alone, a dirty page not cold marked cold and moved to MRU (second chance).",
-            crate::params::spec::<Params>(),
-            super::BUFFER_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "lru-wsr")?;
-            Ok(Box::new(new(p.capacity_pages, p.pages_per_block, super::full_page_mask(cfg), &q)?))
-        },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "lru-wsr", Params, super::BUFFER_KEYS, padding "none",
+    "LRU-WSR: one page-level LRU list of dirty pages and (with `cache_reads`) clean pages inserted on read misses; a hit clears the page's cold flag and moves it to MRU; at the LRU end a clean page is dropped, a cold dirty page flushed alone, a dirty page not cold marked cold and moved to MRU (second chance).",
+    |cfg, p, q| {
+        Ok(Box::new(new(p.capacity_pages, p.pages_per_block, super::full_page_mask(cfg), &q)?))
+    }
 };
 
 #[cfg(test)]

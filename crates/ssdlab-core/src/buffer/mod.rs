@@ -111,6 +111,24 @@ pub struct Entry {
     pub default_padding: &'static str,
 }
 
+/// A buffer's registry entry with its name written once: `entry!(name, Params, keys, padding
+/// "<default padding>", summary, |cfg, p, q| build)`, where `q` is the `[buffer.<name>]` table
+/// read as `Params` (`crate::params::NoParams` for a buffer without parameters).
+macro_rules! entry {
+    ($name:literal, $params:ty, $keys:expr, padding $padding:literal, $summary:expr,
+     |$cfg:ident, $p:ident, $q:pat_param| $build:expr $(,)?) => {
+        $crate::buffer::Entry {
+            info: $crate::component::Component::of::<$params>("buffer", $name, $summary, $keys),
+            build: |$cfg, $p| {
+                let $q: $params = $crate::params::of(&$cfg.buffer.tables, "buffer", $name)?;
+                $build
+            },
+            default_padding: $padding,
+        }
+    };
+}
+pub(crate) use entry;
+
 /// The shared keys of a page-level buffer, and of one that groups pages by LBN.
 pub const BUFFER_KEYS: &[&str] = &["buffer.bytes", "buffer.fraction"];
 pub const GROUP_KEYS: &[&str] = &[

@@ -48,14 +48,8 @@ impl WriteBuffer for NoBuffer {
 }
 
 /// The registry entry of `none`.
-pub static ENTRY: super::Entry = super::Entry {
-    info: crate::component::Component::new(
-        "buffer",
-        "none",
-        "No write buffer: every page write goes straight to the FTL.",
-        crate::params::NONE,
-        &[],
-    ),
-    build: |_, p| Ok(Box::new(NoBuffer::new(p.pages_per_block))),
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "none", crate::params::NoParams, &[], padding "none",
+    "No write buffer: every page write goes straight to the FTL.",
+    |_cfg, p, _| Ok(Box::new(NoBuffer::new(p.pages_per_block)))
 };

@@ -718,20 +718,13 @@ fn logical_blocks(cfg: &crate::config::Config, pages_per_block: u64) -> u64 {
 }
 
 /// The registry entry of `ref`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "buffer",
-            "ref",
-            "REF (seed 002): page-level LRU; the victim is an LBN with pages in the window at the LRU end, preferring those in the recently-evicted block list (K = the FTL's log blocks), else the one with the most window pages (ties: the least recently written page); its window pages (or all its pages: `evict_scope`) are flushed as one unit. Default padding: none.",
-            crate::params::spec::<Params>(),
-            super::GROUP_KEYS,
-        ),
-        build: |cfg, p| {
-            let q: Params = crate::params::of(&cfg.buffer.tables, "buffer", "ref")?;
-            let rp = RefParams::new(&q, p.capacity_pages, logical_blocks(cfg, p.pages_per_block))?;
-            Ok(Box::new(RefBuffer::new(p, rp)))
-        },
-    default_padding: "none",
+pub static ENTRY: super::Entry = super::entry! {
+    "ref", Params, super::GROUP_KEYS, padding "none",
+    "REF (seed 002): page-level LRU; the victim is an LBN with pages in the window at the LRU end, preferring those in the recently-evicted block list (K = the FTL's log blocks), else the one with the most window pages (ties: the least recently written page); its window pages (or all its pages: `evict_scope`) are flushed as one unit. Default padding: none.",
+    |cfg, p, q| {
+        let rp = RefParams::new(&q, p.capacity_pages, logical_blocks(cfg, p.pages_per_block))?;
+        Ok(Box::new(RefBuffer::new(p, rp)))
+    }
 };
 
 #[cfg(test)]

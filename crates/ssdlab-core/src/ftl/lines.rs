@@ -1665,7 +1665,7 @@ pub static ENTRY: super::Entry = super::Entry {
 mod tests {
     use super::super::hybrid::testutil::geo;
     use super::*;
-    use crate::placement::none::NoSeparation;
+    use crate::placement::none::FixedLines;
 
     /// pblk's victim choice: lines in four lists by valid count; the victim is the fewest-valid line
     /// of the first non-empty list of high, mid, low (ties: the earliest in its list). A line joins a
@@ -2023,7 +2023,7 @@ mod tests {
                 gc_write: write.into(),
                 ..Default::default()
             };
-            let mut f = LinesFtl::new(&g, &p, Box::new(NoSeparation), true).unwrap();
+            let mut f = LinesFtl::new(&g, &p, Box::new(FixedLines { gc: 0 }), true).unwrap();
             assert_eq!(f.gc_request, 64);
             let mut n = Nand::new(g.physical_blocks);
             let fill: Vec<_> = (0..256).map(|o| page(o, 1)).collect();

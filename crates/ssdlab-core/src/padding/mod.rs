@@ -10,6 +10,22 @@ use crate::units::Lbn;
 /// A padding policy from the configuration (its registry entry's builder).
 pub type Ctor = fn(&crate::config::Config) -> crate::error::Result<Box<dyn Padding>>;
 
+/// A padding policy's registry entry with its name written once: `entry!(name, Params, keys,
+/// summary, |cfg, q| build)`, where `q` is its `[padding.<name>]` table read as `Params`
+/// (`crate::params::NoParams` for none).
+macro_rules! entry {
+    ($name:literal, $params:ty, $keys:expr, $summary:expr, |$cfg:ident, $q:pat_param| $build:expr $(,)?) => {
+        $crate::component::Entry::<$crate::padding::Ctor> {
+            info: $crate::component::Component::of::<$params>("padding", $name, $summary, $keys),
+            build: |$cfg| {
+                let $q: $params = $crate::params::of(&$cfg.padding, "padding", $name)?;
+                $build
+            },
+        }
+    };
+}
+pub(crate) use entry;
+
 pub trait Padding: Send {
     /// Should the group of `lbn` holding `buffered_pages` pages be padded to a full block?
     fn pad(
@@ -186,50 +202,33 @@ impl Padding for ModelPadding {
 }
 
 /// The registry entry of padding `none`.
-pub static NO_PADDING: crate::component::Entry<Ctor> = crate::component::Entry {
-    info: crate::component::Component::new(
-        "padding",
-        "none",
-        "Never pad: flushed groups go to the FTL as they are.",
-        crate::params::NONE,
-        &[],
-    ),
-    build: |_| Ok(Box::new(NoPadding)),
+pub static NO_PADDING: crate::component::Entry<Ctor> = entry! {
+    "none", crate::params::NoParams, &[],
+    "Never pad: flushed groups go to the FTL as they are.",
+    |_cfg, _| Ok(Box::new(NoPadding))
 };
 
 /// The registry entry of padding `fixed`.
-pub static FIXED: crate::component::Entry<Ctor> = crate::component::Entry {
-        info: crate::component::Component::new(
-            "padding",
-            "fixed",
-            "Pad a flushed group (read its missing pages, write the whole block) when it holds at least \
-             `threshold` of a block.",
-            crate::params::spec::<FixedParams>(),
-            &["buffer.padding_fill"],
-        ),
-        build: |cfg| {
-            let p: FixedParams = crate::params::of(&cfg.padding, "padding", "fixed")?;
-            Ok(Box::new(FixedPadding { threshold: p.threshold }))
-        },
-    };
+pub static FIXED: crate::component::Entry<Ctor> = entry! {
+    "fixed", FixedParams, &["buffer.padding_fill"],
+    "Pad a flushed group (read its missing pages, write the whole block) when it holds at least \
+     `threshold` of a block.",
+    |_cfg, q| Ok(Box::new(FixedPadding { threshold: q.threshold }))
+};
 
 /// The registry entry of padding `model`.
-pub static MODEL: crate::component::Entry<Ctor> = crate::component::Entry {
-        info: crate::component::Component::new(
-            "padding",
-            "model",
-            "Seed 000's Padding Model: pad a group holding at least B_w pages, B_w computed at every flush from the FTL's running r_db, r_lb, u_lb and nand.erase_us / program_us; until the FTL reports them, 1.00 of a block (BAST, page and other FTLs: no padding) or 0.33 (FAST).",
-            crate::params::NONE,
-            &["nand.erase_us", "nand.program_us", "ftl.kind", "ftl.model_stats", "buffer.padding_fill"],
-        ),
-        build: |cfg| {
-            Ok(Box::new(ModelPadding {
-                erase_us: cfg.nand.erase_us,
-                program_us: cfg.nand.program_us,
-                initial: ModelPadding::initial_for(&cfg.ftl.kind),
-            }))
-        },
-    };
+pub static MODEL: crate::component::Entry<Ctor> = entry! {
+    "model", crate::params::NoParams,
+    &["nand.erase_us", "nand.program_us", "ftl.kind", "ftl.model_stats", "buffer.padding_fill"],
+    "Seed 000's Padding Model: pad a group holding at least B_w pages, B_w computed at every flush from the FTL's running r_db, r_lb, u_lb and nand.erase_us / program_us; until the FTL reports them, 1.00 of a block (BAST, page and other FTLs: no padding) or 0.33 (FAST).",
+    |cfg, _| {
+        Ok(Box::new(ModelPadding {
+            erase_us: cfg.nand.erase_us,
+            program_us: cfg.nand.program_us,
+            initial: ModelPadding::initial_for(&cfg.ftl.kind),
+        }))
+    }
+};
 
 #[cfg(test)]
 mod tests {

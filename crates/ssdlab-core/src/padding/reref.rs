@@ -271,22 +271,14 @@ impl Padding for ReRefPadding {
 }
 
 /// The registry entry of padding `reref`.
-pub static ENTRY: crate::component::Entry<super::Ctor> = crate::component::Entry {
-        info: crate::component::Component::new(
-            "padding",
-            "reref",
-            "Seed 002's second criterion: pad a partial group whose flush misses the log (its LBN has no log record) when a \
-             per-LBN 2-bit counter predicts its log block would not be re-referenced; counters learn at each LBN's next flush \
-             (did it hit the record, or, for a padded flush, come within `horizon` log-block allocations); LBNs without history \
-             follow the global re-reference rate. Never pads on FTLs without log blocks.",
-            crate::params::spec::<Params>(),
-            &["buffer.padding_fill"],
-        ),
-        build: |cfg| {
-            let p: Params = crate::params::of(&cfg.padding, "padding", "reref")?;
-            Ok(Box::new(ReRefPadding::new(&p)))
-        },
-    };
+pub static ENTRY: crate::component::Entry<super::Ctor> = super::entry! {
+    "reref", Params, &["buffer.padding_fill"],
+    "Seed 002's second criterion: pad a partial group whose flush misses the log (its LBN has no log record) when a \
+     per-LBN 2-bit counter predicts its log block would not be re-referenced; counters learn at each LBN's next flush \
+     (did it hit the record, or, for a padded flush, come within `horizon` log-block allocations); LBNs without history \
+     follow the global re-reference rate. Never pads on FTLs without log blocks.",
+    |_cfg, q| Ok(Box::new(ReRefPadding::new(&q)))
+};
 
 #[cfg(test)]
 mod tests {

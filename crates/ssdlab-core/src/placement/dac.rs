@@ -75,21 +75,13 @@ impl Classifier for Dac {
 }
 
 /// The registry entry of `dac`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "placement",
-            "dac",
-            "DAC (Chiang, Lee & Chang 1999, as the SepBIT artifact runs it): each LPN's level is its line — a first write puts \
-             it at level 0, each host rewrite one level up (capped at classes − 1), each GC copy one level down (floor 0).",
-            crate::params::spec::<Params>(),
-            &[],
-        ),
-        build: |cfg, input| {
-            let p: Params = crate::params::of(&cfg.placement.tables, "placement", "dac")?;
-            Ok(Box::new(Dac::new(&p, input.logical_pages)))
-        },
-        classes: |cfg, _| Ok(crate::params::of::<Params>(&cfg.placement.tables, "placement", "dac")?.classes),
-    gc_through_ring: |_| Ok(false),
+pub static ENTRY: super::Entry = super::entry! {
+    "dac", Params,
+    "DAC (Chiang, Lee & Chang 1999, as the SepBIT artifact runs it): each LPN's level is its line — a first write puts \
+     it at level 0, each host rewrite one level up (capped at classes − 1), each GC copy one level down (floor 0).",
+    build |_cfg, input, q| Ok(Box::new(Dac::new(&q, input.logical_pages))),
+    classes |_, q| Ok(q.classes),
+    gc_through_ring |_| Ok(false),
 };
 
 #[cfg(test)]

@@ -57,6 +57,34 @@ pub struct Entry {
     pub gc_through_ring: fn(&Config) -> Result<bool>,
 }
 
+/// A placement scheme's registry entry with its name written once, where each `q` is its
+/// `[placement.<name>]` table read as `Params` (`crate::params::NoParams` for none):
+/// `entry!(name, Params, summary, build |cfg, input, q| …, classes |k, q| …,
+/// gc_through_ring |q| …)`.
+macro_rules! entry {
+    ($name:literal, $params:ty, $summary:expr,
+     build |$cfg:ident, $input:pat_param, $q:pat_param| $build:expr,
+     classes |$k:pat_param, $qc:pat_param| $classes:expr,
+     gc_through_ring |$qr:pat_param| $ring:expr $(,)?) => {
+        $crate::placement::Entry {
+            info: $crate::component::Component::of::<$params>("placement", $name, $summary, &[]),
+            build: |$cfg, $input| {
+                let $q: $params = $crate::params::of(&$cfg.placement.tables, "placement", $name)?;
+                $build
+            },
+            classes: |cfg, $k| {
+                let $qc: $params = $crate::params::of(&cfg.placement.tables, "placement", $name)?;
+                $classes
+            },
+            gc_through_ring: |cfg| {
+                let $qr: $params = $crate::params::of(&cfg.placement.tables, "placement", $name)?;
+                $ring
+            },
+        }
+    };
+}
+pub(crate) use entry;
+
 /// What every classifier is built from.
 #[derive(Clone, Debug)]
 pub struct PlacementInput {

@@ -3,31 +3,30 @@
 use super::{Class, Classifier};
 use crate::units::Lpn;
 
-pub struct NoSeparation;
+/// Host writes to line 0, GC copies to line `gc`: 0 is one line for everything (`none`), 1 a
+/// double write frontier (`sep-gc`).
+pub struct FixedLines {
+    pub gc: Class,
+}
 
-impl Classifier for NoSeparation {
+impl Classifier for FixedLines {
     fn classes(&self) -> u32 {
-        1
+        self.gc + 1
     }
     fn user(&mut self, _lpn: Lpn, _tag: u32, _now: u64) -> Class {
         0
     }
     fn gc(&mut self, _lpn: Lpn, _from: Class, _now: u64) -> Class {
-        0
+        self.gc
     }
 }
 
 /// The registry entry of `none`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "placement",
-            "none",
-            "No separation: one frontier for host and GC data (the line FTL: pblk's single open line; the page FTL keeps \
-             its own streams and GC frontier).",
-            crate::params::NONE,
-            &[],
-        ),
-        build: |_, _| Ok(Box::new(NoSeparation)),
-        classes: |_, _| Ok(1),
-    gc_through_ring: |_| Ok(false),
+pub static ENTRY: super::Entry = super::entry! {
+    "none", crate::params::NoParams,
+    "No separation: one frontier for host and GC data (the line FTL: pblk's single open line; the page FTL keeps \
+     its own streams and GC frontier).",
+    build |_cfg, _, _| Ok(Box::new(FixedLines { gc: 0 })),
+    classes |_, _| Ok(1),
+    gc_through_ring |_| Ok(false),
 };

@@ -143,27 +143,20 @@ impl Classifier for Oracle {
 }
 
 /// The registry entry of `oracle`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "placement",
-            "oracle",
-            "Future knowledge, the lower bound: a pre-pass over the workload gives each host page write the time of its LPN's \
-             next write; host writes and GC copies go by remaining lifetime (host page writes) against bounds doubling up to \
-             the device's logical pages (or one line per class, SepBIT's FK); never-overwritten data to the last line.",
-            crate::params::spec::<Params>(),
-            &[],
-        ),
-        build: |cfg, input| {
-            let p: Params = crate::params::of(&cfg.placement.tables, "placement", "oracle")?;
-            let future = input.future.ok_or_else(|| crate::error::SimError::Invalid("placement oracle built without its pre-pass".into()))?;
-            let classes = p.classes_for(input.classes)?;
-            Ok(Box::new(Oracle::new(&p, classes, input.logical_pages, input.line_pages, future)))
-        },
-        classes: |cfg, k| {
-            let p: Params = crate::params::of(&cfg.placement.tables, "placement", "oracle")?;
-            p.classes_for(k)
-        },
-    gc_through_ring: |_| Ok(false),
+pub static ENTRY: super::Entry = super::entry! {
+    "oracle", Params,
+    "Future knowledge, the lower bound: a pre-pass over the workload gives each host page write the time of its LPN's \
+     next write; host writes and GC copies go by remaining lifetime (host page writes) against bounds doubling up to \
+     the device's logical pages (or one line per class, SepBIT's FK); never-overwritten data to the last line.",
+    build |_cfg, input, q| {
+        let future = input.future.ok_or_else(|| {
+            crate::error::SimError::Invalid("placement oracle built without its pre-pass".into())
+        })?;
+        let classes = q.classes_for(input.classes)?;
+        Ok(Box::new(Oracle::new(&q, classes, input.logical_pages, input.line_pages, future)))
+    },
+    classes |k, q| q.classes_for(k),
+    gc_through_ring |_| Ok(false),
 };
 
 #[cfg(test)]

@@ -183,23 +183,15 @@ impl Classifier for SepBit {
 }
 
 /// The registry entry of `sepbit`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "placement",
-            "sepbit",
-            "SepBIT (Wang et al., FAST'22, as its artifact runs it): a host rewrite whose previous copy lived less than ℓ (the \
-             mean lifespan of the last 16 collected class-0 lines, +∞ at first; with the artifact's FIFO window) goes to line \
-             0, other host writes to line 1; GC copies out of line 0 go to 2, others to 3, 4 or 5 by age against 4ℓ and 16ℓ. \
-             Six lines.",
-            crate::params::spec::<Params>(),
-            &[],
-        ),
-        build: |cfg, input| {
-            let p: Params = crate::params::of(&cfg.placement.tables, "placement", "sepbit")?;
-            Ok(Box::new(SepBit::new(&p, input.logical_pages)))
-        },
-        classes: |_, _| Ok(6),
-    gc_through_ring: |_| Ok(false),
+pub static ENTRY: super::Entry = super::entry! {
+    "sepbit", Params,
+    "SepBIT (Wang et al., FAST'22, as its artifact runs it): a host rewrite whose previous copy lived less than ℓ (the \
+     mean lifespan of the last 16 collected class-0 lines, +∞ at first; with the artifact's FIFO window) goes to line \
+     0, other host writes to line 1; GC copies out of line 0 go to 2, others to 3, 4 or 5 by age against 4ℓ and 16ℓ. \
+     Six lines.",
+    build |_cfg, input, q| Ok(Box::new(SepBit::new(&q, input.logical_pages))),
+    classes |_, _| Ok(6),
+    gc_through_ring |_| Ok(false),
 };
 
 #[cfg(test)]

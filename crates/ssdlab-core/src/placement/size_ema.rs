@@ -168,41 +168,26 @@ impl Classifier for SizeEma {
     }
 }
 
-/// The parameters of size-ema component `name` (`[placement.<name>]`).
-fn params(cfg: &crate::config::Config, name: &str) -> crate::error::Result<Params> {
-    crate::params::of(&cfg.placement.tables, "placement", name)
-}
-
 /// The registry entry of `size-ema-batch`.
-pub static BATCH: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "placement",
-            "size-ema-batch",
-            "Seed 001 as implemented: a write request's size against an EMA of request sizes (weight 0.0001) gives its class \
-             (≤ 0.5·mean → 0 hottest, ≤ mean → 1, ≤ 1.5·mean → 2, else 3), carried by its pages' ring entries; the write \
-             thread writes each batch to the line of its entries' average class. GC copies carry the coldest class or their \
-             source line's; the line FTL paced as pblk puts them in its ring as pblk's pblk_write_gc_to_cache, where they \
-             count in a batch's average with the host entries (ring: the coldest class, through the ring under any pacing).",
-            crate::params::spec::<Params>(),
-            &[],
-        ),
-        build: |cfg, _| Ok(Box::new(SizeEma::new(&params(cfg, "size-ema-batch")?, true))),
-        classes: |cfg, _| Ok(params(cfg, "size-ema-batch")?.bounds.len() as u32 + 1),
-    gc_through_ring: |cfg| Ok(params(cfg, "size-ema-batch")?.gc == "ring"),
+pub static BATCH: super::Entry = super::entry! {
+    "size-ema-batch", Params,
+    "Seed 001 as implemented: a write request's size against an EMA of request sizes (weight 0.0001) gives its class \
+     (≤ 0.5·mean → 0 hottest, ≤ mean → 1, ≤ 1.5·mean → 2, else 3), carried by its pages' ring entries; the write \
+     thread writes each batch to the line of its entries' average class. GC copies carry the coldest class or their \
+     source line's; the line FTL paced as pblk puts them in its ring as pblk's pblk_write_gc_to_cache, where they \
+     count in a batch's average with the host entries (ring: the coldest class, through the ring under any pacing).",
+    build |_cfg, _, q| Ok(Box::new(SizeEma::new(&q, true))),
+    classes |_, q| Ok(q.bounds.len() as u32 + 1),
+    gc_through_ring |q| Ok(q.gc == "ring"),
 };
 
 /// The registry entry of `size-ema-entry`.
-pub static ENTRY_WISE: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "placement",
-            "size-ema-entry",
-            "Seed 001's future work: the size classes of size-ema-batch, but every page goes to its own class's line.",
-            crate::params::spec::<Params>(),
-            &[],
-        ),
-        build: |cfg, _| Ok(Box::new(SizeEma::new(&params(cfg, "size-ema-entry")?, false))),
-        classes: |cfg, _| Ok(params(cfg, "size-ema-entry")?.bounds.len() as u32 + 1),
-    gc_through_ring: |cfg| Ok(params(cfg, "size-ema-entry")?.gc == "ring"),
+pub static ENTRY_WISE: super::Entry = super::entry! {
+    "size-ema-entry", Params,
+    "Seed 001's future work: the size classes of size-ema-batch, but every page goes to its own class's line.",
+    build |_cfg, _, q| Ok(Box::new(SizeEma::new(&q, false))),
+    classes |_, q| Ok(q.bounds.len() as u32 + 1),
+    gc_through_ring |q| Ok(q.gc == "ring"),
 };
 
 #[cfg(test)]

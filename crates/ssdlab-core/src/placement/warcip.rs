@@ -237,22 +237,14 @@ impl Classifier for Warcip {
 }
 
 /// The registry entry of `warcip`.
-pub static ENTRY: super::Entry = super::Entry {
-        info: crate::component::Component::new(
-            "placement",
-            "warcip",
-            "WARCIP (Yang, Pei & Yang 2019, as the SepBIT artifact runs it): host writes go to the user cluster whose centre \
-             (a running mean) is nearest their rewrite interval (now − last write + GC penalty, in host page writes); clusters \
-             split and merge every `period` sealed user lines. Every GC copy goes to line 0 and sets the page's penalty.",
-            crate::params::spec::<Params>(),
-            &[],
-        ),
-        build: |cfg, input| {
-            let p: Params = crate::params::of(&cfg.placement.tables, "placement", "warcip")?;
-            Ok(Box::new(Warcip::new(&p, input.logical_pages)))
-        },
-        classes: |cfg, _| Ok(crate::params::of::<Params>(&cfg.placement.tables, "placement", "warcip")?.classes),
-    gc_through_ring: |_| Ok(false),
+pub static ENTRY: super::Entry = super::entry! {
+    "warcip", Params,
+    "WARCIP (Yang, Pei & Yang 2019, as the SepBIT artifact runs it): host writes go to the user cluster whose centre \
+     (a running mean) is nearest their rewrite interval (now − last write + GC penalty, in host page writes); clusters \
+     split and merge every `period` sealed user lines. Every GC copy goes to line 0 and sets the page's penalty.",
+    build |_cfg, input, q| Ok(Box::new(Warcip::new(&q, input.logical_pages))),
+    classes |_, q| Ok(q.classes),
+    gc_through_ring |_| Ok(false),
 };
 
 #[cfg(test)]
