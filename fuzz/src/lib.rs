@@ -78,6 +78,7 @@ pub fn options(data: &[u8], format: Option<Format>) -> TraceOptions {
         blkparse_action: [None, Some('Q'), Some('D'), Some('c')][((b >> 2) & 3) as usize],
         generic: Some(generic),
         timestamp: (b & 0x40 != 0).then(|| "record".into()),
+        ..TraceOptions::default()
     }
 }
 

@@ -37,7 +37,7 @@
 use super::groups::{GroupStore, SizeLists};
 use super::index::{checked_key, LpnIndex};
 use super::list::{Links, List, NIL};
-use super::{BufferParams, FlushSink, WriteBuffer};
+use super::{BufferParams, FlushSink, HostPage, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
 use crate::units::{Lpn, SectorMask};
@@ -446,7 +446,9 @@ impl BpacBuffer {
             .store
             .group_of(self.store.lbn_of(n.lpn))
             .map(|g| self.store.group(g).hint);
-        let w = self.store.write(n.lpn, n.mask, n.version, n.hint)?;
+        let w = self
+            .store
+            .write(HostPage::new(n.lpn, n.mask, n.version, n.hint))?;
         // The cluster's hint stays that of its latest write.
         if let Some(h) = old_hint {
             self.store.set_hint(w.group, h);
@@ -529,19 +531,16 @@ impl BpacBuffer {
     fn write_page(
         &mut self,
         k: u32,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
+        page: HostPage,
         sink: &mut dyn FlushSink,
     ) -> Result<SectorMask> {
         if let Some(i) = self.pindex.get(k) {
             let before = self.nodes[i as usize].mask;
             let pird = self.dist(self.nodes[i as usize].stamp);
             let n = &mut self.nodes[i as usize];
-            n.mask |= mask;
-            n.version = version;
-            n.hint = hint;
+            n.mask |= page.mask;
+            n.version = page.version;
+            n.hint = page.hint;
             n.stamp = self.now;
             if self.head != i {
                 self.page_unlink(i);
@@ -550,8 +549,8 @@ impl BpacBuffer {
             self.observe_pird(pird);
             return Ok(before);
         }
-        if self.store.has_page(lpn) {
-            let w = self.store.write(lpn, mask, version, hint)?;
+        if self.store.has_page(page.lpn) {
+            let w = self.store.write(page)?;
             let g = w.group;
             let last = self.pstamp[w.page as usize];
             let pird = self.dist(last & !DEMOTED);
@@ -560,7 +559,7 @@ impl BpacBuffer {
             self.observe_pird(pird);
             self.observe_bird(self.dist(self.gstamp[g as usize]));
             if promote {
-                let t = self.store.take(lpn).expect("page is buffered");
+                let t = self.store.take(page.lpn).expect("page is buffered");
                 if last & DEMOTED != 0 {
                     self.gdemoted[g as usize] -= 1;
                 }
@@ -572,11 +571,11 @@ impl BpacBuffer {
                     self.cluster_written(g, Some(size + 1));
                 }
                 self.page_insert(PNode {
-                    lpn,
+                    lpn: page.lpn,
                     stamp: self.now,
                     mask: t.mask,
                     version: t.version,
-                    hint,
+                    hint: page.hint,
                     prev: NIL,
                     next: NIL,
                 });
@@ -592,11 +591,11 @@ impl BpacBuffer {
         // A page miss: the ghost lists adapt P_target, then room is made.
         if self.page_ghost.remove(k) {
             self.page_target = (self.page_target + 1).min(self.capacity);
-        } else if self.block_ghost.remove(self.store.lbn_of(lpn) as u32) {
+        } else if self.block_ghost.remove(self.store.lbn_of(page.lpn) as u32) {
             self.page_target = self.page_target.saturating_sub(1);
         }
         while self.store.held() + self.plen >= self.capacity && self.evict(sink)? {}
-        let w = self.store.write(lpn, mask, version, hint)?;
+        let w = self.store.write(page)?;
         self.grow_tables(w.page, w.group);
         self.pstamp[w.page as usize] = self.now;
         if !w.new_group {
@@ -618,26 +617,19 @@ impl WriteBuffer for BpacBuffer {
         self.block_ghost.prefetch(self.store.lbn_of(lpn) as u32);
     }
 
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        let k = checked_key(lpn)?;
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        let k = checked_key(page.lpn)?;
         if !self.p.distinct {
             self.now += 1;
-            return self.write_page(k, lpn, mask, version, hint, sink);
+            return self.write_page(k, page, sink);
         }
         if self.reuse.full() {
             self.renumber();
         }
         self.now = self.reuse.next_position();
         // Distances are taken before the write is recorded: it is not "in between".
-        let r = self.write_page(k, lpn, mask, version, hint, sink);
-        self.reuse.record(lpn);
+        let r = self.write_page(k, page, sink);
+        self.reuse.record(page.lpn);
         r
     }
 

@@ -165,7 +165,7 @@ pub static ENTRY: super::Entry = super::entry! {
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::FakeSink;
-    use super::super::WriteBuffer;
+    use super::super::{HostPage, WriteBuffer};
     use super::*;
     use crate::padding::{FixedPadding, NoPadding};
 
@@ -193,10 +193,10 @@ mod tests {
             ooo(2).into_iter().chain(seq(1)).collect()
         };
         for lpn in order.into_iter().chain([36]) {
-            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, 0xff, 1, 0), &mut s).unwrap();
         }
         assert!(s.flushed.is_empty());
-        b.write(40, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(40, 0xff, 1, 0), &mut s).unwrap();
         s.flushed[0].lbn
     }
 
@@ -218,19 +218,19 @@ mod tests {
         let mut s = FakeSink::default();
         // LBN 0: 1 page (LRU), LBN 1: full (written out of order), LBN 2: 2 pages.
         for lpn in [0, 7, 5, 4, 6, 8, 9] {
-            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, 0xff, 1, 0), &mut s).unwrap();
         }
-        b.write(0, 0xff, 2, 0, &mut s).unwrap(); // hit: LBN 0 to MRU, no eviction
-        b.write(12, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(0, 0xff, 2, 0), &mut s).unwrap(); // hit: LBN 0 to MRU, no eviction
+        b.write(HostPage::new(12, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![1]);
         assert_eq!(s.flushed[0].offsets, vec![0, 1, 2, 3]);
         // No full group left: the LRU group (LBN 2; LBN 0 was rewritten after it).
-        b.write(16, 0xff, 1, 0, &mut s).unwrap();
-        b.write(20, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(16, 0xff, 1, 0), &mut s).unwrap();
+        b.write(HostPage::new(20, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![1]);
-        b.write(24, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(24, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![1]);
-        b.write(28, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(28, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![1, 2]);
         b.flush_all(&mut s).unwrap();
         assert_eq!(s.lbns(), vec![1, 2, 0, 3, 4, 5, 6, 7]);
@@ -249,7 +249,7 @@ mod tests {
         );
         let mut s = FakeSink::default();
         for lpn in [0, 1, 4, 8, 9, 10, 11] {
-            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, 0xff, 1, 0), &mut s).unwrap();
         }
         b.trim(1);
         b.flush_all(&mut s).unwrap();
@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(got, vec![(2, false), (0, false), (1, false)]);
         let mut s = FakeSink::default();
         for lpn in [0, 1, 4] {
-            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, 0xff, 1, 0), &mut s).unwrap();
         }
         b.flush_all(&mut s).unwrap();
         let got: Vec<(u64, bool)> = s.flushed.iter().map(|f| (f.lbn, f.padded)).collect();

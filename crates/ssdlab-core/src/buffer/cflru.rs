@@ -186,7 +186,7 @@ mod tests {
     use super::super::pagecache::testutil::{
         assert_matches_model, assert_writes_alone_are_lru, MPage, Sink,
     };
-    use super::super::WriteBuffer;
+    use super::super::{HostPage, WriteBuffer};
     use super::*;
 
     fn cflru(cap: u64, window: f64, cache_reads: bool) -> CflruBuffer {
@@ -243,30 +243,30 @@ mod tests {
     fn hand_worked_trace() {
         let mut b = cflru(4, 0.5, true);
         let mut s = Sink::default();
-        b.write(1, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(1, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(window_of(&b), vec![1]);
         assert_eq!(b.read(2, 0xff, &mut s).unwrap(), 0);
-        b.write(3, 0xff, 2, 0, &mut s).unwrap();
+        b.write(HostPage::new(3, 0xff, 2, 0), &mut s).unwrap();
         b.read(4, 0xff, &mut s).unwrap();
         assert_eq!(window_of(&b), vec![2, 1]);
-        b.write(5, 0xff, 3, 0, &mut s).unwrap();
+        b.write(HostPage::new(5, 0xff, 3, 0), &mut s).unwrap();
         assert_eq!((s.lpns(), b.clean_evictions()), (vec![], 1));
         assert_eq!(window_of(&b), vec![3, 1]);
-        b.write(6, 0xff, 4, 0, &mut s).unwrap();
+        b.write(HostPage::new(6, 0xff, 4, 0), &mut s).unwrap();
         assert_eq!(s.lpns(), vec![1]);
         assert_eq!(b.read(3, 0xff, &mut s).unwrap(), 0xff);
         assert_eq!(window_of(&b), vec![5, 4]);
-        b.write(7, 0xff, 5, 0, &mut s).unwrap();
+        b.write(HostPage::new(7, 0xff, 5, 0), &mut s).unwrap();
         assert_eq!((s.lpns(), b.clean_evictions()), (vec![1], 2));
         b.read(8, 0xff, &mut s).unwrap();
         b.read(9, 0xff, &mut s).unwrap();
-        b.write(10, 0xff, 6, 0, &mut s).unwrap();
+        b.write(HostPage::new(10, 0xff, 6, 0), &mut s).unwrap();
         assert_eq!(s.lpns(), vec![1, 5, 6, 3]);
-        b.write(11, 0xff, 7, 0, &mut s).unwrap();
+        b.write(HostPage::new(11, 0xff, 7, 0), &mut s).unwrap();
         assert_eq!(b.clean_evictions(), 3);
         let lpns = |b: &CflruBuffer| b.order().iter().map(|p| p.0).collect::<Vec<_>>();
         assert_eq!(lpns(&b), vec![11, 10, 9, 7]);
-        assert_eq!(b.write(9, 0x01, 8, 0, &mut s).unwrap(), 0xff);
+        assert_eq!(b.write(HostPage::new(9, 0x01, 8, 0), &mut s).unwrap(), 0xff);
         assert_eq!(b.order()[0], (9, true, 0xff));
         assert_eq!(window_of(&b), vec![10, 7]);
         b.trim(10);
@@ -299,7 +299,7 @@ mod tests {
         for (cache_reads, want) in [(true, 0xff), (false, 0x0f)] {
             let mut b = cflru(2, 0.5, cache_reads);
             let mut s = Sink::default();
-            b.write(1, 0x0f, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(1, 0x0f, 1, 0), &mut s).unwrap();
             assert_eq!(b.read(1, 0x0f, &mut s).unwrap(), 0x0f);
             assert_eq!(b.order(), vec![(1, true, 0x0f)]);
             assert_eq!(b.read(1, 0x30, &mut s).unwrap(), 0x0f);

@@ -175,7 +175,7 @@ pub static ENTRY: super::Entry = super::entry! {
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::FakeSink;
-    use super::super::WriteBuffer;
+    use super::super::{HostPage, WriteBuffer};
     use super::*;
     use crate::padding::NoPadding;
 
@@ -209,25 +209,30 @@ mod tests {
         let mut pages = fab_by(4, 4, false);
         let mut b = fab_by(4, 4, true);
         for (lpn, mask) in [(0, 0x01), (1, 0x01), (2, 0x01), (4, 0xff), (8, 0x07)] {
-            b.write(lpn, mask, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, mask, 1, 0), &mut s).unwrap();
         }
         assert_eq!(s.lbns(), vec![1]);
         let mut sp = FakeSink::default();
         for (lpn, mask) in [(0, 0x01), (1, 0x01), (2, 0x01), (4, 0xff), (8, 0x07)] {
-            pages.write(lpn, mask, 1, 0, &mut sp).unwrap();
+            pages
+                .write(HostPage::new(lpn, mask, 1, 0), &mut sp)
+                .unwrap();
         }
         assert_eq!(sp.lbns(), vec![0], "by pages: the 3-page group");
         // LBN 0: 3 sectors (older), LBN 2: 3 sectors; LBN 3 arrives.
-        b.write(12, 0x01, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(12, 0x01, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![1, 0]);
         assert_eq!(s.flushed[1].offsets, vec![0, 1, 2]);
-        assert_eq!(b.write(12, 0x06, 2, 0, &mut s).unwrap(), 0x01);
-        assert_eq!(b.write(8, 0x01, 2, 0, &mut s).unwrap(), 0x07);
+        assert_eq!(
+            b.write(HostPage::new(12, 0x06, 2, 0), &mut s).unwrap(),
+            0x01
+        );
+        assert_eq!(b.write(HostPage::new(8, 0x01, 2, 0), &mut s).unwrap(), 0x07);
         for lpn in [16, 20] {
-            b.write(lpn, 0x01, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, 0x01, 1, 0), &mut s).unwrap();
         }
         assert_eq!(b.pages(), 4);
-        b.write(24, 0x01, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(24, 0x01, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![1, 0, 3]);
         // Left: LBN 2 (3 sectors), then LBNs 4, 5, 6 (1 each) in write order.
         b.flush_all(&mut s).unwrap();
@@ -241,7 +246,7 @@ mod tests {
         let mut s = FakeSink::default();
         // LBN 0: pages 0 (8 sectors) and 1 (1); LBN 1: page 4 (6 sectors), written later.
         for (lpn, mask) in [(0, 0xff), (1, 0x01), (4, 0x3f)] {
-            b.write(lpn, mask, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, mask, 1, 0), &mut s).unwrap();
         }
         // Trimming page 0 leaves LBN 0 with 1 sector: LBN 1 (6) goes first.
         b.trim(0);
@@ -255,23 +260,23 @@ mod tests {
         let mut s = FakeSink::default();
         // Groups: 0 → 2 pages, 1 → 2 pages, 2 → 1 page, 3 → 1 page (written in that order).
         for lpn in [0, 1, 4, 5, 8, 12] {
-            assert_eq!(b.write(lpn, 0xff, 1, 0, &mut s).unwrap(), 0);
+            assert_eq!(b.write(HostPage::new(lpn, 0xff, 1, 0), &mut s).unwrap(), 0);
         }
         // Full: a miss evicts the largest group; LBN 0 and 1 tie at 2 pages → LRU = LBN 0.
-        b.write(16, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(16, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![0]);
         assert_eq!(s.flushed[0].offsets, vec![0, 1]);
         // Touch LBN 2 up to 2 pages: now LBN 1 (2 pages) and 2 (2 pages) tie; 1 is LRU.
-        b.write(9, 0xff, 1, 0, &mut s).unwrap();
-        b.write(20, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(9, 0xff, 1, 0), &mut s).unwrap();
+        b.write(HostPage::new(20, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![0, 1]);
         // LBN 2 (2 pages) is rewritten, then LBN 3 grows to 2 pages after it: the tie goes to
         // LBN 2, now the less recently written one.
-        b.write(8, 0xff, 2, 0, &mut s).unwrap();
-        assert_eq!(b.write(8, 0xff, 3, 0, &mut s).unwrap(), 0xff);
-        b.write(13, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(8, 0xff, 2, 0), &mut s).unwrap();
+        assert_eq!(b.write(HostPage::new(8, 0xff, 3, 0), &mut s).unwrap(), 0xff);
+        b.write(HostPage::new(13, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(b.pages(), 6);
-        b.write(24, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(24, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![0, 1, 2]);
     }
 
@@ -280,10 +285,10 @@ mod tests {
         let mut b = fab(8, 4);
         let mut s = FakeSink::default();
         for lpn in [3, 1, 8, 9, 10, 0, 2, 20] {
-            b.write(lpn, 0xff, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, 0xff, 1, 0), &mut s).unwrap();
         }
         // LBN 0 is full (4 pages), LBN 2 has 3, LBN 5 has 1.
-        b.write(28, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(28, 0xff, 1, 0), &mut s).unwrap();
         assert_eq!(s.flushed[0].lbn, 0);
         assert_eq!(s.flushed[0].offsets, vec![0, 1, 2, 3]);
         assert!(!s.flushed[0].padded);
@@ -299,7 +304,7 @@ mod tests {
         assert_eq!(b.read(0, 0xff, &mut s).unwrap(), 0);
         assert_eq!(b.pages(), 0);
         for lpn in [0, 1, 4, 5] {
-            b.write(lpn, 0x0f, 1, 0, &mut s).unwrap();
+            b.write(HostPage::new(lpn, 0x0f, 1, 0), &mut s).unwrap();
         }
         assert_eq!(b.read(1, 0xff, &mut s).unwrap(), 0x0f);
         b.trim(1);
@@ -309,7 +314,7 @@ mod tests {
         // Both groups hold 1 page; LBN 0 is older → flushed first.
         b.flush_all(&mut s).unwrap();
         assert_eq!(s.lbns(), vec![0, 1]);
-        b.write(0, 0xff, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(0, 0xff, 1, 0), &mut s).unwrap();
         b.trim(0);
         assert_eq!(b.pages(), 0);
         b.flush_all(&mut s).unwrap();

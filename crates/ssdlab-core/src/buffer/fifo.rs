@@ -4,7 +4,7 @@
 //! prove that a component is one file plus one registry entry: they configure, list, document and
 //! run it through the public paths only.
 
-use super::{FlushSink, WriteBuffer};
+use super::{FlushSink, HostPage, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::units::{Lpn, SectorMask};
 use rustc_hash::FxHashMap;
@@ -61,36 +61,31 @@ impl Fifo {
                 break;
             };
             let (mask, version, hint) = self.pages.remove(&lpn).unwrap_or_default();
-            super::flush_page(sink, lpn, self.ppb, mask, version, hint)?;
+            super::flush_page(sink, HostPage::new(lpn, mask, version, hint), self.ppb)?;
         }
         Ok(())
     }
 }
 
 impl WriteBuffer for Fifo {
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        if let Some(p) = self.pages.get_mut(&lpn) {
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        if let Some(p) = self.pages.get_mut(&page.lpn) {
             let had = p.0;
-            *p = (had | mask, version, hint);
+            *p = (had | page.mask, page.version, page.hint);
             return Ok(had);
         }
         if self.capacity == 0 {
-            self.pages.insert(lpn, (mask, version, hint));
-            self.order.push_back(lpn);
+            self.pages
+                .insert(page.lpn, (page.mask, page.version, page.hint));
+            self.order.push_back(page.lpn);
             return self.flush_oldest(1, sink).map(|_| 0);
         }
         if self.pages.len() as u64 >= self.capacity {
             self.flush_oldest(self.batch, sink)?;
         }
-        self.pages.insert(lpn, (mask, version, hint));
-        self.order.push_back(lpn);
+        self.pages
+            .insert(page.lpn, (page.mask, page.version, page.hint));
+        self.order.push_back(page.lpn);
         Ok(0)
     }
     fn read(&mut self, lpn: Lpn, mask: SectorMask, _: &mut dyn FlushSink) -> Result<SectorMask> {

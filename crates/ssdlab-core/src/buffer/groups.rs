@@ -5,7 +5,7 @@
 
 use super::index::{checked_key, LpnIndex};
 use super::list::{Slab, NIL};
-use super::{flush_gathered, BufferParams, FlushSink, PageWrite, WriteBuffer};
+use super::{flush_gathered, BufferParams, FlushSink, HostPage, PageWrite, WriteBuffer};
 use crate::error::Result;
 use crate::ftl::FtlView;
 use crate::padding::Padding;
@@ -57,19 +57,12 @@ impl<T: GroupPolicy> WriteBuffer for T {
     }
 
     #[inline]
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        if !self.store().has_page(lpn) {
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        if !self.store().has_page(page.lpn) {
             while self.store().is_full() && self.evict(sink)? {}
         }
-        let w = self.store_mut().write(lpn, mask, version, hint)?;
-        self.written(lpn, mask, w, sink);
+        let w = self.store_mut().write(page)?;
+        self.written(page.lpn, page.mask, w, sink);
         Ok(w.before)
     }
 
@@ -238,34 +231,28 @@ impl GroupStore {
             .map_or(0, |i| self.page_slab.get(i).mask)
     }
 
-    /// Buffer sectors `mask` of `lpn` (no eviction here: the policy makes room first).
-    pub fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-    ) -> Result<Written> {
-        let lbn = self.lbn_of(lpn);
-        let k = checked_key(lpn)?;
+    /// Buffer `page` (no eviction here: the policy makes room first).
+    pub fn write(&mut self, page: HostPage) -> Result<Written> {
+        let lbn = self.lbn_of(page.lpn);
+        let k = checked_key(page.lpn)?;
         // One index probe, whether the page is buffered or not.
         let (slot, found) = self.pages.find(k);
         if found {
-            let page = self.pages.value(slot);
-            let p = self.page_slab.get_mut(page);
+            let i = self.pages.value(slot);
+            let p = self.page_slab.get_mut(i);
             let before = p.mask;
-            p.mask |= mask;
-            p.version = version;
+            p.mask |= page.mask;
+            p.version = page.version;
             let added = (p.mask & !before).count_ones();
             let g = self.groups[lbn as usize];
             let gm = self.group_slab.get_mut(g);
-            gm.hint = hint;
+            gm.hint = page.hint;
             gm.sectors += added;
             return Ok(Written {
                 group: g,
                 before,
                 new_group: false,
-                page,
+                page: i,
             });
         }
         let (g, new_group) = match self.group_of(lbn) {
@@ -276,7 +263,7 @@ impl GroupStore {
                     first: NIL,
                     n_pages: 0,
                     sectors: 0,
-                    hint,
+                    hint: page.hint,
                 });
                 if self.groups.len() <= lbn as usize {
                     self.groups.resize(lbn as usize + 1, NIL);
@@ -287,16 +274,16 @@ impl GroupStore {
         };
         let first = self.group_slab.get(g).first;
         let pi = self.page_slab.insert(Page {
-            lpn,
-            mask,
-            version,
+            lpn: page.lpn,
+            mask: page.mask,
+            version: page.version,
             next: first,
         });
         let gm = self.group_slab.get_mut(g);
         gm.first = pi;
         gm.n_pages += 1;
-        gm.sectors += mask.count_ones();
-        gm.hint = hint;
+        gm.sectors += page.mask.count_ones();
+        gm.hint = page.hint;
         self.pages.insert_at(slot, k, pi);
         self.held += 1;
         Ok(Written {
@@ -509,7 +496,7 @@ pub fn insert_ordered(
 #[cfg(test)]
 pub(crate) mod testutil {
     //! A fake sink recording flush units, with an FTL view whose statistics the test sets.
-    use super::super::{FlushSink, FlushUnit};
+    use super::super::{FlushSink, FlushUnit, HostPage};
     use crate::error::Result;
     use crate::ftl::{FtlView, LogState};
     use crate::units::{Lbn, Lpn};
@@ -606,7 +593,7 @@ pub(crate) mod testutil {
     ) -> u32 {
         let mut hits = 0;
         for &lpn in lpns {
-            hits += (b.write(lpn, 0xff, 1, 0, s).unwrap() != 0) as u32;
+            hits += (b.write(HostPage::new(lpn, 0xff, 1, 0), s).unwrap() != 0) as u32;
         }
         hits
     }
@@ -658,16 +645,18 @@ mod tests {
             padding: Box::new(crate::padding::NoPadding),
         });
         let top = u32::MAX as u64 - 1;
-        assert_eq!(s.write(top, 1, 1, 0).unwrap().before, 0);
-        assert_eq!(s.write(5, 2, 2, 0).unwrap().before, 0);
-        assert_eq!(s.write(5, 4, 3, 0).unwrap().before, 2);
-        let err = s.write(top + 1, 1, 4, 0).expect_err("beyond the index");
+        assert_eq!(s.write(HostPage::new(top, 1, 1, 0)).unwrap().before, 0);
+        assert_eq!(s.write(HostPage::new(5, 2, 2, 0)).unwrap().before, 0);
+        assert_eq!(s.write(HostPage::new(5, 4, 3, 0)).unwrap().before, 2);
+        let err = s
+            .write(HostPage::new(top + 1, 1, 4, 0))
+            .expect_err("beyond the index");
         assert!(
             err.to_string().contains(&format!("LPN {}", top + 1)),
             "{err}"
         );
         let alias = (1u64 << 32) + 5;
-        assert!(s.write(alias, 1, 5, 0).is_err());
+        assert!(s.write(HostPage::new(alias, 1, 5, 0)).is_err());
         assert!(!s.has_page(alias) && s.mask_of(alias) == 0 && s.trim(alias).is_none());
         assert_eq!((s.held(), s.mask_of(5), s.mask_of(top)), (2, 6, 1));
     }

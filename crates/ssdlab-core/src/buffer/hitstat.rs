@@ -373,7 +373,7 @@ pub static HITSTAT_ADJ: super::Entry = super::entry! {
 #[cfg(test)]
 mod tests {
     use super::super::groups::testutil::FakeSink;
-    use super::super::WriteBuffer;
+    use super::super::{HostPage, WriteBuffer};
     use super::*;
     use crate::padding::{FixedPadding, NoPadding, Padding};
 
@@ -403,7 +403,7 @@ mod tests {
     fn req(b: &mut HitStatBuffer, s: &mut FakeSink, lpns: &[u64]) {
         b.begin_request();
         for &l in lpns {
-            b.write(l, 1, 1, 0, s).unwrap();
+            b.write(HostPage::new(l, 1, 1, 0), s).unwrap();
         }
     }
 
@@ -498,9 +498,9 @@ mod tests {
         // LBN 3 gets 2 pages in the current request: age 0, rank 32, cost 16.
         // LBN 1 (age 3, weight 2) and LBN 2 (age 1, weight 2) have rank 1, cost 0.5; older wins.
         b.begin_request();
-        b.write(24, 1, 1, 0, &mut s).unwrap();
-        b.write(25, 1, 1, 0, &mut s).unwrap();
-        b.write(26, 1, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(24, 1, 1, 0), &mut s).unwrap();
+        b.write(HostPage::new(25, 1, 1, 0), &mut s).unwrap();
+        b.write(HostPage::new(26, 1, 1, 0), &mut s).unwrap();
         assert_eq!(s.lbns(), vec![1]);
     }
 

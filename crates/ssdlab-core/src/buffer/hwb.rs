@@ -42,7 +42,8 @@
 use super::index::{checked_key, LpnIndex};
 use super::list::{Links, List, NIL};
 use super::{
-    choice, flush_gathered, unit_interval, BufferParams, FlushSink, PageWrite, WriteBuffer,
+    choice, flush_gathered, unit_interval, BufferParams, FlushSink, HostPage, PageWrite,
+    WriteBuffer,
 };
 use crate::error::{Result, SimError};
 use crate::ftl::FtlView;
@@ -962,15 +963,8 @@ impl WriteBuffer for HwbBuffer {
         }
     }
 
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        let k = checked_key(lpn)?;
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        let k = checked_key(page.lpn)?;
         if self.p.clock == Clock::PageWrites {
             self.tick();
         }
@@ -981,18 +975,18 @@ impl WriteBuffer for HwbBuffer {
             Some(i) if self.nodes[i as usize].region != GHOST => {
                 let n = &mut self.nodes[i as usize];
                 let before = n.mask;
-                n.mask |= mask;
-                n.version = version;
-                n.hint = hint;
+                n.mask |= page.mask;
+                n.version = page.version;
+                n.hint = page.hint;
                 self.hit(i, sink)?;
                 before
             }
             ghost => {
                 let new = Node {
-                    lpn,
-                    mask,
-                    version,
-                    hint,
+                    lpn: page.lpn,
+                    mask: page.mask,
+                    version: page.version,
+                    hint: page.hint,
                     region: GHOST,
                     m: self.fresh_meta(),
                 };
@@ -1169,7 +1163,7 @@ mod tests {
     fn req(b: &mut HwbBuffer, s: &mut FakeSink, lpns: &[u64]) {
         b.begin_request();
         for &l in lpns {
-            b.write(l, 1, 1, 0, s).unwrap();
+            b.write(HostPage::new(l, 1, 1, 0), s).unwrap();
         }
     }
 
@@ -1591,7 +1585,7 @@ mod tests {
         // first, so 8 starts block 2 again.
         b.begin_request();
         close(t(&b, 8), 0.5 * 12.0 / 14.0 + 0.5);
-        b.write(17, 1, 1, 0, &mut s).unwrap();
+        b.write(HostPage::new(17, 1, 1, 0), &mut s).unwrap();
         let m = b.meta(17);
         assert_eq!(
             (m.d_last_one, m.d_last, m.beta, m.predict()),
@@ -1818,7 +1812,7 @@ mod tests {
         // A partial write hit ORs the sectors. It is a warm hit (case 4) in request 15: d = 6,
         // β = 1, λ = 1.2, D_predict 15.4, D_avg 5.5, F 3: T = 0.5·18/13 + 0.5·5.5/15.4 = 0.870879
         // > T(0) = 0.754808: 5 goes hot, 0 to warm's free slot.
-        assert_eq!(b.write(5, 2, 7, 0, &mut s).unwrap(), 1);
+        assert_eq!(b.write(HostPage::new(5, 2, 7, 0), &mut s).unwrap(), 1);
         assert_eq!(b.read(5, 3, &mut s).unwrap(), 3);
         close(t(&b, 5), 0.5 * 18.0 / 13.0 + 0.5 * 5.5 / 15.4);
         assert_eq!(b.state().0, vec![5, 4]);
@@ -1989,7 +1983,11 @@ mod tests {
                         let e = sink.model.entry(l).or_insert((0, 0));
                         let had = e.0;
                         *e = (had | mask, version);
-                        assert_eq!(b.write(l, mask, version, 0, &mut sink).unwrap(), had);
+                        assert_eq!(
+                            b.write(HostPage::new(l, mask, version, 0), &mut sink)
+                                .unwrap(),
+                            had
+                        );
                     }
                 }
             }

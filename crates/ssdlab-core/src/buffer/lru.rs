@@ -9,7 +9,7 @@
 //! whole structure of a 64 MiB buffer (16 Ki pages) is ~0.75 MiB and stays in the L2 cache.
 
 use super::index::{checked_key, LpnIndex};
-use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use super::{FlushSink, FlushUnit, HostPage, PageWrite, WriteBuffer};
 use crate::error::Result;
 use crate::units::{Divisor, Lpn, SectorMask};
 
@@ -159,23 +159,16 @@ impl WriteBuffer for LruBuffer {
     }
 
     #[inline]
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        let k = checked_key(lpn)?;
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        let k = checked_key(page.lpn)?;
         let (pos, found) = self.index.find(k);
         if found {
             let i = self.index.value(pos);
             let n = &mut self.nodes[i as usize];
             let before = n.mask;
-            n.mask |= mask;
-            n.version = version;
-            n.hint = hint;
+            n.mask |= page.mask;
+            n.version = page.version;
+            n.hint = page.hint;
             if self.head != i {
                 self.unlink(i);
                 self.push_front(i);
@@ -185,10 +178,10 @@ impl WriteBuffer for LruBuffer {
         // The victim (the LRU tail, never the page just inserted at the head) is flushed after
         // the insertion, which is equivalent to evicting first: it does not depend on the page.
         let node = Node {
-            lpn,
-            mask,
-            version,
-            hint,
+            lpn: page.lpn,
+            mask: page.mask,
+            version: page.version,
+            hint: page.hint,
             prev: NIL,
             next: NIL,
         };
@@ -266,16 +259,18 @@ mod tests {
         let mut b = LruBuffer::new(4, 4);
         let mut sink = Sink(Vec::new());
         let top = u32::MAX as u64 - 1;
-        assert_eq!(b.write(top, 1, 1, 0, &mut sink).unwrap(), 0);
-        assert_eq!(b.write(5, 2, 2, 0, &mut sink).unwrap(), 0);
+        assert_eq!(b.write(HostPage::new(top, 1, 1, 0), &mut sink).unwrap(), 0);
+        assert_eq!(b.write(HostPage::new(5, 2, 2, 0), &mut sink).unwrap(), 0);
         assert_eq!(b.read(top, 1, &mut sink).unwrap(), 1);
-        let err = b.write(top + 1, 1, 3, 0, &mut sink).unwrap_err();
+        let err = b
+            .write(HostPage::new(top + 1, 1, 3, 0), &mut sink)
+            .unwrap_err();
         assert!(
             err.to_string().contains(&format!("LPN {}", top + 1)),
             "{err}"
         );
         let alias = (1u64 << 32) + 5;
-        assert!(b.write(alias, 4, 4, 0, &mut sink).is_err());
+        assert!(b.write(HostPage::new(alias, 4, 4, 0), &mut sink).is_err());
         assert_eq!(b.read(alias, 4, &mut sink).unwrap(), 0);
         b.trim(alias);
         assert_eq!((b.pages(), b.read(5, 2, &mut sink).unwrap()), (2, 2));
@@ -306,7 +301,7 @@ mod tests {
                         assert_eq!(got, m);
                     }
                     _ => {
-                        let got = b.write(lpn, mask, v, 0, &mut sink).unwrap();
+                        let got = b.write(HostPage::new(lpn, mask, v, 0), &mut sink).unwrap();
                         let before = match model.iter().position(|e| e.0 == lpn) {
                             Some(k) => {
                                 let e = model.remove(k);

@@ -98,7 +98,7 @@ mod tests {
     use super::super::pagecache::testutil::{
         assert_matches_model, assert_writes_alone_are_lru, MPage, Sink,
     };
-    use super::super::WriteBuffer;
+    use super::super::{HostPage, WriteBuffer};
     use super::*;
 
     fn wsr(cap: u64, cache_reads: bool) -> LruWsrBuffer {
@@ -129,25 +129,28 @@ mod tests {
         let mut b = wsr(3, true);
         let mut s = Sink::default();
         assert_eq!(b.read(10, 0xff, &mut s).unwrap(), 0);
-        assert_eq!(b.write(1, 0x0f, 1, 0, &mut s).unwrap(), 0);
-        assert_eq!(b.write(2, 0xff, 2, 0, &mut s).unwrap(), 0);
+        assert_eq!(b.write(HostPage::new(1, 0x0f, 1, 0), &mut s).unwrap(), 0);
+        assert_eq!(b.write(HostPage::new(2, 0xff, 2, 0), &mut s).unwrap(), 0);
         assert_eq!(b.read(1, 0xf0, &mut s).unwrap(), 0x0f);
         assert_eq!(
             b.order(),
             vec![(1, true, 0xff), (2, true, 0xff), (10, false, 0xff)]
         );
-        b.write(3, 0xff, 3, 0, &mut s).unwrap();
+        b.write(HostPage::new(3, 0xff, 3, 0), &mut s).unwrap();
         assert_eq!((s.lpns(), b.clean_evictions()), (vec![], 1));
-        b.write(4, 0xff, 4, 0, &mut s).unwrap();
+        b.write(HostPage::new(4, 0xff, 4, 0), &mut s).unwrap();
         assert_eq!(s.lpns(), vec![2]);
         let lpns = |b: &LruWsrBuffer| b.order().iter().map(|p| p.0).collect::<Vec<_>>();
         assert_eq!(lpns(&b), vec![4, 3, 1]);
         assert_eq!(b.read(3, 0xff, &mut s).unwrap(), 0xff);
         assert_eq!(lpns(&b), vec![3, 4, 1]);
         assert_eq!(b.read(20, 0xff, &mut s).unwrap(), 0);
-        assert_eq!(b.write(20, 0x01, 5, 0, &mut s).unwrap(), 0xff);
+        assert_eq!(
+            b.write(HostPage::new(20, 0x01, 5, 0), &mut s).unwrap(),
+            0xff
+        );
         assert_eq!(b.order()[0], (20, true, 0xff));
-        b.write(5, 0xff, 6, 0, &mut s).unwrap();
+        b.write(HostPage::new(5, 0xff, 6, 0), &mut s).unwrap();
         assert_eq!(lpns(&b), vec![5, 20, 3]);
         b.trim(3);
         b.read(6, 0xff, &mut s).unwrap();
@@ -180,15 +183,15 @@ mod tests {
         let mut b = wsr(3, false);
         let mut s = Sink::default();
         assert_eq!(b.read(10, 0xff, &mut s).unwrap(), 0);
-        b.write(1, 0x0f, 1, 0, &mut s).unwrap();
-        b.write(2, 0xff, 2, 0, &mut s).unwrap();
+        b.write(HostPage::new(1, 0x0f, 1, 0), &mut s).unwrap();
+        b.write(HostPage::new(2, 0xff, 2, 0), &mut s).unwrap();
         assert_eq!(b.read(1, 0xf0, &mut s).unwrap(), 0x0f);
-        b.write(3, 0xff, 3, 0, &mut s).unwrap();
-        b.write(4, 0xff, 4, 0, &mut s).unwrap();
+        b.write(HostPage::new(3, 0xff, 3, 0), &mut s).unwrap();
+        b.write(HostPage::new(4, 0xff, 4, 0), &mut s).unwrap();
         assert_eq!(b.read(3, 0xff, &mut s).unwrap(), 0xff);
         assert_eq!(b.read(20, 0xff, &mut s).unwrap(), 0);
-        assert_eq!(b.write(20, 0x01, 5, 0, &mut s).unwrap(), 0);
-        b.write(5, 0xff, 6, 0, &mut s).unwrap();
+        assert_eq!(b.write(HostPage::new(20, 0x01, 5, 0), &mut s).unwrap(), 0);
+        b.write(HostPage::new(5, 0xff, 6, 0), &mut s).unwrap();
         b.trim(3);
         assert_eq!(b.read(6, 0xff, &mut s).unwrap(), 0);
         b.flush_all(&mut s).unwrap();
@@ -212,8 +215,8 @@ mod tests {
     fn one_page_buffer() {
         let mut b = wsr(1, true);
         let mut s = Sink::default();
-        b.write(7, 0xff, 1, 0, &mut s).unwrap();
-        b.write(8, 0xff, 2, 0, &mut s).unwrap();
+        b.write(HostPage::new(7, 0xff, 1, 0), &mut s).unwrap();
+        b.write(HostPage::new(8, 0xff, 2, 0), &mut s).unwrap();
         b.read(9, 0xff, &mut s).unwrap();
         b.read(10, 0xff, &mut s).unwrap();
         assert_eq!((s.lpns(), b.clean_evictions()), (vec![7, 8], 1));

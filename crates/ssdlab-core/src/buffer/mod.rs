@@ -63,6 +63,30 @@ pub(crate) fn unit_interval(table: &str, field: &str, v: f64) -> Result<()> {
     }
 }
 
+/// One page of a host write as it reaches the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPage {
+    pub lpn: Lpn,
+    /// Sectors written.
+    pub mask: SectorMask,
+    /// Version of the data (integrity checking).
+    pub version: u32,
+    /// Stream hint carried with the data to the FTL (placement across write frontiers).
+    pub hint: u32,
+}
+
+impl HostPage {
+    #[inline]
+    pub fn new(lpn: Lpn, mask: SectorMask, version: u32, hint: u32) -> HostPage {
+        HostPage {
+            lpn,
+            mask,
+            version,
+            hint,
+        }
+    }
+}
+
 /// One buffered page handed to the FTL.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PageWrite {
@@ -158,16 +182,9 @@ pub trait WriteBuffer: Send {
     /// A host write request begins; the `write` calls for its pages follow. Buffers whose clock
     /// counts write requests (HitStat) use it; the default does nothing.
     fn begin_request(&mut self) {}
-    /// Buffer sectors `mask` of page `lpn`. Returns the sectors of that page that were already
+    /// Buffer the sectors of `page`. Returns the sectors of that page that were already
     /// buffered (0 = page miss). May flush victims through `sink` first.
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask>;
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask>;
     /// Whether the page of the last `write` that found its page buffered was clean (cached for
     /// a read, with no program pending): such a write saves no program, and the engine counts
     /// it apart from write hits. Only buffers that cache reads have clean pages.
@@ -200,25 +217,18 @@ pub trait WriteBuffer: Send {
     }
 }
 
-/// Flush page `lpn` alone (page-level buffers), as a one-page unit of its logical block.
-pub fn flush_page(
-    sink: &mut dyn FlushSink,
-    lpn: Lpn,
-    pages_per_block: u64,
-    mask: SectorMask,
-    version: u32,
-    hint: u32,
-) -> Result<()> {
-    let page = [PageWrite {
-        offset: (lpn % pages_per_block) as u32,
-        mask,
-        version,
+/// Flush `page` alone (page-level buffers), as a one-page unit of its logical block.
+pub fn flush_page(sink: &mut dyn FlushSink, page: HostPage, pages_per_block: u64) -> Result<()> {
+    let unit = [PageWrite {
+        offset: (page.lpn % pages_per_block) as u32,
+        mask: page.mask,
+        version: page.version,
     }];
     sink.flush(&FlushUnit {
-        lbn: lpn / pages_per_block,
-        pages: &page,
+        lbn: page.lpn / pages_per_block,
+        pages: &unit,
         padded: false,
-        hint,
+        hint: page.hint,
     })
 }
 

@@ -1,6 +1,6 @@
 //! `none`: no buffer; every page write goes to the FTL at once as a one-page flush unit.
 
-use super::{FlushSink, WriteBuffer};
+use super::{FlushSink, HostPage, WriteBuffer};
 use crate::error::Result;
 use crate::units::{Lpn, SectorMask};
 
@@ -17,15 +17,8 @@ impl NoBuffer {
 }
 
 impl WriteBuffer for NoBuffer {
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        super::flush_page(sink, lpn, self.ppb, mask, version, hint)?;
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        super::flush_page(sink, page, self.ppb)?;
         Ok(0)
     }
     fn read(

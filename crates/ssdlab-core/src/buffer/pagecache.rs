@@ -16,7 +16,7 @@
 //! a `Vec` with u32 links, found through the page index.
 
 use super::index::{checked_key, key, LpnIndex};
-use super::{FlushSink, FlushUnit, PageWrite, WriteBuffer};
+use super::{FlushSink, FlushUnit, HostPage, PageWrite, WriteBuffer};
 use crate::error::Result;
 use crate::ftl::FtlView;
 use crate::units::{Divisor, Lpn, SectorMask};
@@ -282,42 +282,35 @@ impl<P: CachePolicy> WriteBuffer for PageCache<P> {
     }
 
     #[inline]
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        let k = checked_key(lpn)?;
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        let k = checked_key(page.lpn)?;
         if let Some(i) = self.pages.index.get(k) {
             // A clean page holds every sector: it becomes dirty and stays whole.
             let p = self.pages.get_mut(i);
             let before = p.mask;
             self.hit_clean = !p.dirty;
-            p.mask |= mask;
-            p.version = version;
-            p.hint = hint;
+            p.mask |= page.mask;
+            p.version = page.version;
+            p.hint = page.hint;
             p.dirty = true;
             self.policy.hit(&mut self.pages, i);
             return Ok(before);
         }
         if self.capacity == 0 {
             // Nothing can be held: the page goes through.
-            return super::flush_page(sink, lpn, self.ppb.get(), mask, version, hint).map(|_| 0);
+            return super::flush_page(sink, page, self.ppb.get()).map(|_| 0);
         }
-        let page = Page {
-            mask,
+        let new = Page {
+            mask: page.mask,
             lpn: k,
-            version,
-            hint,
+            version: page.version,
+            hint: page.hint,
             prev: NIL,
             next: NIL,
             dirty: true,
             state: 0,
         };
-        self.insert(k, page, sink)?;
+        self.insert(k, new, sink)?;
         Ok(0)
     }
 
@@ -394,7 +387,7 @@ impl<P: CachePolicy> WriteBuffer for PageCache<P> {
 #[cfg(test)]
 pub(crate) mod testutil {
     //! A sink recording one-page flushes, and a literal model of a clean-page cache.
-    use super::super::{FlushSink, FlushUnit};
+    use super::super::{FlushSink, FlushUnit, HostPage};
     use crate::error::Result;
     use crate::ftl::FtlView;
     use crate::units::{Lpn, SectorMask};
@@ -425,9 +418,13 @@ pub(crate) mod testutil {
                         super::super::WriteBuffer::read(&mut lru, lpn, mask, &mut t).unwrap()
                     ),
                     _ => assert_eq!(
-                        b.write(lpn, mask, v, 0, &mut s).unwrap(),
-                        super::super::WriteBuffer::write(&mut lru, lpn, mask, v, 0, &mut t)
-                            .unwrap()
+                        b.write(HostPage::new(lpn, mask, v, 0), &mut s).unwrap(),
+                        super::super::WriteBuffer::write(
+                            &mut lru,
+                            HostPage::new(lpn, mask, v, 0),
+                            &mut t
+                        )
+                        .unwrap()
                     ),
                 }
             }
@@ -476,7 +473,7 @@ pub(crate) mod testutil {
                 }
                 1..=4 => assert_eq!(b.read(lpn, mask, &mut s).unwrap(), m.read(lpn, mask)),
                 _ => assert_eq!(
-                    b.write(lpn, mask, v, 0, &mut s).unwrap(),
+                    b.write(HostPage::new(lpn, mask, v, 0), &mut s).unwrap(),
                     m.write(lpn, mask, v)
                 ),
             }

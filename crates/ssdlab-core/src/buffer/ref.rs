@@ -28,7 +28,7 @@
 
 use super::index::{checked_key, LpnIndex};
 use super::list::Slab;
-use super::{flush_gathered, FlushSink, PageWrite, WriteBuffer};
+use super::{flush_gathered, FlushSink, HostPage, PageWrite, WriteBuffer};
 use crate::error::Result;
 use crate::ftl::FtlView;
 use crate::padding::Padding;
@@ -584,24 +584,17 @@ impl WriteBuffer for RefBuffer {
         self.index.prefetch(lpn);
     }
 
-    fn write(
-        &mut self,
-        lpn: Lpn,
-        mask: SectorMask,
-        version: u32,
-        hint: u32,
-        sink: &mut dyn FlushSink,
-    ) -> Result<SectorMask> {
-        let k = checked_key(lpn)?;
+    fn write(&mut self, page: HostPage, sink: &mut dyn FlushSink) -> Result<SectorMask> {
+        let k = checked_key(page.lpn)?;
         self.clock += 1;
         let (mut pos, found) = self.index.find(k);
         if found {
             let i = self.index.value(pos);
             let n = &mut self.nodes[i as usize];
             let before = n.mask;
-            n.mask |= mask;
-            n.version = version;
-            n.hint = hint;
+            n.mask |= page.mask;
+            n.version = page.version;
+            n.hint = page.hint;
             n.stamp = self.clock;
             let in_win = n.in_win;
             if in_win {
@@ -623,7 +616,7 @@ impl WriteBuffer for RefBuffer {
         if evicted {
             pos = self.index.find(k).0;
         }
-        let lbn = self.ppb.quot(lpn);
+        let lbn = self.ppb.quot(page.lpn);
         let b = match self.slot_of(lbn) {
             Some(b) => b,
             None => {
@@ -646,11 +639,11 @@ impl WriteBuffer for RefBuffer {
         };
         let first = self.blocks.get(b).first;
         let node = Node {
-            lpn,
+            lpn: page.lpn,
             stamp: self.clock,
-            mask,
-            version,
-            hint,
+            mask: page.mask,
+            version: page.version,
+            hint: page.hint,
             prev: NIL,
             next: NIL,
             wprev: NIL,

@@ -5,7 +5,7 @@
 use super::address::AddressMap;
 use super::flush::Backend;
 use super::source::At;
-use crate::buffer::WriteBuffer;
+use crate::buffer::{HostPage, WriteBuffer};
 use crate::error::{Result, SimError};
 use crate::ftl::{Shape, UnitPage};
 use crate::metrics::HostCounters;
@@ -164,7 +164,9 @@ impl Sim {
         } else {
             req.dev
         };
-        let before = self.buffer.write(lpn, mask, v, hint, &mut self.be)?;
+        let before = self
+            .buffer
+            .write(HostPage::new(lpn, mask, v, hint), &mut self.be)?;
         if before != 0 {
             // A page cached clean for a read saves no program: counted apart.
             let clean = self.buffer.last_write_hit_clean();
