@@ -569,9 +569,7 @@ mod tests {
         for o in 0..4 {
             f.write_pages(0, &host(&[o], 2), 0, &mut n).unwrap();
         }
-        assert_eq!(f.stats.merges, [1, 0, 0]);
-        assert_eq!(n.counters.erases, 1);
-        assert_eq!(merge_progs(&n), 0);
+        assert_eq!(merge_totals(&f, &n), ([1, 0, 0], 0, 1));
         assert_eq!(f.sw, NONE);
         // Unmerged model stats: SW switches are no model events.
         assert_eq!(f.stats.events, 0.0);
@@ -585,15 +583,11 @@ mod tests {
         write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
-        assert_eq!(f.stats.merges, [0, 1, 0]);
-        assert_eq!(merge_progs(&n), 2);
-        assert_eq!(n.counters.erases, 1);
+        assert_eq!(merge_totals(&f, &n), ([0, 1, 0], 2, 1));
         assert_eq!(f.sw_owner, 1);
         // Offset 0 again for the SW owner: its own SW log is merged, a new one started.
         f.write_pages(1, &host(&[0], 3), 0, &mut n).unwrap();
-        assert_eq!(f.stats.merges, [0, 2, 0]);
-        assert_eq!(merge_progs(&n), 5);
-        assert_eq!(n.counters.erases, 2);
+        assert_eq!(merge_totals(&f, &n), ([0, 2, 0], 5, 2));
         assert_eq!(f.sw_owner, 1);
         f.check_integrity(&[2, 2, 1, 1, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
@@ -605,9 +599,7 @@ mod tests {
         write_whole(&mut f, &mut n, 0..1);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
-        assert_eq!(f.stats.merges, [0, 1, 0]);
-        assert_eq!(merge_progs(&n), 2);
-        assert_eq!(n.counters.erases, 1);
+        assert_eq!(merge_totals(&f, &n), ([0, 1, 0], 2, 1));
         assert_eq!(f.sw, NONE);
         assert_eq!(f.rw.len(), 1);
         assert_eq!(f.s.written[f.rw[0] as usize], 1);

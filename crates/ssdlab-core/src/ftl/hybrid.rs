@@ -918,6 +918,11 @@ pub(crate) mod testutil {
             .unwrap();
     }
 
+    /// The merges so far (switch, partial, full), their copies (Merge programs) and all erases.
+    pub fn merge_totals(f: &dyn Ftl, n: &Nand) -> ([u64; 3], u64, u64) {
+        (merges(f), merge_progs(n), n.counters.erases)
+    }
+
     /// A long [`random_run`] (N = 8, 12 LBNs, 5000 steps from `seed`) that must see every kind of
     /// merge, the FTL's erases agreeing with the NAND's.
     pub fn random_run_all_merges(f: &mut dyn Ftl, n: &mut Nand, seed: u64, what: &str) {
