@@ -35,19 +35,10 @@ pub fn options(data: &[u8], format: Option<Format>) -> TraceOptions {
     let generic = match (b >> 4) & 3 {
         0 => GenericSpec::default(),
         1 => GenericSpec {
-            delimiter: "whitespace".into(),
-            skip_lines: 1,
-            time_col: Some(0),
-            dev_col: Some(1),
-            op_col: 2,
-            offset_col: 3,
-            size_col: 4,
-            offset_unit_bytes: 512,
-            size_unit_bytes: 512,
-            time_unit_us: 1e-3,
             read_codes: vec!["r".into(), "1".into()],
             write_codes: vec!["w".into(), "0".into()],
             trim_codes: vec!["d".into()],
+            ..GenericSpec::ns_sectors("whitespace")
         },
         2 => GenericSpec {
             delimiter: "tab".into(),

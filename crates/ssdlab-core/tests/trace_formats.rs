@@ -614,19 +614,10 @@ fn generic_sectors_and_nanoseconds() {
         b"time_ns\tdev\top\tsector\tcount\n# comment\n1500\t3\tWR\t8\t16\n2000000\t4\t rd \t0\t1\n\n3000\t3\ttrim\t16\t8\n",
     );
     let spec = GenericSpec {
-        delimiter: "\t".into(),
-        skip_lines: 1,
-        time_col: Some(0),
-        dev_col: Some(1),
-        op_col: 2,
-        offset_col: 3,
-        size_col: 4,
-        offset_unit_bytes: 512,
-        size_unit_bytes: 512,
-        time_unit_us: 1e-3,
         read_codes: vec!["RD".into()],
         write_codes: vec!["wr".into()],
         trim_codes: vec!["TRIM".into()],
+        ..GenericSpec::ns_sectors("\t")
     };
     let o = generic_opts(spec.clone());
     assert_reqs(

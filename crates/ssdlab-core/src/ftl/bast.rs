@@ -54,7 +54,7 @@
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{
-    check_size, host_pages, store_answers, store_view, Merge, ModelStats, Stats, Store, NONE,
+    check_log_size, host_pages, store_answers, store_view, Merge, ModelStats, Stats, Store, NONE,
 };
 use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
@@ -251,9 +251,7 @@ pub struct BastFtl {
 }
 
 /// Physical blocks needed beyond the logical ones.
-pub fn spare_blocks(log_blocks: u64) -> u64 {
-    log_blocks + 1
-}
+pub use super::hybrid::log_spare_blocks as spare_blocks;
 
 crate::params! {
     /// BAST's parameters (`[ftl.bast]`; log blocks and the model's statistics are the hybrid
@@ -327,11 +325,7 @@ impl BastFtl {
                 ))
             }
         };
-        check_size(
-            geo,
-            spare_blocks(log_blocks),
-            &format!("{log_blocks} log blocks (ftl.log_blocks) and 1 merge block"),
-        )?;
+        check_log_size(geo, log_blocks)?;
         Ok(BastFtl {
             s: Store::new(geo, check)?,
             chains: Chains::new(geo.logical_blocks()),
@@ -726,38 +720,21 @@ mod tests {
     fn fig8_log_then_full_merge() {
         for v in ["chain", "single"] {
             let (mut f, mut n) = bast(v, 2, 4, 50);
-            write_whole(&mut f, &mut n, 0..1);
-            let (p0, e0) = (progs(&n), n.counters.erases);
-            f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
-            f.merge(0, &mut n).unwrap();
-            assert_eq!(progs(&n) - p0, 6);
-            assert_eq!(n.counters.erases - e0, 2);
-            assert_eq!(f.stats.merges, [0, 0, 1]);
+            fig8a_log_and_merge(&mut f, &mut n, |f, n| f.merge(0, n).unwrap());
             assert_eq!(f.stats.erases, [0, 0, 2]);
             assert_eq!(model_stats(&f.stats), (1.0, 1.0, 0.5));
-            f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
-                .unwrap();
         }
     }
 
     #[test]
     fn fig8_pad_then_switch() {
-        // Seed Fig 7–8(b): pages 1, 2 buffered, 0 and 3 read and padded, the whole block written
-        // in order and switch-merged: 4 page writes, 1 erase (the old data block).
         for (v, model) in [
             ("chain", ModelStats::Seed),
             ("single", ModelStats::Seed),
             ("chain", ModelStats::AllMerges),
         ] {
             let (mut f, mut n) = bast_model(v, 2, 4, 50, model);
-            write_whole(&mut f, &mut n, 0..1);
-            let (p0, e0) = (progs(&n), n.counters.erases);
-            let unit = padded(&[1, 2], 2, &[0, 3], 1);
-            f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
-            assert_eq!(progs(&n) - p0, 4);
-            assert_eq!(n.counters.erases - e0, 1);
-            assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
-            assert_eq!(f.stats.merges, [1, 0, 0]);
+            fig8b_pad_and_switch(&mut f, &mut n);
             assert_eq!(f.stats.erases, [1, 0, 0]);
             assert_eq!(f.in_use, 0);
             assert_eq!(f.stats.log_utilization(4), 0.0, "no log block was used");
@@ -767,8 +744,6 @@ mod tests {
                 // Counted as its 2 host pages logged and full-merged.
                 ModelStats::AllMerges => assert_eq!(model_stats(&f.stats), (1.0, 1.0, 0.5)),
             }
-            f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
-                .unwrap();
         }
     }
 
@@ -791,10 +766,9 @@ mod tests {
         // Padding [0, 1]: 2 host + 2 pad programs, the old data block erased.
         let (mut f, mut n) = bast("single", 2, 4, 50);
         write_whole(&mut f, &mut n, 0..1);
-        let (p0, e0) = (progs(&n), n.counters.erases);
-        f.write_unit(0, &padded(&[0, 1], 2, &[2, 3], 1), BLOCK, 0, &mut n)
-            .unwrap();
-        assert_eq!((progs(&n) - p0, n.counters.erases - e0), (4, 1));
+        let unit = padded(&[0, 1], 2, &[2, 3], 1);
+        let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+        assert_eq!(got, (4, 1));
     }
 
     #[test]
@@ -829,13 +803,11 @@ mod tests {
             f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
             f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
             assert_eq!((f.in_use, f.chains[&0].blocks.len()), (1, 1));
-            let (p0, e0) = (progs(&n), n.counters.erases);
             let mut unit = padded(&[3], 4, &[0], 1);
             unit.insert(1, padded(&[], 0, &[1], 2)[0]);
             unit.insert(2, padded(&[], 0, &[2], 3)[0]);
-            f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
-            assert_eq!(progs(&n) - p0, 4);
-            assert_eq!(n.counters.erases - e0, 2);
+            let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+            assert_eq!(got, (4, 2));
             assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [2, 0, 0]));
             assert_eq!((f.in_use, f.chains.len()), (0, 0));
             assert_eq!(f.stats.log_utilization(4), 0.5);
@@ -860,12 +832,12 @@ mod tests {
             f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
         }
         assert_eq!(f.chains[&0].blocks.len(), 2);
-        let (p0, e0) = (progs(&n), n.counters.erases);
-        f.write_unit(0, &host(&[0, 1, 2, 3], 9), BLOCK_NO_FILL, 0, &mut n)
-            .unwrap();
-        assert_eq!(progs(&n) - p0, 4);
-        assert_eq!(n.counters.programs[Cause::Merge as usize], 0);
-        assert_eq!(n.counters.erases - e0, 3);
+        let unit = host(&[0, 1, 2, 3], 9);
+        let got = cost(&mut n, |n| {
+            f.write_unit(0, &unit, BLOCK_NO_FILL, 0, n).unwrap()
+        });
+        assert_eq!(got, (4, 3));
+        assert_eq!(merge_progs(&n), 0);
         assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [3, 0, 0]));
         // Seed accounting: 5 logged + 4 host pages would need 3 log blocks: U_LB = 9/12.
         assert_eq!(model_stats(&f.stats), (1.0, 3.0, 0.75));
@@ -892,15 +864,12 @@ mod tests {
         let (mut f, mut n) = bast("chain", 1, 4, 50);
         write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
-        let (p0, e0) = (progs(&n), n.counters.erases);
         // LBN 1 needs the only log block: LBN 0's log (prefix 0,1) is partial-merged.
-        f.write_pages(1, &host(&[2], 3), 0, &mut n).unwrap();
-        assert_eq!(f.stats.merges, [0, 1, 0]);
-        assert_eq!(n.counters.programs[Cause::Merge as usize], 2);
+        let got = cost(&mut n, |n| f.write_pages(1, &host(&[2], 3), 0, n).unwrap());
+        assert_eq!(got, (3, 1));
+        assert_eq!((f.stats.merges, f.stats.erases), ([0, 1, 0], [0, 1, 0]));
+        assert_eq!(merge_progs(&n), 2);
         assert_eq!(n.counters.reads[Cause::Merge as usize], 2);
-        assert_eq!(progs(&n) - p0, 3);
-        assert_eq!(n.counters.erases - e0, 1);
-        assert_eq!(f.stats.erases, [0, 1, 0]);
         f.check_integrity(&[2, 2, 1, 1, 1, 1, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
     }
@@ -914,11 +883,10 @@ mod tests {
         }
         assert_eq!(f.chains[&0].blocks.len(), 2);
         assert_eq!(f.stats.merges, [0, 0, 0]);
-        let e0 = n.counters.erases;
-        f.write_pages(0, &host(&[1], 10), 0, &mut n).unwrap();
+        let got = cost(&mut n, |n| f.write_pages(0, &host(&[1], 10), 0, n).unwrap());
+        assert_eq!(got.1, 3);
         assert_eq!(f.stats.merges, [0, 0, 1]);
-        assert_eq!(n.counters.erases - e0, 3);
-        assert_eq!(n.counters.programs[Cause::Merge as usize], 4);
+        assert_eq!(merge_progs(&n), 4);
         // The page went to a fresh log block after the merge.
         assert_eq!(f.chains[&0].blocks.len(), 1);
         assert_eq!(f.stats.r_lb(), 2.0);
@@ -1044,13 +1012,7 @@ mod tests {
             )
             .unwrap();
             let mut n = Nand::new(g.physical_blocks);
-            random_run(&mut f, &mut n, 8, 12, 5000, 11 + i as u64);
-            assert_erases_agree(&f, &n);
-            assert!(
-                f.stats.merges.iter().all(|&m| m > 0),
-                "{v}: {:?}",
-                f.stats.merges
-            );
+            random_run_all_merges(&mut f, &mut n, 11 + i as u64, v);
         }
     }
 
@@ -1075,52 +1037,46 @@ mod tests {
     /// valid: 3 + 1 + 2 + 2 + 1 = 9 (re-referenced 5).
     #[test]
     fn seed002_statistics_by_hand() {
-        for util in [Utilisation::Written, Utilisation::Valid] {
-            let g = geo(4, 4, 4 + 2 + 1);
-            let mut f = BastFtl::new(
-                &g,
-                2,
-                &Params::new("single", 4, 50),
-                ModelStats::Seed,
-                util,
-                true,
-            )
-            .unwrap();
-            let mut n = Nand::new(g.physical_blocks);
-            write_whole(&mut f, &mut n, 0..3);
-            let script: [(Lbn, &[u32]); 8] = [
-                (0, &[1, 2]),
-                (0, &[1]),
-                (1, &[0]),
-                (0, &[0, 1]),
-                (2, &[2, 3]),
-                (0, &[2]),
-                (1, &[3]),
-                (2, &[0]),
-            ];
-            write_script(&mut f, &mut n, &script);
-            assert_eq!(f.stats.merges, [0, 1, 3]);
-            f.write_unit(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL, 0, &mut n)
-                .unwrap();
-            assert_log_stats(
-                &f,
-                util,
-                [12, 3, 5, 3, 1, 1],
-                &[(1, 3), (2, 1), (3, 1)],
-                (10, 6, &[(25, 2), (50, 2), (100, 1)], &[(50, 1), (100, 1)]),
-                (9, 5, &[(25, 2), (50, 2), (75, 1)], &[(50, 1), (75, 1)]),
-            );
-            // What a buffer may ask: LBN 2 owns F (1 page, 1 reference); 0 and 1 own none.
-            let state = LogState {
-                references: 1,
-                pages: 1,
-            };
-            assert_eq!(f.log_state(2), Some(state));
-            assert_eq!(
-                (f.log_state(0), f.log_state(1), f.log_state(99)),
-                (None, None, None)
-            );
-        }
+        let p = Params::new("single", 4, 50);
+        let make = |g: &Geometry, util| BastFtl::new(g, 2, &p, ModelStats::Seed, util, true);
+        let script: [(Lbn, &[u32]); 8] = [
+            (0, &[1, 2]),
+            (0, &[1]),
+            (1, &[0]),
+            (0, &[0, 1]),
+            (2, &[2, 3]),
+            (0, &[2]),
+            (1, &[3]),
+            (2, &[0]),
+        ];
+        by_hand(
+            2,
+            |g, util| make(g, util).unwrap(),
+            &script,
+            |f, n, util| {
+                assert_eq!(f.stats.merges, [0, 1, 3]);
+                f.write_unit(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL, 0, n)
+                    .unwrap();
+                assert_log_stats(
+                    f,
+                    util,
+                    [12, 3, 5, 3, 1, 1],
+                    &[(1, 3), (2, 1), (3, 1)],
+                    (10, 6, &[(25, 2), (50, 2), (100, 1)], &[(50, 1), (100, 1)]),
+                    (9, 5, &[(25, 2), (50, 2), (75, 1)], &[(50, 1), (75, 1)]),
+                );
+                // What a buffer may ask: LBN 2 owns F (1 page, 1 reference); 0 and 1 own none.
+                let state = LogState {
+                    references: 1,
+                    pages: 1,
+                };
+                assert_eq!(f.log_state(2), Some(state));
+                assert_eq!(
+                    (f.log_state(0), f.log_state(1), f.log_state(99)),
+                    (None, None, None)
+                );
+            },
+        );
     }
 
     /// Against an oracle computed from the FTL's state before each unit: a `Pages` unit reaches

@@ -51,7 +51,8 @@
 //! Device: physical blocks ≥ logical blocks + log blocks + 1 (the full-merge target).
 
 use super::hybrid::{
-    check_size, host_pages, store_answers, store_view, Merge, ModelStats, Stats, Store, DEAD, NONE,
+    check_log_size, host_pages, store_answers, store_view, Merge, ModelStats, Stats, Store, DEAD,
+    NONE,
 };
 use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
 use super::{Ftl, FtlView, Shape, UnitPage};
@@ -91,9 +92,7 @@ struct Tally {
 }
 
 /// Physical blocks needed beyond the logical ones.
-pub fn spare_blocks(log_blocks: u64) -> u64 {
-    log_blocks + 1
-}
+pub use super::hybrid::log_spare_blocks as spare_blocks;
 
 impl FastFtl {
     pub fn new(
@@ -109,11 +108,7 @@ impl FastFtl {
                 format!("FAST needs ≥ 2 log blocks (1 SW + ≥ 1 RW), got {log_blocks}"),
             ));
         }
-        check_size(
-            geo,
-            spare_blocks(log_blocks),
-            &format!("{log_blocks} log blocks (ftl.log_blocks) and 1 merge block"),
-        )?;
+        check_log_size(geo, log_blocks)?;
         let lbns = geo.logical_blocks() as usize;
         Ok(FastFtl {
             s: Store::new(geo, check)?,
@@ -475,30 +470,16 @@ mod tests {
     #[test]
     fn fig8_log_then_full_merge() {
         let (mut f, mut n) = fast(3);
-        write_whole(&mut f, &mut n, 0..1);
-        let (p0, e0) = (progs(&n), n.counters.erases);
-        f.write_pages(0, &host(&[1, 2], 2), 0, &mut n).unwrap();
-        f.reclaim_rw(&mut n).unwrap();
-        assert_eq!(progs(&n) - p0, 6);
-        assert_eq!(n.counters.erases - e0, 2);
-        assert_eq!(f.stats.merges, [0, 0, 1]);
+        fig8a_log_and_merge(&mut f, &mut n, |f, n| f.reclaim_rw(n).unwrap());
         assert_eq!(f.stats.erases, [0, 0, 2]);
         assert_eq!(f.overhead, 2);
-        f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
-            .unwrap();
     }
 
     #[test]
     fn fig8_pad_then_switch() {
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = fast_model(3, model);
-            write_whole(&mut f, &mut n, 0..1);
-            let (p0, e0) = (progs(&n), n.counters.erases);
-            f.write_unit(0, &padded(&[1, 2], 2, &[0, 3], 1), BLOCK, 0, &mut n)
-                .unwrap();
-            assert_eq!(progs(&n) - p0, 4);
-            assert_eq!(n.counters.erases - e0, 1);
-            assert_eq!(f.stats.merges, [1, 0, 0]);
+            fig8b_pad_and_switch(&mut f, &mut n);
             assert_eq!(f.stats.erases, [1, 0, 0]);
             match model {
                 // No log block reclaimed early: no sample.
@@ -506,8 +487,6 @@ mod tests {
                 // Its 2 host pages counted as logged: half an RW block, 1 data block to merge.
                 ModelStats::AllMerges => assert_eq!(model_stats(&f.stats), (2.0, 1.0, 1.0)),
             }
-            f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
-                .unwrap();
         }
     }
 
@@ -532,12 +511,10 @@ mod tests {
             write_whole(&mut f, &mut n, 0..1);
             f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
             assert_eq!(f.sw_owner, 0);
-            let (p0, e0) = (progs(&n), n.counters.erases);
             let mut unit = padded(&[2], 3, &[0, 1], 2);
             unit.extend(padded(&[], 0, &[3], 1));
-            f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
-            assert_eq!(progs(&n) - p0, 4);
-            assert_eq!(n.counters.erases - e0, 2);
+            let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+            assert_eq!(got, (4, 2));
             assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [2, 0, 0]));
             assert_eq!((f.sw, f.sw_owner), (NONE, NO_LBN));
             assert_eq!(f.stats.log_utilization(4), 0.5);
@@ -558,11 +535,10 @@ mod tests {
         write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
-        let e0 = n.counters.erases;
         let mut unit = [padded(&[1], 3, &[0, 3], 1), padded(&[], 0, &[2], 2)].concat();
         unit.sort_by_key(|p| p.offset);
-        f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
-        assert_eq!(n.counters.erases - e0, 1);
+        let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+        assert_eq!(got.1, 1);
         assert_eq!(f.stats.merges, [1, 0, 0]);
         assert_eq!(f.rw.len(), 1);
         let rw = f.rw[0] as usize;
@@ -593,9 +569,7 @@ mod tests {
         for o in 0..4 {
             f.write_pages(0, &host(&[o], 2), 0, &mut n).unwrap();
         }
-        assert_eq!(f.stats.merges, [1, 0, 0]);
-        assert_eq!(n.counters.erases, 1);
-        assert_eq!(merge_progs(&n), 0);
+        assert_eq!(merge_totals(&f, &n), ([1, 0, 0], 0, 1));
         assert_eq!(f.sw, NONE);
         // Unmerged model stats: SW switches are no model events.
         assert_eq!(f.stats.events, 0.0);
@@ -609,15 +583,11 @@ mod tests {
         write_whole(&mut f, &mut n, 0..2);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
-        assert_eq!(f.stats.merges, [0, 1, 0]);
-        assert_eq!(merge_progs(&n), 2);
-        assert_eq!(n.counters.erases, 1);
+        assert_eq!(merge_totals(&f, &n), ([0, 1, 0], 2, 1));
         assert_eq!(f.sw_owner, 1);
         // Offset 0 again for the SW owner: its own SW log is merged, a new one started.
         f.write_pages(1, &host(&[0], 3), 0, &mut n).unwrap();
-        assert_eq!(f.stats.merges, [0, 2, 0]);
-        assert_eq!(merge_progs(&n), 5);
-        assert_eq!(n.counters.erases, 2);
+        assert_eq!(merge_totals(&f, &n), ([0, 2, 0], 5, 2));
         assert_eq!(f.sw_owner, 1);
         f.check_integrity(&[2, 2, 1, 1, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
@@ -629,9 +599,7 @@ mod tests {
         write_whole(&mut f, &mut n, 0..1);
         f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
         f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
-        assert_eq!(f.stats.merges, [0, 1, 0]);
-        assert_eq!(merge_progs(&n), 2);
-        assert_eq!(n.counters.erases, 1);
+        assert_eq!(merge_totals(&f, &n), ([0, 1, 0], 2, 1));
         assert_eq!(f.sw, NONE);
         assert_eq!(f.rw.len(), 1);
         assert_eq!(f.s.written[f.rw[0] as usize], 1);
@@ -679,13 +647,7 @@ mod tests {
         let g = geo(8, 12, 12 + 4 + 1);
         let mut f = FastFtl::new(&g, 4, ModelStats::AllMerges, Utilisation::Valid, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
-        random_run(&mut f, &mut n, 8, 12, 5000, 5);
-        assert_erases_agree(&f, &n);
-        assert!(
-            f.stats.merges.iter().all(|&m| m > 0),
-            "{:?}",
-            f.stats.merges
-        );
+        random_run_all_merges(&mut f, &mut n, 5, "fast");
     }
 
     /// Seed 002's statistics on FAST, worked by hand: N_p = 4, 1 SW + 2 RW log blocks, LBNs 0–2
@@ -715,46 +677,47 @@ mod tests {
     /// 2 + 4 + 4 + 4 = 14 (re-referenced 12); valid: 2 + 3 + 3 + 4 = 12 (re-referenced 10).
     #[test]
     fn seed002_statistics_by_hand() {
-        for util in [Utilisation::Written, Utilisation::Valid] {
-            let g = geo(4, 4, 4 + 3 + 1);
-            let mut f = FastFtl::new(&g, 3, ModelStats::Seed, util, true).unwrap();
-            let mut n = Nand::new(g.physical_blocks);
-            write_whole(&mut f, &mut n, 0..3);
-            let script: [(Lbn, &[u32]); 13] = [
-                (0, &[1, 2]),
-                (1, &[1]),
-                (0, &[1]),
-                (2, &[0, 1]),
-                (1, &[2, 3]),
-                (0, &[3]),
-                (1, &[1]),
-                (2, &[3]),
-                (1, &[3]),
-                (0, &[1, 2]),
-                (0, &[3]),
-                (2, &[0, 1, 2]),
-                (2, &[3]),
-            ];
-            write_script(&mut f, &mut n, &script);
-            assert_eq!(f.stats.merges, [1, 1, 2]);
-            assert_log_stats(
-                &f,
-                util,
-                [16, 9, 4, 1, 1, 2],
-                &[(1, 1), (3, 2), (4, 1)],
-                (14, 12, &[(50, 1), (100, 3)], &[(100, 3)]),
-                (12, 10, &[(50, 1), (75, 2), (100, 1)], &[(75, 2), (100, 1)]),
-            );
-            // LBN 0's association holds V10 and V11: 2 references, 3 pages.
-            let state = LogState {
-                references: 2,
-                pages: 3,
-            };
-            assert_eq!(f.log_state(0), Some(state));
-            assert_eq!((f.log_state(1), f.log_state(2)), (None, None));
-            f.check_integrity(&[1, 11, 11, 12, 1, 8, 6, 10, 13, 13, 13, 14, 0, 0, 0, 0])
-                .unwrap();
-        }
+        let make = |g: &Geometry, util| FastFtl::new(g, 3, ModelStats::Seed, util, true);
+        let script: [(Lbn, &[u32]); 13] = [
+            (0, &[1, 2]),
+            (1, &[1]),
+            (0, &[1]),
+            (2, &[0, 1]),
+            (1, &[2, 3]),
+            (0, &[3]),
+            (1, &[1]),
+            (2, &[3]),
+            (1, &[3]),
+            (0, &[1, 2]),
+            (0, &[3]),
+            (2, &[0, 1, 2]),
+            (2, &[3]),
+        ];
+        by_hand(
+            3,
+            |g, util| make(g, util).unwrap(),
+            &script,
+            |f, _, util| {
+                assert_eq!(f.stats.merges, [1, 1, 2]);
+                assert_log_stats(
+                    f,
+                    util,
+                    [16, 9, 4, 1, 1, 2],
+                    &[(1, 1), (3, 2), (4, 1)],
+                    (14, 12, &[(50, 1), (100, 3)], &[(100, 3)]),
+                    (12, 10, &[(50, 1), (75, 2), (100, 1)], &[(75, 2), (100, 1)]),
+                );
+                // LBN 0's association holds V10 and V11: 2 references, 3 pages.
+                let state = LogState {
+                    references: 2,
+                    pages: 3,
+                };
+                assert_eq!(f.log_state(0), Some(state));
+                assert_eq!((f.log_state(1), f.log_state(2)), (None, None));
+                f.check_integrity(&[1, 11, 11, 12, 1, 8, 6, 10, 13, 13, 13, 14, 0, 0, 0, 0])
+                    .unwrap();
+            },
+        );
     }
 
     /// A unit whose own association is merged while it writes: N_p = 4, 1 SW + 1 RW log block.

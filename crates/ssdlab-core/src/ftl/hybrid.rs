@@ -78,6 +78,22 @@ pub(crate) fn check_size(geo: &Geometry, extra: u64, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Physical blocks a log-block FTL (BAST, FAST) needs beyond the logical ones: its log blocks and
+/// the target of a full merge.
+pub fn log_spare_blocks(log_blocks: u64) -> u64 {
+    log_blocks + 1
+}
+
+/// Error unless the device holds `log_blocks` log blocks and the full-merge block beyond its
+/// logical blocks.
+pub(crate) fn check_log_size(geo: &Geometry, log_blocks: u64) -> Result<()> {
+    check_size(
+        geo,
+        log_spare_blocks(log_blocks),
+        &format!("{log_blocks} log blocks (ftl.log_blocks) and 1 merge block"),
+    )
+}
+
 pub(crate) struct Store {
     pub ppb: u32,
     /// The block map: LBN → its data block (NONE: none yet).
@@ -854,6 +870,68 @@ pub(crate) mod testutil {
         n.counters.programs[Cause::Merge as usize]
     }
 
+    /// The programs and erases `op` costs on `n`.
+    pub fn cost(n: &mut Nand, op: impl FnOnce(&mut Nand)) -> (u64, u64) {
+        let (p0, e0) = (progs(n), n.counters.erases);
+        op(n);
+        (progs(n) - p0, n.counters.erases - e0)
+    }
+
+    /// The merges the FTL's counters report: switch, partial, full.
+    pub fn merges(f: &dyn Ftl) -> [u64; 3] {
+        let all = f.counters();
+        ["ftl.merges.switch", "ftl.merges.partial", "ftl.merges.full"]
+            .map(|k| all.iter().find(|(name, _)| *name == k).unwrap().1)
+    }
+
+    /// Seed Fig 7–8(a) on N = 4: pages 1 and 2 of a whole-written LBN 0 logged, then `merge`
+    /// full-merges them: 6 programs (2 logged, 4 copies), 2 erases.
+    pub fn fig8a_log_and_merge<F: Ftl>(
+        f: &mut F,
+        n: &mut Nand,
+        merge: impl FnOnce(&mut F, &mut Nand),
+    ) {
+        write_whole(f, n, 0..1);
+        let log_and_merge = |n: &mut Nand| {
+            f.write_pages(0, &host(&[1, 2], 2), 0, n).unwrap();
+            merge(f, n);
+        };
+        assert_eq!(cost(n, log_and_merge), (6, 2));
+        assert_eq!(merges(f), [0, 0, 1]);
+        f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+    }
+
+    /// Seed Fig 7–8(b) on N = 4: pages 1, 2 of a whole-written LBN 0 buffered, 0 and 3 read and
+    /// padded, the whole block written in order and switch-merged: 4 page writes (2 of them
+    /// Pad), 1 erase (the old data block).
+    pub fn fig8b_pad_and_switch(f: &mut dyn Ftl, n: &mut Nand) {
+        write_whole(f, n, 0..1);
+        let unit = padded(&[1, 2], 2, &[0, 3], 1);
+        assert_eq!(
+            cost(n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap()),
+            (4, 1)
+        );
+        assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
+        assert_eq!(merges(f), [1, 0, 0]);
+        f.check_integrity(&[1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+    }
+
+    /// The merges so far (switch, partial, full), their copies (Merge programs) and all erases.
+    pub fn merge_totals(f: &dyn Ftl, n: &Nand) -> ([u64; 3], u64, u64) {
+        (merges(f), merge_progs(n), n.counters.erases)
+    }
+
+    /// A long [`random_run`] (N = 8, 12 LBNs, 5000 steps from `seed`) that must see every kind of
+    /// merge, the FTL's erases agreeing with the NAND's.
+    pub fn random_run_all_merges(f: &mut dyn Ftl, n: &mut Nand, seed: u64, what: &str) {
+        random_run(f, n, 8, 12, 5000, seed);
+        assert_erases_agree(f, n);
+        let m = merges(f);
+        assert!(m.iter().all(|&x| x > 0), "{what}: {m:?}");
+    }
+
     /// The erases the FTL's counters report, all kinds together, are the NAND's.
     pub fn assert_erases_agree(f: &dyn Ftl, nand: &Nand) {
         let c = f.counters();
@@ -868,11 +946,24 @@ pub(crate) mod testutil {
         }
     }
 
-    /// The `Pages` units of a hand-worked run, the i-th at version `2 + i`.
-    pub fn write_script(f: &mut dyn Ftl, nand: &mut Nand, script: &[(Lbn, &[u32])]) {
-        for (i, &(l, offs)) in script.iter().enumerate() {
-            f.write_pages(l, &host(offs, 2 + i as u32), 0, nand)
-                .unwrap();
+    /// Seed 002's hand-worked run on N = 4, 4 LBNs and `logs` log blocks, once for each
+    /// utilisation reading on the FTL `make` builds for it: LBNs 0–2 written whole, then
+    /// `script`'s `Pages` units, the i-th at version `2 + i`; `check` asserts what that gives.
+    pub fn by_hand<F: Ftl>(
+        logs: u64,
+        make: impl Fn(&Geometry, Utilisation) -> F,
+        script: &[(Lbn, &[u32])],
+        check: impl Fn(&mut F, &mut Nand, Utilisation),
+    ) {
+        for util in [Utilisation::Written, Utilisation::Valid] {
+            let g = geo(4, 4, 4 + logs + 1);
+            let (mut f, mut n) = (make(&g, util), Nand::new(g.physical_blocks));
+            write_whole(&mut f, &mut n, 0..3);
+            for (i, &(l, offs)) in script.iter().enumerate() {
+                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
+                    .unwrap();
+            }
+            check(&mut f, &mut n, util);
         }
     }
 
@@ -963,10 +1054,7 @@ pub(crate) mod testutil {
             c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0,
             "{what}: {c:?}"
         );
-        let all = f.counters();
-        let merges = ["ftl.merges.switch", "ftl.merges.partial", "ftl.merges.full"]
-            .map(|k| all.iter().find(|(name, _)| *name == k).unwrap().1);
-        (c, merges, n.counters.clone())
+        (c, merges(f), n.counters.clone())
     }
 
     /// Runs of [`log_oracle`] counting written and valid pages: the utilisation reading changes

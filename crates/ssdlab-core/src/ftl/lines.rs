@@ -1355,15 +1355,7 @@ const CLASS_VALID: [&str; 8] = [
 ];
 
 impl FtlView for LinesFtl {
-    fn is_mapped(&self, lpn: Lpn) -> bool {
-        self.l2p.get(lpn as usize).is_some_and(|&p| p != NONE)
-    }
-    fn stat(&self, name: &str) -> Option<f64> {
-        match name {
-            "free_blocks" => Some(self.free.len() as f64),
-            _ => None,
-        }
-    }
+    super::flat_view!();
     /// The L2P entry and, with `deep`, the P2L entry and line valid count of the page's flash
     /// copy (invalidated when the page enters the ring), as the page FTL does.
     #[inline]

@@ -21,6 +21,23 @@ use crate::placement::Classifier;
 use crate::units::{Geometry, Lbn, Lpn};
 pub use log_stats::LogState;
 
+/// The `FtlView` answers of an FTL that maps pages in a flat `l2p` table (`NONE`: unmapped) and
+/// keeps its free blocks in `free` (the page and line FTLs).
+macro_rules! flat_view {
+    () => {
+        fn is_mapped(&self, lpn: Lpn) -> bool {
+            self.l2p.get(lpn as usize).is_some_and(|&p| p != NONE)
+        }
+        fn stat(&self, name: &str) -> Option<f64> {
+            match name {
+                "free_blocks" => Some(self.free.len() as f64),
+                _ => None,
+            }
+        }
+    };
+}
+pub(crate) use flat_view;
+
 /// An FTL's registry entry: what it is, how to build it, and its rules for what the
 /// configuration leaves to it (the placement entry is the configured placement's).
 /// An FTL from the resolved configuration, the geometry and the placement classifier.

@@ -498,15 +498,7 @@ fn checked_slot(c: u32, streams: usize) -> Result<usize> {
 }
 
 impl FtlView for PageFtl {
-    fn is_mapped(&self, lpn: Lpn) -> bool {
-        self.l2p.get(lpn as usize).is_some_and(|&p| p != NONE)
-    }
-    fn stat(&self, name: &str) -> Option<f64> {
-        match name {
-            "free_blocks" => Some(self.free.len() as f64),
-            _ => None,
-        }
-    }
+    super::flat_view!();
     /// The L2P entry (the one random load of a host page program that the caches rarely hold)
     /// and, with `deep`, the P2L entry, block valid count and GC list entry of the page's current
     /// copy (invalidated by the program).

@@ -99,6 +99,26 @@ impl Default for GenericSpec {
     }
 }
 
+impl GenericSpec {
+    /// A header line, then `time_ns dev op sector nsectors` columns split at `delimiter` (the
+    /// layout of the example above), with the default op codes.
+    pub fn ns_sectors(delimiter: &str) -> Self {
+        GenericSpec {
+            delimiter: delimiter.into(),
+            skip_lines: 1,
+            time_col: Some(0),
+            dev_col: Some(1),
+            op_col: 2,
+            offset_col: 3,
+            size_col: 4,
+            offset_unit_bytes: 512,
+            size_unit_bytes: 512,
+            time_unit_us: 1e-3,
+            ..GenericSpec::default()
+        }
+    }
+}
+
 /// `None` = whitespace.
 fn delimiter_char(d: &str) -> std::result::Result<Option<char>, String> {
     if d.eq_ignore_ascii_case("whitespace") {
@@ -374,18 +394,8 @@ mod tests {
     #[test]
     fn parses_generic() {
         let spec = GenericSpec {
-            delimiter: "whitespace".into(),
-            time_col: Some(0),
-            dev_col: Some(1),
-            op_col: 2,
-            offset_col: 3,
-            size_col: 4,
-            offset_unit_bytes: 512,
-            size_unit_bytes: 512,
-            time_unit_us: 1e-3,
             trim_codes: vec!["D".into()],
-            skip_lines: 1,
-            ..Default::default()
+            ..GenericSpec::ns_sectors("whitespace")
         };
         spec.validate().unwrap();
         let mut p = Parser::new(spec);
