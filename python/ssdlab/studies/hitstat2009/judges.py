@@ -925,7 +925,7 @@ def _fig21_gains(df, ftl):
 def _fig21_over_best(df, end):
     """{ftl: {buffer: elapsed time at the threshold `end` (1.00 or 0.00) / the lowest fixed one − 1}}
     of Fig 21's buffers on BAST and FAST, and the cells."""
-    at = 0 if end == 1.0 else 1  # the place of `end` in _fig21_gains' tuples
+    at = {1.0: 0, 0.0: 1}[end]  # the place of `end` in _fig21_gains' tuples
     over, cells = {}, []
     for ftl in ("bast", "fast"):
         e, c = _fig21_gains(df, ftl)
