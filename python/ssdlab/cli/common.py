@@ -197,6 +197,14 @@ def _add_executor_args(p: argparse.ArgumentParser, executor: str, address: str, 
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
 
 
+def _add_grid_args(p: argparse.ArgumentParser, executor: str, address: str, workers: str, traces: str) -> None:
+    """What `sweep` and `reproduce` take to run a study's cells: the executor arguments, --traces
+    and --allow-failures, with each command's own help texts."""
+    _add_executor_args(p, executor=executor, address=address, workers=workers)
+    p.add_argument("--traces", metavar="DIR", help=traces)
+    p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
+
+
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", help="TOML configuration file")
     p.add_argument(

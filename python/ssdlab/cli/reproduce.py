@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import claims
 from .._core import SsdlabError
-from .common import _add_executor_args, _executor_options, _failures, check_output_dir, print_table
+from .common import _add_grid_args, _executor_options, _failures, check_output_dir, print_table
 
 
 def cmd_reproduce(args) -> int:
@@ -78,16 +78,13 @@ def _add_reproduce_parser(sub) -> None:
         metavar="DIR",
         help="output directory (default results/NAME, or results/NAME-quick; with --all the folder that holds them)",
     )
-    _add_executor_args(
+    _add_grid_args(
         p,
         executor="local threads (default) or dask",
         address="an existing Dask scheduler",
         workers="local workers (default: all cores)",
+        traces="real-trace directory (default $SSDLAB_TRACES, else ../shared/traces)",
     )
-    p.add_argument(
-        "--traces", metavar="DIR", help="real-trace directory (default $SSDLAB_TRACES, else ../shared/traces)"
-    )
-    p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.add_argument(
         "--robust",
         action="store_true",

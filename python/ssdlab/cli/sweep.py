@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import api, describe
 from .._core import SsdlabError
 from .common import (
-    _add_executor_args,
+    _add_grid_args,
     _executor_options,
     _failures,
     _fmt,
@@ -135,14 +135,13 @@ def _add_sweep_parsers(sub) -> None:
     p = sub.add_parser("sweep", help="run every cell of a study file (resumable) into a results directory")
     p.add_argument("study", metavar="STUDY.toml", help="study file (docs/studies.md)")
     p.add_argument("--out", "-o", required=True, metavar="DIR", help="results directory (re-runs skip stored cells)")
-    _add_executor_args(
+    _add_grid_args(
         p,
         executor="local threads (default) or a Dask cluster",
         address="Dask scheduler (default: a local 127.0.0.1 cluster)",
         workers="runs at a time (default: all cores)",
+        traces="what `{traces}` in the study stands for (default as reproduce)",
     )
-    p.add_argument("--traces", metavar="DIR", help="what `{traces}` in the study stands for (default as reproduce)")
-    p.add_argument("--allow-failures", action="store_true", help="exit 0 even when cells failed")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("results", help="show (or export) the results of a sweep")

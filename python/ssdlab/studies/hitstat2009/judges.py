@@ -160,12 +160,55 @@ def _values(rows, key):
     return {k: float(r[key]) for k, r in rows.items()}
 
 
+def _ref_picks(df, ftl, kinds):
+    """The reference buffer size and the one cell of each of `kinds` on `ftl` at it, by kind."""
+    at, ref = _at_ref(df)
+    return ref, _picks(at, ftl, kinds)
+
+
+def _ref_values(df, ftl, kinds, key):
+    """`_ref_picks` and the `key` of each of its cells."""
+    ref, rows = _ref_picks(df, ftl, kinds)
+    return ref, rows, _values(rows, key)
+
+
 def _curve(g, ftl, kind, x="buffer.bytes"):
     """The cells of (ftl, buffer kind) in `g`, ascending in `x`."""
     part = g[(g["ftl.kind"] == ftl) & (g["buffer.kind"] == kind)]
     if not len(part):
         raise ValueError(f"no cells of {kind} on {ftl}")
     return part.assign(_x=part[x].astype(float)).sort_values("_x")
+
+
+def _ends(curve, missing):
+    """The first and the last cell of `curve`; a change needs two, else ValueError(`missing`)."""
+    if len(curve) < 2:
+        raise ValueError(missing)
+    return curve.iloc[0], curve.iloc[-1]
+
+
+def _seed_grid(df, ftl):
+    """The buffer-grid cells of the seed's three buffers on `ftl` (Fig 17's cells)."""
+    g = _grid(df, "buffers")
+    return g[(g["ftl.kind"] == ftl) & g["buffer.kind"].isin(SEED_BUFFERS[ftl])]
+
+
+def _seed_cells(df, ftl):
+    """`_seed_grid`, which a judge of those cells needs to hold some."""
+    g = _seed_grid(df, ftl)
+    if not len(g):
+        raise ValueError(f"no buffer-size cells on {ftl}")
+    return g
+
+
+def _log_settings(df, ftl):
+    """(buffer size, log blocks, its cells by buffer kind) of each setting of the log-block grids
+    on `ftl`, by buffer size, then log blocks."""
+    for size in _log_sizes(df):
+        lg = _grid(df, "logs", size)
+        lg = lg[lg["ftl.kind"] == ftl]
+        for n in sorted(set(int(x) for x in lg["ftl.log_blocks"])):
+            yield size, n, lg[lg["ftl.log_blocks"].astype(int) == n].set_index("buffer.kind")
 
 
 def _pct(v):
@@ -177,10 +220,7 @@ def _names(kinds):
 
 
 def flushed_groups_order(df, claim):
-    at, ref = _at_ref(df)
-    kinds = ("fab", "bplru", "hitstat")
-    rows = _picks(at, "bast", kinds)
-    fg = _values(rows, "buffer.flushed_groups")
+    ref, rows, fg = _ref_values(df, "bast", ("fab", "bplru", "hitstat"), "buffer.flushed_groups")
     g = _grid(df, "buffers")
     g = g[g["ftl.kind"] == "bast"]
     sizes = sorted(set(int(b) for b in g["buffer.bytes"]))
@@ -198,9 +238,7 @@ def flushed_groups_order(df, claim):
 
 def update_interval_short(df, claim):
     """Fig 15(b): the share of flushes whose group update interval is below `below` flushes."""
-    at, ref = _at_ref(df)
-    kinds = ("fab", "bplru", "hitstat")
-    rows = _picks(at, "bast", kinds)
+    ref, rows = _ref_picks(df, "bast", ("fab", "bplru", "hitstat"))
     share = {k: _share(r, "buffer.group_update_interval", hi=claim["below"]) for k, r in rows.items()}
     ratio = min(share["fab"] / share["bplru"], share["fab"] / share["hitstat"])
     holds = ratio >= claim["ratio"]
@@ -219,10 +257,7 @@ def update_interval_growth(df, claim):
     g = _grid(df, "buffers")
     change, cells, ends = {}, [], {}
     for k in ("fab", "bplru"):
-        c = _curve(g, "bast", k)
-        if len(c) < 2:
-            raise ValueError(f"one buffer size of {k}: no growth to measure")
-        lo, hi = c.iloc[0], c.iloc[-1]
+        lo, hi = _ends(_curve(g, "bast", k), f"one buffer size of {k}: no growth to measure")
         a, b = (_share(r, "buffer.group_update_interval", hi=claim["below"]) for r in (lo, hi))
         change[k] = b - a
         ends[k] = (a, b, float(lo["buffer.group_update_interval.mean"]), float(hi["buffer.group_update_interval.mean"]))
@@ -248,8 +283,7 @@ def update_interval_growth(df, claim):
 
 def group_size_order(df, claim):
     """Fig 16(a): the share of flushed groups holding at least `at_least` pages."""
-    at, ref = _at_ref(df)
-    rows = _picks(at, "bast", ("hitstat", "bplru", "fab"))
+    ref, rows = _ref_picks(df, "bast", ("hitstat", "bplru", "fab"))
     share = {k: _share(r, "buffer.flushed_group_pages", lo=claim["at_least"]) for k, r in rows.items()}
     holds = share["hitstat"] > share["bplru"] > share["fab"]
     return _outcome(
@@ -292,9 +326,7 @@ def fab_cdf_step(df, claim):
 
 def sector_hit_order(df, claim):
     """Fig 16(b): FAB < HitStat < BPLRU, HitStat within `slightly` (relative) of BPLRU."""
-    at, ref = _at_ref(df)
-    rows = _picks(at, "bast", ("fab", "bplru", "hitstat"))
-    h = _values(rows, "buffer.sector_hit_ratio")
+    ref, rows, h = _ref_values(df, "bast", ("fab", "bplru", "hitstat"), "buffer.sector_hit_ratio")
     below = 1 - h["hitstat"] / h["bplru"]
     order = h["fab"] < h["hitstat"] < h["bplru"]
     holds = order and below <= claim["slightly"]
@@ -346,15 +378,11 @@ def ftl_fit(df, claim):
 def programs_per_erase_spread(df, claim):
     """Fig 17(a, b): page writes per block erase across the figure's cells (the seed's buffers,
     every buffer size) on `ftl`."""
-    g = _grid(df, "buffers")
-    g = g[(g["ftl.kind"] == claim["ftl"]) & g["buffer.kind"].isin(SEED_BUFFERS[claim["ftl"]])]
-    if not len(g):
-        raise ValueError(f"no buffer-size cells on {claim['ftl']}")
+    g = _seed_cells(df, claim["ftl"])
     per = g["nand.programs.total"].astype(float) / g["nand.erases"].astype(float)
     spread = float(per.max() / per.min() - 1)
     holds = spread >= claim["spread"]
-    f = _grid(df, "buffers")
-    f = f[(f["ftl.kind"] == "fast") & f["buffer.kind"].isin(SEED_BUFFERS["fast"])]
+    f = _seed_grid(df, "fast")
     fast = ""
     if len(f):
         fp = f["nand.programs.total"].astype(float) / f["nand.erases"].astype(float)
@@ -375,10 +403,7 @@ def shrinks_least(df, claim):
     ftl, p = claim["ftl"], claim["policy"]
     fall, cells = {}, []
     for k in [p, *claim["others"]]:
-        c = _curve(g, ftl, k)
-        if len(c) < 2:
-            raise ValueError(f"one buffer size of {k}: no fall to measure")
-        lo, hi = c.iloc[0], c.iloc[-1]
+        lo, hi = _ends(_curve(g, ftl, k), f"one buffer size of {k}: no fall to measure")
         fall[k] = {m: 1 - float(hi[m]) / float(lo[m]) for m in ("nand.erases", "nand.programs.total")}
         cells += [lo["cell"], hi["cell"]]
         span = f"{_mib(lo['buffer.bytes'])} → {_mib(hi['buffer.bytes'])}"
@@ -399,9 +424,8 @@ def shrinks_least(df, claim):
 
 
 def throughput_above(df, claim):
-    at, ref = _at_ref(df)
-    ftl, policy = claim["ftl"], claim["policy"]
-    rows = _picks(at, ftl, ("fab", "bplru", policy))
+    policy = claim["policy"]
+    ref, rows = _ref_picks(df, claim["ftl"], ("fab", "bplru", policy))
     t, e, p = (_values(rows, m) for m in (THROUGHPUT, "nand.erases", "nand.programs.total"))
     holds = t[policy] > t["fab"] and t[policy] > t["bplru"]
     why = (
@@ -421,10 +445,7 @@ def throughput_above(df, claim):
 
 def program_time_share(df, claim):
     """§5.3.2: the share of the elapsed time spent programming pages, lowest over the figure's cells."""
-    g = _grid(df, "buffers")
-    g = g[(g["ftl.kind"] == claim["ftl"]) & g["buffer.kind"].isin(SEED_BUFFERS[claim["ftl"]])]
-    if not len(g):
-        raise ValueError(f"no buffer-size cells on {claim['ftl']}")
+    g = _seed_cells(df, claim["ftl"])
     prog = g["nand.programs.total"].astype(float) * g["nand.program_us"].astype(float)
     share = prog / g[ELAPSED].astype(float)
     i = share.idxmin()
@@ -440,10 +461,7 @@ def program_time_share(df, claim):
 
 def log_util_below(df, claim):
     """Fig 17(d): the largest log-block space utilisation over the figure's cells."""
-    g = _grid(df, "buffers")
-    g = g[(g["ftl.kind"] == claim["ftl"]) & g["buffer.kind"].isin(SEED_BUFFERS[claim["ftl"]])]
-    if not len(g):
-        raise ValueError(f"no buffer-size cells on {claim['ftl']}")
+    g = _seed_cells(df, claim["ftl"])
     u = g["ftl.log_utilization"].astype(float)
     i = u.idxmax()
     holds = float(u.max()) < claim["below"]
@@ -459,9 +477,7 @@ def log_util_below(df, claim):
 def _against(df, ftl, kinds, key, base, over):
     """The reference-size cells of `kinds` on `ftl`: the reference size, the rows, their `key`, and
     the `key` of each of `over` divided by `base`'s."""
-    at, ref = _at_ref(df)
-    rows = _picks(at, ftl, kinds)
-    v = _values(rows, key)
+    ref, rows, v = _ref_values(df, ftl, kinds, key)
     return ref, rows, v, {k: v[k] / v[base] for k in over}
 
 
@@ -495,11 +511,8 @@ def erases_much_lower(df, claim):
 
 def overhead_lowest(df, claim):
     """Fig 18(d): overhead pages as a share of the pages logged (and merged), lowest for `policy`."""
-    at, ref = _at_ref(df)
     p = claim["policy"]
-    kinds = ("fab", "bplru", "hitstat", "hitstat-adj")
-    rows = _picks(at, claim["ftl"], kinds)
-    share = _values(rows, OVERHEAD_SHARE)
+    ref, rows, share = _ref_values(df, claim["ftl"], ("fab", "bplru", "hitstat", "hitstat-adj"), OVERHEAD_SHARE)
     holds = all(share[p] < share[k] for k in SEED_BUFFERS[claim["ftl"]] if k != p)
     return _outcome(
         ", ".join(
@@ -514,10 +527,7 @@ def overhead_lowest(df, claim):
 
 def full_merge_share(df, claim):
     """Fig 20: full-merge erases / all erases on FAST; both HitStat variants against FAB and BPLRU."""
-    at, _ = _at_ref(df)
-    kinds = ("fab", "bplru", "hitstat", "hitstat-adj")
-    rows = _picks(at, "fast", kinds)
-    share = _values(rows, FULL_SHARE)
+    _, rows, share = _ref_values(df, "fast", ("fab", "bplru", "hitstat", "hitstat-adj"), FULL_SHARE)
     lowest = min(share["fab"], share["bplru"])
     far = {k: share[k] <= claim["at_most"] * lowest for k in HITSTATS}
     holds = all(far.values())
@@ -581,10 +591,7 @@ def switch_vs_logs(df, claim):
     ftl = claim["ftl"]
     parts, cells, holds = [], [], True
     for k in HITSTATS:
-        c = _curve(lg, ftl, k, x="ftl.log_blocks")
-        if len(c) < 2:
-            raise ValueError(f"one log-block count of {k}: nothing to compare")
-        lo, hi = c.iloc[0], c.iloc[-1]
+        lo, hi = _ends(_curve(lg, ftl, k, x="ftl.log_blocks"), f"one log-block count of {k}: nothing to compare")
         th = (float(lo["padding.threshold_fraction"]), float(hi["padding.threshold_fraction"]))
         sw = (float(lo["ftl.erases.switch"]), float(hi["ftl.erases.switch"]))
         holds &= th[0] < th[1] and sw[0] > sw[1]
@@ -708,13 +715,10 @@ def adj_on_bast(df, claim):
     to log-block space in the log-block grids."""
     ftl = claim["ftl"]
     rows = []
-    for size in _log_sizes(df):
-        lg = _grid(df, "logs", size)
-        for n in sorted(set(int(x) for x in lg[lg["ftl.kind"] == ftl]["ftl.log_blocks"])):
-            part = lg[(lg["ftl.kind"] == ftl) & (lg["ftl.log_blocks"].astype(int) == n)].set_index("buffer.kind")
-            if {"hitstat", "hitstat-adj"} <= set(part.index):
-                block = float(part["device.pages_per_block"].iloc[0]) * float(part["device.page_bytes"].iloc[0])
-                rows.append((size / (n * block), size, n, part.loc["hitstat-adj"], part.loc["hitstat"]))
+    for size, n, part in _log_settings(df, ftl):
+        if {"hitstat", "hitstat-adj"} <= set(part.index):
+            block = float(part["device.pages_per_block"].iloc[0]) * float(part["device.page_bytes"].iloc[0])
+            rows.append((size / (n * block), size, n, part.loc["hitstat-adj"], part.loc["hitstat"]))
     if len(rows) < 2:
         raise ValueError("fewer than two (buffer, log blocks) settings with both HitStat variants")
     rows.sort(key=lambda r: r[0])
@@ -737,18 +741,14 @@ def lowest_in_most(df, claim):
     parts, cells, holds = [], [], True
     for ftl, p in claim["policies"].items():
         wins, total, margins = 0, 0, []
-        for size in _log_sizes(df):
-            lg = _grid(df, "logs", size)
-            lg = lg[lg["ftl.kind"] == ftl]
-            for n in sorted(set(int(x) for x in lg["ftl.log_blocks"])):
-                part = lg[lg["ftl.log_blocks"].astype(int) == n].set_index("buffer.kind")
-                if not set(SEED_BUFFERS[ftl]) <= set(part.index):
-                    continue
-                e = {k: float(part.loc[k, ELAPSED]) for k in SEED_BUFFERS[ftl]}
-                total += 1
-                wins += e[p] < min(v for k, v in e.items() if k != p)
-                margins.append(min(v for k, v in e.items() if k != p) / e[p] - 1)
-                cells += list(part["cell"])
+        for _, _, part in _log_settings(df, ftl):
+            if not set(SEED_BUFFERS[ftl]) <= set(part.index):
+                continue
+            e = {k: float(part.loc[k, ELAPSED]) for k in SEED_BUFFERS[ftl]}
+            total += 1
+            wins += e[p] < min(v for k, v in e.items() if k != p)
+            margins.append(min(v for k, v in e.items() if k != p) / e[p] - 1)
+            cells += list(part["cell"])
         if not total:
             raise ValueError(f"no log-block settings on {ftl}")
         holds &= wins > total / 2
@@ -922,14 +922,24 @@ def _fig21_gains(df, ftl):
     return out, cells
 
 
-def fab_padding_gain(df, claim):
-    """Fig 21: the gain of the best fixed threshold over never padding (1.00), FAB against BPLRU and
-    the seed's HitStat variant, on each FTL."""
-    parts, cells, holds = [], [], True
+def _fig21_over_best(df, end):
+    """{ftl: {buffer: elapsed time at the threshold `end` (1.00 or 0.00) / the lowest fixed one − 1}}
+    of Fig 21's buffers on BAST and FAST, and the cells."""
+    at = {1.0: 0, 0.0: 1}[end]  # the place of `end` in _fig21_gains' tuples
+    over, cells = {}, []
     for ftl in ("bast", "fast"):
         e, c = _fig21_gains(df, ftl)
         cells += c
-        gain = {k: v[0] / v[2] - 1 for k, v in e.items()}
+        over[ftl] = {k: v[at] / v[2] - 1 for k, v in e.items()}
+    return over, cells
+
+
+def fab_padding_gain(df, claim):
+    """Fig 21: the gain of the best fixed threshold over never padding (1.00), FAB against BPLRU and
+    the seed's HitStat variant, on each FTL."""
+    gains, cells = _fig21_over_best(df, 1.0)
+    parts, holds = [], True
+    for ftl, gain in gains.items():
         h = SEED_BUFFERS[ftl][2]
         holds &= gain["fab"] < gain["bplru"] and gain["fab"] < gain[h]
         parts.append(f"{ftl.upper()}: FAB {gain['fab']:.1%}, BPLRU {gain['bplru']:.1%}, {NAMES[h]} {gain[h]:.1%}")
@@ -944,11 +954,9 @@ def fab_padding_gain(df, claim):
 def zero_rise(df, claim):
     """Fig 21: how much always padding (0.00) costs over the best fixed threshold, FAB and BPLRU
     against the seed's HitStat variant, on each FTL."""
-    parts, cells, holds = [], [], True
-    for ftl in ("bast", "fast"):
-        e, c = _fig21_gains(df, ftl)
-        cells += c
-        rise = {k: v[1] / v[2] - 1 for k, v in e.items()}
+    rises, cells = _fig21_over_best(df, 0.0)
+    parts, holds = [], True
+    for ftl, rise in rises.items():
         h = SEED_BUFFERS[ftl][2]
         holds &= rise["fab"] > rise[h] and rise["bplru"] > rise[h]
         parts.append(f"{ftl.upper()}: FAB {rise['fab']:+.1%}, BPLRU {rise['bplru']:+.1%}, {NAMES[h]} {rise[h]:+.1%}")
