@@ -17,7 +17,7 @@ use ssdlab_core::ftl::hybrid::ModelStats;
 use ssdlab_core::ftl::lines::{self, LinesFtl};
 use ssdlab_core::ftl::log_stats::Utilisation;
 use ssdlab_core::ftl::page::PageFtl;
-use ssdlab_core::ftl::{Ftl, Shape, UnitPage};
+use ssdlab_core::ftl::{Ftl, Shape, Unit, UnitPage};
 use ssdlab_core::gc::VictimPolicy;
 use ssdlab_core::nand::{Cause, Nand};
 use ssdlab_core::placement::{none::FixedLines, size_ema, Classifier};
@@ -156,7 +156,7 @@ fn run(
             }
         }
         let hint = version % streams.max(1);
-        if let Err(e) = f.write_unit(lbn, &pages, shape, hint, nand) {
+        if let Err(e) = f.write_unit(Unit::new(lbn, &pages, shape).with_hint(hint), nand) {
             return Err(TestCaseError::fail(format!("step {i} ({s:?}): write: {e}")));
         }
         if let Err(e) = f.check_integrity(&latest) {
@@ -369,7 +369,7 @@ proptest! {
         let p = g.pages_per_block as u32;
         for lbn in 0..lbns {
             let unit: Vec<UnitPage> = (0..p).map(|offset| UnitPage::new(offset, 0, Cause::Host)).collect();
-            each.write_unit(lbn, &unit, Shape::Block { fill: false }, 0, &mut en).unwrap();
+            each.write_unit(Unit::new(lbn, &unit, Shape::Block { fill: false }), &mut en).unwrap();
         }
         let same = |a: &PageFtl, an: &Nand, b: &PageFtl, bn: &Nand| {
             (0..g.logical_pages).all(|l| a.ppn_of(l) == b.ppn_of(l))
@@ -380,8 +380,8 @@ proptest! {
         prop_assert!(same(&bulk, &bn, &each, &en), "after the fill");
         for (i, &(lbn, offset, hint)) in writes.iter().enumerate() {
             let page = [UnitPage::new(offset % p, 0, Cause::Host)];
-            bulk.write_pages(lbn % lbns, &page, hint, &mut bn).unwrap();
-            each.write_pages(lbn % lbns, &page, hint, &mut en).unwrap();
+            bulk.write_unit(Unit::pages(lbn % lbns, &page).with_hint(hint), &mut bn).unwrap();
+            each.write_unit(Unit::pages(lbn % lbns, &page).with_hint(hint), &mut en).unwrap();
             prop_assert!(same(&bulk, &bn, &each, &en), "after write {i}");
         }
         bulk.check_integrity(&[]).unwrap();

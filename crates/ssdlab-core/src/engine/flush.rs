@@ -6,7 +6,7 @@ use crate::buffer::accounting::GroupStats;
 use crate::buffer::{FlushSink, FlushUnit};
 use crate::error::Result;
 use crate::ftl::page::PageFtl;
-use crate::ftl::{Ftl, FtlView, Shape, UnitPage};
+use crate::ftl::{Ftl, FtlView, Shape, Unit, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, Nand};
 use crate::units::{Divisor, Geometry, Lbn, SectorMask};
@@ -98,9 +98,10 @@ impl FlushSink for Backend {
                 page[0].after = self.nand.mark_since(before);
             }
             self.host.ftl_pages += 1;
+            let one = Unit::pages(unit.lbn, &page).with_hint(unit.hint);
             return match &mut self.ftl {
-                FtlBox::Page(f) => f.write_pages(unit.lbn, &page, unit.hint, &mut self.nand),
-                FtlBox::Other(f) => f.write_pages(unit.lbn, &page, unit.hint, &mut self.nand),
+                FtlBox::Page(f) => f.write_unit(one, &mut self.nand),
+                FtlBox::Other(f) => f.write_unit(one, &mut self.nand),
             };
         }
         self.scratch.clear();
@@ -154,9 +155,10 @@ impl FlushSink for Backend {
         };
         self.host.ftl_pages += self.scratch.len() as u64;
         let scratch = std::mem::take(&mut self.scratch);
-        let r = self
-            .ftl
-            .write_unit(unit.lbn, &scratch, shape, unit.hint, &mut self.nand);
+        let r = self.ftl.write_unit(
+            Unit::new(unit.lbn, &scratch, shape).with_hint(unit.hint),
+            &mut self.nand,
+        );
         self.scratch = scratch;
         r
     }

@@ -7,7 +7,7 @@ use super::flush::Backend;
 use super::source::At;
 use crate::buffer::{HostPage, WriteBuffer};
 use crate::error::{Result, SimError};
-use crate::ftl::{Shape, UnitPage};
+use crate::ftl::{Shape, Unit, UnitPage};
 use crate::metrics::HostCounters;
 use crate::nand::{Cause, NandCounters};
 use crate::request::{Op, Request};
@@ -136,7 +136,7 @@ impl Sim {
                     let hint = self.be.ftl.tag(lbn * ppb + off);
                     self.be
                         .ftl
-                        .write_pages(lbn, &[page], hint, &mut self.be.nand)?;
+                        .write_unit(Unit::pages(lbn, &[page]).with_hint(hint), &mut self.be.nand)?;
                 } else {
                     unit.push(page);
                 }
@@ -145,7 +145,7 @@ impl Sim {
                 let whole = Shape::Block { fill: false };
                 self.be
                     .ftl
-                    .write_unit(lbn, &unit, whole, 0, &mut self.be.nand)?;
+                    .write_unit(Unit::new(lbn, &unit, whole), &mut self.be.nand)?;
             }
         }
         Ok(())

@@ -57,7 +57,7 @@ use super::hybrid::{
     check_log_size, host_pages, store_answers, store_view, Merge, ModelStats, Stats, Store, NONE,
 };
 use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
-use super::{Ftl, FtlView, Shape, UnitPage};
+use super::{Ftl, FtlView, Shape, Unit, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::Nand;
 use crate::units::{prefetch, Geometry, Lbn, Lpn};
@@ -570,22 +570,15 @@ impl FtlView for BastFtl {
 }
 
 impl Ftl for BastFtl {
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        _hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
         self.log.begin();
-        let r = match shape {
-            Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
-            Shape::Pages => self.write_logged(lbn, pages, nand),
+        let r = match unit.shape {
+            Shape::Block { fill } => self.write_block(unit.lbn, unit.pages, fill, nand),
+            Shape::Pages => self.write_logged(unit.lbn, unit.pages, nand),
         };
         // The unit's log blocks not merged meanwhile are in its LBN's chain.
         if self.log.logged() > 0 {
-            if let Some(ch) = self.chains.get_mut(&lbn) {
+            if let Some(ch) = self.chains.get_mut(&unit.lbn) {
                 for x in &mut ch.blocks {
                     self.log.settle(&mut x.log);
                 }
@@ -758,7 +751,8 @@ mod tests {
             let (mut f, mut n) = bast("single", 2, 4, 50);
             write_whole(&mut f, &mut n, 0..1);
             let (p0, r0, e0) = (progs(&n), reads(&n), n.counters.erases);
-            f.write_pages(0, &host(offsets, 2), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(offsets, 2)), &mut n)
+                .unwrap();
             f.merge(0, &mut n).unwrap();
             let got = (progs(&n) - p0, reads(&n) - r0, n.counters.erases - e0);
             assert_eq!(got, cost, "{offsets:?}");
@@ -767,7 +761,9 @@ mod tests {
         let (mut f, mut n) = bast("single", 2, 4, 50);
         write_whole(&mut f, &mut n, 0..1);
         let unit = padded(&[0, 1], 2, &[2, 3], 1);
-        let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+        let got = cost(&mut n, |n| {
+            f.write_unit(Unit::new(0, &unit, BLOCK), n).unwrap()
+        });
         assert_eq!(got, (4, 1));
     }
 
@@ -778,15 +774,19 @@ mod tests {
         // later write of offset 0 goes in place instead of to a log block.
         for fill in [true, false] {
             let (mut f, mut n) = bast("chain", 2, 4, 50);
-            f.write_unit(1, &host(&[1, 2], 1), Shape::Block { fill }, 0, &mut n)
-                .unwrap();
+            f.write_unit(
+                Unit::new(1, &host(&[1, 2], 1), Shape::Block { fill }),
+                &mut n,
+            )
+            .unwrap();
             assert_eq!(progs(&n), if fill { 4 } else { 2 });
             assert_eq!(
                 n.counters.programs[Cause::Pad as usize],
                 if fill { 2 } else { 0 }
             );
             assert_eq!((n.counters.erases, f.stats.merges), (0, [0, 0, 0]));
-            f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(1, &host(&[0], 2)), &mut n)
+                .unwrap();
             assert_eq!(f.chains.len(), usize::from(fill));
             f.check_integrity(&[0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
                 .unwrap();
@@ -800,13 +800,17 @@ mod tests {
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = bast_model("chain", 2, 4, 50, model);
             write_whole(&mut f, &mut n, 0..1);
-            f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
-            f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[1], 2)), &mut n)
+                .unwrap();
+            f.write_unit(Unit::pages(0, &host(&[2], 3)), &mut n)
+                .unwrap();
             assert_eq!((f.in_use, f.chains[&0].blocks.len()), (1, 1));
             let mut unit = padded(&[3], 4, &[0], 1);
             unit.insert(1, padded(&[], 0, &[1], 2)[0]);
             unit.insert(2, padded(&[], 0, &[2], 3)[0]);
-            let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+            let got = cost(&mut n, |n| {
+                f.write_unit(Unit::new(0, &unit, BLOCK), n).unwrap()
+            });
             assert_eq!(got, (4, 2));
             assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [2, 0, 0]));
             assert_eq!((f.in_use, f.chains.len()), (0, 0));
@@ -829,12 +833,13 @@ mod tests {
         let (mut f, mut n) = bast("chain", 3, 4, 50);
         write_whole(&mut f, &mut n, 0..1);
         for v in 2..7 {
-            f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[1], v)), &mut n)
+                .unwrap();
         }
         assert_eq!(f.chains[&0].blocks.len(), 2);
         let unit = host(&[0, 1, 2, 3], 9);
         let got = cost(&mut n, |n| {
-            f.write_unit(0, &unit, BLOCK_NO_FILL, 0, n).unwrap()
+            f.write_unit(Unit::new(0, &unit, BLOCK_NO_FILL), n).unwrap()
         });
         assert_eq!(got, (4, 3));
         assert_eq!(merge_progs(&n), 0);
@@ -852,8 +857,10 @@ mod tests {
         for (model, events) in [(ModelStats::Seed, 0.0), (ModelStats::AllMerges, 1.0)] {
             let (mut f, mut n) = bast_model("chain", 1, 4, 50, model);
             write_whole(&mut f, &mut n, 0..2);
-            f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
-            f.write_pages(1, &host(&[2], 3), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[0, 1], 2)), &mut n)
+                .unwrap();
+            f.write_unit(Unit::pages(1, &host(&[2], 3)), &mut n)
+                .unwrap();
             assert_eq!(f.stats.merges, [0, 1, 0]);
             assert_eq!(f.stats.events, events);
         }
@@ -863,9 +870,12 @@ mod tests {
     fn partial_merge_on_victim() {
         let (mut f, mut n) = bast("chain", 1, 4, 50);
         write_whole(&mut f, &mut n, 0..2);
-        f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[0, 1], 2)), &mut n)
+            .unwrap();
         // LBN 1 needs the only log block: LBN 0's log (prefix 0,1) is partial-merged.
-        let got = cost(&mut n, |n| f.write_pages(1, &host(&[2], 3), 0, n).unwrap());
+        let got = cost(&mut n, |n| {
+            f.write_unit(Unit::pages(1, &host(&[2], 3)), n).unwrap()
+        });
         assert_eq!(got, (3, 1));
         assert_eq!((f.stats.merges, f.stats.erases), ([0, 1, 0], [0, 1, 0]));
         assert_eq!(merge_progs(&n), 2);
@@ -879,11 +889,14 @@ mod tests {
         let (mut f, mut n) = bast("chain", 3, 2, 50);
         write_whole(&mut f, &mut n, 0..1);
         for v in 2..10 {
-            f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[1], v)), &mut n)
+                .unwrap();
         }
         assert_eq!(f.chains[&0].blocks.len(), 2);
         assert_eq!(f.stats.merges, [0, 0, 0]);
-        let got = cost(&mut n, |n| f.write_pages(0, &host(&[1], 10), 0, n).unwrap());
+        let got = cost(&mut n, |n| {
+            f.write_unit(Unit::pages(0, &host(&[1], 10)), n).unwrap()
+        });
         assert_eq!(got.1, 3);
         assert_eq!(f.stats.merges, [0, 0, 1]);
         assert_eq!(merge_progs(&n), 4);
@@ -898,13 +911,16 @@ mod tests {
     fn lookahead_setup(look: u32) -> (BastFtl, Nand) {
         let (mut f, mut n) = bast("chain", 3, 4, look);
         write_whole(&mut f, &mut n, 0..3);
-        f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[2], 2)), &mut n)
+            .unwrap();
         for v in 0..5 {
-            f.write_pages(1, &host(&[3], 2 + v), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(1, &host(&[3], 2 + v)), &mut n)
+                .unwrap();
         }
         assert_eq!(f.chains[&1].blocks.len(), 2);
         // LBN 2 needs a log block; none free.
-        f.write_pages(2, &host(&[1], 9), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(2, &host(&[1], 9)), &mut n)
+            .unwrap();
         (f, n)
     }
 
@@ -921,15 +937,20 @@ mod tests {
     fn single_victim_is_least_recently_written() {
         let (mut f, mut n) = bast("single", 2, 4, 50);
         write_whole(&mut f, &mut n, 0..3);
-        f.write_pages(0, &host(&[3], 2), 0, &mut n).unwrap();
-        f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
-        f.write_pages(0, &host(&[2], 3), 0, &mut n).unwrap();
-        f.write_pages(2, &host(&[1], 2), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[3], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(1, &host(&[3], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(0, &host(&[2], 3)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(2, &host(&[1], 2)), &mut n)
+            .unwrap();
         assert!(f.chains.contains_key(&0) && !f.chains.contains_key(&1));
         assert_eq!(f.stats.merges, [0, 0, 1]);
         // A full single log block is merged at once.
         for v in 4..6 {
-            f.write_pages(0, &host(&[1], v), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[1], v)), &mut n)
+                .unwrap();
         }
         assert_eq!(f.stats.merges, [0, 0, 2]);
         assert!(!f.chains.contains_key(&0));
@@ -1055,7 +1076,7 @@ mod tests {
             &script,
             |f, n, util| {
                 assert_eq!(f.stats.merges, [0, 1, 3]);
-                f.write_unit(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL, 0, n)
+                f.write_unit(Unit::new(1, &host(&[0, 1, 2, 3], 20), BLOCK_NO_FILL), n)
                     .unwrap();
                 assert_log_stats(
                     f,

@@ -15,10 +15,10 @@
 //! Device: one spare block beyond the logical blocks (the rewrite target).
 
 use super::hybrid::{check_size, store_answers, store_view, Merge, Stats, Store, NONE};
-use super::{Ftl, FtlView, Shape, UnitPage};
+use super::{Ftl, FtlView, Shape, Unit};
 use crate::error::Result;
 use crate::nand::Nand;
-use crate::units::{Geometry, Lbn, Lpn};
+use crate::units::{Geometry, Lpn};
 
 pub struct BlockFtl {
     s: Store,
@@ -45,35 +45,32 @@ impl FtlView for BlockFtl {
 }
 
 impl Ftl for BlockFtl {
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        _hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
         let ppb = self.s.ppb;
-        let first = lbn * ppb as u64;
-        if let Shape::Block { fill } = shape {
-            if self.s.switch_in(lbn, pages, fill, nand)? {
+        let first = unit.lbn * ppb as u64;
+        if let Shape::Block { fill } = unit.shape {
+            if self.s.switch_in(unit.lbn, unit.pages, fill, nand)? {
                 self.stats.merge(Merge::Switch, 1);
             }
-            return self.s.check_lbn(lbn);
+            return self.s.check_lbn(unit.lbn);
         }
-        let d = self.s.data_block(lbn)?;
-        if pages.iter().all(|p| self.s.page_free(d * ppb + p.offset)) {
-            for p in pages {
+        let d = self.s.data_block(unit.lbn)?;
+        if unit
+            .pages
+            .iter()
+            .all(|p| self.s.page_free(d * ppb + p.offset))
+        {
+            for p in unit.pages {
                 self.s
                     .program_unit(first + p.offset as u64, d * ppb + p.offset, p, nand);
             }
             return Ok(());
         }
-        let nb = self.s.rewrite(lbn, pages, false, nand)?;
+        let nb = self.s.rewrite(unit.lbn, unit.pages, false, nand)?;
         self.s.erase(d, nand);
-        self.s.remap(lbn, nb);
+        self.s.remap(unit.lbn, nb);
         self.stats.merge(Merge::Full, 1);
-        self.s.check_lbn(lbn)
+        self.s.check_lbn(unit.lbn)
     }
 
     store_answers!();
@@ -136,12 +133,15 @@ mod tests {
     fn in_place_then_overwrite_costs() {
         let mut f = BlockFtl::new(&geo(4, 2, 3), true).unwrap();
         let mut n = Nand::new(3);
-        f.write_pages(0, &host(&[0, 2], 1), 0, &mut n).unwrap();
-        f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[0, 2], 1)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(0, &host(&[1], 2)), &mut n)
+            .unwrap();
         assert_eq!(n.counters.programs_total(), 3);
         assert_eq!(n.counters.erases, 0);
         // Overwrite of page 2 in a unit with page 3 (free): one rewrite.
-        f.write_pages(0, &host(&[2, 3], 3), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[2, 3], 3)), &mut n)
+            .unwrap();
         assert_eq!(n.counters.erases, 1);
         assert_eq!(n.counters.programs[Cause::Merge as usize], 2);
         assert_eq!(n.counters.reads[Cause::Merge as usize], 2);
@@ -155,13 +155,16 @@ mod tests {
         let mut f = BlockFtl::new(&geo(4, 2, 3), true).unwrap();
         let mut n = Nand::new(3);
         // First data block of LBN 0, with filler for offsets 0 and 3: no merge.
-        f.write_unit(0, &host(&[1, 2], 1), Shape::Block { fill: true }, 0, &mut n)
-            .unwrap();
+        f.write_unit(
+            Unit::new(0, &host(&[1, 2], 1), Shape::Block { fill: true }),
+            &mut n,
+        )
+        .unwrap();
         assert_eq!((n.counters.programs_total(), n.counters.erases), (4, 0));
         assert_eq!(f.stats.merges, [0, 0, 0]);
         // A padded group (host 2, pads 1) replaces it: no merge copies, one erase, a switch.
         let unit = padded(&[2], 2, &[1], 1);
-        f.write_unit(0, &unit, Shape::Block { fill: true }, 0, &mut n)
+        f.write_unit(Unit::new(0, &unit, Shape::Block { fill: true }), &mut n)
             .unwrap();
         assert_eq!(n.counters.programs[Cause::Pad as usize], 2 + 3);
         assert_eq!(n.counters.programs[Cause::Merge as usize], 0);

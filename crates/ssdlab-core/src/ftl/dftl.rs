@@ -23,12 +23,12 @@
 mod part;
 
 use super::page::PageFtl;
-use super::{Ftl, FtlView, Shape, UnitPage};
+use super::{Ftl, FtlView, Unit};
 use crate::error::{Result, SimError};
 use crate::gc::VictimPolicy;
 use crate::list::{List, NIL};
 use crate::nand::{Cause, Mark, Nand};
-use crate::units::{Divisor, Geometry, Lbn, Lpn};
+use crate::units::{Divisor, Geometry, Lpn};
 
 const NONE: u32 = u32::MAX;
 
@@ -854,24 +854,18 @@ impl FtlView for DftlFtl {
 impl Ftl for DftlFtl {
     /// Host data goes to the data frontier (stream 0) whatever its hint: stream 1 holds the
     /// translation pages.
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        _hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
-        let first = lbn * self.ppb;
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
+        let first = unit.lbn * self.ppb;
         if self.part.is_none() {
             // Their CMT lookups load while the page FTL programs.
-            for p in pages {
+            for p in unit.pages {
                 self.cmt.prefetch(self.key_of(first + p.offset as u64));
             }
         }
-        self.page.write_unit(lbn, pages, shape, 0, nand)?;
+        self.page
+            .write_unit(Unit::new(unit.lbn, unit.pages, unit.shape), nand)?;
         self.settle_moved(nand)?;
-        for p in pages {
+        for p in unit.pages {
             self.access(first + p.offset as u64, true, nand)?;
             self.settle_moved(nand)?;
         }
@@ -1015,6 +1009,7 @@ fn table(cfg: &crate::config::Config) -> Result<Params> {
 mod tests {
     use super::super::hybrid::testutil::geo;
     use super::*;
+    use crate::ftl::UnitPage;
 
     /// 16 data LPNs, 4 pages per block, 1 KiB entries in 4 KiB pages: E = 4, so TP t holds LPNs
     /// 4t..4t+3; a CMT of 4 entries.
@@ -1053,7 +1048,7 @@ mod tests {
 
     fn write_version(f: &mut DftlFtl, n: &mut Nand, lpn: u64, version: u32) {
         let page = [UnitPage::new((lpn % 4) as u32, version, Cause::Host)];
-        f.write_unit(lpn / 4, &page, Shape::Pages, 0, n).unwrap();
+        f.write_unit(Unit::pages(lpn / 4, &page), n).unwrap();
     }
 
     /// Writes of versions 1..3000 to pseudo-random LPNs (an LCG from `seed`), enough for GC all

@@ -55,7 +55,7 @@ use super::hybrid::{
     NONE,
 };
 use super::log_stats::{LogRef, LogState, LogStats, Utilisation};
-use super::{Ftl, FtlView, Shape, UnitPage};
+use super::{Ftl, FtlView, Shape, Unit, UnitPage};
 use crate::error::{Result, SimError};
 use crate::nand::Nand;
 use crate::units::{Geometry, Lbn, Lpn};
@@ -344,24 +344,19 @@ impl FtlView for FastFtl {
 }
 
 impl Ftl for FastFtl {
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        _hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
         self.log.begin();
-        let r = match shape {
-            Shape::Block { fill } => self.write_block(lbn, pages, fill, nand),
+        let r = match unit.shape {
+            Shape::Block { fill } => self.write_block(unit.lbn, unit.pages, fill, nand),
             Shape::Pages => {
                 self.unit_id += 1;
-                pages.iter().try_for_each(|p| self.write_page(lbn, p, nand))
+                unit.pages
+                    .iter()
+                    .try_for_each(|p| self.write_page(unit.lbn, p, nand))
             }
         };
         if self.log.logged() > 0 {
-            self.log.settle(&mut self.tally[lbn as usize].assoc);
+            self.log.settle(&mut self.tally[unit.lbn as usize].assoc);
         }
         self.log.finish();
         r
@@ -493,7 +488,7 @@ mod tests {
     #[test]
     fn whole_block_without_data_block() {
         let (mut f, mut n) = fast(3);
-        f.write_unit(2, &host(&[1, 2], 1), BLOCK, 0, &mut n)
+        f.write_unit(Unit::new(2, &host(&[1, 2], 1), BLOCK), &mut n)
             .unwrap();
         assert_eq!((progs(&n), n.counters.erases), (4, 0));
         assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
@@ -509,11 +504,14 @@ mod tests {
         for model in [ModelStats::Seed, ModelStats::AllMerges] {
             let (mut f, mut n) = fast_model(3, model);
             write_whole(&mut f, &mut n, 0..1);
-            f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[0, 1], 2)), &mut n)
+                .unwrap();
             assert_eq!(f.sw_owner, 0);
             let mut unit = padded(&[2], 3, &[0, 1], 2);
             unit.extend(padded(&[], 0, &[3], 1));
-            let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+            let got = cost(&mut n, |n| {
+                f.write_unit(Unit::new(0, &unit, BLOCK), n).unwrap()
+            });
             assert_eq!(got, (4, 2));
             assert_eq!((f.stats.merges, f.stats.erases), ([1, 0, 0], [2, 0, 0]));
             assert_eq!((f.sw, f.sw_owner), (NONE, NO_LBN));
@@ -533,11 +531,15 @@ mod tests {
         // RW block left with dead pages only is erased without a merge.
         let (mut f, mut n) = fast(3);
         write_whole(&mut f, &mut n, 0..2);
-        f.write_pages(0, &host(&[2], 2), 0, &mut n).unwrap();
-        f.write_pages(1, &host(&[3], 2), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[2], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(1, &host(&[3], 2)), &mut n)
+            .unwrap();
         let mut unit = [padded(&[1], 3, &[0, 3], 1), padded(&[], 0, &[2], 2)].concat();
         unit.sort_by_key(|p| p.offset);
-        let got = cost(&mut n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap());
+        let got = cost(&mut n, |n| {
+            f.write_unit(Unit::new(0, &unit, BLOCK), n).unwrap()
+        });
         assert_eq!(got.1, 1);
         assert_eq!(f.stats.merges, [1, 0, 0]);
         assert_eq!(f.rw.len(), 1);
@@ -550,10 +552,11 @@ mod tests {
         assert_eq!(f.stats.merges, [1, 0, 1]);
         assert_eq!(model_stats(&f.stats), (1.0, 1.0, 0.5));
         // An RW block whose only page died is erased without a merge (and samples R_DB = 0).
-        f.write_pages(0, &host(&[1], 4), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[1], 4)), &mut n)
+            .unwrap();
         let mut unit = padded(&[2], 5, &[0, 3], 1);
         unit.insert(1, padded(&[], 0, &[1], 4)[0]);
-        f.write_unit(0, &unit, BLOCK, 0, &mut n).unwrap();
+        f.write_unit(Unit::new(0, &unit, BLOCK), &mut n).unwrap();
         f.reclaim_rw(&mut n).unwrap();
         assert_eq!(f.stats.erases_gc, 1);
         assert_eq!(f.stats.merges, [2, 0, 1]);
@@ -567,7 +570,8 @@ mod tests {
         let (mut f, mut n) = fast(3);
         write_whole(&mut f, &mut n, 0..1);
         for o in 0..4 {
-            f.write_pages(0, &host(&[o], 2), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[o], 2)), &mut n)
+                .unwrap();
         }
         assert_eq!(merge_totals(&f, &n), ([1, 0, 0], 0, 1));
         assert_eq!(f.sw, NONE);
@@ -581,12 +585,15 @@ mod tests {
     fn offset_zero_restarts_sw_log() {
         let (mut f, mut n) = fast(3);
         write_whole(&mut f, &mut n, 0..2);
-        f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
-        f.write_pages(1, &host(&[0], 2), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[0, 1], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(1, &host(&[0], 2)), &mut n)
+            .unwrap();
         assert_eq!(merge_totals(&f, &n), ([0, 1, 0], 2, 1));
         assert_eq!(f.sw_owner, 1);
         // Offset 0 again for the SW owner: its own SW log is merged, a new one started.
-        f.write_pages(1, &host(&[0], 3), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(1, &host(&[0], 3)), &mut n)
+            .unwrap();
         assert_eq!(merge_totals(&f, &n), ([0, 2, 0], 5, 2));
         assert_eq!(f.sw_owner, 1);
         f.check_integrity(&[2, 2, 1, 1, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0])
@@ -597,8 +604,10 @@ mod tests {
     fn non_sequential_write_to_sw_owner() {
         let (mut f, mut n) = fast(3);
         write_whole(&mut f, &mut n, 0..1);
-        f.write_pages(0, &host(&[0, 1], 2), 0, &mut n).unwrap();
-        f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[0, 1], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(0, &host(&[3], 3)), &mut n)
+            .unwrap();
         assert_eq!(merge_totals(&f, &n), ([0, 1, 0], 2, 1));
         assert_eq!(f.sw, NONE);
         assert_eq!(f.rw.len(), 1);
@@ -611,15 +620,20 @@ mod tests {
     fn rw_fifo_victim_full_merges_two_lbns() {
         let (mut f, mut n) = fast(3);
         write_whole(&mut f, &mut n, 0..3);
-        f.write_pages(0, &host(&[1], 2), 0, &mut n).unwrap();
-        f.write_pages(1, &host(&[1, 2], 2), 0, &mut n).unwrap();
-        f.write_pages(0, &host(&[3], 3), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[1], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(1, &host(&[1, 2], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(0, &host(&[3], 3)), &mut n)
+            .unwrap();
         for (o, v) in [(1, 2), (2, 2), (3, 2), (1, 3)] {
-            f.write_pages(2, &host(&[o], v), 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(2, &host(&[o], v)), &mut n)
+                .unwrap();
         }
         assert_eq!(f.rw.len(), 2);
         assert_eq!(n.counters.erases, 0);
-        f.write_pages(2, &host(&[2], 4), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(2, &host(&[2], 4)), &mut n)
+            .unwrap();
         assert_eq!(f.stats.merges, [0, 0, 2]);
         assert_eq!(f.stats.erases, [0, 0, 3]);
         assert_eq!(n.counters.erases, 3);
@@ -739,16 +753,20 @@ mod tests {
         let mut f = FastFtl::new(&g, 2, ModelStats::Seed, Utilisation::Written, true).unwrap();
         let mut n = Nand::new(g.physical_blocks);
         write_whole(&mut f, &mut n, 0..2);
-        f.write_pages(0, &host(&[1, 2, 3], 2), 0, &mut n).unwrap();
-        f.write_pages(1, &host(&[1, 2], 3), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(0, &host(&[1, 2, 3], 2)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(1, &host(&[1, 2], 3)), &mut n)
+            .unwrap();
         assert_eq!(log_counts(&f), [4, 0, 2, 2, 0, 0, 4, 0]);
         let state = LogState {
             references: 1,
             pages: 1,
         };
         assert_eq!(f.log_state(1), Some(state));
-        f.write_pages(1, &host(&[3], 4), 0, &mut n).unwrap();
-        f.write_pages(0, &host(&[1, 2, 3], 5), 0, &mut n).unwrap();
+        f.write_unit(Unit::pages(1, &host(&[3], 4)), &mut n)
+            .unwrap();
+        f.write_unit(Unit::pages(0, &host(&[1, 2, 3], 5)), &mut n)
+            .unwrap();
         assert_eq!(log_counts(&f), [6, 1, 3, 3, 1, 0, 8, 2]);
         assert_eq!(
             histogram(&f, "ftl.log.references_at_merge"),

@@ -729,7 +729,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 pub(crate) mod testutil {
     use super::*;
     use crate::ftl::log_stats::Utilisation;
-    use crate::ftl::{Ftl, Shape};
+    use crate::ftl::{Ftl, Shape, Unit};
 
     /// Seed 002's log counters of `f`, in `log_stats::COUNTERS` order.
     pub fn log_counts(f: &dyn Ftl) -> [u64; 8] {
@@ -893,7 +893,7 @@ pub(crate) mod testutil {
     ) {
         write_whole(f, n, 0..1);
         let log_and_merge = |n: &mut Nand| {
-            f.write_pages(0, &host(&[1, 2], 2), 0, n).unwrap();
+            f.write_unit(Unit::pages(0, &host(&[1, 2], 2)), n).unwrap();
             merge(f, n);
         };
         assert_eq!(cost(n, log_and_merge), (6, 2));
@@ -909,7 +909,7 @@ pub(crate) mod testutil {
         write_whole(f, n, 0..1);
         let unit = padded(&[1, 2], 2, &[0, 3], 1);
         assert_eq!(
-            cost(n, |n| f.write_unit(0, &unit, BLOCK, 0, n).unwrap()),
+            cost(n, |n| f.write_unit(Unit::new(0, &unit, BLOCK), n).unwrap()),
             (4, 1)
         );
         assert_eq!(n.counters.programs[Cause::Pad as usize], 2);
@@ -942,7 +942,8 @@ pub(crate) mod testutil {
     /// Every page of the LBNs `lbns` (N = 4) written at version 1: in place, no log block.
     pub fn write_whole(f: &mut dyn Ftl, nand: &mut Nand, lbns: std::ops::Range<Lbn>) {
         for l in lbns {
-            f.write_pages(l, &host(&[0, 1, 2, 3], 1), 0, nand).unwrap();
+            f.write_unit(Unit::pages(l, &host(&[0, 1, 2, 3], 1)), nand)
+                .unwrap();
         }
     }
 
@@ -960,7 +961,7 @@ pub(crate) mod testutil {
             let (mut f, mut n) = (make(&g, util), Nand::new(g.physical_blocks));
             write_whole(&mut f, &mut n, 0..3);
             for (i, &(l, offs)) in script.iter().enumerate() {
-                f.write_pages(l, &host(offs, 2 + i as u32), 0, &mut n)
+                f.write_unit(Unit::pages(l, &host(offs, 2 + i as u32)), &mut n)
                     .unwrap();
             }
             check(&mut f, &mut n, util);
@@ -1038,7 +1039,7 @@ pub(crate) mod testutil {
             if reaches {
                 reach[usize::from(hit(f, lbn))] += 1;
             }
-            f.write_unit(lbn, &pages, shape, 0, n).unwrap();
+            f.write_unit(Unit::new(lbn, &pages, shape), n).unwrap();
             units += 1;
             let c = log_counts(f);
             assert_eq!([c[0], c[2], c[1]], [units, reach[0], reach[1]], "{what}");
@@ -1084,7 +1085,7 @@ pub(crate) mod testutil {
             else {
                 continue;
             };
-            f.write_unit(lbn, &pages, shape, 0, nand).unwrap();
+            f.write_unit(Unit::new(lbn, &pages, shape), nand).unwrap();
             if step % 500 == 0 {
                 f.check_integrity(&latest).unwrap();
             }

@@ -15,12 +15,12 @@
 //! ring's size, pblk's `pblk_rb_calculate_size` of the device's geometry, is the rate limiter's
 //! budget. Paced as pblk, the device is over-provisioned by pblk's rule ([`provision`]).
 
-use super::{Ftl, FtlView, Shape, UnitPage};
+use super::{Ftl, FtlView, Shape, Unit};
 use crate::error::{Result, SimError};
 use crate::gc::{Stalls, VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Mark, Nand};
 use crate::placement::{Class, Classifier};
-use crate::units::{alloc_vec, alloc_vec_if, Divisor, Geometry, Lbn, Lpn};
+use crate::units::{alloc_vec, alloc_vec_if, Divisor, Geometry, Lpn};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
@@ -1375,31 +1375,24 @@ impl FtlView for LinesFtl {
 }
 
 impl Ftl for LinesFtl {
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
-        let first = lbn * self.line_pages as u64;
-        for p in pages {
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
+        let first = unit.lbn * self.line_pages as u64;
+        for p in unit.pages {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
             // pblk's rate limiter admits host pages into the ring, which GC shares.
             if self.gc_ring {
                 self.pace(nand)?;
             }
-            self.enter_ring(lpn as u32, hint, p.version, false, p.after);
+            self.enter_ring(lpn as u32, unit.hint, p.version, false, p.after);
             self.drain(nand)?;
         }
         // Filler of a padded block (a buffer's padding policy): programmed in turn, dead at once.
-        if let Shape::Block { fill: true } = shape {
-            for _ in pages.len()..self.line_pages as usize {
+        if let Shape::Block { fill: true } = unit.shape {
+            for _ in unit.pages.len()..self.line_pages as usize {
                 self.ring.push_back(Entry {
                     lpn: NONE,
-                    tag: hint,
+                    tag: unit.hint,
                     version: 0,
                     gc: false,
                     after: Mark::NONE,
@@ -1657,6 +1650,7 @@ pub static ENTRY: super::Entry = super::Entry {
 mod tests {
     use super::super::hybrid::testutil::geo;
     use super::*;
+    use crate::ftl::UnitPage;
     use crate::placement::none::FixedLines;
 
     /// pblk's victim choice: lines in four lists by valid count; the victim is the fewest-valid line
@@ -1914,12 +1908,10 @@ mod tests {
         let mut n = Nand::new(g.physical_blocks);
         let page = |offset| UnitPage::new(offset, 1, Cause::Host);
         for off in [0, 1, 2, 3] {
-            f.write_unit(0, &[page(off)], Shape::Pages, 0, &mut n)
-                .unwrap();
+            f.write_unit(Unit::pages(0, &[page(off)]), &mut n).unwrap();
         }
         assert_eq!(f.gc_victims, 0);
-        f.write_unit(0, &[page(0)], Shape::Pages, 0, &mut n)
-            .unwrap();
+        f.write_unit(Unit::pages(0, &[page(0)]), &mut n).unwrap();
         assert_eq!((f.gc_victims, f.gc_moved), (1, 3));
         assert_eq!(*ages.lock().unwrap(), [(1, 3), (2, 2), (3, 1)]);
         // Line 0 is free again; lines 1 (the open one, LPN 0 and the three copies) holds all.
@@ -1957,13 +1949,13 @@ mod tests {
             let mut f = LinesFtl::new(&g, &p, Box::new(c), true).unwrap();
             let mut n = Nand::new(g.physical_blocks);
             let first: Vec<_> = (0..8).map(page).collect();
-            f.write_unit(0, &first, Shape::Pages, 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &first), &mut n).unwrap();
             assert_eq!((f.written[0], f.written[4], f.valid[0]), (4, 4, 4));
             let again = [
                 UnitPage::new(0, 9, Cause::Host),
                 UnitPage::new(1, 9, Cause::Host),
             ];
-            f.write_unit(0, &again, Shape::Pages, 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &again), &mut n).unwrap();
             assert_eq!((f.ring.len(), f.valid[0]), (2, 2));
             assert_eq!(f.take_victim(), Some(0));
             f.reclaim(0, &mut n).unwrap();
@@ -2019,10 +2011,10 @@ mod tests {
             assert_eq!(f.gc_request, 64);
             let mut n = Nand::new(g.physical_blocks);
             let fill: Vec<_> = (0..256).map(|o| page(o, 1)).collect();
-            f.write_unit(0, &fill, Shape::Pages, 0, &mut n).unwrap();
-            f.write_unit(1, &fill, Shape::Pages, 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &fill), &mut n).unwrap();
+            f.write_unit(Unit::pages(1, &fill), &mut n).unwrap();
             let again: Vec<_> = (0..106).map(|o| page(o, 2)).collect();
-            f.write_unit(0, &again, Shape::Pages, 0, &mut n).unwrap();
+            f.write_unit(Unit::pages(0, &again), &mut n).unwrap();
             assert_eq!(
                 (f.valid[0], f.ring.len(), f.gc_victims),
                 (150, 2, 0),

@@ -145,27 +145,41 @@ pub enum Shape {
     Block { fill: bool },
 }
 
-pub trait Ftl: FtlView + std::any::Any {
-    /// Program the pages of one flush unit (ascending offsets of logical block `lbn`).
-    /// `hint` is the stream hint carried with the data (placement across write frontiers).
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()>;
-    /// `write_unit` of some pages of a block (`Shape::Pages`).
-    fn write_pages(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
-        self.write_unit(lbn, pages, Shape::Pages, hint, nand)
+/// One flush unit as the FTL receives it: pages of logical block `lbn` in ascending offset, how
+/// they relate to the block, and the stream hint carried with the data (placement across write
+/// frontiers).
+#[derive(Clone, Copy, Debug)]
+pub struct Unit<'a> {
+    pub lbn: Lbn,
+    pub pages: &'a [UnitPage],
+    pub shape: Shape,
+    pub hint: u32,
+}
+
+impl<'a> Unit<'a> {
+    #[inline]
+    pub fn new(lbn: Lbn, pages: &'a [UnitPage], shape: Shape) -> Unit<'a> {
+        Unit {
+            lbn,
+            pages,
+            shape,
+            hint: 0,
+        }
     }
+    /// Some pages of block `lbn` (`Shape::Pages`).
+    #[inline]
+    pub fn pages(lbn: Lbn, pages: &'a [UnitPage]) -> Unit<'a> {
+        Unit::new(lbn, pages, Shape::Pages)
+    }
+    #[inline]
+    pub fn with_hint(self, hint: u32) -> Unit<'a> {
+        Unit { hint, ..self }
+    }
+}
+
+pub trait Ftl: FtlView + std::any::Any {
+    /// Program the pages of one flush unit.
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()>;
     /// Placement: whether the FTL tags host pages itself. If so, the engine calls
     /// [`Ftl::begin_write`] for each write request and [`Ftl::tag`] for each of its pages, and
     /// the page's buffer entry carries the tag as its hint (instead of the request's stream).

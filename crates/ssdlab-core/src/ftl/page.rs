@@ -5,7 +5,7 @@
 //! Memory: 4 bytes of L2P per logical page + 4 bytes of P2L per physical page, plus ~40 bytes per
 //! block. Validity is implied by P2L (an invalidated page has P2L = NONE), so no bitmap is kept.
 
-use super::{Ftl, FtlView, Shape, UnitPage};
+use super::{Ftl, FtlView, Shape, Unit, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{Stalls, VictimPolicy, VictimSelector};
 use crate::nand::{Cause, Mark, Nand};
@@ -575,32 +575,15 @@ impl PageFtl {
 
 impl Ftl for PageFtl {
     #[inline]
-    fn write_pages(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
-        self.program_unit(lbn, pages, self.slot_of(hint), nand)
-    }
-
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
-        let slot = self.slot_of(hint);
-        self.program_unit(lbn, pages, slot, nand)?;
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
+        let slot = self.slot_of(unit.hint);
+        self.program_unit(unit.lbn, unit.pages, slot, nand)?;
         // Filler of a padded block: pages that hold no data still cost their program and a
         // page of space (dead at once); pages mapping has no switch merge to gain from it.
-        if let Shape::Block { fill: true } = shape {
+        if let Shape::Block { fill: true } = unit.shape {
             // With placement the filler (dead at once) goes to frontier 0.
             let slot = if self.placement.is_some() { 0 } else { slot };
-            for _ in pages.len()..self.ppb as usize {
+            for _ in unit.pages.len()..self.ppb as usize {
                 self.now += 1;
                 let ppn = self.next_ppn(slot, nand)?;
                 nand.program(Cause::Pad, ppn);
@@ -799,7 +782,7 @@ mod tests {
 
     fn write(f: &mut PageFtl, n: &mut Nand, lpn: u64, version: u32) {
         let page = [UnitPage::new((lpn % 4) as u32, version, Cause::Host)];
-        f.write_pages(lpn / 4, &page, 0, n).unwrap();
+        f.write_unit(Unit::pages(lpn / 4, &page), n).unwrap();
     }
 
     #[test]

@@ -4,10 +4,10 @@
 //! numbers its pages and blocks from 0; the NAND adds the FTL's base to every address it logs
 //! ([`Nand::set_base`]), so the operations carry device-wide addresses.
 
-use super::{Ftl, FtlView, Shape, UnitPage};
+use super::{Ftl, FtlView, Unit};
 use crate::error::{Result, SimError};
 use crate::nand::{Cause, Nand, OpKind};
-use crate::units::{Lbn, Lpn};
+use crate::units::Lpn;
 
 /// One FTL and where it lies: its first logical page and count, its first physical block and
 /// count.
@@ -109,17 +109,18 @@ impl FtlView for Partitioned {
 }
 
 impl Ftl for Partitioned {
-    fn write_unit(
-        &mut self,
-        lbn: Lbn,
-        pages: &[UnitPage],
-        shape: Shape,
-        hint: u32,
-        nand: &mut Nand,
-    ) -> Result<()> {
+    fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
         let ppb = self.pages_per_block as u64;
-        let (i, l) = self.at(lbn * ppb);
-        self.on(i, nand, |f, n| f.write_unit(l / ppb, pages, shape, hint, n))
+        let (i, l) = self.at(unit.lbn * ppb);
+        self.on(i, nand, |f, n| {
+            f.write_unit(
+                Unit {
+                    lbn: l / ppb,
+                    ..unit
+                },
+                n,
+            )
+        })
     }
     fn ppn_of(&self, lpn: Lpn) -> Option<u32> {
         let (i, l) = self.at(lpn);
