@@ -1116,15 +1116,6 @@ impl Config {
                     "background GC needs idle time: set run.mode = \"timed\"".into(),
                 );
             }
-            if self.ftl.kind != "page" {
-                fail(
-                    "ftl.background_gc",
-                    format!(
-                        "background GC is implemented for the page FTL, not ftl.kind = \"{}\"",
-                        self.ftl.kind
-                    ),
-                );
-            }
         }
         self.check_flows(errors);
     }
@@ -1461,9 +1452,6 @@ impl Config {
             .flows
             .iter()
             .any(|f| !f.channels.is_empty() || !f.dies.is_empty());
-        if confined && self.ftl.kind != "page" {
-            fail("ftl.kind", format!("flows confined to channels or dies need the page FTL (one per set of dies), not \"{}\"", self.ftl.kind));
-        }
         if confined && self.placement.kind != "none" {
             fail("placement.kind", "flows confined to channels or dies place their pages in their own FTLs: set placement.kind = \"none\"".into());
         }
@@ -1527,19 +1515,10 @@ impl Config {
         }
         let unit = d.page_bytes.0;
         if let Some(Size(b)) = n.physical_page_bytes {
-            let k = b / unit.max(1);
             if b < unit || b % unit.max(1) != 0 {
                 fail(
                     "nand.physical_page_bytes",
                     format!("{b} must be a multiple of device.page_bytes ({unit})"),
-                );
-            } else if k > 1 && self.ftl.kind != "page" {
-                fail(
-                    "nand.physical_page_bytes",
-                    format!(
-                        "pages larger than the mapping unit need the page FTL (it writes blocks in order), not ftl.kind = \"{}\"",
-                        self.ftl.kind
-                    ),
                 );
             }
         }
@@ -1921,8 +1900,6 @@ mod nand_mechanism_tests {
             ),
             "{e}"
         );
-        let e = errors("[nand]\nphysical_page_bytes = \"16KiB\"\n[ftl]\nkind = \"bast\"\n");
-        assert!(e.contains("need the page FTL"), "{e}");
         let e = errors("[nand]\nphysical_page_bytes = \"16KiB\"\n[device]\npages_per_block = 6\nplanes_per_die = 2\n");
         assert!(
             e.contains("device.pages_per_block`: 6 must be a multiple of 8"),

@@ -9,6 +9,25 @@ use crate::error::{Result, SimError};
 
 const NIL: u32 = u32::MAX;
 
+/// The GC counters every page-mapped FTL reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub victims: u64,
+    pub moved_pages: u64,
+    pub invocations: u64,
+}
+
+impl Counts {
+    /// As metrics: `gc.victims`, `gc.moved_pages`, `gc.invocations`.
+    pub fn metrics(&self) -> [(&'static str, u64); 3] {
+        [
+            ("gc.victims", self.victims),
+            ("gc.moved_pages", self.moved_pages),
+            ("gc.invocations", self.invocations),
+        ]
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VictimPolicy {
     /// Fewest valid pages; ties to the block that reached that count first.

@@ -228,29 +228,8 @@ pub static ENTRY: super::Entry = super::entry! {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pagecache::testutil::Sink;
     use super::*;
-    use crate::ftl::FtlView;
-
-    struct Sink(Vec<(u64, u32, SectorMask)>);
-    impl FtlView for Sink {
-        fn is_mapped(&self, _: Lpn) -> bool {
-            false
-        }
-        fn stat(&self, _: &str) -> Option<f64> {
-            None
-        }
-    }
-    impl FlushSink for Sink {
-        fn flush(&mut self, u: &FlushUnit) -> Result<()> {
-            let p = u.pages[0];
-            self.0
-                .push((u.lbn * 4 + p.offset as u64, p.version, p.mask));
-            Ok(())
-        }
-        fn view(&self) -> &dyn FtlView {
-            self
-        }
-    }
 
     /// Keys are u32: the largest LPN it takes is buffered like any other, a larger one is an
     /// error naming it, and none aliases a small LPN with the same low 32 bits.

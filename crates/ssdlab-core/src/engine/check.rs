@@ -43,6 +43,47 @@ fn check_components(cfg: &Config, errors: &mut Vec<SimError>) {
     }
     if let Some(e) = ftl {
         (e.check)(cfg, errors);
+        check_supports(cfg, e, errors);
+    }
+}
+
+/// What the configuration asks of the FTL beyond every FTL's interface, against what its entry
+/// implements (`ftl::Supports`).
+fn check_supports(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimError>) {
+    let with = |has: fn(&crate::ftl::Supports) -> bool| {
+        let names: Vec<&str> = registry::FTLS
+            .iter()
+            .filter(|e| has(&e.supports))
+            .map(|e| e.info.name)
+            .collect();
+        names.join(" or ")
+    };
+    let kind = &cfg.ftl.kind;
+    if cfg.ftl.background_gc && !ftl.supports.background_gc {
+        let msg = format!(
+            "background GC is implemented for the {} FTL, not ftl.kind = \"{kind}\"",
+            with(|s| s.background_gc)
+        );
+        errors.push(SimError::config("ftl.background_gc", msg));
+    }
+    let confined = cfg
+        .flows
+        .iter()
+        .any(|f| !f.channels.is_empty() || !f.dies.is_empty());
+    if confined && !ftl.supports.die_sets {
+        let msg = format!(
+            "flows confined to channels or dies need the {} FTL (one per set of dies), not \"{kind}\"",
+            with(|s| s.die_sets)
+        );
+        errors.push(SimError::config("ftl.kind", msg));
+    }
+    let unit = cfg.device.page_bytes.0;
+    if cfg.nand.units_per_page(unit) > 1 && !ftl.supports.large_pages {
+        let msg = format!(
+            "pages larger than the mapping unit need the {} FTL (it writes blocks in order), not ftl.kind = \"{kind}\"",
+            with(|s| s.large_pages)
+        );
+        errors.push(SimError::config("nand.physical_page_bytes", msg));
     }
 }
 
@@ -176,5 +217,25 @@ impl Config {
     /// Check every field that does not need the workload ([`validate`]). Errors name the field.
     pub fn validate(&self) -> Result<()> {
         validate(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(toml: &str) -> String {
+        validate(&Config::from_toml_str(toml).unwrap())
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// Pages larger than the mapping unit need an FTL that writes blocks in order (moved here
+    /// from config.rs with the rule: the FTL's entry says what it supports).
+    #[test]
+    fn large_pages_need_an_ftl_that_supports_them() {
+        let e = error("[nand]\nphysical_page_bytes = \"16KiB\"\n[ftl]\nkind = \"bast\"\n");
+        assert!(e.contains("need the page FTL"), "{e}");
+        assert!(e.contains("`nand.physical_page_bytes`"), "{e}");
     }
 }

@@ -98,10 +98,12 @@ impl FlushSink for Backend {
                 page[0].after = self.nand.mark_since(before);
             }
             self.host.ftl_pages += 1;
-            let one = Unit::pages(unit.lbn, &page).with_hint(unit.hint);
             return match &mut self.ftl {
-                FtlBox::Page(f) => f.write_unit(one, &mut self.nand),
-                FtlBox::Other(f) => f.write_unit(one, &mut self.nand),
+                FtlBox::Page(f) => f.program_unit(unit.lbn, &page, unit.hint, &mut self.nand),
+                FtlBox::Other(f) => f.write_unit(
+                    Unit::pages(unit.lbn, &page).with_hint(unit.hint),
+                    &mut self.nand,
+                ),
             };
         }
         self.scratch.clear();

@@ -250,9 +250,6 @@ pub struct BastFtl {
     log: LogStats,
 }
 
-/// Physical blocks needed beyond the logical ones.
-pub use super::hybrid::log_spare_blocks as spare_blocks;
-
 crate::params! {
     /// BAST's parameters (`[ftl.bast]`; log blocks and the model's statistics are the hybrid
     /// FTLs' shared keys `ftl.log_blocks`, `ftl.model_stats`).
@@ -662,17 +659,13 @@ pub static ENTRY: super::Entry = super::Entry {
             check,
         )?))
     },
-    spare_blocks: |cfg, _, lb| {
-        Ok(spare_blocks(super::hybrid::log_blocks(
-            cfg.ftl.log_blocks,
-            lb,
-        )))
-    },
+    spare_blocks: super::hybrid::entry_spare_blocks,
     provision: super::op_provision,
     resolve: super::hybrid::resolve,
     frontiers: None,
     check: super::no_check,
     default_op: super::uses_default_op,
+    supports: super::Supports::NONE,
 };
 
 #[cfg(test)]

@@ -998,6 +998,7 @@ pub static ENTRY: super::Entry = super::Entry {
     frontiers: None,
     check: super::no_check,
     default_op: super::uses_default_op,
+    supports: super::Supports::NONE,
 };
 
 /// `[ftl.dftl]` of `cfg`.

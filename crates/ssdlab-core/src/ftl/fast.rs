@@ -91,9 +91,6 @@ struct Tally {
     assoc: LogRef,
 }
 
-/// Physical blocks needed beyond the logical ones.
-pub use super::hybrid::log_spare_blocks as spare_blocks;
-
 impl FastFtl {
     pub fn new(
         geo: &Geometry,
@@ -424,12 +421,7 @@ pub static ENTRY: super::Entry = super::Entry {
             check,
         )?))
     },
-    spare_blocks: |cfg, _, lb| {
-        Ok(spare_blocks(super::hybrid::log_blocks(
-            cfg.ftl.log_blocks,
-            lb,
-        )))
-    },
+    spare_blocks: super::hybrid::entry_spare_blocks,
     provision: super::op_provision,
     resolve: super::hybrid::resolve,
     frontiers: None,
@@ -442,6 +434,7 @@ pub static ENTRY: super::Entry = super::Entry {
         }
     },
     default_op: super::uses_default_op,
+    supports: super::Supports::NONE,
 };
 
 #[cfg(test)]

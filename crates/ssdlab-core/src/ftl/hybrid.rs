@@ -84,6 +84,19 @@ pub fn log_spare_blocks(log_blocks: u64) -> u64 {
     log_blocks + 1
 }
 
+/// The registry entries' `spare_blocks` of BAST and FAST: the spare blocks of the log blocks
+/// `ftl.log_blocks` gives on a device of `logical_blocks`.
+pub fn entry_spare_blocks(
+    cfg: &crate::config::Config,
+    _: &crate::placement::Entry,
+    logical_blocks: u64,
+) -> Result<u64> {
+    Ok(log_spare_blocks(log_blocks(
+        cfg.ftl.log_blocks,
+        logical_blocks,
+    )))
+}
+
 /// Error unless the device holds `log_blocks` log blocks and the full-merge block beyond its
 /// logical blocks.
 pub(crate) fn check_log_size(geo: &Geometry, log_blocks: u64) -> Result<()> {

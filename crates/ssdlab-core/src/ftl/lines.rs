@@ -585,9 +585,7 @@ pub struct LinesFtl {
     check: bool,
     oob_version: Vec<u32>,
     expected: Vec<u32>,
-    gc_victims: u64,
-    gc_moved: u64,
-    gc_invocations: u64,
+    gc_counts: crate::gc::Counts,
     /// Victims without a valid page (freed without copying; pblk frees them at once).
     gc_empty: u64,
     /// Ring entries programmed after a newer write of their LPN (dead on arrival).
@@ -690,9 +688,7 @@ impl LinesFtl {
             check,
             oob_version: alloc_vec_if(check, phys_pages, 0, "integrity versions")?,
             expected: alloc_vec_if(check, geo.logical_pages, 0, "integrity versions")?,
-            gc_victims: 0,
-            gc_moved: 0,
-            gc_invocations: 0,
+            gc_counts: crate::gc::Counts::default(),
             gc_empty: 0,
             stale_programs: 0,
             class_pages: [0; 8],
@@ -1015,7 +1011,7 @@ impl LinesFtl {
             let Some(v) = self.take_victim() else {
                 return Ok(None);
             };
-            self.gc_invocations += 1;
+            self.gc_counts.invocations += 1;
             self.begin_victim(v);
             self.gc_victim = v;
             self.gc_cursor = 0;
@@ -1092,7 +1088,7 @@ impl LinesFtl {
         let lp = self.line_pages;
         if let Some(v) = self.take_victim_if(|valid| ((lp - valid) as f64) >= t * lp as f64) {
             self.in_gc = true;
-            self.gc_invocations += 1;
+            self.gc_counts.invocations += 1;
             let r = self.reclaim(v, nand);
             self.in_gc = false;
             r?;
@@ -1120,7 +1116,7 @@ impl LinesFtl {
 
     fn collect_until(&mut self, threshold: u64, nand: &mut Nand) -> Result<()> {
         self.in_gc = true;
-        self.gc_invocations += 1;
+        self.gc_counts.invocations += 1;
         let r = self.collect_inner(threshold, nand);
         self.in_gc = false;
         r?;
@@ -1236,7 +1232,7 @@ impl LinesFtl {
         // A copy: its program waits for its read.
         nand.read(Cause::Gc, src);
         let read = nand.mark();
-        self.gc_moved += 1;
+        self.gc_counts.moved_pages += 1;
         if self.gc_ring {
             // pblk_write_gc_to_cache: the copy waits in the ring with the host entries.
             self.enter_ring(lpn, k as u32, version, true, read);
@@ -1260,7 +1256,7 @@ impl LinesFtl {
         self.written[victim as usize] = 0;
         nand.erase(victim);
         self.free.push_back(victim);
-        self.gc_victims += 1;
+        self.gc_counts.victims += 1;
         Ok(())
     }
 
@@ -1469,16 +1465,14 @@ impl Ftl for LinesFtl {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let mut v = vec![
-            ("gc.victims", self.gc_victims),
-            ("gc.moved_pages", self.gc_moved),
-            ("gc.invocations", self.gc_invocations),
+        let mut v = self.gc_counts.metrics().to_vec();
+        v.extend([
             ("ftl.lines.empty_victims", self.gc_empty),
             ("ftl.lines.stale_programs", self.stale_programs),
             ("ftl.lines.rl_stalls", self.rl_stalls),
             ("ftl.lines.backstop_gc", self.backstop),
             ("ftl.lines.gc_requests", self.gc_requests),
-        ];
+        ]);
         let n = self.open.len().min(8);
         v.extend(
             CLASS_PAGES[..n]
@@ -1644,6 +1638,7 @@ pub static ENTRY: super::Entry = super::Entry {
     },
     // Paced as pblk, an unset device.op is pblk's rule from the device it is given.
     default_op: |cfg| Ok(table(cfg)?.gc != "pblk"),
+    supports: super::Supports::NONE,
 };
 
 #[cfg(test)]
@@ -1910,9 +1905,9 @@ mod tests {
         for off in [0, 1, 2, 3] {
             f.write_unit(Unit::pages(0, &[page(off)]), &mut n).unwrap();
         }
-        assert_eq!(f.gc_victims, 0);
+        assert_eq!(f.gc_counts.victims, 0);
         f.write_unit(Unit::pages(0, &[page(0)]), &mut n).unwrap();
-        assert_eq!((f.gc_victims, f.gc_moved), (1, 3));
+        assert_eq!((f.gc_counts.victims, f.gc_counts.moved_pages), (1, 3));
         assert_eq!(*ages.lock().unwrap(), [(1, 3), (2, 2), (3, 1)]);
         // Line 0 is free again; lines 1 (the open one, LPN 0 and the three copies) holds all.
         assert_eq!((f.garbage, f.used), (0, 4));
@@ -1959,7 +1954,7 @@ mod tests {
             assert_eq!((f.ring.len(), f.valid[0]), (2, 2));
             assert_eq!(f.take_victim(), Some(0));
             f.reclaim(0, &mut n).unwrap();
-            assert_eq!((f.gc_victims, f.gc_moved), (1, 2));
+            assert_eq!((f.gc_counts.victims, f.gc_counts.moved_pages), (1, 2));
             if gc == "ring" || write == "ring" {
                 let ring: Vec<_> = f.ring.iter().map(|e| (e.lpn, e.tag, e.gc)).collect();
                 assert_eq!(
@@ -2016,7 +2011,7 @@ mod tests {
             let again: Vec<_> = (0..106).map(|o| page(o, 2)).collect();
             f.write_unit(Unit::pages(0, &again), &mut n).unwrap();
             assert_eq!(
-                (f.valid[0], f.ring.len(), f.gc_victims),
+                (f.valid[0], f.ring.len(), f.gc_counts.victims),
                 (150, 2, 0),
                 "{gc}"
             );
@@ -2049,7 +2044,7 @@ mod tests {
                 assert_eq!(ring, want, "{gc}");
             }
             assert_eq!(
-                (f.gc_victims, f.gc_moved, f.written[0]),
+                (f.gc_counts.victims, f.gc_counts.moved_pages, f.written[0]),
                 (1, 150, 0),
                 "{gc}"
             );

@@ -68,6 +68,29 @@ pub struct Entry {
     /// Whether an unset `device.op` is [`crate::config::DEFAULT_OP`] (false: it provisions by
     /// its own rule from the device it is given).
     pub default_op: fn(&Config) -> Result<bool>,
+    /// What it implements beyond every FTL's interface (engine `check` refuses the rest).
+    pub supports: Supports,
+}
+
+/// Mechanisms an FTL may implement beyond the common interface.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Supports {
+    /// GC in the device's idle time (`ftl.background_gc`).
+    pub background_gc: bool,
+    /// One instance per set of dies (flows confined to channels or dies).
+    pub die_sets: bool,
+    /// Flash pages larger than the mapping unit (`nand.physical_page_bytes`): it writes each
+    /// block's pages in order.
+    pub large_pages: bool,
+}
+
+impl Supports {
+    /// The common interface only.
+    pub const NONE: Supports = Supports {
+        background_gc: false,
+        die_sets: false,
+        large_pages: false,
+    };
 }
 
 /// ⌈logical blocks · (1 + ρ)⌉ physical blocks at `device.op` (unset: its default).

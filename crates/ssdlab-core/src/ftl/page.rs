@@ -41,9 +41,7 @@ pub struct PageFtl {
     /// Per-LPN latest version this FTL received; empty unless integrity checking is on.
     expected: Vec<u32>,
     check: bool,
-    gc_victims: u64,
-    gc_moved: u64,
-    gc_invocations: u64,
+    gc_counts: crate::gc::Counts,
     /// LPNs from here on are translation pages of a demand-based FTL (`dftl.rs`): written at
     /// host frontier `map_slot` with cause `map`, GC copies included (u64::MAX: none).
     map_from: u64,
@@ -165,9 +163,7 @@ impl PageFtl {
             oob_version: alloc_vec_if(check, phys_pages, 0, "integrity versions")?,
             expected: alloc_vec_if(check, geo.logical_pages, 0, "integrity versions")?,
             check,
-            gc_victims: 0,
-            gc_moved: 0,
-            gc_invocations: 0,
+            gc_counts: crate::gc::Counts::default(),
             map_from: u64::MAX,
             map_slot: 0,
             moved: Vec::new(),
@@ -347,7 +343,7 @@ impl PageFtl {
     /// Reclaim blocks until the free pool is back at the threshold.
     fn collect(&mut self, nand: &mut Nand) -> Result<()> {
         self.in_gc = true;
-        self.gc_invocations += 1;
+        self.gc_counts.invocations += 1;
         let result = self.collect_inner(nand);
         self.in_gc = false;
         result
@@ -448,13 +444,13 @@ impl PageFtl {
                 let slot = self.map_slot;
                 self.program(lpn as u64, version, Cause::Map, slot, src, read, nand)?;
             }
-            self.gc_moved += 1;
+            self.gc_counts.moved_pages += 1;
         }
         debug_assert_eq!(self.valid[victim as usize], 0);
         self.write_ptr[victim as usize] = 0;
         nand.erase(victim);
         self.free.push_back(victim);
-        self.gc_victims += 1;
+        self.gc_counts.victims += 1;
         Ok(())
     }
 
@@ -518,15 +514,18 @@ impl FtlView for PageFtl {
 }
 
 impl PageFtl {
-    /// Program the pages of a flush unit, in order, at host frontier `slot`.
-    #[inline(always)]
-    fn program_unit(
+    /// Program host pages of logical block `lbn` in order (`Shape::Pages`), at the frontier of
+    /// stream `hint`. The engine's one-page flushes call it directly: the hot path of page-level
+    /// buffers, with its arguments in registers.
+    #[inline]
+    pub fn program_unit(
         &mut self,
         lbn: Lbn,
         pages: &[UnitPage],
-        slot: usize,
+        hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
+        let slot = self.slot_of(hint);
         let first = lbn * self.ppb as u64;
         for p in pages {
             let lpn = first + p.offset as u64;
@@ -558,6 +557,22 @@ impl PageFtl {
         checked_slot(c, streams)
     }
 
+    /// Filler of a padded block, after its `data_pages`: pages that hold no data still cost
+    /// their program and a page of space (dead at once); page mapping has no switch merge to
+    /// gain from it. Out of line: the host path is the hot one.
+    #[cold]
+    #[inline(never)]
+    fn program_filler(&mut self, data_pages: usize, slot: usize, nand: &mut Nand) -> Result<()> {
+        // With placement the filler (dead at once) goes to frontier 0.
+        let slot = if self.placement.is_some() { 0 } else { slot };
+        for _ in data_pages..self.ppb as usize {
+            self.now += 1;
+            let ppn = self.next_ppn(slot, nand)?;
+            nand.program(Cause::Pad, ppn);
+        }
+        Ok(())
+    }
+
     #[inline(always)]
     fn slot_of(&self, hint: u32) -> usize {
         if self.placement.is_some() {
@@ -576,18 +591,9 @@ impl PageFtl {
 impl Ftl for PageFtl {
     #[inline]
     fn write_unit(&mut self, unit: Unit<'_>, nand: &mut Nand) -> Result<()> {
-        let slot = self.slot_of(unit.hint);
-        self.program_unit(unit.lbn, unit.pages, slot, nand)?;
-        // Filler of a padded block: pages that hold no data still cost their program and a
-        // page of space (dead at once); pages mapping has no switch merge to gain from it.
+        self.program_unit(unit.lbn, unit.pages, unit.hint, nand)?;
         if let Shape::Block { fill: true } = unit.shape {
-            // With placement the filler (dead at once) goes to frontier 0.
-            let slot = if self.placement.is_some() { 0 } else { slot };
-            for _ in unit.pages.len()..self.ppb as usize {
-                self.now += 1;
-                let ppn = self.next_ppn(slot, nand)?;
-                nand.program(Cause::Pad, ppn);
-            }
+            self.program_filler(unit.pages.len(), self.slot_of(unit.hint), nand)?;
         }
         Ok(())
     }
@@ -677,11 +683,7 @@ impl Ftl for PageFtl {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let mut v = vec![
-            ("gc.victims", self.gc_victims),
-            ("gc.moved_pages", self.gc_moved),
-            ("gc.invocations", self.gc_invocations),
-        ];
+        let mut v = self.gc_counts.metrics().to_vec();
         if let Some(p) = &self.placement {
             v.extend(p.classifier.counters());
         }
@@ -765,6 +767,11 @@ pub static ENTRY: super::Entry = super::Entry {
     frontiers: Some(|cfg| Ok(table(cfg)?.streams)),
     check: super::no_check,
     default_op: super::uses_default_op,
+    supports: super::Supports {
+        background_gc: true,
+        die_sets: true,
+        large_pages: true,
+    },
 };
 
 #[cfg(test)]
@@ -796,7 +803,7 @@ mod tests {
             latest[lpn as usize] = v;
             write(&mut f, &mut n, lpn, v);
         }
-        assert!(f.gc_victims > 0);
+        assert!(f.gc_counts.victims > 0);
         f.check_integrity(&latest).unwrap();
     }
 
@@ -855,7 +862,7 @@ mod tests {
         }
         // Every page GC moved, once each.
         assert!(copies > 0);
-        assert_eq!(copies, f.gc_moved);
+        assert_eq!(copies, f.gc_counts.moved_pages);
     }
 
     #[test]

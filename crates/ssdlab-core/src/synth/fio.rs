@@ -969,6 +969,7 @@ impl Job {
     }
 
     /// (offset, length, stream hint) of a request in direction `op`.
+    #[inline]
     fn next(&mut self, rng: &mut Rng, op: Op) -> (u64, u64, u32) {
         if self.plan.sequential {
             let s = rng.below(self.cursors.len() as u64) as usize;
@@ -1050,6 +1051,7 @@ impl Jobs {
 
     /// The next request: its job by share (no draw with one job), its direction (`op` when
     /// the workload fixes it), offset, length and stream hint.
+    #[inline]
     pub fn next(&mut self, rng: &mut Rng, op: Option<Op>) -> (Op, u64, u64, u32) {
         let j = if self.jobs.len() > 1 {
             let u = rng.f64();
