@@ -1,5 +1,5 @@
-"""The `ssdlab` command line: run, compare, config show, trace info|profile|convert|generate, policies, sweep,
-results, plot, report, reproduce, claims, calibrate, validate.
+"""The `ssdlab` command line: run, compare, config show, trace info|profile|convert|generate, fio info,
+policies, sweep, results, plot, report, reproduce, claims, calibrate, validate.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
 with status 2; Ctrl-C exits with status 130.
@@ -16,6 +16,7 @@ from .. import api
 from .._core import SsdlabError
 from .calibrate import CALIBRATE_TRIALS, _add_calibrate_parsers
 from .common import ProgressBar, print_table
+from .fio import _add_fio_parsers
 from .report import _add_report_parsers, cmd_plot
 from .reproduce import _add_claims_parser, _add_reproduce_parser
 from .run import _add_run_parsers, components_markdown
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_run_parsers(sub)
     _add_trace_parsers(sub)
+    _add_fio_parsers(sub)
     _add_sweep_parsers(sub)
     _add_report_parsers(sub)
     _add_reproduce_parser(sub)
