@@ -594,7 +594,19 @@ impl Default for FlowConfig {
     }
 }
 
+impl FlowConfig {
+    /// Whether it is confined to some channels or dies (its pages go to an FTL of their own).
+    pub fn confined(&self) -> bool {
+        !self.channels.is_empty() || !self.dies.is_empty()
+    }
+}
+
 impl Config {
+    /// Whether any flow is confined to channels or dies.
+    pub fn flows_confined(&self) -> bool {
+        self.flows.iter().any(FlowConfig::confined)
+    }
+
     /// The dies flow `i` may use, ascending: those of its `channels` among its `dies` (each
     /// list empty = all).
     pub fn flow_dies(&self, i: usize) -> Vec<u32> {
@@ -1436,8 +1448,7 @@ impl Config {
                         dies - 1
                     ),
                 );
-            } else if (!f.channels.is_empty() || !f.dies.is_empty()) && self.flow_dies(i).is_empty()
-            {
+            } else if f.confined() && self.flow_dies(i).is_empty() {
                 fail(&key("dies"), "none of its dies is on its channels".into());
             }
             match f.share {
@@ -1448,11 +1459,7 @@ impl Config {
                 None => {}
             }
         }
-        let confined = self
-            .flows
-            .iter()
-            .any(|f| !f.channels.is_empty() || !f.dies.is_empty());
-        if confined && self.placement.kind != "none" {
+        if self.flows_confined() && self.placement.kind != "none" {
             fail("placement.kind", "flows confined to channels or dies place their pages in their own FTLs: set placement.kind = \"none\"".into());
         }
         let given = self.flows.iter().filter(|f| f.share.is_some()).count();

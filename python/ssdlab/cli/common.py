@@ -89,6 +89,11 @@ def _json_safe(v):
     return v
 
 
+def fmt_us(v: float) -> str:
+    """A latency in µs: whole µs from 100 µs up, else 3 significant digits."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
 def write_json(dest: str, doc) -> None:
     """Write `doc` as JSON to the file `dest`, or to standard output when `dest` is `-`."""
     text = json.dumps(_json_safe(doc), indent=2, allow_nan=False) + "\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import describe
 from ..fio import Job, Measurement, OpStats, read_output
-from .common import _fmt, print_table, write_json
+from .common import _fmt, fmt_us, print_table, write_json
 
 # The percentiles a summary shows when fio recorded them (fio's default list has all four).
 SHOWN_PERCENTILES = (50.0, 95.0, 99.0, 99.9)
@@ -92,10 +92,7 @@ def _op_cells(s: OpStats, shown: list[float]) -> list[str]:
 
 
 def _us(ns: float | None) -> str:
-    if ns is None:
-        return "-"
-    us = ns / 1e3
-    return f"{us:,.0f}" if us >= 100 else f"{us:.3g}"
+    return "-" if ns is None else fmt_us(ns / 1e3)
 
 
 def _add_fio_parsers(sub) -> None:

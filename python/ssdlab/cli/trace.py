@@ -13,6 +13,7 @@ from .common import (
     _config_from_args,
     _fmt,
     check_output_file,
+    fmt_us,
     print_table,
     write_json,
 )
@@ -41,7 +42,7 @@ def cmd_trace_info(args) -> int:
     if measured:
         print("\nmeasured latency (µs, nearest-rank percentiles)")
         keys = ["mean_us"] + [k for k, _ in traces.LATENCY_PERCENTILES]
-        rows = [[op, _fmt(s["count"])] + [_us(s[k]) for k in keys] for op, s in measured.items()]
+        rows = [[op, _fmt(s["count"])] + [fmt_us(s[k]) for k in keys] for op, s in measured.items()]
         print_table(rows, ["op", "count", "mean", "p50", "p90", "p99", "p99.9"])
     return 0
 
@@ -69,11 +70,6 @@ def _print_volumes(volumes: list, requests: int, page_bytes: int, shown: int = 2
     print_table(rows, ["volume", "requests", "share", "written footprint", "max(offset+size)"])
     if len(order) > shown:
         print(f"  … and {len(order) - shown} more (--json lists every one)")
-
-
-def _us(v: float) -> str:
-    """A latency in µs: whole µs from 100 µs up, else 3 significant digits."""
-    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
 def trace_info_text(key: str, info: dict, page_bytes: int) -> str:

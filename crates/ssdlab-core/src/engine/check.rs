@@ -66,11 +66,7 @@ fn check_supports(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimErr
         );
         errors.push(SimError::config("ftl.background_gc", msg));
     }
-    let confined = cfg
-        .flows
-        .iter()
-        .any(|f| !f.channels.is_empty() || !f.dies.is_empty());
-    if confined && !ftl.supports.die_sets {
+    if cfg.flows_confined() && !ftl.supports.die_sets {
         let msg = format!(
             "flows confined to channels or dies need the {} FTL (one per set of dies), not \"{kind}\"",
             with(|s| s.die_sets)
