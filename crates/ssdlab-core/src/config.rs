@@ -475,6 +475,13 @@ pub struct RunConfig {
     /// With `[[flows]]`: also run each flow alone on the device, for its slowdown and the
     /// fairness between flows.
     pub alone: bool,
+    /// With `[[flows]]`: requests submitted before this simulated time (µs) are not measured
+    /// (fio's `ramp_time`); 0 = off (`warmup_requests` counts instead).
+    pub warmup_us: f64,
+    /// With `[[flows]]`: no request is submitted after the warm-up plus this much simulated
+    /// time (µs; fio's `runtime` of a `time_based` job); each workload's request count still
+    /// bounds the run. 0 = off.
+    pub runtime_us: f64,
 }
 
 impl Default for RunConfig {
@@ -494,6 +501,8 @@ impl Default for RunConfig {
             scheduler: "fifo".into(),
             max_inflight: 0,
             alone: false,
+            warmup_us: 0.0,
+            runtime_us: 0.0,
         }
     }
 }
@@ -542,6 +551,15 @@ pub struct HostConfig {
     /// Commands the controller holds at once (fetched, not completed); a submission queue's
     /// head waits for a free one and the arbitration picks which queue gets it. 0 = no limit.
     pub device_queue_depth: u32,
+    /// With `[[flows]]`: CPU time (µs) each request costs the core of the thread that submits
+    /// it (submission and completion handling; one fio job is one thread). A core handles
+    /// its completions one at a time, so a thread tops out at 1 / `cpu_us` requests per µs.
+    /// 0 = off.
+    pub cpu_us: f64,
+    /// With `[[flows]]`: from a completion to when a thread that was idle (asleep, waiting for
+    /// it) starts handling it: interrupt delivery and wake-up (µs). A busy thread takes the
+    /// completion when it is done with what it was doing. 0 = off.
+    pub wake_us: f64,
 }
 
 impl Default for HostConfig {
@@ -550,6 +568,8 @@ impl Default for HostConfig {
             link_mib_s: 0.0,
             arbitration: "round-robin".into(),
             device_queue_depth: 0,
+            cpu_us: 0.0,
+            wake_us: 0.0,
         }
     }
 }
@@ -577,6 +597,12 @@ pub struct FlowConfig {
     /// The dies its pages may use, numbered channel by channel (`channel × dies per channel +
     /// way`; empty = all).
     pub dies: Vec<u32>,
+    /// Flows with the same namespace share one range of logical pages (fio's jobs on one
+    /// device: each job a flow); None = a range of its own.
+    pub namespace: Option<u32>,
+    /// The host core its submitting thread runs on (`host.cpu_us`): flows on one core share
+    /// it. None = a core of its own.
+    pub cpu: Option<u32>,
 }
 
 impl Default for FlowConfig {
@@ -590,6 +616,8 @@ impl Default for FlowConfig {
             share: None,
             channels: Vec::new(),
             dies: Vec::new(),
+            namespace: None,
+            cpu: None,
         }
     }
 }
@@ -602,6 +630,21 @@ impl FlowConfig {
 }
 
 impl Config {
+    /// The first flow of flow `i`'s namespace (`i` itself when it has a range of its own).
+    pub fn namespace_leader(&self, i: usize) -> usize {
+        match self.flows[i].namespace {
+            Some(ns) => (0..i)
+                .find(|&j| self.flows[j].namespace == Some(ns))
+                .unwrap_or(i),
+            None => i,
+        }
+    }
+
+    /// Whether the host model is on (`host.cpu_us`, `host.wake_us`).
+    pub fn host_model(&self) -> bool {
+        self.host.cpu_us > 0.0 || self.host.wake_us > 0.0
+    }
+
     /// Whether any flow is confined to channels or dies.
     pub fn flows_confined(&self) -> bool {
         self.flows.iter().any(FlowConfig::confined)
@@ -1298,6 +1341,8 @@ impl RunConfig {
         e.one_of("run.precondition", &self.precondition, &["none", "fill"]);
         e.positive("run.time_scale", self.time_scale);
         e.at_least_one("run.repeat", self.repeat as u64);
+        e.non_negative("run.warmup_us", self.warmup_us);
+        e.non_negative("run.runtime_us", self.runtime_us);
     }
 }
 
@@ -1322,6 +1367,8 @@ impl HostConfig {
             &["round-robin", "weighted-round-robin"],
         );
         e.non_negative("host.link_mib_s", self.link_mib_s);
+        e.non_negative("host.cpu_us", self.cpu_us);
+        e.non_negative("host.wake_us", self.wake_us);
     }
 }
 
@@ -1380,10 +1427,30 @@ impl Config {
     /// `[[flows]]`: each flow's own keys, and what several flows need of the rest (a flow's
     /// workload is checked as `[workload]` is, by `engine::validate`).
     fn check_flows(&self, errors: &mut Vec<SimError>) {
+        let mut fail = |field: &str, msg: String| errors.push(SimError::config(field, msg));
         if self.flows.is_empty() {
+            // These time the submitting threads and the window of the flows' loop.
+            let set = [
+                ("host.cpu_us", self.host.cpu_us > 0.0),
+                ("host.wake_us", self.host.wake_us > 0.0),
+                ("run.warmup_us", self.run.warmup_us > 0.0),
+                ("run.runtime_us", self.run.runtime_us > 0.0),
+            ];
+            for (k, _) in set.iter().filter(|(_, on)| *on) {
+                fail(
+                    k,
+                    "needs [[flows]] (one flow per submitting thread; a single flow is fine)"
+                        .into(),
+                );
+            }
             return;
         }
-        let mut fail = |field: &str, msg: String| errors.push(SimError::config(field, msg));
+        if self.run.warmup_us > 0.0 && self.run.warmup_requests > 0 {
+            fail(
+                "run.warmup_us",
+                "set run.warmup_us or run.warmup_requests, not both".into(),
+            );
+        }
         if self.run.mode != "timed" {
             fail(
                 "flows",
@@ -1450,6 +1517,17 @@ impl Config {
                 );
             } else if f.confined() && self.flow_dies(i).is_empty() {
                 fail(&key("dies"), "none of its dies is on its channels".into());
+            }
+            let leader = self.namespace_leader(i);
+            if leader != i {
+                let l = &self.flows[leader];
+                if f.share != l.share {
+                    fail(&key("share"), format!("flows of one namespace share one range: give it the share flows[{leader}] gives (or none, as it does)"));
+                }
+                if self.flow_dies(i) != self.flow_dies(leader) {
+                    fail(&key("dies"), format!("flows of one namespace share one range, so its pages go to flows[{leader}]'s dies: give it the same channels and dies"));
+                }
+                continue;
             }
             match f.share {
                 Some(s) if !(s > 0.0 && s <= 1.0) => {

@@ -23,7 +23,8 @@ use crate::config::Config;
 use crate::error::{Result, SimError};
 use crate::request::Request;
 use crate::timed::{Arrivals, Clock};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// One flow on the clock.
 struct Flow {
@@ -85,14 +86,80 @@ impl Flow {
         }
     }
 
-    /// When its next request may be submitted (None: not now, or none left): closed loop at
-    /// once while a slot is free; open loop at its arrival while under the cap.
-    fn ready_at(&self) -> Option<f64> {
+    /// When its next request may be submitted, it being `now` (None: not now, or none left):
+    /// closed loop at once while a slot is free; open loop at its arrival while under the cap;
+    /// neither at or after `stop_us` (`run.runtime_us`).
+    fn ready_at(&self, now: f64, stop_us: f64) -> Option<f64> {
         let (_, _, a) = self.next.as_ref()?;
         if self.depth > 0 {
-            return (self.outstanding < self.depth).then_some(f64::NEG_INFINITY);
+            return (self.outstanding < self.depth && now < stop_us).then_some(f64::NEG_INFINITY);
         }
-        (self.cap == 0 || self.outstanding < self.cap).then_some(*a)
+        (*a < stop_us && (self.cap == 0 || self.outstanding < self.cap)).then_some(*a)
+    }
+}
+
+/// The host's submitting threads (`host.cpu_us`, `host.wake_us`): each flow is one thread on
+/// a core, and a core handles its threads' completions one at a time, each for `cpu_us`; a
+/// thread that was idle when its request completed starts `wake_us` later.
+struct Host {
+    cpu_us: f64,
+    wake_us: f64,
+    /// Each flow's core, and when each core is next free.
+    core: Vec<usize>,
+    free_us: Vec<f64>,
+    /// Completions handled and not yet acted on: (when, flow), earliest first.
+    seen: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+impl Host {
+    /// The threads of `cfg`'s flows: a flow's `cpu`, else a core of its own.
+    fn new(cfg: &Config) -> Option<Host> {
+        if !cfg.host_model() {
+            return None;
+        }
+        let mut cores: Vec<Option<u32>> = Vec::new();
+        let core = (cfg.flows.iter())
+            .map(
+                |f| match f.cpu.and_then(|c| cores.iter().position(|&k| k == Some(c))) {
+                    Some(k) => k,
+                    None => {
+                        cores.push(f.cpu);
+                        cores.len() - 1
+                    }
+                },
+            )
+            .collect();
+        Some(Host {
+            cpu_us: cfg.host.cpu_us,
+            wake_us: cfg.host.wake_us,
+            core,
+            free_us: vec![0.0; cores.len()],
+            seen: BinaryHeap::new(),
+        })
+    }
+
+    /// Flow `f`'s request completed at `done_us`: when its thread has handled it.
+    fn handle(&mut self, f: usize, done_us: f64) -> f64 {
+        let c = self.core[f];
+        let start = if self.free_us[c] <= done_us {
+            done_us + self.wake_us
+        } else {
+            self.free_us[c]
+        };
+        self.free_us[c] = start + self.cpu_us;
+        self.seen
+            .push(Reverse((self.free_us[c].to_bits(), f as u32)));
+        self.free_us[c]
+    }
+
+    /// When the next handled completion is acted on.
+    fn next(&self) -> Option<f64> {
+        self.seen.peek().map(|Reverse((t, _))| f64::from_bits(*t))
+    }
+
+    /// Act on the next handled completion: its flow.
+    fn pop(&mut self) -> Option<usize> {
+        self.seen.pop().map(|Reverse((_, f))| f as usize)
     }
 }
 
@@ -218,35 +285,63 @@ fn replay(
         urgent_turn: 0,
     };
     let limit = cfg.host.device_queue_depth as usize;
+    let mut host = Host::new(cfg);
+    q.host = host.is_some();
+    let r = &cfg.run;
+    let stop_us = if r.runtime_us > 0.0 {
+        r.warmup_us + r.runtime_us
+    } else {
+        f64::INFINITY
+    };
     let closed: Vec<bool> = flows.iter().map(|f| f.depth > 0).collect();
     let open: Vec<usize> = (0..flows.len()).filter(|&i| !closed[i]).collect();
     // Closed-loop flows with a free slot: they submit at once.
     let mut due: Vec<usize> = (0..flows.len()).filter(|&i| closed[i]).collect();
     loop {
         for i in due.drain(..) {
-            while flows[i].ready_at().is_some() {
+            while flows[i].ready_at(q.now, stop_us).is_some() {
                 admit(sim, clock, &mut q, &mut flows, i, &mut arb, limit, lp)?;
             }
         }
-        // The next event: a completion, or an open-loop arrival (after the completions due by
-        // then; flows in order on ties).
+        // The next event: a completion, a thread acting on one it has handled (the host
+        // model), or an open-loop arrival (after the completions due by then; flows in order
+        // on ties).
         let arrival = open
             .iter()
-            .filter_map(|&i| flows[i].ready_at().map(|a| (a, i)))
+            .filter_map(|&i| flows[i].ready_at(q.now, stop_us).map(|a| (a, i)))
             .min_by(|x, y| x.0.total_cmp(&y.0));
-        match (q.next_completion(), arrival) {
-            (Some(c), a) if a.is_none_or(|(a, _)| c <= a) => {
+        let seen = host.as_ref().and_then(Host::next);
+        let before = |t: f64| arrival.is_none_or(|(a, _)| t <= a);
+        match (q.next_completion(), seen, arrival) {
+            (Some(c), s, _) if before(c) && s.is_none_or(|s| c <= s) => {
                 let f = q.next_event()? as usize;
-                flows[f].outstanding -= 1;
+                match host.as_mut() {
+                    Some(h) => {
+                        let seen_us = h.handle(f, q.now);
+                        q.seen(clock, seen_us)?;
+                    }
+                    None => {
+                        flows[f].outstanding -= 1;
+                        if closed[f] {
+                            due.push(f);
+                        }
+                    }
+                }
                 // The scheduler takes what the completion allows; the controller fetches
                 // into the room it left, before the host submits again.
                 sim.pump(clock, &mut q)?;
                 fetch(sim, clock, &mut q, &mut flows, &mut arb, limit)?;
-                if closed[f] {
-                    due.push(f);
+            }
+            (_, Some(s), _) if before(s) => {
+                if let Some(f) = host.as_mut().and_then(Host::pop) {
+                    q.now = q.now.max(s);
+                    flows[f].outstanding -= 1;
+                    if closed[f] {
+                        due.push(f);
+                    }
                 }
             }
-            (_, Some((a, i))) => {
+            (_, _, Some((a, i))) => {
                 q.now = q.now.max(a);
                 admit(sim, clock, &mut q, &mut flows, i, &mut arb, limit, lp)?;
             }
@@ -286,6 +381,7 @@ fn admit(
     limit: usize,
     lp: &mut Loop,
 ) -> Result<()> {
+    lp.warm_by(sim, q.now);
     let Some((req, at, now, measured)) = submit(clock, q, flows, i, lp)? else {
         return Ok(());
     };

@@ -9,13 +9,17 @@ use crate::units::Geometry;
 /// equal split, or (an "auto"-sized device without shares) its own need.
 fn ranges(cfg: &Config, geo: &Geometry, needs: &[(u64, u64)]) -> Result<Vec<u64>> {
     let total = geo.logical_blocks();
-    let n = cfg.flows.len() as u64;
+    // Flows of one namespace share its first flow's range.
+    let n = (0..cfg.flows.len())
+        .filter(|&i| cfg.namespace_leader(i) == i)
+        .count() as u64;
     let block_bytes = geo.page_bytes * geo.pages_per_block;
     let blocks: Vec<u64> = cfg
         .flows
         .iter()
         .enumerate()
         .map(|(i, f)| match (f.share, cfg.device.logical_bytes) {
+            _ if cfg.namespace_leader(i) != i => 0, // its namespace's, below
             (Some(s), _) => (s * total as f64).floor() as u64,
             (None, Capacity::Auto) => needs
                 .get(i)
@@ -23,7 +27,8 @@ fn ranges(cfg: &Config, geo: &Geometry, needs: &[(u64, u64)]) -> Result<Vec<u64>
             (None, Capacity::Bytes(_)) => total / n,
         })
         .collect();
-    if let Some(i) = blocks.iter().position(|&b| b == 0) {
+    let mut blocks = blocks;
+    if let Some(i) = (0..blocks.len()).find(|&i| blocks[i] == 0 && cfg.namespace_leader(i) == i) {
         return Err(SimError::config(
             format!("flows[{i}]"),
             format!(
@@ -31,6 +36,9 @@ fn ranges(cfg: &Config, geo: &Geometry, needs: &[(u64, u64)]) -> Result<Vec<u64>
                  raise device.logical_bytes or its share"
             ),
         ));
+    }
+    for i in 0..blocks.len() {
+        blocks[i] = blocks[cfg.namespace_leader(i)];
     }
     Ok(blocks)
 }
@@ -81,8 +89,13 @@ pub(super) fn plan(
     for (dies, flows) in &sets {
         let first = next;
         for &i in flows {
-            bases[i] = next;
-            next += ranges[i];
+            match cfg.namespace_leader(i) {
+                l if l == i => {
+                    bases[i] = next;
+                    next += ranges[i];
+                }
+                l => bases[i] = bases[l], // its namespace's range, laid out before it
+            }
         }
         parts.push((dies.clone(), next - first));
     }

@@ -158,6 +158,8 @@ pub(super) struct Submitted {
 pub(super) struct Loop<'a> {
     done: u64,
     warmup: u64,
+    /// `run.warmup_us`: the warm-up ends at the first submission at or after it (0 = off).
+    warmup_us: f64,
     every: u64,
     next_sample: u64,
     /// The request count at which [`Loop::event`] is next due.
@@ -176,6 +178,17 @@ impl Loop<'_> {
     #[inline(always)]
     pub(super) fn measured(&self) -> bool {
         self.done >= self.warmup
+    }
+
+    /// A request is about to be submitted at `now`: with `run.warmup_us`, the warm-up ends
+    /// there once `now` has reached it (the snapshot the measured window counts from).
+    pub(super) fn warm_by(&mut self, sim: &mut Sim, now: f64) {
+        if self.warmup_us > 0.0 && self.warmup == u64::MAX && now >= self.warmup_us {
+            self.warmup = self.done;
+            self.base = sim.snapshot();
+            sim.be.groups.reset_counts();
+            self.next_event = self.next_event();
+        }
     }
 
     /// A request was submitted: count it, then whatever is due by count ([`Loop::event`]).
@@ -255,7 +268,13 @@ pub(super) fn drive<S: Submissions>(
     } else {
         None
     };
-    let warmup = resolved.run.warmup_requests;
+    // A warm-up by time ends when a submission reaches it ([`Loop::warm_by`]).
+    let warmup_us = resolved.run.warmup_us;
+    let warmup = if warmup_us > 0.0 {
+        u64::MAX
+    } else {
+        resolved.run.warmup_requests
+    };
     let every = resolved.run.sample_every;
     // Known totals fail here, before the replay (the samples, the last one included, number
     // ⌈total / every⌉); otherwise `Series::push` stops the run at the limit.
@@ -268,6 +287,7 @@ pub(super) fn drive<S: Submissions>(
     let mut lp = Loop {
         done: 0,
         warmup,
+        warmup_us,
         every,
         // Off: u64::MAX is never reached, so the replay loop only pays one comparison per request.
         next_sample: if every > 0 { every } else { u64::MAX },
@@ -446,6 +466,7 @@ fn finish(sim: &mut Sim, lp: Loop, mut submitted: Submitted) -> Result<Replayed>
     let Loop {
         done,
         warmup,
+        warmup_us,
         every,
         total,
         base,
@@ -454,6 +475,12 @@ fn finish(sim: &mut Sim, lp: Loop, mut submitted: Submitted) -> Result<Replayed>
         progress,
         ..
     } = lp;
+    if warmup_us > 0.0 && warmup == u64::MAX {
+        return Err(SimError::config(
+            "run.warmup_us",
+            format!("the run ended before the warm-up did ({done} requests submitted); shorten the warm-up or give the workloads more requests"),
+        ));
+    }
     if warmup >= done {
         return Err(SimError::config(
             "run.warmup_requests",

@@ -237,22 +237,42 @@ pub(super) fn flow_needs(cfg: &Config) -> Result<Vec<(u64, u64)>> {
             };
             Ok((bytes, s.footprint_pages))
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .map(|needs| namespace_needs(cfg, needs))
+}
+
+/// Flows of one namespace share its first flow's range: it needs the most any of them needs
+/// (a footprint that overlaps theirs), and the others need nothing more.
+fn namespace_needs(cfg: &Config, mut needs: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    for i in 0..needs.len() {
+        let leader = cfg.namespace_leader(i);
+        if leader != i {
+            let (b, p) = std::mem::take(&mut needs[i]);
+            let l = &mut needs[leader];
+            *l = (l.0.max(b), l.1.max(p));
+        }
+    }
+    needs
 }
 
 /// The logical blocks an "auto"-sized device needs for every flow's range.
 fn auto_blocks(cfg: &Config, needs: &[(u64, u64)]) -> u64 {
     let block_bytes = cfg.device.page_bytes.0 * cfg.device.pages_per_block;
-    let blocks = needs.iter().map(|(b, _)| b.div_ceil(block_bytes).max(1));
+    // A namespace's range is its first flow's.
+    let blocks = needs
+        .iter()
+        .zip(&cfg.flows)
+        .enumerate()
+        .filter(|(i, _)| cfg.namespace_leader(*i) == *i)
+        .map(|(_, ((b, _), f))| (b.div_ceil(block_bytes).max(1), f));
     if cfg.flows[0].share.is_some() {
         // Each flow's share must hold its need.
         blocks
-            .zip(&cfg.flows)
             .map(|(b, f)| (b as f64 / f.share.unwrap_or(1.0)).ceil() as u64)
             .max()
             .unwrap_or(1)
     } else {
-        blocks.sum()
+        blocks.map(|(b, _)| b).sum()
     }
 }
 

@@ -283,12 +283,26 @@ impl Sim {
         });
         let (served, ops_end) = self.serve_timed(clock, &p.req, p.at, t, p.measured)?;
         let done = clock.completion(served, t, ops_end);
-        clock.record(served, p.submitted_us, done, p.measured);
-        if let Some((programs, written)) = before {
+        let caused = before.map(|(programs, written)| {
             let b = &self.be;
             let programs = b.nand.counters.programs_total() - programs;
-            let written = b.host.write_pages - written;
-            q.stats[p.flow as usize].record(&p.req, p.submitted_us, done, programs, written);
+            (programs, b.host.write_pages - written)
+        });
+        let done_rec = Done {
+            req: p.req,
+            served,
+            submitted_us: p.submitted_us,
+            done_us: done,
+            measured: p.measured,
+            flow: p.flow,
+            caused,
+        };
+        if q.host {
+            // Recorded when its thread has seen it complete ([`Interface::seen`]).
+            clock.busy_to(done);
+            q.completed.insert(p.seq, done_rec);
+        } else {
+            done_rec.record(clock, &mut q.stats, done);
         }
         let read = p.req.op == Op::Read;
         q.in_service
@@ -325,6 +339,40 @@ fn completion_key(done_us: f64, read: bool, seq: u64, flow: u32) -> u128 {
     ((done_us.to_bits() as u128) << 64) | rest as u128
 }
 
+/// A request the device has served, to be recorded when its host sees it complete.
+struct Done {
+    req: Request,
+    served: Served,
+    submitted_us: f64,
+    done_us: f64,
+    measured: bool,
+    flow: u32,
+    /// Several flows, measured: the NAND programs it caused and the pages it wrote.
+    caused: Option<(u64, u64)>,
+}
+
+impl Done {
+    /// Record its latency, from its submission to `seen_us` (its completion as its host saw it).
+    fn record(self, clock: &mut Clock, stats: &mut [FlowStats], seen_us: f64) {
+        clock.record_seen(
+            self.served,
+            self.submitted_us,
+            self.done_us,
+            seen_us,
+            self.measured,
+        );
+        if let Some((programs, written)) = self.caused {
+            stats[self.flow as usize].record(
+                &self.req,
+                self.submitted_us,
+                seen_us,
+                programs,
+                written,
+            );
+        }
+    }
+}
+
 /// A submitted request not yet taken.
 struct Pending {
     req: Request,
@@ -358,6 +406,12 @@ pub(super) struct Interface {
     submitted: u64,
     /// Each flow's measured requests (`[[flows]]`; empty with one).
     pub(super) stats: Vec<FlowStats>,
+    /// The host model is on (`host.cpu_us`, `host.wake_us`): a request's latency is recorded
+    /// when its thread sees it complete; until then it waits in `completed` by submission order.
+    pub(super) host: bool,
+    completed: std::collections::HashMap<u64, Done>,
+    /// The submission order of the request [`Interface::next_event`] completed last.
+    last_seq: u64,
 }
 
 impl Interface {
@@ -380,6 +434,9 @@ impl Interface {
             now: 0.0,
             submitted: 0,
             stats: (0..flows).map(|_| FlowStats::default()).collect(),
+            host: false,
+            completed: std::collections::HashMap::new(),
+            last_seq: 0,
         }
     }
 
@@ -439,7 +496,21 @@ impl Interface {
         let flow = (key as u32) & FLOW_MASK;
         self.now = self.now.max(f64::from_bits(t));
         self.reads_in_service -= read as usize;
+        self.last_seq = (key as u64 >> 15) & ((1 << 48) - 1);
         Ok(flow)
+    }
+
+    /// The host model: the request [`Interface::next_event`] completed last was seen by its
+    /// thread at `seen_us`; record it.
+    pub(super) fn seen(&mut self, clock: &mut Clock, seen_us: f64) -> Result<()> {
+        let Some(d) = self.completed.remove(&self.last_seq) else {
+            return Err(SimError::Integrity(format!(
+                "request {} completed but was never taken",
+                self.last_seq
+            )));
+        };
+        d.record(clock, &mut self.stats, seen_us);
+        Ok(())
     }
 }
 

@@ -606,13 +606,25 @@ impl Clock {
     /// `measured`.
     #[inline]
     pub fn record(&mut self, s: Served, submitted: f64, done: f64, measured: bool) {
+        self.record_seen(s, submitted, done, done, measured);
+    }
+
+    /// The device is busy with a request until `done` (its latency is recorded later, by
+    /// [`Clock::record_seen`]).
+    pub fn busy_to(&mut self, done: f64) {
+        self.busy_until = self.busy_until.max(done);
+    }
+
+    /// [`Clock::record`] of a request the device completed at `done` and its host saw complete
+    /// at `seen` (`host.cpu_us`, `host.wake_us`): its latency runs to `seen`.
+    pub fn record_seen(&mut self, s: Served, submitted: f64, done: f64, seen: f64, measured: bool) {
         self.busy_until = self.busy_until.max(done);
         if measured {
             if self.start_us.is_none() {
                 self.start_us = Some(submitted);
                 self.busy_at_start = self.busy();
             }
-            let lat = done - submitted;
+            let lat = seen - submitted;
             match s.op {
                 Op::Read => self.read.record(lat),
                 Op::Write => self.write.record(lat),
@@ -622,7 +634,7 @@ impl Clock {
             if let Some(i) = &mut self.interval {
                 i.record(lat);
             }
-            self.end_us = self.end_us.max(done);
+            self.end_us = self.end_us.max(seen);
             self.bytes += s.bytes;
             self.requests += 1;
         } else {

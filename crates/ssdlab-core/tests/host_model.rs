@@ -1,0 +1,156 @@
+//! The host side of a measurement (`host.cpu_us`, `host.wake_us`, `flows[i].cpu`), flows that
+//! share a namespace (fio's jobs on one device) and runs bounded by simulated time
+//! (`run.warmup_us`, `run.runtime_us`): hand-worked latencies and throughput ceilings.
+
+use ssdlab_core::engine::NoProgress;
+use ssdlab_core::{simulate, Config, RunResult};
+
+fn run(toml: &str) -> RunResult {
+    simulate(&Config::from_toml_str(toml).unwrap(), &mut NoProgress).unwrap()
+}
+
+fn error(toml: &str) -> String {
+    match Config::from_toml_str(toml).and_then(|c| simulate(&c, &mut NoProgress)) {
+        Ok(_) => panic!("accepted:\n{toml}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A filled device of `dies` dies (one per channel), reads of 50 µs and nothing else timed,
+/// with `host` keys and `flows` (closed-loop random 4 KiB readers of `depth` each, sharing
+/// namespace 0, on the cores listed).
+fn device(dies: u32, host: &str, run: &str, flows: &[(u32, Option<u32>)], requests: u64) -> String {
+    let mut s = format!(
+        "[device]\nlogical_bytes = \"16MiB\"\nchannels = {dies}\npages_per_block = 32\n\
+         [nand]\nread_us = 50\ndram_us = 0\n\
+         [run]\nmode = \"timed\"\nprecondition = \"fill\"\n{run}[host]\n{host}"
+    );
+    for (depth, cpu) in flows {
+        let cpu = cpu.map_or(String::new(), |c| format!("cpu = {c}\n"));
+        s += &format!(
+            "[[flows]]\nnamespace = 0\nqueue_depth = {depth}\n{cpu}[flows.workload]\nkind = \"uniform\"\n\
+             read_fraction = 1.0\nrequests = {requests}\nfootprint_bytes = \"16MiB\"\n"
+        );
+    }
+    s
+}
+
+#[test]
+fn queue_depth_one_latency_is_the_device_plus_wake_plus_cpu() {
+    // One thread at QD 1: each read takes the array read (50), then the thread wakes (7) and
+    // handles it (3): 60 µs, and the next is submitted then.
+    let r = run(&device(
+        1,
+        "cpu_us = 3\nwake_us = 7\n",
+        "",
+        &[(1, None)],
+        2000,
+    ));
+    assert_eq!(r.metrics["latency.read.mean_us"], 60.0);
+    assert_eq!(r.metrics["latency.read.max_us"], 60.0);
+    let iops = r.metrics["throughput.iops"];
+    assert!((iops - 1e6 / 60.0).abs() < 1e-6 * iops, "{iops}");
+    // Off, the read is the device's 50 µs: the host model adds exactly its two terms.
+    let off = run(&device(1, "", "", &[(1, None)], 2000));
+    assert_eq!(off.metrics["latency.read.mean_us"], 50.0);
+}
+
+#[test]
+fn a_thread_tops_out_at_one_request_per_cpu_us() {
+    // 64 dies, 64 outstanding: the device could serve 1.28 M reads/s, but the thread handles a
+    // completion every 10 µs: 100,000 IOPS; a busy thread does not wait to wake.
+    let r = run(&device(
+        64,
+        "cpu_us = 10\nwake_us = 5\n",
+        "",
+        &[(64, None)],
+        40_000,
+    ));
+    let iops = r.metrics["throughput.iops"];
+    assert!((iops / 100_000.0 - 1.0).abs() < 0.01, "{iops}");
+    // Two threads on their own cores: twice the ceiling (the device is far from full).
+    let two = run(&device(
+        64,
+        "cpu_us = 10\n",
+        "",
+        &[(32, None), (32, None)],
+        20_000,
+    ));
+    let iops = two.metrics["throughput.iops"];
+    assert!((iops / 200_000.0 - 1.0).abs() < 0.01, "{iops}");
+    // The same two on one core share its ceiling.
+    let one = run(&device(
+        64,
+        "cpu_us = 10\n",
+        "",
+        &[(32, Some(2)), (32, Some(2))],
+        20_000,
+    ));
+    let iops = one.metrics["throughput.iops"];
+    assert!((iops / 100_000.0 - 1.0).abs() < 0.01, "{iops}");
+    // Little's law holds on the measured window: outstanding = IOPS × latency.
+    let lat = r.metrics["latency.read.mean_us"];
+    let little = r.metrics["throughput.iops"] * lat * 1e-6;
+    assert!((little / 64.0 - 1.0).abs() < 0.01, "{little}");
+}
+
+#[test]
+fn flows_of_one_namespace_share_its_range() {
+    // Two jobs on namespace 0 of an "auto" device: it holds one footprint, not two, and both
+    // read it (every read hits a written page: none is served for free).
+    let toml = device(4, "", "", &[(4, None), (4, None)], 4000)
+        .replace("logical_bytes = \"16MiB\"\n", "")
+        .replace(
+            "precondition = \"fill\"\n",
+            "precondition = \"fill\"\ncheck_integrity = true\n",
+        );
+    let r = run(&toml);
+    assert_eq!(r.metrics["device.logical_pages"], 4096.0);
+    assert_eq!(r.metrics["flow.0.requests"], 4000.0);
+    assert_eq!(r.metrics["flow.1.requests"], 4000.0);
+    assert_eq!(r.metrics["nand.reads.total"], 8000.0);
+    // Without a namespace each flow has a range of its own: twice the device.
+    let own = run(&toml.replace("namespace = 0\n", ""));
+    assert_eq!(own.metrics["device.logical_pages"], 8192.0);
+    // A namespace's flows keep to its dies and share.
+    let e = error(&device(4, "", "", &[(4, None), (4, None)], 100).replacen(
+        "namespace = 0\n",
+        "namespace = 0\nchannels = [0]\n",
+        1,
+    ));
+    assert!(
+        e.contains("flows[1].dies") && e.contains("same channels and dies"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_time_bounded_run_measures_its_window() {
+    // QD 1 on one die: a read every 50 µs. A 1 ms warm-up and 10 ms of runtime submit about
+    // 200 reads in the window (the workload's 100,000 bound the run only as a cap).
+    let r = run(&device(
+        1,
+        "",
+        "warmup_us = 1000\nruntime_us = 10000\n",
+        &[(1, None)],
+        100_000,
+    ));
+    assert_eq!(r.metrics["run.measured_requests"], 200.0);
+    assert_eq!(r.metrics["throughput.iops"], 20_000.0);
+    // The cap still bounds it.
+    let capped = run(&device(1, "", "runtime_us = 10000\n", &[(1, None)], 50));
+    assert_eq!(capped.metrics["run.measured_requests"], 50.0);
+    // A warm-up the run never reaches is an error that says so.
+    let e = error(&device(1, "", "warmup_us = 1e9\n", &[(1, None)], 10));
+    assert!(
+        e.contains("run.warmup_us") && e.contains("ended before the warm-up"),
+        "{e}"
+    );
+    // Without flows these keys are an error naming them.
+    let plain = "[run]\nmode = \"timed\"\nruntime_us = 100\n[host]\ncpu_us = 2\n";
+    let e = error(plain);
+    assert!(
+        e.contains("run.runtime_us") && e.contains("host.cpu_us") && e.contains("needs [[flows]]"),
+        "{e}"
+    );
+}
