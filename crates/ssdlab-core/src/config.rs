@@ -442,7 +442,9 @@ impl Default for PlacementConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     pub seed: u64,
-    /// none | fill (write every logical page once, sequentially, before the run; not measured).
+    /// none | fill (write every logical page once, sequentially, before the run; not measured)
+    /// | fill-random (fill, then single-page writes at uniformly random pages, twice the
+    /// logical pages in all: a measurement campaign's preconditioning to steady state).
     pub precondition: String,
     /// Requests at the start of the run whose operations are excluded from the metrics.
     pub warmup_requests: u64,
@@ -482,6 +484,13 @@ pub struct RunConfig {
     /// time (µs; fio's `runtime` of a `time_based` job); each workload's request count still
     /// bounds the run. 0 = off.
     pub runtime_us: f64,
+}
+
+impl RunConfig {
+    /// Whether the device is filled before the run (`fill`, `fill-random`).
+    pub fn fills(&self) -> bool {
+        self.precondition != "none"
+    }
 }
 
 impl Default for RunConfig {
@@ -1102,6 +1111,12 @@ impl Config {
     /// The checks between fields (a trace needs a path, background GC needs timed mode, ...).
     pub(crate) fn check_relations(&self, errors: &mut Vec<SimError>) {
         let mut fail = |field: &str, msg: String| errors.push(SimError::config(field, msg));
+        if self.placement.kind == "oracle" && self.run.precondition == "fill-random" {
+            fail(
+                "run.precondition",
+                "the oracle knows the fill's writes but not the random ones: use \"fill\" with placement.kind = \"oracle\"".into(),
+            );
+        }
         let w = &self.workload;
         if w.kind == "trace" && w.path.is_none() {
             fail(
@@ -1338,7 +1353,11 @@ impl RunConfig {
             &self.scheduler,
             &["fifo", "read-priority", "write-stop"],
         );
-        e.one_of("run.precondition", &self.precondition, &["none", "fill"]);
+        e.one_of(
+            "run.precondition",
+            &self.precondition,
+            &["none", "fill", "fill-random"],
+        );
         e.positive("run.time_scale", self.time_scale);
         e.at_least_one("run.repeat", self.repeat as u64);
         e.non_negative("run.warmup_us", self.warmup_us);

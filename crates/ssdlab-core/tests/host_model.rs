@@ -1,6 +1,7 @@
 //! The host side of a measurement (`host.cpu_us`, `host.wake_us`, `flows[i].cpu`), flows that
 //! share a namespace (fio's jobs on one device) and runs bounded by simulated time
-//! (`run.warmup_us`, `run.runtime_us`): hand-worked latencies and throughput ceilings.
+//! (`run.warmup_us`, `run.runtime_us`), and a campaign's preconditioning (`fill-random`):
+//! hand-worked latencies and throughput ceilings.
 
 use ssdlab_core::engine::NoProgress;
 use ssdlab_core::{simulate, Config, RunResult};
@@ -153,4 +154,33 @@ fn a_time_bounded_run_measures_its_window() {
         e.contains("run.runtime_us") && e.contains("host.cpu_us") && e.contains("needs [[flows]]"),
         "{e}"
     );
+}
+
+#[test]
+fn a_random_precondition_scatters_what_the_fill_laid_out_in_stripes() {
+    // 16 dies, 64 KiB reads (16 pages) at 16-page-aligned offsets, QD 1. After the sequential
+    // fill a read's pages lie on 16 different dies: one read time (50 µs). After the random
+    // overwrites (twice the device) they are scattered: dies collide and reads take longer.
+    let toml = |pre: &str| {
+        format!(
+            "[device]\nlogical_bytes = \"16MiB\"\nchannels = 16\npages_per_block = 32\nop = 0.25\n\
+             [nand]\nread_us = 50\ndram_us = 0\n\
+             [run]\nmode = \"timed\"\nprecondition = \"{pre}\"\ncheck_integrity = true\nqueue_depth = 1\n\
+             [workload]\nkind = \"fio\"\nrequests = 2000\nfootprint_bytes = \"16MiB\"\nrequest_bytes = 65536\n\
+             [workload.fio]\nrw = \"randread\"\n"
+        )
+    };
+    let filled = run(&toml("fill"));
+    assert_eq!(filled.metrics["latency.read.mean_us"], 50.0);
+    let random = run(&toml("fill-random"));
+    let mean = random.metrics["latency.read.mean_us"];
+    // 16 pages on 16 dies at random: the busiest die holds 3 or 4 of them (expected maximum
+    // load of 16 balls in 16 bins ≈ 3.3), so a read takes about 3.3 read times.
+    assert!((150.0..=200.0).contains(&mean), "{mean}");
+    assert_eq!(random.metrics["host.unwritten_read_pages"], 0.0);
+    // The oracle knows the fill's writes, not the random ones.
+    let e = error(
+        &toml("fill-random").replace("[workload]", "[placement]\nkind = \"oracle\"\n[workload]"),
+    );
+    assert!(e.contains("run.precondition"), "{e}");
 }

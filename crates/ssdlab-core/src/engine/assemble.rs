@@ -143,7 +143,7 @@ fn unwritten_reads_note(m: &BTreeMap<String, f64>, cfg: &Config) -> Option<Strin
     } else {
         "no flash read"
     };
-    let fix = if cfg.run.precondition == "fill" {
+    let fix = if cfg.run.fills() {
         "the device was filled first: these pages were trimmed"
     } else {
         "set run.precondition = \"fill\" to start from a device holding data"

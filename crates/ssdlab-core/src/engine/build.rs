@@ -67,7 +67,7 @@ fn placement(
         let mut map = AddressMap::new(&cfg.workload.address_map, geo);
         let shift = geo.sectors_per_page().trailing_zeros();
         let mut lpns = Vec::new();
-        let filled = if cfg.run.precondition == "fill" {
+        let filled = if cfg.run.fills() {
             geo.logical_pages
         } else {
             0

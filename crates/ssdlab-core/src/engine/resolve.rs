@@ -118,7 +118,7 @@ pub(super) fn resolve(
     if let Some(s) = &scan {
         if cfg.device.logical_bytes == Capacity::Auto
             && cfg.workload.address_map != "compact"
-            && cfg.run.precondition == "fill"
+            && cfg.run.fills()
             && s.footprint_pages.saturating_mul(100) < logical_pages
         {
             let bytes = geo.logical_bytes() as f64;

@@ -151,6 +151,29 @@ impl Sim {
         Ok(())
     }
 
+    /// `writes` single-page writes at uniformly random logical pages, straight to the FTL (as
+    /// the fill): a campaign's random preconditioning, which leaves the device in the steady
+    /// state of random overwrites (GC running, logically adjacent pages scattered).
+    pub(super) fn precondition_random(&mut self, writes: u64, seed: u64) -> Result<()> {
+        let mut rng = crate::rng::Rng::new(seed ^ 0x5eed_f111_7a2d_0000);
+        let (ppb, pages) = (self.geo.pages_per_block, self.geo.logical_pages);
+        for _ in 0..writes {
+            let lpn = rng.below(pages);
+            let v = self.next_version()?;
+            if self.check {
+                self.latest[lpn as usize] = v;
+            }
+            let page = UnitPage::new((lpn % ppb) as u32, v, Cause::Host);
+            let mut unit = Unit::pages(lpn / ppb, std::slice::from_ref(&page));
+            if self.tags {
+                self.be.ftl.begin_write(self.geo.page_bytes);
+                unit = unit.with_hint(self.be.ftl.tag(lpn));
+            }
+            self.be.ftl.write_unit(unit, &mut self.be.nand)?;
+        }
+        Ok(())
+    }
+
     /// Sectors `mask` of host page `lpn`, written by `req`, through the address map to the buffer.
     #[inline(always)]
     fn write_page(&mut self, lpn: Lpn, mask: SectorMask, req: &Request, at: At) -> Result<()> {
