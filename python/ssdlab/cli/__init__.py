@@ -1,4 +1,5 @@
-"""The `ssdlab` command line: run, compare, config show, trace info|profile|convert|generate, fio info,
+"""The `ssdlab` command line: run, compare, config show, trace info|profile|convert|generate,
+fio JOBFILE|--plan|info, profiles,
 policies, sweep, results, plot, report, reproduce, claims, calibrate, validate.
 
 User errors (bad configuration, bad trace, capacity) print one line without a traceback and exit
@@ -16,7 +17,7 @@ from .. import api
 from .._core import SsdlabError
 from .calibrate import CALIBRATE_TRIALS, _add_calibrate_parsers
 from .common import ProgressBar, print_table
-from .fio import _add_fio_parsers
+from .fio import _add_fio_parsers, fio_argv
 from .report import _add_report_parsers, cmd_plot
 from .reproduce import _add_claims_parser, _add_reproduce_parser
 from .run import _add_run_parsers, components_markdown
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(fio_argv(list(sys.argv[1:] if argv is None else argv)))
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows up here at the latest

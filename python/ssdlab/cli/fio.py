@@ -1,4 +1,6 @@
-"""`ssdlab fio info`: fio's JSON output read as a measurement."""
+"""`ssdlab fio`: run a fio job file on a profile's simulated device (fio's output formats),
+`ssdlab fio --plan DIR` (a designed sweep to measure a device with), `ssdlab fio info` (fio's
+JSON output read as a measurement), and `ssdlab profiles`."""
 
 from __future__ import annotations
 
@@ -95,12 +97,94 @@ def _us(ns: float | None) -> str:
     return "-" if ns is None else fmt_us(ns / 1e3)
 
 
+def cmd_fio_run(args) -> int:
+    from ..fio.run import report, simulate_jobfile
+
+    jobs = simulate_jobfile(args.jobfile, args.profile, args.host, seed=args.seed, full_runtime=args.full_runtime)
+    out = report(jobs, args.output_format)
+    if args.output_format == "json":
+        write_json("-", out)
+    else:
+        print(out, end="" if out.endswith("\n") else "\n")
+    return 0
+
+
+def cmd_fio_plan(args) -> int:
+    from ..fio.plan import write_plan
+
+    files = write_plan(args.dir, device=args.device, ioengine=args.ioengine, runtime_s=args.runtime,
+                       ramp_s=args.ramp, overwrite=args.overwrite)  # fmt: skip
+    print(f"wrote {len(files)} fio job files and README.txt to {args.dir} (the first preconditions the device)")
+    return 0
+
+
+def cmd_profiles(args) -> int:
+    from ..fio.profile import PROFILE_DIR, header, load_profile, profile_names
+
+    rows = []
+    for name in profile_names():
+        p = load_profile(name)
+        fit = p.meta.get("fit", {})
+        err = f"{fit['objective']:.1%}" if "objective" in fit else "-"
+        hosts = ", ".join(h + (" (default)" if h == p.meta.get("default_host") else "") for h in p.hosts)
+        rows.append([name, str(p.meta.get("device", "")), hosts, err])
+        if args.verbose:
+            for line in header(PROFILE_DIR / f"{name}.toml"):
+                rows.append(["", line, "", ""])
+    print_table(rows, ["profile", "device", "hosts", "in-sample error"])
+    return 0
+
+
+# `ssdlab fio JOBFILE` and `ssdlab fio --plan DIR` are `fio run` and `fio plan` (cli.main
+# rewrites them), so that `fio info` keeps its own arguments.
+FIO_COMMANDS = ("info", "run", "plan")
+
+
+def fio_argv(argv: list[str]) -> list[str]:
+    """`fio JOBFILE …` → `fio run JOBFILE …`; `fio --plan DIR …` → `fio plan DIR …`."""
+    if len(argv) < 2 or argv[0] != "fio" or argv[1] in (*FIO_COMMANDS, "-h", "--help"):
+        return argv
+    if argv[1] == "--plan":
+        return ["fio", "plan", *argv[2:]]
+    return ["fio", "run", *argv[1:]]
+
+
 def _add_fio_parsers(sub) -> None:
-    """`fio info`."""
-    f = sub.add_parser("fio", help="fio: its JSON output as a measurement").add_subparsers(
-        dest="fio_command", required=True
-    )
+    """`fio JOBFILE`, `fio --plan DIR`, `fio info`, `profiles`."""
+    f = sub.add_parser(
+        "fio",
+        help="fio: run a job file on a simulated device; --plan a sweep; info on fio's JSON output",
+        description="ssdlab fio JOBFILE [--profile NAME] [--host H] [--output-format normal|json] | "
+        "ssdlab fio --plan DIR --device DEV | ssdlab fio info FILE...",
+    ).add_subparsers(dest="fio_command", required=True)
     p = f.add_parser("info", help="what a fio run did and measured (fio --output-format=json files)")
     p.add_argument("files", nargs="+", help="fio JSON output files (text before the JSON is skipped)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_fio_info)
+
+    p = f.add_parser("run", help="run a fio job file on a profile's simulated device (also: ssdlab fio JOBFILE)")
+    p.add_argument("jobfile", help="a fio job file")
+    p.add_argument("--profile", "-p", default="samsung-980pro-1tb", help="device profile (ssdlab profiles)")
+    p.add_argument("--host", help="the profile's host set-up (default: the profile's)")
+    p.add_argument("--output-format", choices=["normal", "json"], default="normal", help="fio's output format")
+    p.add_argument("--seed", type=int, default=1, help="seed of the jobs' random offsets (default 1)")
+    p.add_argument(
+        "--full-runtime",
+        action="store_true",
+        help="run time_based jobs for their runtime of simulated time after ramp_time "
+        "(default: until the statistics settle, docs/calibrate.md)",
+    )
+    p.set_defaults(func=cmd_fio_run)
+
+    p = f.add_parser("plan", help="write a designed sweep as fio job files (also: ssdlab fio --plan DIR)")
+    p.add_argument("dir", help="folder to write the job files into")
+    p.add_argument("--device", required=True, help="the device the job files will run on, e.g. /dev/nvme0n1")
+    p.add_argument("--ioengine", default="io_uring", help="fio engine (default io_uring)")
+    p.add_argument("--runtime", type=int, default=60, metavar="S", help="seconds measured per point (default 60)")
+    p.add_argument("--ramp", type=int, default=10, metavar="S", help="seconds of ramp per point (default 10)")
+    p.add_argument("--overwrite", action="store_true", help="replace job files already in DIR")
+    p.set_defaults(func=cmd_fio_plan)
+
+    p = sub.add_parser("profiles", help="the device profiles shipped with ssdlab (--profile NAME)")
+    p.add_argument("--verbose", "-v", action="store_true", help="also each profile's header")
+    p.set_defaults(func=cmd_profiles)

@@ -1,0 +1,250 @@
+"""fio jobs as ssdlab runs: the equivalent configuration of a job's options on a profile's device.
+
+Each thread of a job (`numjobs`) is a flow with its own closed loop of `iodepth` requests (one
+for a synchronous engine), all flows on one namespace (fio's jobs share the device), each thread
+on a host core of its own unless `cpus_allowed` puts several on one CPU; the host's per-I/O costs
+come from the profile's host and the job's `ioengine`. Sizes and offsets are fractions of the
+real device (`size=100%`, or bytes of the profile's `capacity_bytes`), applied to the profile's
+scaled-down device. Every option is either honoured, known to change nothing the simulation
+models (`NO_EFFECT`), or refused with an error naming it.
+
+A point is simulated until its statistics settle (`settle`), not for fio's whole runtime:
+`max(20,000, 100 × outstanding)` measured requests after `max(2,000, 10 × outstanding)` warm-up
+requests, outstanding = threads × queue depth. `ssdlab fio --full-runtime` runs `time_based`
+jobs for their `runtime` of simulated time after `ramp_time` instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from .output import FioError, parse_size, parse_time
+from .profile import ENGINES, Profile
+
+READ_WRITE = {"read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"}
+
+# Options read below.
+HONOURED = {
+    "rw", "readwrite", "bs", "blocksize", "iodepth", "numjobs", "size", "offset", "norandommap",
+    "random_distribution", "ioengine", "cpus_allowed", "cpus_allowed_policy", "numa_cpu_nodes",
+    "rwmixread", "rwmixwrite", "bssplit", "blockalign", "ba", "io_size", "loops", "number_ios",
+    "time_based", "runtime", "ramp_time", "direct",
+}  # fmt: skip
+# Options that change nothing ssdlab models: naming, reporting and logging, the device's path
+# (the profile is the device), fio's own bookkeeping and random-number generator, and io_uring
+# set-up that the host's fitted per-I/O cost already includes.
+NO_EFFECT = {
+    "name", "description", "filename", "group_reporting", "percentile_list", "clat_percentiles",
+    "lat_percentiles", "slat_percentiles", "significant_figures", "allow_file_create",
+    "allow_mounted_write", "thread", "stonewall", "wait_for_previous", "new_group", "exitall",
+    "invalidate", "ioscheduler", "registerfiles", "fixedbufs", "randrepeat", "randseed",
+    "random_generator", "kb_base", "unit_base", "output", "output-format", "write_lat_log",
+    "write_bw_log", "write_iops_log", "log_avg_msec", "per_job_logs", "disable_slat", "gtod_reduce",
+}  # fmt: skip
+
+
+def settle(outstanding: int) -> tuple[int, int]:
+    """(measured, warm-up) requests that settle a point's statistics (module docstring)."""
+    return max(20_000, 100 * outstanding), max(2_000, 10 * outstanding)
+
+
+def _int(options: Mapping[str, str], key: str, default: int) -> int:
+    v = options.get(key)
+    if v is None:
+        return default
+    try:
+        n = int(str(v).strip())
+    except ValueError:
+        raise FioError(f"fio option `{key}`: `{v}` is not a whole number") from None
+    if n < 1:
+        raise FioError(f"fio option `{key}`: {n} must be >= 1")
+    return n
+
+
+def _flag(options: Mapping[str, str], key: str) -> bool:
+    return str(options.get(key, "0")).strip().lower() not in ("0", "false", "off", "")
+
+
+def _cpus(text: str) -> list[int]:
+    """fio's CPU list (`2`, `0-3,8`, `0-7:2`)."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            rng, _, step = part.partition(":")
+            lo, _, hi = rng.partition("-")
+            cpus.extend(range(int(lo), int(hi or lo) + 1, int(step or 1)))
+        except ValueError:
+            raise FioError(f"fio option `cpus_allowed`: `{text}` is not a CPU list") from None
+    return cpus
+
+
+def check_options(options: Mapping[str, str]) -> None:
+    """Refuse what cannot be honoured, naming the option."""
+    unknown = sorted(k for k in options if k not in HONOURED | NO_EFFECT)
+    if unknown:
+        raise FioError(
+            f"fio option `{unknown[0]}` is not modelled by ssdlab"
+            + (f" (nor {', '.join(f'`{k}`' for k in unknown[1:])})" if len(unknown) > 1 else "")
+            + "; remove it to simulate the job without it"
+        )
+    rw = options.get("rw", options.get("readwrite", "read"))
+    if rw not in READ_WRITE:
+        raise FioError(f"fio option `rw`: `{rw}` is not modelled (known: {', '.join(sorted(READ_WRITE))})")
+    if not _flag(options, "direct"):
+        raise FioError(
+            "fio option `direct`: buffered I/O (direct=0, fio's default) goes through the host's page "
+            "cache, which ssdlab does not model; set direct=1"
+        )
+    engine = options.get("ioengine", "psync")
+    if engine not in ENGINES:
+        raise FioError(f"fio option `ioengine`: `{engine}` is not modelled (known: {', '.join(ENGINES)})")
+    dist = options.get("random_distribution", "random")
+    if dist != "random" and not dist.startswith("zipf:"):
+        raise FioError(f"fio option `random_distribution`: `{dist}` is not modelled (random, zipf:THETA)")
+    policy = options.get("cpus_allowed_policy", "shared")
+    if policy not in ("shared", "split"):
+        raise FioError(f"fio option `cpus_allowed_policy`: `{policy}` is not one of shared, split")
+    if "cpumask" in options:
+        raise FioError("fio option `cpumask`: give the CPUs as cpus_allowed (a list) instead")
+
+
+def _block_bytes(options: Mapping[str, str], rw: str) -> int:
+    parts = [p for p in str(options.get("bs", options.get("blocksize", "4k"))).split(",") if p.strip()]
+    sizes = {parse_size(p, "bs") for p in parts[:2]} or {4096}
+    reads, writes = "read" in rw or rw in ("rw", "readwrite"), "write" in rw or rw in ("rw", "readwrite")
+    if len(sizes) > 1 and reads and writes:
+        raise FioError(f"fio option `bs`: `{options['bs']}` gives reads and writes different sizes, not modelled")
+    return parse_size(parts[1] if writes and not reads and len(parts) > 1 else (parts or ["4k"])[0], "bs")
+
+
+def _region(options: Mapping[str, str], key: str, capacity: int, simulated: int, default: float) -> float:
+    """An offset or size as a fraction of the real device."""
+    v = options.get(key)
+    if v is None:
+        return default
+    v = str(v).strip()
+    if v.endswith("%"):
+        try:
+            return float(v[:-1]) / 100.0
+        except ValueError:
+            raise FioError(f"fio option `{key}`: `{v}` is not a percentage") from None
+    return parse_size(v, key) / capacity
+
+
+def threads_of(options: Mapping[str, str]) -> tuple[int, int]:
+    """(threads, each one's queue depth): numjobs, and iodepth (1 for a synchronous engine)."""
+    engine = ENGINES.get(options.get("ioengine", "psync"))
+    depth = 1 if engine is not None and engine.sync else _int(options, "iodepth", 1)
+    return _int(options, "numjobs", 1), depth
+
+
+def _cores(options: Mapping[str, str], threads: int) -> list[int | None]:
+    """Each thread's host core: with `cpus_allowed` (or a NUMA node) of fewer CPUs than
+    threads, they share them round robin; otherwise a core each (None)."""
+    allowed = options.get("cpus_allowed")
+    if allowed is None:
+        return [None] * threads
+    cpus = _cpus(allowed)
+    if len(cpus) >= threads:
+        return [None] * threads
+    return [cpus[k % len(cpus)] for k in range(threads)]
+
+
+def flows(
+    options: Mapping[str, str], profile: Profile, seed: int, *, requests: int | None, first_flow: int = 0
+) -> list[dict]:
+    """The `[[flows]]` of one fio job: one per thread (module docstring). `requests`: each
+    flow's request count (None: from fio's size or io_size and loops)."""
+    check_options(options)
+    rw = options.get("rw", options.get("readwrite", "read"))
+    bs = _block_bytes(options, rw)
+    cap, sim = profile.capacity_bytes, profile.simulated_bytes
+    offset = _region(options, "offset", cap, sim, 0.0)
+    size = _region(options, "size", cap, sim, 1.0 - offset)
+    if not (0.0 <= offset < 1.0) or size <= 0 or offset + size > 1.0 + 1e-9:
+        raise FioError(
+            f"fio options `offset`/`size`: {offset:.1%} + {size:.1%} of the {cap:,}-byte device does not fit in it"
+        )
+    start = int(offset * sim) // bs * bs
+    length = max(bs, int(min(size, 1.0 - offset) * sim) // bs * bs)
+    threads, depth = threads_of(options)
+    if requests is None:
+        io = parse_size(options["io_size"], "io_size") / cap * sim if "io_size" in options else length
+        requests = max(1, int(io // bs) * _int(options, "loops", 1))
+        if "number_ios" in options:
+            requests = min(requests, _int(options, "number_ios", 1))
+    job = {"rw": rw, "bs": bs, "offset": start, "size": length}
+    fio = {"norandommap": _flag(options, "norandommap"), "jobs": [job]}
+    if "random_distribution" in options:
+        fio["random_distribution"] = options["random_distribution"]
+    for k in ("rwmixread", "rwmixwrite"):
+        if k in options:
+            fio[k] = _int(options, k, 50)
+    if "bssplit" in options:
+        job["bssplit"] = options["bssplit"]
+    if "blockalign" in options or "ba" in options:
+        job["blockalign"] = parse_size(options.get("blockalign", options.get("ba")), "blockalign")
+    out = []
+    for k, core in enumerate(_cores(options, threads)):
+        wl = {"kind": "fio", "requests": requests, "footprint_bytes": sim, "request_bytes": bs, "fio": fio}
+        wl["seed"] = seed + first_flow + k
+        f = {"namespace": 0, "queue_depth": depth, "workload": wl}
+        if core is not None:
+            f["cpu"] = core
+        out.append(f)
+    return out
+
+
+def job_config(
+    jobs: Sequence[Mapping[str, str]],
+    profile: Profile,
+    host: str | None = None,
+    *,
+    seed: int = 1,
+    full_runtime: bool = False,
+) -> dict:
+    """The ssdlab configuration of fio jobs that run together (one reporting group) on the
+    profile's device: the profile's configuration, timed mode, its precondition, the host's
+    costs for the jobs' engine, and a flow per thread of each job."""
+    if not jobs:
+        raise FioError("no fio job to run")
+    engines = {j.get("ioengine", "psync") for j in jobs}
+    if len(engines) > 1:
+        raise FioError(f"fio option `ioengine`: jobs that run together use {', '.join(sorted(engines))}; one at a time")
+    for j in jobs:
+        check_options(j)
+    cpu_us, wake_us = profile.host(host).costs(engines.pop())
+    outstanding = sum(math.prod(threads_of(j)) for j in jobs)
+    measured, warmup = settle(outstanding)
+    threads = sum(threads_of(j)[0] for j in jobs)
+    timed = full_runtime and all(_flag(j, "time_based") and "runtime" in j for j in jobs)
+    per_flow = None if full_runtime else -(-(measured + warmup) // threads)
+    cfg = profile.base_config()
+    run = cfg.setdefault("run", {})
+    run.update(mode="timed", precondition=profile.precondition, seed=seed)
+    if timed:
+        run["warmup_us"] = max(parse_time(j.get("ramp_time", "0"), "ramp_time") for j in jobs) * 1e6
+        run["runtime_us"] = max(parse_time(j["runtime"], "runtime") for j in jobs) * 1e6
+        per_flow = 2**62  # the simulated runtime bounds it
+    elif not full_runtime:
+        run["warmup_requests"] = warmup
+    cfg.setdefault("device", {})["logical_bytes"] = profile.simulated_bytes
+    h = cfg.setdefault("host", {})
+    h.update(cpu_us=round(cpu_us, 6), wake_us=round(wake_us, 6))
+    cfg["flows"] = []
+    for j in jobs:
+        cfg["flows"] += flows(j, profile, seed, requests=per_flow, first_flow=len(cfg["flows"]))
+    return cfg
+
+
+def groups(jobs: Sequence) -> list[list]:
+    """Job sections in the groups fio runs one after the other: a job with `stonewall` (or
+    `wait_for_previous`) starts a new group; the jobs of a group run together."""
+    out: list[list] = []
+    for j in jobs:
+        if not out or _flag(j.options, "stonewall") or _flag(j.options, "wait_for_previous"):
+            out.append([])
+        out[-1].append(j)
+    return out
