@@ -10,7 +10,9 @@ models (`NO_EFFECT`), or refused with an error naming it.
 
 A point is simulated until its statistics settle (`settle`), not for fio's whole runtime:
 `max(20,000, 100 × outstanding)` measured requests after `max(2,000, 10 × outstanding)` warm-up
-requests, outstanding = threads × queue depth. `ssdlab fio --full-runtime` runs `time_based`
+requests, outstanding = threads × queue depth; a job that writes also measures at least five
+times the write cache's pages after a warm-up of twice them (the cache full, writes bound by its
+drain). `ssdlab fio --full-runtime` runs `time_based`
 jobs for their `runtime` of simulated time after `ramp_time` instead.
 """
 
@@ -44,9 +46,20 @@ NO_EFFECT = {
 }  # fmt: skip
 
 
-def settle(outstanding: int) -> tuple[int, int]:
-    """(measured, warm-up) requests that settle a point's statistics (module docstring)."""
-    return max(20_000, 100 * outstanding), max(2_000, 10 * outstanding)
+def settle(outstanding: int, cache_pages: int = 0) -> tuple[int, int]:
+    """(measured, warm-up) requests that settle a point's statistics (module docstring): enough
+    rounds of the outstanding requests, and for a write cache of `cache_pages`, a warm-up that
+    fills it twice over and a window of five times it (writes reach the drain-bound state)."""
+    return max(20_000, 100 * outstanding, 5 * cache_pages), max(2_000, 10 * outstanding, 2 * cache_pages)
+
+
+def _cache_pages(cfg: Mapping) -> int:
+    """The pages of the profile's write buffer (0: none)."""
+    buf = cfg.get("buffer") or {}
+    if buf.get("kind", "none") == "none" or "bytes" not in buf:
+        return 0
+    page = parse_size(str((cfg.get("device") or {}).get("page_bytes", 4096)), "device.page_bytes")
+    return parse_size(str(buf["bytes"]), "buffer.bytes") // page
 
 
 def _int(options: Mapping[str, str], key: str, default: int) -> int:
@@ -217,7 +230,8 @@ def job_config(
         check_options(j)
     cpu_us, wake_us = profile.host(host).costs(engines.pop())
     outstanding = sum(math.prod(threads_of(j)) for j in jobs)
-    measured, warmup = settle(outstanding)
+    writes = any("write" in j.get("rw", j.get("readwrite", "read")) or j.get("rw") in ("rw", "readwrite") for j in jobs)
+    measured, warmup = settle(outstanding, _cache_pages(profile.config) if writes else 0)
     threads = sum(threads_of(j)[0] for j in jobs)
     timed = full_runtime and all(_flag(j, "time_based") and "runtime" in j for j in jobs)
     per_flow = None if full_runtime else -(-(measured + warmup) // threads)
