@@ -25,6 +25,9 @@ from .output import FioError, parse_size, parse_time
 from .profile import ENGINES, Profile
 
 READ_WRITE = {"read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"}
+MIXED = {"rw", "readwrite", "randrw"}
+READS = {"read", "randread"} | MIXED
+WRITES = {"write", "randwrite"} | MIXED
 
 # Options read below.
 HONOURED = {
@@ -126,7 +129,7 @@ def check_options(options: Mapping[str, str]) -> None:
 def _block_bytes(options: Mapping[str, str], rw: str) -> int:
     parts = [p for p in str(options.get("bs", options.get("blocksize", "4k"))).split(",") if p.strip()]
     sizes = {parse_size(p, "bs") for p in parts[:2]} or {4096}
-    reads, writes = "read" in rw or rw in ("rw", "readwrite"), "write" in rw or rw in ("rw", "readwrite")
+    reads, writes = rw in READS, rw in WRITES
     if len(sizes) > 1 and reads and writes:
         raise FioError(f"fio option `bs`: `{options['bs']}` gives reads and writes different sizes, not modelled")
     return parse_size(parts[1] if writes and not reads and len(parts) > 1 else (parts or ["4k"])[0], "bs")
@@ -230,7 +233,7 @@ def job_config(
         check_options(j)
     cpu_us, wake_us = profile.host(host).costs(engines.pop())
     outstanding = sum(math.prod(threads_of(j)) for j in jobs)
-    writes = any("write" in j.get("rw", j.get("readwrite", "read")) or j.get("rw") in ("rw", "readwrite") for j in jobs)
+    writes = any(j.get("rw", j.get("readwrite", "read")) in WRITES for j in jobs)
     measured, warmup = settle(outstanding, _cache_pages(profile.config) if writes else 0)
     threads = sum(threads_of(j)[0] for j in jobs)
     timed = full_runtime and all(_flag(j, "time_based") and "runtime" in j for j in jobs)

@@ -1,0 +1,198 @@
+"""fio jobs simulated (`ssdlab.fio.workload`, `ssdlab fio JOBFILE`), device profiles, and
+calibration and validation on fio's outputs (`ssdlab calibrate FIO.json…`, `ssdlab validate
+… --profile`): options honoured or refused by name, the host's per-I/O costs, fio's JSON
+read back as fio's, and a scaled-down device that predicts what a larger one does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ssdlab import api
+from ssdlab.cli import main
+from ssdlab.fio import FioError, read_output
+from ssdlab.fio import fit, workload
+from ssdlab.fio.jobfile import parse_jobfile_text
+from ssdlab.fio.profile import ENGINES, Host, Profile, load_profile, profile_names
+
+DEVICES = Path(__file__).resolve().parents[2] / "shared" / "devices"
+JOBS2 = DEVICES / "samsung_980pro_1tb" / "jobs_sweep" / "randread_4k_jobs2_qd16.json"
+ZNS = DEVICES / "zns_ssd_conventional_ns"
+
+needs_devices = pytest.mark.skipif(not JOBS2.exists(), reason="../shared/devices is not beside the repository")
+
+
+def tiny(cpu_us: float = 2.0, wake_us: float = 5.0, engine: str = "libaio") -> Profile:
+    """A small profile: 8 dies of 50 µs reads, nothing else timed, on 16 MiB."""
+    cfg = {
+        "device": {"channels": 8, "pages_per_block": 64, "op": 0.25},
+        "nand": {"read_us": 50.0, "dram_us": 0.0},
+    }
+    meta = {"name": "tiny", "capacity_bytes": 1 << 30, "simulated_bytes": 16 << 20, "precondition": "fill"}
+    return Profile("tiny", "", meta, cfg, {"h": Host("h", engine, cpu_us, wake_us)})
+
+
+BASE = {"rw": "randread", "bs": "4k", "direct": "1", "ioengine": "libaio", "iodepth": "1"}
+
+
+def simulate(options: dict, profile: Profile | None = None) -> api.Result:
+    return api.simulate(workload.job_config([BASE | options], profile or tiny()))
+
+
+def test_a_job_is_a_flow_per_thread_on_one_namespace():
+    cfg = workload.job_config([BASE | {"numjobs": "4", "iodepth": "8"}], tiny())
+    assert [f["queue_depth"] for f in cfg["flows"]] == [8, 8, 8, 8]
+    assert {f["namespace"] for f in cfg["flows"]} == {0}
+    assert "cpu" not in cfg["flows"][0]  # a core each
+    assert cfg["host"] == {"cpu_us": 2.0, "wake_us": 5.0}
+    # Settled: max(20,000, 100 × 32) measured after max(2,000, 10 × 32) warm-up, split over the threads.
+    assert cfg["run"]["warmup_requests"] == 2000
+    assert sum(f["workload"]["requests"] for f in cfg["flows"]) == 22_000
+    # Four threads pinned to one CPU share its core; a synchronous engine has one I/O in flight.
+    pinned = workload.job_config([BASE | {"numjobs": "4", "cpus_allowed": "2"}], tiny())
+    assert [f["cpu"] for f in pinned["flows"]] == [2, 2, 2, 2]
+    sync = workload.job_config([BASE | {"ioengine": "psync", "iodepth": "32"}], tiny())
+    assert sync["flows"][0]["queue_depth"] == 1
+    # size and offset are fractions of the real device, applied to the simulated one.
+    half = workload.job_config([BASE | {"offset": "25%", "size": "256m"}], tiny())
+    job = half["flows"][0]["workload"]["fio"]["jobs"][0]
+    assert (job["offset"], job["size"]) == (4 << 20, 4 << 20)
+
+
+def test_the_engines_costs_follow_the_fitted_ones():
+    h = Host("h", "libaio", 3.0, 6.0)
+    assert h.costs("libaio") == (3.0, 6.0)
+    cpu, wake = h.costs("io_uring")
+    assert cpu == pytest.approx(3.0 * ENGINES["io_uring"].cpu) and wake == 6.0
+    assert h.costs("spdk")[1] == 0.0  # polled: no interrupt, no wake-up
+    with pytest.raises(FioError, match="`ioengine`: `mmap` is not modelled"):
+        h.costs("mmap")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"hipri": "1"}, "fio option `hipri` is not modelled"),
+        ({"direct": "0"}, "fio option `direct`: buffered I/O"),
+        ({"rw": "randtrim"}, "fio option `rw`: `randtrim` is not modelled"),
+        ({"random_distribution": "pareto:0.9"}, "`random_distribution`: `pareto:0.9` is not modelled"),
+        ({"bs": "4k,64k", "rw": "randrw"}, "gives reads and writes different sizes"),
+        ({"offset": "90%", "size": "20%"}, "does not fit"),
+        ({"iodepth": "0"}, "`iodepth`: 0 must be >= 1"),
+    ],
+)
+def test_an_option_that_cannot_be_honoured_is_refused_by_name(options, message):
+    with pytest.raises(FioError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        workload.job_config([BASE | options], tiny())
+
+
+def test_queue_depth_one_latency_and_a_threads_ceiling():
+    """QD 1 on an idle device: a 50 µs read, the wake-up (5) and the thread's handling (2): 57 µs.
+    64 outstanding: the device could do 160 K reads/s, the thread handles one every 4 µs."""
+    r = simulate({})
+    assert r["latency.read.mean_us"] == pytest.approx(57.0, abs=1e-9)
+    fast = simulate({"iodepth": "64"}, tiny(cpu_us=4.0))
+    assert fast["throughput.iops"] < 160_000 and fast["throughput.iops"] > 0.9 * 160_000
+    ceiling = simulate({"iodepth": "64"}, tiny(cpu_us=10.0))
+    assert ceiling["throughput.iops"] == pytest.approx(100_000, rel=0.01)
+
+
+def test_halving_the_simulated_device_moves_no_prediction_by_more_than_one_percent():
+    """The scaled-down device: random reads and writes over all of it (offsets drawn afresh, as
+    the 980 PRO campaign's norandommap=1) predict the same. Each statistic is averaged over
+    five seeds (a percentile of service times with a few distinct values moves by a step of
+    them from one seed to the next)."""
+
+    def stats(rw: str, simulated_bytes: int) -> dict:
+        p = load_profile("base")
+        p.meta["simulated_bytes"] = simulated_bytes
+        op = "read" if rw == "randread" else "write"
+        runs = [
+            fit.predicted(api.simulate(workload.job_config([BASE | {"rw": rw, "iodepth": "8", "norandommap": "1"}], p, seed=s)))[op]
+            for s in (1, 2, 3, 4, 5)
+        ]
+        return {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
+
+    full = load_profile("base").simulated_bytes
+    for rw in ("randread", "randwrite"):
+        a, b = stats(rw, full), stats(rw, full // 2)
+        for stat in ("iops", "mean", "p50", "p95", "p99"):
+            # Not yet for the tails of writes bound by GC: foreground GC stalls the write cache in
+            # bursts whose length depends on the device's size; p95 and p99 move by about 10%
+            # (docs/calibrate.md, "What the model does not do yet").
+            tol = 0.15 if rw == "randwrite" and stat in ("p95", "p99") else 0.01
+            assert b[stat] == pytest.approx(a[stat], rel=tol), (rw, stat)
+
+
+def test_fio_jobfile_output_parses_as_fio(tmp_path, capsys, monkeypatch):
+    """`ssdlab fio JOBFILE --output-format json` is fio's schema: read_output reads it back, and
+    its IOPS, latency and thread count obey Little's law."""
+    prof = tmp_path / "tiny.toml"
+    from ssdlab import tomlwrite
+
+    t = tiny()
+    hosts = {"h": {"engine": "libaio", "cpu_us": 2.0, "wake_us": 5.0}}
+    prof.write_text(tomlwrite.dumps({"profile": t.meta | {"name": "tiny"}, "config": t.config, "hosts": hosts}))
+    job = tmp_path / "qd8.fio"
+    job.write_text(
+        "[global]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\ngroup_reporting=1\n\n[reader]\niodepth=8\nnumjobs=2\n"
+    )
+    assert main(["fio", str(job), "--profile", str(prof), "--output-format", "json"]) == 0
+    out = tmp_path / "out.json"
+    out.write_text("fio: a note before the JSON, as fio prints it\n" + capsys.readouterr().out)
+    m = read_output(out)
+    (j,) = m.jobs
+    assert j.numjobs == 2 and j.iodepth == 8 and j.group_reporting
+    r = j.ops["read"]
+    assert r.iops * r.clat_mean_ns * 1e-9 == pytest.approx(16, rel=0.02)
+    assert 50.0 in r.clat_percentiles_ns
+    # The normal format names the job and its IOPS.
+    assert main(["fio", str(job), "--profile", str(prof)]) == 0
+    text = capsys.readouterr().out
+    assert "reader: (groupid=0, jobs=2)" in text and "IOPS=" in text
+    # A refused option is an error naming it, from the command line too.
+    job.write_text(job.read_text() + "hipri=1\n")
+    assert main(["fio", str(job), "--profile", str(prof)]) == 2
+    assert "fio option `hipri` is not modelled" in capsys.readouterr().err
+
+
+def test_stonewall_runs_groups_one_after_the_other():
+    jobs = parse_jobfile_text("[a]\nrw=randwrite\n[b]\nrw=randread\n[c]\nstonewall\nrw=read\n")
+    assert [[j.name for j in g] for g in workload.groups(jobs)] == [["a", "b"], ["c"]]
+
+
+def test_shipped_profiles_load_and_list(capsys):
+    names = profile_names()
+    assert "base" in names
+    for n in names:
+        p = load_profile(n)
+        assert p.hosts and p.simulated_bytes > 0
+        p.host()  # its default host exists
+    assert main(["profiles"]) == 0
+    assert "base" in capsys.readouterr().out
+    with pytest.raises(FioError, match="no profile `nope`"):
+        load_profile("nope")
+
+
+@needs_devices
+def test_calibrate_and_validate_on_fio_outputs(tmp_path, capsys):
+    """Two trials on three of the ZNS SSD's points write a profile whose header gives what it was
+    fitted on and its error; validate prints the same objective in its JSON."""
+    files = [str(ZNS / f) for f in ("randread_4k_qd1.json", "randread_4k_qd16.json", "randwrite_4k_qd1.json")]
+    out = tmp_path / "zns.toml"
+    assert main(["calibrate", *files, "--trials", "2", "--workers", "2", "--out", str(out), "-q"]) == 0
+    text = out.read_text()
+    assert text.startswith("# ssdlab device profile `zns`") and "on 3 fio points" in text
+    p = load_profile(out)
+    assert p.capacity_bytes == 4 << 30  # the points' size=4294967296
+    assert set(p.hosts) >= {"zns-ssd-conventional-ns"}
+    fitted = p.meta["fit"]["objective"]
+    capsys.readouterr()
+    assert main(["validate", *files, "--profile", str(out), "--json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert v["objective"] == pytest.approx(fitted, abs=1e-4)
+    assert [pt["label"] for pt in v["points"]] == ["randread_4k_qd1", "randread_4k_qd16", "randwrite_4k_qd1"]
+    # A trace's options do not mix with fio outputs.
+    assert main(["validate", *files]) == 2
+    assert "--profile NAME" in capsys.readouterr().err
