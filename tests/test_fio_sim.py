@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from ssdlab import api
 from ssdlab.cli import main
-from ssdlab.fio import FioError, read_output
-from ssdlab.fio import fit, workload
+from ssdlab.fio import FioError, fit, read_output, workload
 from ssdlab.fio.jobfile import parse_jobfile_text
 from ssdlab.fio.profile import ENGINES, Host, Profile, load_profile, profile_names
 
@@ -108,10 +107,8 @@ def test_halving_the_simulated_device_moves_no_prediction_by_more_than_one_perce
         p = load_profile("base")
         p.meta["simulated_bytes"] = simulated_bytes
         op = "read" if rw == "randread" else "write"
-        runs = [
-            fit.predicted(api.simulate(workload.job_config([BASE | {"rw": rw, "iodepth": "8", "norandommap": "1"}], p, seed=s)))[op]
-            for s in (1, 2, 3, 4, 5)
-        ]
+        job = BASE | {"rw": rw, "iodepth": "8", "norandommap": "1"}
+        runs = [fit.predicted(api.simulate(workload.job_config([job], p, seed=s)))[op] for s in (1, 2, 3, 4, 5)]
         return {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
 
     full = load_profile("base").simulated_bytes
