@@ -352,9 +352,11 @@ def calibrate(
         for k, t in enumerate(batch):
             mine = [recs.get(k * len(pts) + j) for j in range(len(pts))]
             cal.trials.append(_score(study, t, _values(_SpaceView(params), t), mine, pts))
-        if progress:
+        n = len(cal.trials)
+        if progress and (n % max(1, trials // 10) == 0 or n == trials):
             b = min((x["objective"] for x in cal.trials if math.isfinite(x["objective"])), default=math.nan)
-            print(f"calibrate: {len(cal.trials)}/{trials} trials, best {b:.1%}", file=sys.stderr)
+            failed = sum(not math.isfinite(x["objective"]) for x in cal.trials)
+            print(f"calibrate: {n}/{trials} trials ({failed} failed), best {b:.1%}", file=sys.stderr)
     cal.wall_s = time.monotonic() - t0
     return cal
 
