@@ -7,8 +7,8 @@ study, `claims.toml` (the seed's claims as data) and `judges.py` (the functions 
 one per claims.toml `judge`; a study without judges.py keeps them in figures.py; see
 `ssdlab.claims`).
 
-Adding a study = adding a folder here. String values in a study file may use `{traces}` for the
-real-trace directory (`--traces DIR` / `traces=`, else SSDLAB_TRACES, else ../shared/traces beside
+Adding a study = adding a folder here. String values in a study file may use `{devices}` for the
+fio measurements of real devices beside it (`devices/`), and `{traces}` for the real-trace directory (`--traces DIR` / `traces=`, else SSDLAB_TRACES, else ../shared/traces beside
 the source checkout or the current directory). `reproduce` checks that every such file exists
 before running anything.
 """
@@ -46,7 +46,10 @@ class Study:
             return tomllib.load(f)
 
     def spec(self, quick: bool = False, traces: str | Path | None = None) -> dict:
-        return substitute(self.raw_spec(quick), {"traces": str(traces_dir(traces))})
+        """The study file with `{traces}` (the trace directory) and `{devices}` (the fio
+        measurements of real devices: `devices/` beside the trace directory) substituted."""
+        t = traces_dir(traces)
+        return substitute(self.raw_spec(quick), {"traces": str(t), "devices": str(t.parent / "devices")})
 
     def trace_files(self, quick: bool = False) -> list[str]:
         """The file names under the trace directory that the study references (`{traces}/...`),
