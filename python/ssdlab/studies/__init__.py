@@ -7,10 +7,11 @@ study, `claims.toml` (the seed's claims as data) and `judges.py` (the functions 
 one per claims.toml `judge`; a study without judges.py keeps them in figures.py; see
 `ssdlab.claims`).
 
-Adding a study = adding a folder here. String values in a study file may use `{devices}` for the
-fio measurements of real devices beside it (`devices/`), and `{traces}` for the real-trace directory (`--traces DIR` / `traces=`, else SSDLAB_TRACES, else ../shared/traces beside
-the source checkout or the current directory). `reproduce` checks that every such file exists
-before running anything.
+Adding a study = adding a folder here. String values in a study file may use `{traces}` for the
+real-trace directory (`--traces DIR` / `traces=`, else SSDLAB_TRACES, else ../shared/traces beside
+the source checkout or the current directory) and `{devices}` for the fio measurements of real
+devices beside it (`devices/`). `reproduce` checks that every `{traces}` file exists before
+running anything.
 """
 
 from __future__ import annotations
