@@ -184,3 +184,23 @@ fn a_random_precondition_scatters_what_the_fill_laid_out_in_stripes() {
     );
     assert!(e.contains("run.precondition"), "{e}");
 }
+
+#[test]
+fn a_block_too_short_to_reach_every_die_is_noted() {
+    // 32 dies, 16 KiB NAND pages of 4 units: a 32-unit block fills 8 rows, so 24 dies stay empty.
+    let toml = "[device]\nlogical_bytes = \"16MiB\"\nchannels = 8\nchips_per_channel = 4\npages_per_block = 32\nop = 0.25\n\
+                [nand]\nphysical_page_bytes = \"16KiB\"\n[run]\nmode = \"timed\"\n\
+                [workload]\nkind = \"uniform\"\nrequests = 100\nfootprint_bytes = \"16MiB\"\n";
+    let r = run(toml);
+    let note = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("NAND page rows"))
+        .expect("noted");
+    assert!(
+        note.contains("only 8 of the 32 dies") && note.contains("at least 128"),
+        "{note}"
+    );
+    let wide = run(&toml.replace("pages_per_block = 32", "pages_per_block = 128"));
+    assert!(!wide.warnings.iter().any(|w| w.contains("NAND page rows")));
+}

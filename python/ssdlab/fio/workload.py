@@ -168,15 +168,42 @@ def _cores(options: Mapping[str, str], threads: int) -> list[int | None]:
     return [cpus[k % len(cpus)] for k in range(threads)]
 
 
+# The scaled-down device has at least this many blocks, so that the few the GC keeps in reserve
+# are a negligible share of it (halving it then moves no prediction by more than 1%).
+MIN_BLOCKS = 512
+
+
+def scaled_device(cfg: dict, simulated_bytes: int) -> int:
+    """Make `cfg`'s blocks stripe over every die (a block's page offset decides its die, so a
+    block needs a NAND page row per die: dies × units per NAND page × planes), and return the
+    simulated device's bytes: the profile's, or MIN_BLOCKS blocks if that is more."""
+    dev = cfg.setdefault("device", {})
+    dies = int(dev.get("channels", 1)) * int(dev.get("chips_per_channel", 1)) * int(dev.get("dies_per_chip", 1))
+    page = parse_size(str(dev.get("page_bytes", 4096)), "device.page_bytes")
+    nand_page = parse_size(str((cfg.get("nand") or {}).get("physical_page_bytes", page)), "nand.physical_page_bytes")
+    row = dies * max(1, nand_page // page) * int(dev.get("planes_per_die", 1))
+    ppb = int(dev.get("pages_per_block", 64))
+    dev["pages_per_block"] = -(-ppb // row) * row
+    block = dev["pages_per_block"] * page
+    return max(simulated_bytes, MIN_BLOCKS * block) // block * block
+
+
 def flows(
-    options: Mapping[str, str], profile: Profile, seed: int, *, requests: int | None, first_flow: int = 0
+    options: Mapping[str, str],
+    profile: Profile,
+    seed: int,
+    *,
+    requests: int | None,
+    first_flow: int = 0,
+    simulated_bytes: int | None = None,
 ) -> list[dict]:
     """The `[[flows]]` of one fio job: one per thread (module docstring). `requests`: each
-    flow's request count (None: from fio's size or io_size and loops)."""
+    flow's request count (None: from fio's size or io_size and loops); `simulated_bytes`: the
+    simulated device (default the profile's)."""
     check_options(options)
     rw = options.get("rw", options.get("readwrite", "read"))
     bs = _block_bytes(options, rw)
-    cap, sim = profile.capacity_bytes, profile.simulated_bytes
+    cap, sim = profile.capacity_bytes, simulated_bytes or profile.simulated_bytes
     offset = _region(options, "offset", cap, sim, 0.0)
     size = _region(options, "size", cap, sim, 1.0 - offset)
     if not (0.0 <= offset < 1.0) or size <= 0 or offset + size > 1.0 + 1e-9:
@@ -247,12 +274,13 @@ def job_config(
         per_flow = 2**62  # the simulated runtime bounds it
     elif not full_runtime:
         run["warmup_requests"] = warmup
-    cfg.setdefault("device", {})["logical_bytes"] = profile.simulated_bytes
+    sim = scaled_device(cfg, profile.simulated_bytes)
+    cfg["device"]["logical_bytes"] = sim
     h = cfg.setdefault("host", {})
     h.update(cpu_us=round(cpu_us, 6), wake_us=round(wake_us, 6))
     cfg["flows"] = []
     for j in jobs:
-        cfg["flows"] += flows(j, profile, seed, requests=per_flow, first_flow=len(cfg["flows"]))
+        cfg["flows"] += flows(j, profile, seed, requests=per_flow, first_flow=len(cfg["flows"]), simulated_bytes=sim)
     return cfg
 
 

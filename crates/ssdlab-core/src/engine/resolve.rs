@@ -113,6 +113,9 @@ pub(super) fn resolve(
     if cfg.run.mode == "timed" && cfg.device.dies() == 1 {
         warnings.push(single_die_note());
     }
+    if cfg.run.mode == "timed" {
+        warnings.extend(short_stripe_note(cfg));
+    }
     // A whole-device fill followed by a trace that touches a sliver of it measures almost no GC
     // (compact sizing already fits the device to the trace).
     if let Some(s) = &scan {
@@ -170,6 +173,22 @@ fn oversized_device_warning(cfg: &Config, logical_bytes: u64) -> Option<String> 
         crate::units::human_bytes(logical_bytes),
         crate::units::human_bytes(file_bytes),
     ))
+}
+
+/// Timed mode with blocks too short to stripe over every die: a block's page offset decides its
+/// die, so the dies past the block's last NAND page row never hold data.
+fn short_stripe_note(cfg: &Config) -> Option<String> {
+    let d = &cfg.device;
+    let per_row = cfg.nand.units_per_page(d.page_bytes.0) * d.planes_per_die as u64;
+    let rows = d.pages_per_block / per_row.max(1);
+    (rows < d.dies()).then(|| {
+        format!(
+            "a block's {} pages fill {rows} NAND page rows, one per die, so only {rows} of the {} dies              ever hold data; set device.pages_per_block to at least {} to stripe every block over every die",
+            d.pages_per_block,
+            d.dies(),
+            d.dies() * per_row
+        )
+    })
 }
 
 /// Timed mode on one die: no two flash operations overlap, so latencies and throughput are a
