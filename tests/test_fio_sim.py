@@ -197,3 +197,27 @@ def test_calibrate_and_validate_on_fio_outputs(tmp_path, capsys):
     # A trace's options do not mix with fio outputs.
     assert main(["validate", *files]) == 2
     assert "--profile NAME" in capsys.readouterr().err
+
+
+FLASHNET = DEVICES.parent / "traces" / "flashnet_tencent_nvme" / "tencent.cut.per_50k.rw_60_40.490.trace"
+
+
+@pytest.mark.skipif(not FLASHNET.exists(), reason="../shared/traces is not beside the repository")
+def test_the_flashnet_profile_predicts_its_window_as_fitted(capsys):
+    """`validate TRACE --profile flashnet-nvme`: the shipped profile of the FlashNet device gives the
+    error its header states (16.9%, golden)."""
+    assert main(["validate", str(FLASHNET), "--profile", "flashnet-nvme", "--json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert v["objective"] == pytest.approx(load_profile("flashnet-nvme").meta["fit"]["objective"], abs=5e-4)
+
+
+def test_run_with_a_profile_under_the_configuration(tmp_path):
+    """`run --profile NAME`: the profile's device in timed mode with its preconditioning, the
+    configuration's keys on top; --host needs flows."""
+    out = tmp_path / "r.json"
+    args = ["run", "--profile", "base", "--set", "workload.requests=2000", "--set", "workload.footprint_bytes=64MiB"]
+    assert main([*args, "--set", "device.logical_bytes=64MiB", "--set", "device.channels=4", "--json", str(out)]) == 0
+    cfg = json.loads(out.read_text())["config"]
+    assert (cfg["run"]["mode"], cfg["run"]["precondition"]) == ("timed", "fill-random")
+    assert (cfg["device"]["channels"], cfg["device"]["chips_per_channel"], cfg["nand"]["cell"]) == (4, 4, "tlc")
+    assert main([*args, "--host", "host"]) == 2

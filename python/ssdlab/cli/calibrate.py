@@ -96,18 +96,25 @@ def cmd_validate(args) -> int:
 
     if args.plot:
         check_output_file("--plot", args.plot)
-    if args.profile is not None or _fio_inputs(args.trace):
+    if _fio_inputs(args.trace):
         if args.config is not None:
             raise SsdlabError("--config is for traces; fio outputs are validated against --profile NAME")
         if args.profile is None:
             raise SsdlabError("fio outputs are validated against a profile: --profile NAME (ssdlab profiles)")
         return _validate_fio(args)
-    if args.config is None:
-        raise SsdlabError("a trace is validated against a configuration: --config PROFILE.toml")
+    if (args.config is None) == (args.profile is None):
+        raise SsdlabError("a trace is validated against a configuration (--config PROFILE.toml) or a device "
+                          "profile (--profile NAME): one of them")  # fmt: skip
     if len(args.trace) > 1 or args.host is not None:
         raise SsdlabError("one trace at a time (--host is for fio outputs)")
     args.trace = args.trace[0]
-    v = C.validate(args.trace, args.config, format=args.format)
+    config = args.config
+    if args.profile is not None:
+        from ..fio.profile import load_profile
+
+        config = load_profile(args.profile).run_config()
+        args.config = f"profile {args.profile}"
+    v = C.validate(args.trace, config, format=args.format)
     if args.plot:
         path = v.save_plot(args.plot)
     if args.json:

@@ -58,6 +58,10 @@ class ProgressBar:
 
 def _config_from_args(args) -> api.Config:
     cfg = api.Config.from_toml(args.config) if args.config else api.Config()
+    if getattr(args, "profile", None):
+        from ..fio.profile import load_profile
+
+        cfg = api.Config(load_profile(args.profile).run_config(cfg.to_dict(), getattr(args, "host", None)))
     for item in args.set or []:
         if "=" not in item:
             raise SsdlabError(f"--set {item!r}: expected section.key=value")

@@ -260,6 +260,14 @@ def _add_run_parsers(sub) -> None:
     p = sub.add_parser("run", help="run one simulation")
     _add_config_args(p)
     p.add_argument(
+        "--profile",
+        "-p",
+        metavar="NAME",
+        help="a device profile (ssdlab profiles) under the configuration: its device, timed mode, its "
+        "preconditioning; --config and --set keys win",
+    )
+    p.add_argument("--host", help="with --profile and [[flows]]: the profile's host whose per-I/O costs apply")
+    p.add_argument(
         "--json", metavar="PATH", help='write {"config": ..., "metrics": ...} to PATH (`-`: standard output, alone)'
     )
     p.add_argument("--all", action="store_true", help="print every metric")

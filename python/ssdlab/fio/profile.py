@@ -25,6 +25,7 @@ for another engine follow from the fitted engine's by the factors of `ENGINES` b
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,6 +113,29 @@ class Profile:
     def base_config(self) -> dict:
         """The device's configuration (a copy)."""
         return copy.deepcopy(self.config)
+
+    def run_config(self, over: Mapping | None = None, host: str | None = None) -> dict:
+        """A run on this device: its configuration in timed mode with its preconditioning, the
+        host's per-I/O costs (its engine's) when the run has flows, then `over`'s keys on top."""
+        cfg = self.base_config()
+        cfg.setdefault("run", {}).update(mode="timed", precondition=self.precondition)
+        over = copy.deepcopy(dict(over or {}))
+        if over.get("flows"):
+            h = self.host(host)
+            cfg.setdefault("host", {}).update(cpu_us=h.cpu_us, wake_us=h.wake_us)
+        elif host is not None:
+            raise FioError("--host applies the host's per-I/O costs to [[flows]]; this run has none")
+        _merge(cfg, over)
+        return cfg
+
+
+def _merge(base: dict, over: Mapping) -> None:
+    """`over` into `base`, table by table (over's values win)."""
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(base.get(k), dict):
+            _merge(base[k], v)
+        else:
+            base[k] = copy.deepcopy(v)
 
 
 def profile_names() -> list[str]:
