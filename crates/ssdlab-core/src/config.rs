@@ -396,6 +396,10 @@ pub struct BufferConfig {
     /// Timed mode: when a flushed page's slot is free for another page: on-program (when its
     /// flush's operations complete) | on-evict (as it leaves the buffer; SSDsim's insert2buffer).
     pub release: String,
+    /// Timed mode: how writes get slots in the buffer's DRAM: earliest-slot (each page the
+    /// earliest free slot, whoever waits) | in-order (a write is admitted no earlier than the
+    /// write handled before it: a firmware queue of writes waiting for cache space).
+    pub admission: String,
     /// Buffers' parameter tables by name.
     #[serde(flatten)]
     pub tables: Tables,
@@ -412,6 +416,7 @@ impl Default for BufferConfig {
             drain_watermark: None,
             drain_idle_us: None,
             release: "on-program".into(),
+            admission: "earliest-slot".into(),
             tables: Tables::new(),
         }
     }
@@ -1333,6 +1338,11 @@ impl BufferConfig {
             &["all", "existing"],
         );
         e.one_of("buffer.release", &self.release, &["on-program", "on-evict"]);
+        e.one_of(
+            "buffer.admission",
+            &self.admission,
+            &["earliest-slot", "in-order"],
+        );
         if let Some(w) = self.drain_watermark {
             e.fraction("buffer.drain_watermark", w);
         }

@@ -262,6 +262,9 @@ pub struct Clock {
     /// `buffer.release = "on-evict"`: SSDsim's rule (insert2buffer frees the evicted sectors at
     /// once; only the evicting request waits for their write-back).
     release_on_evict: bool,
+    /// `buffer.admission = "in-order"`: the last write's admission (its pages' slots), which
+    /// the next write's cannot precede (None: earliest-slot).
+    admitted_us: Option<f64>,
     /// `ftl.background_gc`: idle time before it starts (None: off).
     background_idle_us: Option<f64>,
     background_steps: u64,
@@ -349,6 +352,7 @@ impl Clock {
             background_steps: 0,
             buffer_slots: BinaryHeap::new(),
             release_on_evict: cfg.buffer.release == "on-evict",
+            admitted_us: (cfg.buffer.admission == "in-order").then_some(0.0),
             interface: (cfg.run.scheduler != "fifo").then(InterfaceStats::default),
             controller: Controller::new(cfg),
             power: power::Power::new(cfg.controller.sleep_after_us, cfg.controller.wake_us),
@@ -582,7 +586,11 @@ impl Clock {
         if dropped > 0 {
             self.buffer_slots.push(Reverse((At(t), dropped)));
         }
-        let mut room = 0.0f64;
+        // In order: no earlier than the write admitted before it.
+        let mut room = match (&mut self.admitted_us, inserted) {
+            (Some(last), 1..) => *last,
+            _ => 0.0f64,
+        };
         let mut left = inserted;
         while left > 0 {
             let Some(mut top) = self.buffer_slots.peek_mut() else {
@@ -598,6 +606,9 @@ impl Clock {
             if *n == 0 {
                 std::collections::binary_heap::PeekMut::pop(top);
             }
+        }
+        if let (Some(last), 1..) = (&mut self.admitted_us, inserted) {
+            *last = room;
         }
         room
     }
