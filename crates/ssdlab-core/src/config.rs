@@ -22,6 +22,9 @@ pub struct Config {
     pub controller: ControllerConfig,
     /// Timed mode: the host interface's link and arbitration (`[host]`).
     pub host: HostConfig,
+    /// Sequential-stream detection and read-ahead into the controller's DRAM (`[readahead]`;
+    /// off by default).
+    pub readahead: ReadAheadConfig,
     /// Timed mode: several I/O flows (tenants) sharing the device, `[[flows]]`; empty = one
     /// flow, the `[workload]` with `run.queue_depth` and `run.max_inflight`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -588,6 +591,93 @@ impl Default for HostConfig {
     }
 }
 
+/// `[readahead]`: the controller detects sequential read streams and reads the pages after them
+/// into its DRAM before the host asks (docs/config.md). Off by default (`pages = 0`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReadAheadConfig {
+    /// Logical pages read ahead beyond a detected stream's last read; 0 = off.
+    pub pages: u32,
+    /// Consecutive sequential reads that make a stream (a read whose first page follows a
+    /// tracked stream's last read page continues it).
+    pub trigger: u32,
+    /// Streams tracked at once; the least recently used is replaced.
+    pub streams: u32,
+    /// DRAM pages holding read-ahead data, the least recently filled evicted; 0 = 4 × `pages`
+    /// × `streams`.
+    pub cache_pages: u64,
+}
+
+impl Default for ReadAheadConfig {
+    fn default() -> Self {
+        ReadAheadConfig {
+            pages: 0,
+            trigger: 2,
+            streams: 8,
+            cache_pages: 0,
+        }
+    }
+}
+
+/// The most pages the read-ahead cache may hold (its slots are numbered in 32 bits).
+pub const READAHEAD_MAX_CACHE_PAGES: u64 = 1 << 31;
+
+impl ReadAheadConfig {
+    /// Whether read-ahead is on.
+    pub fn on(&self) -> bool {
+        self.pages > 0
+    }
+
+    /// The read-ahead cache's pages: `cache_pages`, or 4 × `pages` × `streams`.
+    pub fn cache(&self) -> u64 {
+        if self.cache_pages > 0 {
+            self.cache_pages
+        } else {
+            (4 * self.pages as u64).saturating_mul(self.streams as u64)
+        }
+    }
+
+    fn check(&self, e: &mut FieldErrors) {
+        e.at_least_one("readahead.trigger", self.trigger as u64);
+        e.at_least_one("readahead.streams", self.streams as u64);
+        if self.cache_pages > READAHEAD_MAX_CACHE_PAGES {
+            e.fail(
+                "readahead.cache_pages",
+                format!(
+                    "{} pages; at most {READAHEAD_MAX_CACHE_PAGES}",
+                    self.cache_pages
+                ),
+            );
+        }
+    }
+
+    /// What read-ahead needs of its other keys once it is on.
+    fn check_relations(&self, fail: &mut impl FnMut(&str, String)) {
+        if !self.on() {
+            return;
+        }
+        if self.cache_pages > 0 && self.cache_pages < self.pages as u64 {
+            fail(
+                "readahead.cache_pages",
+                format!(
+                    "{} pages cannot hold one read-ahead window of readahead.pages = {}",
+                    self.cache_pages, self.pages
+                ),
+            );
+        }
+        if self.cache_pages == 0 && self.cache() > READAHEAD_MAX_CACHE_PAGES {
+            fail(
+                "readahead.streams",
+                format!(
+                    "the default readahead.cache_pages, 4 × pages × streams = 4 × {} × {}, is over \
+                     {READAHEAD_MAX_CACHE_PAGES} pages; set readahead.cache_pages",
+                    self.pages, self.streams
+                ),
+            );
+        }
+    }
+}
+
 /// `[[flows]]`: one I/O flow (a tenant) with its own submission queue (timed mode).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -1111,6 +1201,7 @@ impl Config {
         self.run.check(e);
         self.controller.check(e);
         self.host.check(e);
+        self.readahead.check(e);
     }
 
     /// The checks between fields (a trace needs a path, background GC needs timed mode, ...).
@@ -1175,6 +1266,7 @@ impl Config {
         }
         self.check_front_end(&mut fail);
         self.check_nand_mechanisms(&mut fail);
+        self.readahead.check_relations(&mut fail);
         if self.ftl.background_gc {
             if self.run.scheduler != "fifo" {
                 fail(

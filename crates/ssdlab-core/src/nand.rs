@@ -19,8 +19,15 @@ pub enum Cause {
     Merge = 4,
     /// Mapping-table pages (demand-based FTLs).
     Map = 5,
+    /// Pages the controller reads ahead of a sequential read stream (`[readahead]`): reads only.
+    ReadAhead = 6,
 }
 
+/// Causes a counter array holds (every [`Cause`]).
+pub const CAUSE_SLOTS: usize = 7;
+
+/// The causes every run reports (`nand.programs.<cause>`, `nand.reads.<cause>`); read-ahead's
+/// reads are reported only when it is on (`nand.reads.readahead`).
 pub const CAUSES: [Cause; 6] = [
     Cause::Host,
     Cause::Pad,
@@ -30,7 +37,17 @@ pub const CAUSES: [Cause; 6] = [
     Cause::Map,
 ];
 
+/// The causes of reads a host request waits for: its own data, and the map reads that locate it.
+const URGENT_READS: u8 = 1 << Cause::Host as u8 | 1 << Cause::Map as u8;
+
 impl Cause {
+    /// Whether a read of this cause is one a host request waits for (the schedulers serve it
+    /// first; a read-ahead's is not).
+    #[inline(always)]
+    pub fn urgent_read(self) -> bool {
+        URGENT_READS >> self as u8 & 1 != 0
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Cause::Host => "host",
@@ -39,14 +56,15 @@ impl Cause {
             Cause::Gc => "gc",
             Cause::Merge => "merge",
             Cause::Map => "map",
+            Cause::ReadAhead => "readahead",
         }
     }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NandCounters {
-    pub programs: [u64; 6],
-    pub reads: [u64; 6],
+    pub programs: [u64; CAUSE_SLOTS],
+    pub reads: [u64; CAUSE_SLOTS],
     pub erases: u64,
 }
 
@@ -59,7 +77,7 @@ impl NandCounters {
     }
     pub fn minus(&self, base: &NandCounters) -> NandCounters {
         let mut out = self.clone();
-        for i in 0..6 {
+        for i in 0..CAUSE_SLOTS {
             out.programs[i] -= base.programs[i];
             out.reads[i] -= base.reads[i];
         }

@@ -52,6 +52,11 @@ impl Sim {
         for (k, v) in window {
             m.insert(k.to_string(), v);
         }
+        if self.be.readahead.on() {
+            let ra = crate::nand::Cause::ReadAhead as usize;
+            let reads = end.nand.reads[ra] - base.nand.reads[ra];
+            m.extend(self.be.readahead.metrics(&base.readahead, reads));
+        }
         for (k, v) in self.buffer.gauges(&*self.be.ftl) {
             m.insert(k.to_string(), v);
         }

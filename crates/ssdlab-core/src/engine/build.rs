@@ -5,6 +5,7 @@
 use super::address::AddressMap;
 use super::flush::Backend;
 use super::plan::FlowPlan;
+use super::readahead::ReadAhead;
 use super::sim::Sim;
 use super::source::{self, Scan, Source};
 use crate::buffer::BufferParams;
@@ -48,7 +49,8 @@ pub(super) fn build(
         resolved.workload.format = Some(name.to_string());
     }
     let map = AddressMap::new(&resolved.workload.address_map, &geo);
-    let be = Backend::new(ftl, &geo, resolved.buffer.padding_fill == "all")?;
+    let mut be = Backend::new(ftl, &geo, resolved.buffer.padding_fill == "all")?;
+    be.readahead = ReadAhead::new(&resolved.readahead);
     let mut sim = Sim::new(geo, map, buffer, be, check)?;
     sim.buffer_pages = buffer_pages;
     Ok((sim, src))

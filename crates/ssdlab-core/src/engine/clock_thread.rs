@@ -4,6 +4,7 @@
 //! simulation ([`Clock::feeds_back`], no time series) each side makes the same calls in the same
 //! order as one thread does, so results are identical.
 
+use super::readahead::Records;
 use super::sim::Sim;
 use super::source::At;
 use super::timed::Counted;
@@ -26,6 +27,8 @@ struct Batch {
     counted: Vec<Counted>,
     ops: Vec<NandOp>,
     drains: Vec<(u32, u64)>,
+    /// What read-ahead did in them.
+    read_ahead: Records,
     new_pass: bool,
 }
 
@@ -94,6 +97,7 @@ impl Feed {
             counted: std::mem::replace(&mut self.counted, empty.counted),
             ops: sim.be.nand.swap_log(empty.ops),
             drains: std::mem::replace(&mut sim.drains, empty.drains),
+            read_ahead: std::mem::replace(&mut sim.be.readahead.records, empty.read_ahead),
             new_pass,
         };
         self.tx.send(full).map_err(|_| stopped())
@@ -123,7 +127,7 @@ fn place_all(clock: &mut Clock, rx: Receiver<Batch>, back: Sender<Batch>) {
             let (own_drains, later_drains) = drains.split_at(c.drains as usize);
             let n = c.ops as usize + own_drains.iter().map(|&(n, _)| n as usize).sum::<usize>();
             let (own_ops, later_ops) = ops.split_at(n);
-            let (served, ops_end) = c.place(clock, t, own_ops, own_drains);
+            let (served, ops_end) = c.place(clock, t, own_ops, own_drains, &mut b.read_ahead);
             clock.finish(served, t, ops_end, c.measured);
             (ops, drains) = (later_ops, later_drains);
         }

@@ -2,6 +2,7 @@
 //! plus a read-modify-write read for every partial page and, when padded, reads of the block's
 //! other pages from flash; every NAND operation is tagged with its cause (host, pad, rmw).
 
+use super::readahead::ReadAhead;
 use crate::buffer::accounting::GroupStats;
 use crate::buffer::{FlushSink, FlushUnit};
 use crate::error::Result;
@@ -63,6 +64,9 @@ pub(super) struct Backend {
     pub(super) host: HostCounters,
     /// The buffer layer's flushed-group statistics, fed with every flush.
     pub(super) groups: GroupStats,
+    /// Read-ahead (`[readahead]`; off unless the engine sets it): a flush drops the stale
+    /// copies of its pages.
+    pub(super) readahead: ReadAhead,
 }
 
 impl Backend {
@@ -77,6 +81,7 @@ impl Backend {
             scratch: Vec::with_capacity(geo.pages_per_block as usize),
             host: HostCounters::default(),
             groups: GroupStats::new(geo.logical_blocks(), geo.pages_per_block)?,
+            readahead: ReadAhead::new(&Default::default()),
         })
     }
 }
@@ -87,6 +92,9 @@ impl FlushSink for Backend {
         self.host.flushed_pages += unit.pages.len() as u64;
         self.groups.record(unit.lbn, unit.pages.len());
         let first = unit.lbn * self.ppb;
+        if self.readahead.on() {
+            self.readahead.flushed(first, unit.pages);
+        }
         let whole = unit.padded || unit.pages.len() as u64 == self.ppb;
         if let ([p], false) = (unit.pages, whole) {
             // Fast path for page-level buffers: one page, no padding.

@@ -31,6 +31,7 @@ mod flows;
 mod flush;
 mod parse;
 mod plan;
+mod readahead;
 mod replay;
 mod resolve;
 mod sim;

@@ -21,6 +21,8 @@ pub(super) struct Snapshot {
     pub(super) ftl: Vec<(&'static str, u64)>,
     /// The FTL's cumulative distributions ([`crate::ftl::Ftl::histograms`]).
     pub(super) ftl_histograms: Vec<(&'static str, Vec<(u64, u64)>)>,
+    /// Read-ahead's counters (`[readahead]`).
+    pub(super) readahead: super::readahead::Counters,
 }
 
 /// The simulated device: address map → write buffer → flush path (FTL, NAND).
@@ -100,6 +102,7 @@ impl Sim {
             erases: self.be.nand.erase_counts.clone(),
             ftl: self.be.ftl.counters(),
             ftl_histograms: self.be.ftl.histograms(),
+            readahead: self.be.readahead.counters(),
         }
     }
 
@@ -205,9 +208,19 @@ impl Sim {
     }
 
     /// One host request: its pages (LPN + sector mask) through the address map to the buffer
-    /// (writes), the buffer or the FTL (reads), or both (trims).
+    /// (writes), the buffer or the FTL (reads), or both (trims); with read-ahead on
+    /// (`[readahead]`), through its cache too ([`Sim::request_read_ahead`]).
     #[inline(always)]
     pub(super) fn request(&mut self, req: &Request, at: At) -> Result<()> {
+        if self.be.readahead.on() {
+            return self.request_read_ahead(req, at);
+        }
+        self.request_plain(req, at)
+    }
+
+    /// [`Sim::request`] without read-ahead.
+    #[inline(always)]
+    pub(super) fn request_plain(&mut self, req: &Request, at: At) -> Result<()> {
         // Pages are a power of two of sectors (device.page_bytes is checked).
         let shift = self.geo.sectors_per_page().trailing_zeros();
         let span = PageSpan::new(req.offset_bytes, req.len_bytes, shift);
@@ -240,21 +253,7 @@ impl Sim {
                 self.be.host.occupancy_sum += self.buffer.pages();
             }
             Op::Read => {
-                self.be.host.read_requests += 1;
-                self.be.host.read_bytes += req.len_bytes;
-                self.be.host.read_pages += span.pages();
-                for (lpn, mask) in span {
-                    let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
-                    let buffered = self.buffer.read(lpn, mask, &mut self.be)? & mask;
-                    if buffered == mask {
-                        self.be.host.read_hit_pages += 1;
-                    } else if !self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand)?
-                        && buffered == 0
-                    {
-                        // Neither buffered nor mapped: the read finds no data and costs nothing.
-                        self.be.host.unwritten_read_pages += 1;
-                    }
-                }
+                self.read::<false>(req, span, at)?;
             }
             Op::Trim => {
                 self.be.host.trim_requests += 1;
@@ -273,6 +272,46 @@ impl Sim {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A read's pages (`span`) through the address map to the buffer, then (`READ_AHEAD`:
+    /// read-ahead is on) the read-ahead cache, then the FTL. With read-ahead, the device LPNs of
+    /// its first and last page (None: it has none).
+    #[inline(always)]
+    pub(super) fn read<const READ_AHEAD: bool>(
+        &mut self,
+        req: &Request,
+        span: PageSpan,
+        at: At,
+    ) -> Result<Option<(Lpn, Lpn)>> {
+        self.be.host.read_requests += 1;
+        self.be.host.read_bytes += req.len_bytes;
+        self.be.host.read_pages += span.pages();
+        let mut ends = None;
+        for (lpn, mask) in span {
+            let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
+            if READ_AHEAD {
+                ends = Some((ends.map_or(lpn, |(first, _)| first), lpn));
+            }
+            self.read_page::<READ_AHEAD>(lpn, mask)?;
+        }
+        Ok(ends)
+    }
+
+    /// Sectors `mask` of device page `lpn` read: from the buffer, the read-ahead cache
+    /// (`READ_AHEAD`) or the FTL.
+    #[inline(always)]
+    fn read_page<const READ_AHEAD: bool>(&mut self, lpn: Lpn, mask: SectorMask) -> Result<()> {
+        let buffered = self.buffer.read(lpn, mask, &mut self.be)? & mask;
+        if buffered == mask {
+            self.be.host.read_hit_pages += 1;
+        } else if READ_AHEAD && self.read_ahead_hit(lpn, buffered)? {
+            // Served from the read-ahead cache: no flash read.
+        } else if !self.be.ftl.read(lpn, Cause::Host, &mut self.be.nand)? && buffered == 0 {
+            // Neither buffered nor mapped: the read finds no data and costs nothing.
+            self.be.host.unwritten_read_pages += 1;
         }
         Ok(())
     }

@@ -16,6 +16,7 @@
 //! are simulated in the order they are taken, so counts may differ from counts mode
 //! (`queue.out_of_order` says how many were reordered).
 
+use super::readahead::Records;
 use super::sim::Sim;
 use super::source::At;
 use crate::error::{Result, SimError};
@@ -114,7 +115,8 @@ impl Sim {
         measured: bool,
     ) -> Result<(Served, f64)> {
         let c = self.count(req, at, measured)?;
-        let placed = c.place(clock, t, self.be.nand.log(), &self.drains);
+        let ra = &mut self.be.readahead.records;
+        let placed = c.place(clock, t, self.be.nand.log(), &self.drains, ra);
         self.be.nand.clear_log();
         self.drains.clear();
         Ok(placed)
@@ -122,7 +124,8 @@ impl Sim {
 
     /// Simulate `req` as in counts mode, then drain the buffer back to the watermark if it is
     /// above it: what the clock needs to place it. The request's operations are left in the
-    /// log, followed by each drained flush's (their counts and pages appended to `drains`).
+    /// log, followed by each drained flush's (their counts and pages appended to `drains`); what
+    /// its read-ahead did is a record of the read-ahead's `records`.
     #[inline(always)]
     pub(super) fn count(&mut self, req: &Request, at: At, measured: bool) -> Result<Counted> {
         // Its operations and each drain's are placed apart: none waits for an earlier batch's.
@@ -151,6 +154,7 @@ impl Sim {
             inserted: (now + flushed).saturating_sub(held),
             dropped: held.saturating_sub(now + flushed),
             drains: 0,
+            read_ahead: self.be.readahead.take_pending(),
             measured,
         };
         // Above the watermark: drain back to it, behind this request's operations.
@@ -526,7 +530,8 @@ pub(super) struct Counted {
     pages: u64,
     /// Its operations in the log.
     pub(super) ops: u32,
-    /// Pages served in DRAM (written to the buffer, or read hits).
+    /// Pages served in DRAM (written to the buffer, or read hits; the read-ahead's hits are its
+    /// record's).
     dram_pages: u64,
     /// Pages that left the buffer, were put in it, were dropped from it (trims).
     flushed: u64,
@@ -534,13 +539,16 @@ pub(super) struct Counted {
     dropped: u64,
     /// Watermark drains that followed it.
     pub(super) drains: u32,
+    /// It hit the read-ahead cache or read ahead: the next of the read-ahead's records is its own.
+    pub(super) read_ahead: bool,
     pub(super) measured: bool,
 }
 
 impl Counted {
     /// Place the request, taken at `t`, in time: its operations (the first `self.ops` of `ops`)
     /// from when the controller has handled it, then its watermark drains' (the rest of `ops`,
-    /// split as `drains` says). What it did, and when its own operations end.
+    /// split as `drains` says), then its read-ahead (the next of `read_ahead`'s records). What it
+    /// did, and when its own operations end.
     #[inline(always)]
     pub(super) fn place(
         &self,
@@ -548,6 +556,7 @@ impl Counted {
         t: f64,
         ops: &[NandOp],
         drains: &[(u32, u64)],
+        read_ahead: &mut Records,
     ) -> (Served, f64) {
         let ready_us = clock.command(t, self.op == Op::Write, || self.pages);
         let (own, mut rest) = ops.split_at(self.ops as usize);
@@ -569,13 +578,17 @@ impl Counted {
             clock.drained(ready_us, drained, pages, self.measured);
             rest = after;
         }
-        let served = Served {
+        let mut served = Served {
             op: self.op,
             dram_pages: self.dram_pages,
             bytes: self.bytes,
             ready_us,
             room_us,
+            read_ahead_us: 0.0,
         };
+        if self.read_ahead {
+            read_ahead.place_next(clock, &mut served);
+        }
         (served, ops_end)
     }
 }

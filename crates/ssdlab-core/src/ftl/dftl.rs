@@ -891,7 +891,8 @@ impl Ftl for DftlFtl {
             return Ok(false);
         }
         let mut located = Mark::NONE;
-        if cause == Cause::Host {
+        // A read by logical address (the host's, or read-ahead's) looks its entry up in the CMT.
+        if matches!(cause, Cause::Host | Cause::ReadAhead) {
             located = self.access(lpn, false, nand)?;
             // The eviction's TP write may have run GC, which may have moved this very page.
             self.settle_moved(nand)?;

@@ -39,6 +39,11 @@ pub(super) struct Groups {
 }
 
 impl Groups {
+    /// Completion of each operation of the batch placed last.
+    pub(super) fn done(&self) -> &[f64] {
+        &self.done
+    }
+
     fn stage(&mut self, page: u32, ready: f64) {
         match self.staged.iter_mut().find(|(p, _)| *p == page) {
             Some((_, r)) => *r = r.max(ready),
@@ -108,7 +113,7 @@ impl Clock {
         let ready = s.ready(&g.done, i, ops[i].after);
         let key = Key::of(&self.layout, addr);
         let mut units = 1;
-        let mut urgent = matches!(ops[i].cause, Cause::Host | Cause::Map);
+        let mut urgent = ops[i].cause.urgent_read();
         let mut planes = 1u64 << (self.layout.plane_of(addr) % 64);
         let last = ops.len().min(i + 1 + s.window);
         for (j, op) in ops.iter().enumerate().take(last).skip(i + 1) {
@@ -122,7 +127,7 @@ impl Clock {
                 {
                     g.done[j] = f64::INFINITY; // a member: set below
                     units += 1;
-                    urgent |= matches!(op.cause, Cause::Host | Cause::Map);
+                    urgent |= op.cause.urgent_read();
                     planes |= 1 << (self.layout.plane_of(op.addr) % 64);
                 }
                 _ => {}

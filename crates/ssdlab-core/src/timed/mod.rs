@@ -24,10 +24,11 @@
 //!   (`nand.dram_us` per page); the write completes when that is done, its pages have slots in
 //!   the buffer and every operation it caused (flushes, GC, merges) has completed; a flushed
 //!   page's slot frees when its program completes, or as it is evicted (`buffer.release`);
-//! - a read completes when every page is served, from DRAM (a buffer hit) or from flash, and its
-//!   data has crossed the link; a trim when the controller is done with it;
-//! - background work (GC, [`drain`]ing of the buffer) occupies dies and channels from when it
-//!   starts; a request waits for it only when its operations queue behind it.
+//! - a read completes when every page is served, from DRAM (a buffer hit, or a read-ahead hit
+//!   once its page's read-ahead has completed, [`readahead`]) or from flash, and its data has
+//!   crossed the link; a trim when the controller is done with it;
+//! - background work (GC, [`drain`]ing of the buffer, read-ahead) occupies dies and channels from
+//!   when it starts; a request waits for it only when its operations queue behind it.
 //!
 //! Operations of different requests meet only on the timelines: a die or channel serves them in
 //! the order they become ready (the `fifo` scheduler).
@@ -43,6 +44,7 @@ mod group;
 pub mod latency;
 pub mod layout;
 pub mod power;
+pub mod readahead;
 pub mod scheduler;
 pub mod suspend;
 pub mod timeline;
@@ -228,6 +230,8 @@ pub struct Served {
     pub ready_us: f64,
     /// When the buffer had room for the pages the request put in it ([`Clock::buffer_room`]).
     pub room_us: f64,
+    /// When the read-ahead pages it hit were in DRAM ([`Clock::read_ahead`]; 0 without any).
+    pub read_ahead_us: f64,
 }
 
 /// The clock: host queue, dies and channels, and the latencies of the measured window.
@@ -284,6 +288,8 @@ pub struct Clock {
     grouped: Option<group::Groups>,
     /// Completion of each operation of the batch being placed (kept for its allocation).
     done: Vec<f64>,
+    /// When each slot of the read-ahead cache has its page in DRAM ([`readahead`]).
+    read_ahead_ready: Vec<f64>,
 }
 
 /// What a host-interface scheduler did (metrics `queue.*`, docs/metrics.md).
@@ -363,6 +369,7 @@ impl Clock {
             layout,
             grouped,
             done: Vec::new(),
+            read_ahead_ready: Vec::new(),
         }
     }
 
@@ -491,7 +498,7 @@ impl Clock {
         } else {
             self.transfer_us
         };
-        let urgent = kind == OpKind::Read && matches!(cause, Cause::Host | Cause::Map);
+        let urgent = kind == OpKind::Read && cause.urgent_read();
         self.place(kind, urgent, die, ready, array_us, transfer_us)
     }
 
@@ -544,7 +551,8 @@ impl Clock {
                 (arrived + dram).max(s.room_us).max(ops_end)
             }
             Op::Read => {
-                let served = (s.ready_us + dram).max(s.room_us).max(ops_end);
+                let from = s.ready_us.max(s.read_ahead_us);
+                let served = (from + dram).max(s.room_us).max(ops_end);
                 self.link.transfer(now, served, s.bytes)
             }
         }
