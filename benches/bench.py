@@ -245,6 +245,37 @@ def flows_timed_config() -> dict:
     return cfg
 
 
+def fio_jobs_config(host: bool) -> dict:
+    """Four fio jobs (threads) of QD 32 on one namespace, random 4 KiB reads and writes 70/30
+    after the campaign's preconditioning (fill, then random overwrites of twice the device), on
+    8 x 4 dies with the timed mechanisms of the real-device model, 16 KiB TLC pages and the write
+    cache admitting in order; `host`: each thread's core with its per-I/O cost and wake-up (the
+    target >= 1 M requests/s is with it on)."""
+    cfg = mechanisms_timed_config()
+    workload = {**cfg.pop("workload"), "requests": TIMED_REQUESTS // 4, "footprint_bytes": "2GiB"}
+    cfg["device"]["logical_bytes"] = "2GiB"
+    cfg["buffer"] |= {"admission": "in-order"}
+    cfg["run"] |= {"precondition": "fill-random", "warmup_requests": 20_000}
+    cfg["flows"] = [{"queue_depth": 32, "namespace": 0, "workload": {**workload, "seed": i + 1}} for i in range(4)]
+    if host:
+        cfg["host"] |= {"cpu_us": 2.5, "wake_us": 5.0}
+    return cfg
+
+
+def fio_calibration() -> dict:
+    """`ssdlab calibrate` on one campaign of ../shared/devices (the 980 PRO's block-size sweep,
+    27 points) with the default budget, two workers: wall time and the error it reaches."""
+    from ssdlab.fio import fit
+
+    folder = ROOT.parent / "shared" / "devices" / "samsung_980pro_1tb" / "bs_sweep"
+    if not folder.is_dir():
+        return {}
+    t0 = time.perf_counter()
+    cal = fit.calibrate([folder], workers=2, progress=False, capacity_bytes=1000204886016)
+    return {"points": len(cal.points), "trials": len(cal.trials), "wall_s": time.perf_counter() - t0,
+            "objective": cal.best["objective"]}  # fmt: skip
+
+
 def run_ssdlab(cfg: dict) -> tuple[float, dict]:
     t0 = time.perf_counter()
     r = ssdlab.simulate(cfg)
@@ -503,6 +534,19 @@ def main() -> int:
         "one_flow_qd128_one_thread": rates(TIMED_REQUESTS, single_walls),
         "flow_iops": [m[f"flow.{i}.throughput.iops"] for i in range(4)],
     }
+    print("fio jobs with the host model ...", file=sys.stderr)
+    walls, bare = [], []
+    for _ in range(3):  # alternating with the same run without the host model
+        wall, m = run_ssdlab(fio_jobs_config(True))
+        walls.append(wall)
+        bare.append(run_ssdlab(fio_jobs_config(False))[0])
+    results["fio_jobs"] = {
+        **rates(TIMED_REQUESTS, walls),
+        "no_host_model": rates(TIMED_REQUESTS, bare),
+        "iops": m["throughput.iops"],
+    }
+    print("calibrating on one fio campaign ...", file=sys.stderr)
+    results["fio_calibration"] = fio_calibration()
     results["buffers"] = {}
     kinds = sorted(c["name"] for c in ssdlab.components() if c["category"] == "buffer" and c["name"] != "none")
     # Seed 002's buffers also behind BAST, where they read the FTL's log state.
@@ -592,6 +636,16 @@ def main() -> int:
         ("  the same requests as one flow at QD 128, one thread", one),
     ):
         print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
+    fj = results["fio_jobs"]
+    for label, d in (
+        ("fio: 4 jobs x QD 32, one namespace, host model, every mechanism (>= 1 M)", fj),
+        ("  the same without the host model", fj["no_host_model"]),
+    ):
+        print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
+    fc = results["fio_calibration"]
+    if fc:
+        print(f"calibrate, {fc['points']} fio points, {fc['trials']} trials, 2 workers: {fc['wall_s']:,.0f} s "
+              f"(target < 600), error {fc['objective']:.1%}")  # fmt: skip
     sim = t["simulated"]
     pct = " / ".join(f"{sim[f'latency.all.{p}_us']:,.0f}" for p in ("p50", "p99", "p9999"))
     print(f"  simulated: {sim['throughput.iops']:,.0f} IOPS, latency p50 / p99 / p99.99 {pct} µs, WAF {sim['waf']:.2f}")
