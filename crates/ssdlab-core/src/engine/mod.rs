@@ -32,6 +32,7 @@ mod flush;
 mod parse;
 mod plan;
 mod readahead;
+mod readahead_path;
 mod replay;
 mod resolve;
 mod sim;

@@ -26,17 +26,13 @@
 //!
 //! With `pages = 0` the request path pays one predictable branch ([`Sim::request`]).
 
-use super::sim::Sim;
-use super::source::At;
 use crate::buffer::PageWrite;
 use crate::config::ReadAheadConfig;
-use crate::error::{Result, SimError};
 use crate::list::{Links, List, NIL};
-use crate::nand::{Cause, NandOp};
-use crate::request::{Op, Request};
+use crate::nand::NandOp;
 use crate::timed::readahead::NO_READ;
 use crate::timed::{Clock, Served};
-use crate::units::{Lpn, PageSpan, SectorMask};
+use crate::units::Lpn;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -57,8 +53,8 @@ pub(super) struct Counters {
 /// clock takes the records in order ([`Records::place_next`]).
 #[derive(Debug, Default)]
 pub(super) struct Records {
-    words: Vec<u32>,
-    ops: Vec<NandOp>,
+    pub(super) words: Vec<u32>,
+    pub(super) ops: Vec<NandOp>,
     /// Where the next record to place starts.
     next_word: usize,
     next_op: usize,
@@ -101,7 +97,7 @@ struct Stream {
 }
 
 /// The tracked streams.
-struct Streams {
+pub(super) struct Streams {
     list: Vec<Stream>,
     most: usize,
     trigger: u32,
@@ -112,7 +108,7 @@ struct Streams {
 impl Streams {
     /// A read of pages `first..=last` (of `limit` logical pages): the pages to read ahead for it
     /// (empty: none).
-    fn observe(&mut self, first: Lpn, last: Lpn, limit: Lpn) -> Range<Lpn> {
+    pub(super) fn observe(&mut self, first: Lpn, last: Lpn, limit: Lpn) -> Range<Lpn> {
         self.tick += 1;
         let (tick, trigger, pages) = (self.tick, self.trigger, self.pages);
         let s = self.stream_of(first, last);
@@ -160,7 +156,7 @@ impl Streams {
 }
 
 /// The read-ahead cache: pages in slots, least recently filled evicted.
-struct Cache {
+pub(super) struct Cache {
     slot_of: FxHashMap<Lpn, u32>,
     /// Each slot's page, whether it was read since it was filled, and (integrity checking) the
     /// version it holds.
@@ -178,19 +174,19 @@ struct Cache {
 impl Cache {
     /// The slot holding `lpn`, now read, and the version it holds.
     #[inline]
-    fn hit(&mut self, lpn: Lpn) -> Option<(u32, u32)> {
+    pub(super) fn hit(&mut self, lpn: Lpn) -> Option<(u32, u32)> {
         let s = *self.slot_of.get(&lpn)?;
         self.read[s as usize] = true;
         Some((s, self.version[s as usize]))
     }
 
-    fn holds(&self, lpn: Lpn) -> bool {
+    pub(super) fn holds(&self, lpn: Lpn) -> bool {
         self.slot_of.contains_key(&lpn)
     }
 
     /// Put `lpn` (data of `version`) in a slot: the slot, and whether a page evicted for it
     /// was never read.
-    fn fill(&mut self, lpn: Lpn, version: u32) -> (u32, bool) {
+    pub(super) fn fill(&mut self, lpn: Lpn, version: u32) -> (u32, bool) {
         let (s, wasted) = if let Some(s) = self.free.pop() {
             (s, false)
         } else if self.lpn.len() < self.capacity {
@@ -213,7 +209,7 @@ impl Cache {
     }
 
     /// Drop `lpn` if cached: whether it was there unread.
-    fn discard(&mut self, lpn: Lpn) -> bool {
+    pub(super) fn discard(&mut self, lpn: Lpn) -> bool {
         let Some(s) = self.slot_of.remove(&lpn) else {
             return false;
         };
@@ -226,8 +222,8 @@ impl Cache {
 /// The read-ahead state of the device: its streams, its cache, its counters (module docs).
 pub(super) struct ReadAhead {
     on: bool,
-    streams: Streams,
-    cache: Cache,
+    pub(super) streams: Streams,
+    pub(super) cache: Cache,
     counters: Counters,
     /// Timed mode: the request being simulated has a record in `records`, which starts at
     /// `record`.
@@ -278,7 +274,7 @@ impl ReadAhead {
 
     /// Timed mode: the record of the request being simulated, started if need be: where its
     /// `[hits, fills, ops]` are.
-    fn record(&mut self) -> usize {
+    pub(super) fn record(&mut self) -> usize {
         if !self.pending {
             self.pending = true;
             self.record = self.records.words.len();
@@ -289,7 +285,7 @@ impl ReadAhead {
 
     /// A host read of `lpn` that the buffer does not serve whole: the version the cache holds,
     /// if it holds the page (`timed`: its slot goes to the clock).
-    fn hit(&mut self, lpn: Lpn, timed: bool) -> Option<u32> {
+    pub(super) fn hit(&mut self, lpn: Lpn, timed: bool) -> Option<u32> {
         let (slot, version) = self.cache.hit(lpn)?;
         self.counters.hit_pages += 1;
         if timed {
@@ -301,7 +297,7 @@ impl ReadAhead {
     }
 
     /// `lpn` was read ahead (`read`: with a flash read) holding `version`.
-    fn fill(&mut self, lpn: Lpn, version: u32, read: bool, timed: bool) {
+    pub(super) fn fill(&mut self, lpn: Lpn, version: u32, read: bool, timed: bool) {
         let (slot, wasted) = self.cache.fill(lpn, version);
         self.counters.wasted_pages += wasted as u64;
         if timed {
@@ -314,7 +310,7 @@ impl ReadAhead {
     }
 
     /// The page's cached copy, if any, is stale from now on: drop it.
-    fn discard(&mut self, lpn: Lpn) {
+    pub(super) fn discard(&mut self, lpn: Lpn) {
         self.counters.wasted_pages += self.cache.discard(lpn) as u64;
     }
 
@@ -352,106 +348,6 @@ impl ReadAhead {
                 (c.wasted_pages - base.wasted_pages) as f64,
             ),
         ])
-    }
-}
-
-impl Sim {
-    /// [`Sim::request`] with read-ahead on: reads through the read-ahead cache and its streams;
-    /// writes and trims drop the pages they change from it.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn request_read_ahead(&mut self, req: &Request, at: At) -> Result<()> {
-        if req.op != Op::Read {
-            self.request_plain(req, at)?;
-            return self.drop_changed(req, at);
-        }
-        let shift = self.geo.sectors_per_page().trailing_zeros();
-        let span = PageSpan::new(req.offset_bytes, req.len_bytes, shift);
-        let Some((first, last)) = self.read::<true>(req, span, at)? else {
-            return Ok(());
-        };
-        let ahead = self
-            .be
-            .readahead
-            .streams
-            .observe(first, last, self.geo.logical_pages);
-        self.read_ahead(ahead)
-    }
-
-    /// A host read of `lpn` that the buffer did not serve whole (it holds sectors `buffered`):
-    /// whether the read-ahead cache serves it. With integrity checking, what it serves must be
-    /// the page's latest version where the buffer holds none of it.
-    #[inline]
-    pub(super) fn read_ahead_hit(&mut self, lpn: Lpn, buffered: SectorMask) -> Result<bool> {
-        let timed = self.be.nand.logging();
-        let Some(version) = self.be.readahead.hit(lpn, timed) else {
-            return Ok(false);
-        };
-        if self.check && buffered == 0 && version != self.latest[lpn as usize] {
-            return Err(SimError::Integrity(format!(
-                "read-ahead served version {version} of LPN {lpn}, whose latest is {}",
-                self.latest[lpn as usize]
-            )));
-        }
-        Ok(true)
-    }
-
-    /// Read the pages `ahead` that are mapped and not cached into the cache. In timed mode their
-    /// NAND operations are logged apart, in the request's record, as a batch of their own (none
-    /// waits for the request's).
-    fn read_ahead(&mut self, ahead: Range<Lpn>) -> Result<()> {
-        if ahead.is_empty() {
-            return Ok(());
-        }
-        if !self.be.nand.logging() {
-            return self.read_pages_ahead(ahead, false);
-        }
-        let r = self.be.readahead.record();
-        let theirs = std::mem::take(&mut self.be.readahead.records.ops);
-        let before = theirs.len();
-        let own = self.be.nand.swap_log(theirs);
-        let read = self.read_pages_ahead(ahead, true);
-        let theirs = self.be.nand.swap_log(own);
-        self.be.readahead.records.words[r + 2] += (theirs.len() - before) as u32;
-        self.be.readahead.records.ops = theirs;
-        read
-    }
-
-    /// Read the pages `ahead` that are mapped and not cached into the cache (`timed`: their
-    /// slots go to the request's record).
-    fn read_pages_ahead(&mut self, ahead: Range<Lpn>, timed: bool) -> Result<()> {
-        for lpn in ahead {
-            if self.be.readahead.cache.holds(lpn) {
-                continue;
-            }
-            let before = self.be.nand.counters.reads[Cause::ReadAhead as usize];
-            if !self.be.ftl.read(lpn, Cause::ReadAhead, &mut self.be.nand)? {
-                continue;
-            }
-            let read = self.be.nand.counters.reads[Cause::ReadAhead as usize] != before;
-            let version = if self.check {
-                self.be.ftl.version_of(lpn)
-            } else {
-                0
-            };
-            self.be.readahead.fill(lpn, version, read, timed);
-        }
-        Ok(())
-    }
-
-    /// A write or trim `req` changed its pages (a trim whole ones only): drop their cached
-    /// copies.
-    fn drop_changed(&mut self, req: &Request, at: At) -> Result<()> {
-        let shift = self.geo.sectors_per_page().trailing_zeros();
-        let full = self.geo.full_mask();
-        for (lpn, mask) in PageSpan::new(req.offset_bytes, req.len_bytes, shift) {
-            if req.op == Op::Trim && mask != full {
-                continue;
-            }
-            let lpn = self.map.map_lpn(&self.geo, lpn, req, at)?;
-            self.be.readahead.discard(lpn);
-        }
-        Ok(())
     }
 }
 
