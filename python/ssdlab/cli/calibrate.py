@@ -64,8 +64,9 @@ def _calibrate_fio(args) -> int:
         if getattr(args, opt) is not None:
             hint = " (start from a profile with --base)" if opt == "config" else ""
             raise SsdlabError(f"--{opt} is for traces, not fio outputs{hint}")
-    cal = fit.calibrate(args.trace, base=args.base, space=args.space, trials=fit.DEFAULT_TRIALS if args.trials is None else args.trials,
-                        workers=args.workers, seed=args.seed, host=args.host, capacity_bytes=args.capacity,
+    trials = fit.DEFAULT_TRIALS if args.trials is None else args.trials
+    cal = fit.calibrate(args.trace, base=args.base, space=args.space, trials=trials, workers=args.workers,
+                        seed=args.seed, host=args.host, capacity_bytes=args.capacity,
                         progress=not args.quiet)  # fmt: skip
     path = cal.write(args.out, name=args.name or Path(args.out).stem)
     best = cal.best
