@@ -238,21 +238,22 @@ class FioCalibration:
     def profile(self) -> Profile:
         return candidate(self.base, self.best["values"])
 
-    def write(self, path: str | Path, name: str | None = None) -> Path:
-        """The fitted profile as TOML, headed by what it was fitted on and how well."""
+    def write(self, path: str | Path, name: str | None = None, notes: Sequence[str] = (), **meta_extra) -> Path:
+        """The fitted profile as TOML, headed by what it was fitted on and how well (`notes`:
+        further header lines; `meta_extra`: further [profile] keys)."""
         p = self.profile()
         best = self.best
-        meta = dict(p.meta) | {"name": name or p.name}
-        meta["fitted_on"] = sorted({str(Path(pt.path).parent) for pt in self.points})
+        meta = dict(p.meta) | {"name": name or p.name} | meta_extra
+        meta["fitted_on"] = _folders(pt.path for pt in self.points)
         meta["fit"] = {"objective": round(best["objective"], 5), "trials": len(self.trials), "seed": self.seed,
                        "points": len(self.points), "ssdlab": __version__}  # fmt: skip
         lines = [
-            f"# ssdlab device profile `{meta['name']}`, fitted by `ssdlab calibrate` ({__version__})",
+            f"# ssdlab device profile `{meta['name']}`, fitted by `ssdlab calibrate` (ssdlab {__version__})",
             f"# on {len(self.points)} fio points: {', '.join(meta['fitted_on'])}",
             f"# in-sample error (mean absolute relative error over {', '.join(STATS)} where recorded): "
             f"{best['objective']:.1%} after {len(self.trials)} trials (seed {self.seed})",
-            "# fitted parameters against their physical ranges:",
         ]
+        lines += [f"# {n}" for n in notes] + ["# fitted parameters against their physical ranges:"]
         for q in self.params:
             v = best["values"][q.key]
             lines.append(f"#   {q.key} = {v:g}   [{q.low:g} … {q.high:g}]   {q.source}")
@@ -261,6 +262,13 @@ class FioCalibration:
         out = Path(path)
         out.write_text("\n".join(lines) + "\n\n" + tomlwrite.dumps(doc))
         return out
+
+
+def _folders(paths) -> list[str]:
+    """The points' folders, named from the folder above them all (`samsung_980pro_1tb/bs_sweep`)."""
+    parents = sorted({Path(p).resolve().parent for p in paths})
+    base = Path(os.path.commonpath(parents)).parent
+    return [str(d.relative_to(base)) for d in parents]
 
 
 def _capacity(pts: Sequence[Point]) -> int | None:
@@ -274,19 +282,23 @@ def _capacity(pts: Sequence[Point]) -> int | None:
     return max(ends) if ends else None
 
 
-def _engine_hosts(pts: Sequence[Point], base: Profile) -> Profile:
-    """`base` with a host for every host of the points (the engine they used)."""
-    hosts = dict(base.hosts)
+def _engine_hosts(pts: Sequence[Point], base: Profile, default_host: str | None = None) -> Profile:
+    """`base` with the points' hosts: the base's host of that name, else one with the base's
+    first host's costs for the engine the points used; `default_host` (else the base's, if the
+    points have it, else the first point's) is the default."""
+    tmpl = next(iter(base.hosts.values()))
+    hosts: dict[str, Host] = {}
     for pt in pts:
         engine = pt.options.get("ioengine", "psync")
         if pt.host not in hosts:
-            tmpl = next(iter(base.hosts.values()))
             cpu, wake = tmpl.costs(engine)
-            hosts[pt.host] = Host(pt.host, engine, cpu, wake)
-    meta = dict(base.meta)
-    meta.setdefault("default_host", pts[0].host)
-    if meta["default_host"] not in hosts:
-        meta["default_host"] = pts[0].host
+            hosts[pt.host] = base.hosts.get(pt.host) or Host(pt.host, engine, cpu, wake)
+    default = default_host or base.meta.get("default_host")
+    if default not in hosts:
+        if default_host is not None:
+            raise FioError(f"default host `{default_host}` is none of the points' hosts ({', '.join(hosts)})")
+        default = pts[0].host
+    meta = dict(base.meta) | {"default_host": default}
     return Profile(base.name, base.path, meta, copy.deepcopy(base.config), hosts)
 
 
@@ -318,6 +330,7 @@ def calibrate(
     host: str | None = None,
     capacity_bytes: int | None = None,
     progress: bool = True,
+    default_host: str | None = None,
 ) -> FioCalibration:
     """Fit a profile's device and host parameters to fio points (module docstring). `base`: the
     profile to start from (default the package's base.toml); its values within the space's
@@ -332,7 +345,7 @@ def calibrate(
     capacity_bytes = capacity_bytes or (_capacity(pts) if base is None else None)
     if capacity_bytes:
         prof.meta["capacity_bytes"] = int(capacity_bytes)
-    prof = _engine_hosts(pts, prof)
+    prof = _engine_hosts(pts, prof, default_host)
     hosts = sorted({pt.host for pt in pts})
     params = _fitted(load_fio_space(space), hosts)
     known = api.config_columns(prof.config) | {

@@ -110,9 +110,9 @@ def run(spec, out_dir, executor="local", address=None, workers=None, progress=Tr
     for device in spec["device"]:
         name = device["profile"]
         fitted, held = _split(device)
-        cal = fit.calibrate(fitted, trials=trials, workers=workers, seed=seed,
-                            capacity_bytes=device.get("capacity_bytes"), progress=progress)  # fmt: skip
-        cal.write(Path(out_dir) / f"{name}.toml", name=name)
+        cal = fit.calibrate(fitted, trials=trials, workers=workers, seed=seed, progress=progress,
+                            capacity_bytes=device.get("capacity_bytes"), default_host=device.get("default_host"))  # fmt: skip
+
         for t, best in zip(cal.trials, cal.best_so_far(), strict=True):
             m = {"calibrate.error": t["objective"], "calibrate.best_error": best}
             ok = "ok" if math.isfinite(t["objective"]) else "failed"
@@ -121,6 +121,8 @@ def run(spec, out_dir, executor="local", address=None, workers=None, progress=Tr
         prof = cal.profile()
         for mech, off in {"all on": None, **MECHANISMS}.items():
             v = fit.validate(fitted + held, off(prof) if off else prof, workers=workers)
+            if off is None:
+                _write_profile(cal, Path(out_dir) / f"{name}.toml", device, v, held)
             for row in v.rows:
                 split = "held out" if Path(row["path"]) in held else "fitted"
                 axes = {"kind": "point", "device": name, "point": row["label"], "split": split, "mechanisms": mech}
@@ -134,6 +136,21 @@ def run(spec, out_dir, executor="local", address=None, workers=None, progress=Tr
         failed=len(failed), wall_s=time.monotonic() - t0,
         errors=[(r["cell"], r["axes"], r["error"]) for r in failed[:20]],
     )  # fmt: skip
+
+
+def _write_profile(cal, path: Path, device: dict, v, held: list[Path]) -> None:
+    """The device's profile, its header adding what was held out and the error there."""
+    rows = [r for r in v.rows if Path(r["path"]) in held]
+    errs = [abs(e) for r in rows for e in r["errors"].values()]
+    notes = []
+    if rows:
+        err = sum(errs) / len(errs)
+        notes = [
+            f"held out: {len(rows)} more points ({', '.join(device.get('held_out', []))}), "
+            f"predicted with an error of {err:.1%} (the same measure)",
+        ]
+    extra = {"held_out": {"points": len(rows), "objective": round(sum(errs) / len(errs), 5)}} if rows else {}
+    cal.write(path, name=device["profile"], notes=notes, device=device.get("device", device["profile"]), **extra)
 
 
 # -- reading the cells back --------------------------------------------------------------------
