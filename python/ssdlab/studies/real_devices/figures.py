@@ -110,8 +110,15 @@ def run(spec, out_dir, executor="local", address=None, workers=None, progress=Tr
     for device in spec["device"]:
         name = device["profile"]
         fitted, held = _split(device)
-        cal = fit.calibrate(fitted, trials=trials, workers=workers, seed=seed, progress=progress,
-                            capacity_bytes=device.get("capacity_bytes"), default_host=device.get("default_host"))  # fmt: skip
+        cal = fit.calibrate(
+            fitted,
+            trials=trials,
+            workers=workers,
+            seed=seed,
+            progress=progress,
+            capacity_bytes=device.get("capacity_bytes"),
+            default_host=device.get("default_host"),
+        )
 
         for t, best in zip(cal.trials, cal.best_so_far(), strict=True):
             m = {"calibrate.error": t["objective"], "calibrate.best_error": best}
