@@ -169,19 +169,26 @@ def _cores(options: Mapping[str, str], threads: int) -> list[int | None]:
 
 
 # The scaled-down device has at least this many blocks, so that the few the GC keeps in reserve
-# are a negligible share of it (halving it then moves no prediction by more than 1%).
-MIN_BLOCKS = 512
+# are a small share of it (a device twice as large moves no prediction by more than 1.3%).
+MIN_BLOCKS = 1024
+
+
+# Rows of each die in a block: one per page type, so that the types come in their proportions.
+BITS_PER_CELL = {"slc": 1, "mlc": 2, "tlc": 3}
 
 
 def scaled_device(cfg: dict, simulated_bytes: int) -> int:
-    """Make `cfg`'s blocks stripe over every die (a block's page offset decides its die, so a
-    block needs a NAND page row per die: dies × units per NAND page × planes), and return the
-    simulated device's bytes: the profile's, or MIN_BLOCKS blocks if that is more."""
+    """Make `cfg`'s blocks stripe over every die with every page type (a block's page offset
+    decides its die and its row's type, so a block needs, per die, a NAND page row per bit of
+    the cell: dies × units per NAND page × planes × bits per cell), and return the simulated
+    device's bytes: the profile's, or MIN_BLOCKS blocks if that is more."""
     dev = cfg.setdefault("device", {})
+    nand = cfg.get("nand") or {}
     dies = int(dev.get("channels", 1)) * int(dev.get("chips_per_channel", 1)) * int(dev.get("dies_per_chip", 1))
     page = parse_size(str(dev.get("page_bytes", 4096)), "device.page_bytes")
-    nand_page = parse_size(str((cfg.get("nand") or {}).get("physical_page_bytes", page)), "nand.physical_page_bytes")
-    row = dies * max(1, nand_page // page) * int(dev.get("planes_per_die", 1))
+    nand_page = parse_size(str(nand.get("physical_page_bytes", page)), "nand.physical_page_bytes")
+    bits = BITS_PER_CELL.get(str(nand.get("cell", "slc")), 1)
+    row = dies * max(1, nand_page // page) * int(dev.get("planes_per_die", 1)) * bits
     ppb = int(dev.get("pages_per_block", 64))
     dev["pages_per_block"] = -(-ppb // row) * row
     block = dev["pages_per_block"] * page
