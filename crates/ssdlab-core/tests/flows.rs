@@ -3,6 +3,8 @@
 //! the urgent class is fetched first; open-loop flows at low load are not slowed; each flow
 //! keeps to its range; configuration errors name the flow's key.
 
+mod common;
+use common::{error, run};
 use ssdlab_core::config::{FlowConfig, RunConfig};
 use ssdlab_core::engine::NoProgress;
 use ssdlab_core::{simulate, Config, RunResult};
@@ -12,17 +14,6 @@ fn traces_dir() -> PathBuf {
     match std::env::var_os("SSDLAB_TRACES") {
         Some(d) => PathBuf::from(d),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"),
-    }
-}
-
-fn run(toml: &str) -> RunResult {
-    simulate(&Config::from_toml_str(toml).unwrap(), &mut NoProgress).unwrap()
-}
-
-fn error(toml: &str) -> String {
-    match Config::from_toml_str(toml).and_then(|c| simulate(&c, &mut NoProgress)) {
-        Ok(_) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
     }
 }
 

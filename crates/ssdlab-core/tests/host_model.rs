@@ -3,19 +3,9 @@
 //! (`run.warmup_us`, `run.runtime_us`), and a campaign's preconditioning (`fill-random`):
 //! hand-worked latencies and throughput ceilings.
 
-use ssdlab_core::engine::NoProgress;
-use ssdlab_core::{simulate, Config, RunResult};
-
-fn run(toml: &str) -> RunResult {
-    simulate(&Config::from_toml_str(toml).unwrap(), &mut NoProgress).unwrap()
-}
-
-fn error(toml: &str) -> String {
-    match Config::from_toml_str(toml).and_then(|c| simulate(&c, &mut NoProgress)) {
-        Ok(_) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
-}
+mod common;
+use common::{error, run};
+use ssdlab_core::RunResult;
 
 /// A filled device of `dies` dies (one per channel), reads of 50 µs and nothing else timed,
 /// with `host` keys and `flows` (closed-loop random 4 KiB readers of `depth` each, sharing

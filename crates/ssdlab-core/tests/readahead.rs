@@ -2,22 +2,10 @@
 //! results: a stream's reads become DRAM hits once its window is ahead (timed and counts), random
 //! reads detect no stream, a write or a flush drops a page read ahead, and bad keys are named.
 
-use ssdlab_core::engine::NoProgress;
-use ssdlab_core::{simulate, Config, RunResult};
 use std::collections::BTreeMap;
 
 mod common;
-
-fn run(toml: &str) -> RunResult {
-    simulate(&Config::from_toml_str(toml).unwrap(), &mut NoProgress).unwrap()
-}
-
-fn error(toml: &str) -> String {
-    match Config::from_toml_str(toml).and_then(|c| simulate(&c, &mut NoProgress)) {
-        Ok(_) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
-}
+use common::{error, run};
 
 /// A filled 64 MiB device of 64 dies (8 channels × 8 chips), 64 pages per block, so that any 64
 /// consecutive logical pages lie on 64 different dies; reads of 50 µs, 2 µs per page in DRAM,

@@ -52,6 +52,26 @@ def parse_time(value: str, option: str) -> float:
     return float(m.group(1)) * _SECONDS[(m.group(2) or "s").lower()]
 
 
+def option_int(options, key: str, default: int) -> int:
+    """A whole-number fio option of at least 1 (`iodepth`, `numjobs`), or `default` if absent."""
+    v = options.get(key)
+    if v is None:
+        return default
+    try:
+        n = int(str(v).strip())
+    except ValueError:
+        raise FioError(f"fio option `{key}`: `{v}` is not a whole number") from None
+    if n < 1:
+        raise FioError(f"fio option `{key}`: {n} must be >= 1")
+    return n
+
+
+def option_flag(options, key: str, default: bool = False) -> bool:
+    """A boolean fio option (`direct=1`, a bare `time_based`); `default` if absent."""
+    v = options.get(key)
+    return default if v is None else str(v).strip().lower() not in ("0", "false", "no", "off", "")
+
+
 @dataclass(frozen=True)
 class OpStats:
     """What one direction of a job entry measured."""

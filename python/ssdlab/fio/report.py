@@ -35,11 +35,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .output import OPS, FioError, parse_size, parse_time
+from .output import OPS, FioError, option_flag, option_int, parse_size, parse_time
 
 DEFAULT_PERCENTILES = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
 _MAX_PERCENTILES = 20  # fio's FIO_IO_U_LIST_MAX_LEN
-_OFF = ("0", "false", "no", "off")
 # fio's latency distribution: a bucket holds values below its bound and at or above the one before.
 _LAT_BOUNDS = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
 _LAT_MS_BOUNDS = (*_LAT_BOUNDS, 2000)
@@ -179,17 +178,12 @@ def _pct_values(hist: list[tuple[float, int]], pct: _Percentiles) -> list[int]:
 # --- entries: threads, or groups of them ---------------------------------------------------
 
 
-def _flag(options: Mapping[str, str], key: str, default: bool = False) -> bool:
-    v = options.get(key)
-    return default if v is None else str(v).strip().lower() not in _OFF
-
-
 def _groupids(jobs: list[SimJob], glob: Mapping[str, str]) -> list[int]:
     """fio's reporting groups: a job with stonewall or new_group after others starts a new one."""
     ids, gid = [], 0
     for i, job in enumerate(jobs):
         o = {**glob, **job.options}
-        if i and any(_flag(o, k) for k in ("stonewall", "wait_for_previous", "new_group")):
+        if i and any(option_flag(o, k) for k in ("stonewall", "wait_for_previous", "new_group")):
             gid += 1
         ids.append(gid)
     return ids
@@ -236,7 +230,7 @@ def _entries(jobs: list[SimJob], glob: Mapping[str, str]) -> list[_Entry]:
         options = {**glob, **{str(k): str(v) for k, v in job.options.items()}}
         own = {k: v for k, v in options.items() if k not in glob or glob[k] != v}
         threads = [_thread_dirs(t, job.name) for t in job.threads]
-        if not _flag(options, "group_reporting"):
+        if not option_flag(options, "group_reporting"):
             entries += [_Entry(job.name, gid, 1, own, options, d, _thread_ms(d)) for d in threads]
             grouped_last = False
             continue
@@ -283,10 +277,10 @@ def _rates(d: _Dir) -> tuple[float, int]:
 def _dir_json(d: _Dir | None, options: Mapping[str, str], pct: _Percentiles) -> dict:
     d = d or _Dir(0, 0, 0.0, [])
     iops, bw_bytes = _rates(d)
-    clat_pct = pct if _flag(options, "clat_percentiles", True) else None
-    lat_pct = pct if _flag(options, "lat_percentiles") else None
+    clat_pct = pct if option_flag(options, "clat_percentiles", True) else None
+    lat_pct = pct if option_flag(options, "lat_percentiles") else None
     slat = _zero_lat(d.ios)
-    if _flag(options, "slat_percentiles") and d.ios:
+    if option_flag(options, "slat_percentiles") and d.ios:
         slat["percentile"] = dict.fromkeys(pct.keys, 0)
     out = {
         "io_bytes": d.io_bytes,
@@ -336,19 +330,8 @@ def _lat_distribution(hist: list[tuple[float, int]]) -> tuple[list[float], list[
 def _depth_level(options: Mapping[str, str], ios: int, job: str) -> list[float]:
     levels = [0.0] * len(_DEPTH_KEYS)
     if ios:
-        levels[bisect_right((2, 4, 8, 16, 32, 64), _iodepth(options, job))] = 100.0
+        levels[bisect_right((2, 4, 8, 16, 32, 64), option_int(options, "iodepth", 1))] = 100.0
     return levels
-
-
-def _iodepth(options: Mapping[str, str], job: str) -> int:
-    v = options.get("iodepth", "1")
-    try:
-        depth = int(str(v).strip())
-    except ValueError:
-        raise FioError(f"job `{job}`: option `iodepth={v}` is not a whole number") from None
-    if depth < 1:
-        raise FioError(f"job `{job}`: option `iodepth={v}` must be at least 1")
-    return depth
 
 
 def _entry_json(e: _Entry, elapsed: int) -> dict:
@@ -368,7 +351,7 @@ def _entry_json(e: _Entry, elapsed: int) -> dict:
     out["latency_ns"] = dict(zip(map(str, _LAT_BOUNDS), ns, strict=True))
     out["latency_us"] = dict(zip(map(str, _LAT_BOUNDS), us, strict=True))
     out["latency_ms"] = dict(zip(_LAT_MS_KEYS, ms, strict=True))
-    depth = _iodepth(e.options, e.name)
+    depth = option_int(e.options, "iodepth", 1)
     out |= {"latency_depth": depth, "latency_target": 0, "latency_percentile": 100.0, "latency_window": 0}
     return out
 
@@ -481,9 +464,9 @@ def _dir_lines(op: str, d: _Dir, options: Mapping[str, str], pct: _Percentiles) 
     lines.append(_lat_line("slat", {**_zero_lat(d.ios)}))
     if s["N"]:
         lines += [_lat_line("clat", s), _lat_line(" lat", s)]
-        if _flag(options, "clat_percentiles", True):
+        if option_flag(options, "clat_percentiles", True):
             lines += _pct_block("clat", d.hist, pct)
-        if _flag(options, "lat_percentiles"):
+        if option_flag(options, "lat_percentiles"):
             lines += _pct_block("lat", d.hist, pct)
     return lines
 
@@ -510,7 +493,7 @@ def _entry_text(e: _Entry, stamp: str) -> list[str]:
         f"     submit    : {zeros}",
         f"     complete  : {zeros}",
         f"     issued rwts: total={total},0 short=0,0,0,0 dropped=0,0,0,0",
-        f"     latency   : target=0, window=0, percentile=100.00%, depth={_iodepth(e.options, e.name)}",
+        f"     latency   : target=0, window=0, percentile=100.00%, depth={option_int(e.options, 'iodepth', 1)}",
     ]
 
 
@@ -550,7 +533,7 @@ def _preamble(jobs: list[SimJob], glob: Mapping[str, str], gids: list[int], fio_
         o = {**glob, **job.options}
         lines.append(
             f"{job.name}: (g={gid}): rw={o.get('rw', o.get('readwrite', 'read'))}, bs={_bs_text(o, job.name)}, "
-            f"ioengine={o.get('ioengine', 'psync')}, iodepth={_iodepth(o, job.name)}"
+            f"ioengine={o.get('ioengine', 'psync')}, iodepth={option_int(o, 'iodepth', 1)}"
         )
         if len(job.threads) > 1:
             lines.append("...")

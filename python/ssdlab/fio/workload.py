@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from .output import FioError, parse_size, parse_time
+from .output import FioError, option_flag, option_int, parse_size, parse_time
 from .profile import ENGINES, Profile
 
 READ_WRITE = {"read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"}
@@ -65,23 +65,6 @@ def _cache_pages(cfg: Mapping) -> int:
     return parse_size(str(buf["bytes"]), "buffer.bytes") // page
 
 
-def _int(options: Mapping[str, str], key: str, default: int) -> int:
-    v = options.get(key)
-    if v is None:
-        return default
-    try:
-        n = int(str(v).strip())
-    except ValueError:
-        raise FioError(f"fio option `{key}`: `{v}` is not a whole number") from None
-    if n < 1:
-        raise FioError(f"fio option `{key}`: {n} must be >= 1")
-    return n
-
-
-def _flag(options: Mapping[str, str], key: str) -> bool:
-    return str(options.get(key, "0")).strip().lower() not in ("0", "false", "off", "")
-
-
 def _cpus(text: str) -> list[int]:
     """fio's CPU list (`2`, `0-3,8`, `0-7:2`)."""
     cpus: list[int] = []
@@ -108,7 +91,7 @@ def check_options(options: Mapping[str, str]) -> None:
     rw = options.get("rw", options.get("readwrite", "read"))
     if rw not in READ_WRITE:
         raise FioError(f"fio option `rw`: `{rw}` is not modelled (known: {', '.join(sorted(READ_WRITE))})")
-    if not _flag(options, "direct"):
+    if not option_flag(options, "direct"):
         raise FioError(
             "fio option `direct`: buffered I/O (direct=0, fio's default) goes through the host's page "
             "cache, which ssdlab does not model; set direct=1"
@@ -152,8 +135,8 @@ def _region(options: Mapping[str, str], key: str, capacity: int, simulated: int,
 def threads_of(options: Mapping[str, str]) -> tuple[int, int]:
     """(threads, each one's queue depth): numjobs, and iodepth (1 for a synchronous engine)."""
     engine = ENGINES.get(options.get("ioengine", "psync"))
-    depth = 1 if engine is not None and engine.sync else _int(options, "iodepth", 1)
-    return _int(options, "numjobs", 1), depth
+    depth = 1 if engine is not None and engine.sync else option_int(options, "iodepth", 1)
+    return option_int(options, "numjobs", 1), depth
 
 
 def _cores(options: Mapping[str, str], threads: int) -> list[int | None]:
@@ -222,16 +205,16 @@ def flows(
     threads, depth = threads_of(options)
     if requests is None:
         io = parse_size(options["io_size"], "io_size") / cap * sim if "io_size" in options else length
-        requests = max(1, int(io // bs) * _int(options, "loops", 1))
+        requests = max(1, int(io // bs) * option_int(options, "loops", 1))
         if "number_ios" in options:
-            requests = min(requests, _int(options, "number_ios", 1))
+            requests = min(requests, option_int(options, "number_ios", 1))
     job = {"rw": rw, "bs": bs, "offset": start, "size": length}
-    fio = {"norandommap": _flag(options, "norandommap"), "jobs": [job]}
+    fio = {"norandommap": option_flag(options, "norandommap"), "jobs": [job]}
     if "random_distribution" in options:
         fio["random_distribution"] = options["random_distribution"]
     for k in ("rwmixread", "rwmixwrite"):
         if k in options:
-            fio[k] = _int(options, k, 50)
+            fio[k] = option_int(options, k, 50)
     if "bssplit" in options:
         job["bssplit"] = options["bssplit"]
     if "blockalign" in options or "ba" in options:
@@ -270,7 +253,7 @@ def job_config(
     writes = any(j.get("rw", j.get("readwrite", "read")) in WRITES for j in jobs)
     measured, warmup = settle(outstanding, _cache_pages(profile.config) if writes else 0)
     threads = sum(threads_of(j)[0] for j in jobs)
-    timed = full_runtime and all(_flag(j, "time_based") and "runtime" in j for j in jobs)
+    timed = full_runtime and all(option_flag(j, "time_based") and "runtime" in j for j in jobs)
     per_flow = None if full_runtime else -(-(measured + warmup) // threads)
     cfg = profile.base_config()
     run = cfg.setdefault("run", {})
@@ -296,7 +279,7 @@ def groups(jobs: Sequence) -> list[list]:
     `wait_for_previous`) starts a new group; the jobs of a group run together."""
     out: list[list] = []
     for j in jobs:
-        if not out or _flag(j.options, "stonewall") or _flag(j.options, "wait_for_previous"):
+        if not out or option_flag(j.options, "stonewall") or option_flag(j.options, "wait_for_previous"):
             out.append([])
         out[-1].append(j)
     return out

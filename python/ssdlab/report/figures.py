@@ -695,6 +695,22 @@ def log_scale(ax, which: str = "x") -> None:
     axis.set_minor_formatter(FuncFormatter(minor))
 
 
+def calibration_progress(trial, error, best):
+    """A calibration's progress: each trial's error (points) and the best so far (a step), in %,
+    on a log scale; `trial`, `error`, `best` are sequences of the same length (failed trials'
+    errors NaN)."""
+    with style():
+        fig = _new_figure(PANEL[0] * 1.6, PANEL[1])
+        ax = fig.add_subplot()
+        ax.scatter(trial, [e * 100 for e in error], s=6, color=PALETTE[5], label="trial", zorder=2)
+        ax.step(trial, [b * 100 for b in best], where="post", color=PALETTE[0], label="best")
+        log_scale(ax, "y")
+        ax.set_xlabel("trial")
+        ax.set_ylabel("error (%)")
+        ax.legend(loc="upper right")
+        return _finish(fig, ax)
+
+
 def _finish(fig, *axes):
     """Fix the tick and grid style on `axes` (default: all), so that the figure keeps its look when it is
     drawn outside `style()` (ticks are created lazily, at draw time, from the rcParams then).

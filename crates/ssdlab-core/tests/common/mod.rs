@@ -1,7 +1,22 @@
 //! Checks shared by the integration tests (each test crate uses some of them).
 #![allow(dead_code)]
 
+use ssdlab_core::engine::NoProgress;
+use ssdlab_core::{simulate, Config, RunResult};
 use std::collections::BTreeMap;
+
+/// Simulate a TOML configuration that must run.
+pub fn run(toml: &str) -> RunResult {
+    simulate(&Config::from_toml_str(toml).unwrap(), &mut NoProgress).unwrap()
+}
+
+/// The error of a TOML configuration that must fail (to parse or to run).
+pub fn error(toml: &str) -> String {
+    match Config::from_toml_str(toml).and_then(|c| simulate(&c, &mut NoProgress)) {
+        Ok(_) => panic!("accepted:\n{toml}"),
+        Err(e) => e.to_string(),
+    }
+}
 
 /// Every metric of a counts-mode run has the same value in the timed run of the same
 /// configuration (NaN equal to NaN): time changes no count.

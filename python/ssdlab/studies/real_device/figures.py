@@ -148,18 +148,8 @@ def figures(df):
 
 
 def _progress(df):
-    ok = _ok(df)
-    with F.style():
-        fig = F._new_figure(F.PANEL[0] * 1.6, F.PANEL[1])
-        ax = fig.add_subplot()
-        ax.scatter(ok["cell"], ok["calibrate.error"] * 100, s=6, color=F.PALETTE[5], label="trial", zorder=2)
-        allrows = df.sort_values("cell")
-        ax.step(allrows["cell"], allrows["calibrate.best_error"] * 100, where="post", color=F.PALETTE[0], label="best")
-        F.log_scale(ax, "y")
-        ax.set_xlabel("trial")
-        ax.set_ylabel("error (%)")
-        ax.legend(loc="upper right")
-        return F._finish(fig, ax)
+    rows = df.sort_values("cell")
+    return F.calibration_progress(rows["cell"], rows["calibrate.error"], rows["calibrate.best_error"])
 
 
 def _ranges(df, best):

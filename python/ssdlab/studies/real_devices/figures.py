@@ -215,17 +215,7 @@ def figures(df):
 
 def _progress(trials):
     t = trials.sort_values("trial")
-    with F.style():
-        fig = F._new_figure(F.PANEL[0] * 1.4, F.PANEL[1])
-        ax = fig.add_subplot()
-        ok = t[t["status"] == "ok"]
-        ax.scatter(ok["trial"], ok["calibrate.error"] * 100, s=6, color=F.PALETTE[5], label="trial", zorder=2)
-        ax.step(t["trial"], t["calibrate.best_error"] * 100, where="post", color=F.PALETTE[0], label="best")
-        F.log_scale(ax, "y")
-        ax.set_xlabel("trial")
-        ax.set_ylabel("error (%)")
-        ax.legend(loc="upper right")
-        return F._finish(fig, ax)
+    return F.calibration_progress(t["trial"], t["calibrate.error"], t["calibrate.best_error"])
 
 
 def _curves(pts):
