@@ -124,14 +124,14 @@ def cmd_profiles(args) -> int:
     rows = []
     for name in profile_names():
         p = load_profile(name)
-        fit = p.meta.get("fit", {})
-        err = f"{fit['objective']:.1%}" if "objective" in fit else "-"
+        errs = [p.meta.get(k, {}).get("objective") for k in ("fit", "held_out")]
+        errs = [f"{e:.1%}" if e is not None else "-" for e in errs]
         hosts = ", ".join(h + (" (default)" if h == p.meta.get("default_host") else "") for h in p.hosts)
-        rows.append([name, str(p.meta.get("device", "")), hosts, err])
+        rows.append([name, str(p.meta.get("device", "")), hosts, *errs])
         if args.verbose:
             for line in header(PROFILE_DIR / f"{name}.toml"):
-                rows.append(["", line, "", ""])
-    print_table(rows, ["profile", "device", "hosts", "in-sample error"])
+                rows.append(["", line, "", "", ""])
+    print_table(rows, ["profile", "device", "hosts", "in-sample error", "held-out error"])
     return 0
 
 
