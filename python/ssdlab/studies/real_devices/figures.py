@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ssdlab.fio import fit
+from ssdlab.fio.output import parse_size
 from ssdlab.fio.profile import Host, Profile
 from ssdlab.report import figures as F
 from ssdlab.report.html import plain_table, text_row
@@ -184,9 +185,19 @@ def _mean_error(rows) -> float:
     return sum(errs) / len(errs) if errs else math.nan
 
 
+# The fio options a curve is drawn by (a point's options are its cell's configuration columns).
+CURVE_OPTIONS = ("rw", "readwrite", "bs", "iodepth", "numjobs", "cpus_allowed")
+
+
 def _options(row) -> dict:
-    cfg = row.get("config")
-    return json.loads(cfg) if isinstance(cfg, str) else dict(cfg or {})
+    return {k: str(row[k]) for k in CURVE_OPTIONS if isinstance(row.get(k), str)}
+
+
+def _curve(o: dict) -> str:
+    """A curve's label: pattern, block size, threads, and the CPUs a pinned campaign used."""
+    bs = parse_size(o.get("bs", "4k").split(",")[0], "bs")
+    label = f"{o.get('rw', o.get('readwrite', 'read'))} {bs // 1024} KiB ×{o.get('numjobs', '1')}"
+    return label + (f" cpus {o['cpus_allowed']}" if "cpus_allowed" in o else "")
 
 
 # -- figures -------------------------------------------------------------------------------------
@@ -224,8 +235,7 @@ def _curves(pts):
         o = _options(r)
         for op in ("read", "write"):
             if isinstance(r.get(f"measured.{op}.iops"), float) and math.isfinite(r[f"measured.{op}.iops"]):
-                key = f"{o.get('rw', 'read')} {o.get('bs', '4k')} ×{o.get('numjobs', '1')}"
-                curves.setdefault(key, []).append((int(o.get("iodepth", "1")), r, op))
+                curves.setdefault(_curve(o), []).append((int(o.get("iodepth", "1")), r, op))
     with F.style():
         fig = F._new_figure(F.PANEL[0] * 2.2, F.PANEL[1] * 1.1)
         axes = [fig.add_subplot(1, 2, i + 1) for i in range(2)]
