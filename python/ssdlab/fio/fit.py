@@ -18,6 +18,7 @@ keys of the space) only over its own points.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 import sys
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from .. import api, tomlwrite
 from .._core import __version__
-from ..calibrate.space import Param
+from ..calibrate.space import Param, load_space
 from ..sweep.executors import run_local
 from .output import FioError, parse_size, read_output
 from .profile import PROFILE_DIR, Host, Profile, load_profile
@@ -158,28 +159,6 @@ def simulate_point(point: Point, profile: Profile, host: str | None = None, seed
 # the space and the candidates
 
 
-def load_fio_space(path: str | Path | None = None) -> list[Param]:
-    """The parameters a fio calibration fits (a space file of `ssdlab calibrate`'s format; keys
-    `host.cpu_us` and `host.wake_us` are fitted per host)."""
-    from ..api import read_toml
-
-    p = Path(path or DEFAULT_SPACE)
-    _, data = read_toml(p, FioError)
-    params = []
-    for i, t in enumerate(data.get("param") or []):
-        try:
-            params.append(Param(str(t["key"]), float(t["low"]), float(t["high"]), bool(t.get("log", False)),
-                                bool(t.get("integer", False)), str(t.get("source", ""))))  # fmt: skip
-        except (KeyError, TypeError, ValueError) as e:
-            raise FioError(f"{p}: param[{i}]: missing or not a number: {e}") from None
-        q = params[-1]
-        if not q.low <= q.high or (q.log and q.low <= 0):
-            raise FioError(f"{p}: param[{i}] `{q.key}`: bounds {q.low} … {q.high} are not a range")
-    if not params:
-        raise FioError(f"{p}: no [[param]]")
-    return params
-
-
 def _fitted(params: Sequence[Param], hosts: Sequence[str]) -> list[Param]:
     """The space with every `host.*` key once per host, as `hosts.NAME.KEY`."""
     out = []
@@ -203,7 +182,7 @@ def candidate(base: Profile, values: Mapping[str, float]) -> Profile:
             hosts[name] = Host(name, h.engine, cpu, wake)
         else:
             api.set_key(cfg, k, v)
-    return Profile(base.name, base.path, dict(base.meta), cfg, hosts)
+    return dataclasses.replace(base, meta=dict(base.meta), config=cfg, hosts=hosts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,7 +278,7 @@ def _engine_hosts(pts: Sequence[Point], base: Profile, default_host: str | None 
             raise FioError(f"default host `{default_host}` is none of the points' hosts ({', '.join(hosts)})")
         default = pts[0].host
     meta = dict(base.meta) | {"default_host": default}
-    return Profile(base.name, base.path, meta, copy.deepcopy(base.config), hosts)
+    return dataclasses.replace(base, meta=meta, config=copy.deepcopy(base.config), hosts=hosts)
 
 
 def _trial(task: Mapping, progress=None) -> dict:
@@ -347,24 +326,20 @@ def calibrate(
         prof.meta["capacity_bytes"] = int(capacity_bytes)
     prof = _engine_hosts(pts, prof, default_host)
     hosts = sorted({pt.host for pt in pts})
-    params = _fitted(load_fio_space(space), hosts)
+    sp = load_space(space or DEFAULT_SPACE)
+    sp = dataclasses.replace(sp, params=tuple(_fitted(sp.params, hosts)))
     known = api.config_columns(prof.config) | {
         f"hosts.{h.name}.{k}": getattr(h, k) for h in prof.hosts.values() for k in ("cpu_us", "wake_us")
     }
-    cal = FioCalibration(pts, prof, params, seed)
-    study = _study(_SpaceView(params), known, seed)
+    cal = FioCalibration(pts, prof, list(sp.params), seed)
+    study = _study(sp, known, seed)
     n_workers = max(1, workers or os.cpu_count() or 1)
     while len(cal.trials) < trials:
-        batch = [study.ask()]  # the points of one trial run in parallel
-        tasks, cands = [], []
-        for t in batch:
-            c = candidate(prof, _values(_SpaceView(params), t))
-            cands.append(c)
-            tasks += [{"index": len(tasks) + j, "point": pt, "profile": c} for j, pt in enumerate(pts)]
-        recs = _run(tasks, n_workers)
-        for k, t in enumerate(batch):
-            mine = [recs.get(k * len(pts) + j) for j in range(len(pts))]
-            cal.trials.append(_score(study, t, _values(_SpaceView(params), t), mine, pts))
+        trial = study.ask()  # one trial at a time; its points run in parallel
+        values = _values(sp, trial)
+        c = candidate(prof, values)
+        recs = _run([{"index": j, "point": pt, "profile": c} for j, pt in enumerate(pts)], n_workers)
+        cal.trials.append(_score(study, trial, values, [recs.get(j) for j in range(len(pts))], pts))
         n = len(cal.trials)
         if progress and (n % max(1, trials // 10) == 0 or n == trials):
             b = min((x["objective"] for x in cal.trials if math.isfinite(x["objective"])), default=math.nan)
@@ -372,13 +347,6 @@ def calibrate(
             print(f"calibrate: {n}/{trials} trials ({failed} failed), best {b:.1%}", file=sys.stderr)
     cal.wall_s = time.monotonic() - t0
     return cal
-
-
-@dataclass(frozen=True)
-class _SpaceView:
-    """What the trace calibration's optimiser helpers read of a space."""
-
-    params: Sequence[Param]
 
 
 def _score(study, trial, values: dict, recs: list, pts: Sequence[Point]) -> dict:

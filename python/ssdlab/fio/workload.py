@@ -118,7 +118,7 @@ def _block_bytes(options: Mapping[str, str], rw: str) -> int:
     return parse_size(parts[1] if writes and not reads and len(parts) > 1 else (parts or ["4k"])[0], "bs")
 
 
-def _region(options: Mapping[str, str], key: str, capacity: int, simulated: int, default: float) -> float:
+def _region(options: Mapping[str, str], key: str, capacity: int, default: float) -> float:
     """An offset or size as a fraction of the real device."""
     v = options.get(key)
     if v is None:
@@ -194,8 +194,8 @@ def flows(
     rw = options.get("rw", options.get("readwrite", "read"))
     bs = _block_bytes(options, rw)
     cap, sim = profile.capacity_bytes, simulated_bytes or profile.simulated_bytes
-    offset = _region(options, "offset", cap, sim, 0.0)
-    size = _region(options, "size", cap, sim, 1.0 - offset)
+    offset = _region(options, "offset", cap, 0.0)
+    size = _region(options, "size", cap, 1.0 - offset)
     if not (0.0 <= offset < 1.0) or size <= 0 or offset + size > 1.0 + 1e-9:
         raise FioError(
             f"fio options `offset`/`size`: {offset:.1%} + {size:.1%} of the {cap:,}-byte device does not fit in it"

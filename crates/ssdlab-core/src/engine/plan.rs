@@ -9,36 +9,35 @@ use crate::units::Geometry;
 /// equal split, or (an "auto"-sized device without shares) its own need.
 fn ranges(cfg: &Config, geo: &Geometry, needs: &[(u64, u64)]) -> Result<Vec<u64>> {
     let total = geo.logical_blocks();
-    // Flows of one namespace share its first flow's range.
-    let n = (0..cfg.flows.len())
-        .filter(|&i| cfg.namespace_leader(i) == i)
-        .count() as u64;
+    // Flows of one namespace share its first flow's range (that flow comes before them).
+    let leader: Vec<usize> = (0..cfg.flows.len())
+        .map(|i| cfg.namespace_leader(i))
+        .collect();
+    let n = leader.iter().enumerate().filter(|&(i, &l)| i == l).count() as u64;
     let block_bytes = geo.page_bytes * geo.pages_per_block;
-    let blocks: Vec<u64> = cfg
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| match (f.share, cfg.device.logical_bytes) {
-            _ if cfg.namespace_leader(i) != i => 0, // its namespace's, below
+    let mut blocks = Vec::with_capacity(cfg.flows.len());
+    for (i, f) in cfg.flows.iter().enumerate() {
+        if leader[i] != i {
+            blocks.push(blocks[leader[i]]);
+            continue;
+        }
+        let b = match (f.share, cfg.device.logical_bytes) {
             (Some(s), _) => (s * total as f64).floor() as u64,
             (None, Capacity::Auto) => needs
                 .get(i)
                 .map_or(total / n, |(b, _)| b.div_ceil(block_bytes).max(1)),
             (None, Capacity::Bytes(_)) => total / n,
-        })
-        .collect();
-    let mut blocks = blocks;
-    if let Some(i) = (0..blocks.len()).find(|&i| blocks[i] == 0 && cfg.namespace_leader(i) == i) {
-        return Err(SimError::config(
-            format!("flows[{i}]"),
-            format!(
-                "its range of the device would hold no logical block ({total} blocks for {n} flows); \
-                 raise device.logical_bytes or its share"
-            ),
-        ));
-    }
-    for i in 0..blocks.len() {
-        blocks[i] = blocks[cfg.namespace_leader(i)];
+        };
+        if b == 0 {
+            return Err(SimError::config(
+                format!("flows[{i}]"),
+                format!(
+                    "its range of the device would hold no logical block ({total} blocks for {n} flows); \
+                     raise device.logical_bytes or its share"
+                ),
+            ));
+        }
+        blocks.push(b);
     }
     Ok(blocks)
 }

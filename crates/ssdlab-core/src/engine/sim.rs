@@ -130,11 +130,7 @@ impl Sim {
                 self.be.ftl.begin_write(ppb * self.geo.page_bytes);
             }
             for off in 0..ppb {
-                let v = self.next_version()?;
-                if self.check {
-                    self.latest[(lbn * ppb + off) as usize] = v;
-                }
-                let page = UnitPage::new(off as u32, v, Cause::Host);
+                let page = self.precondition_page(lbn * ppb + off)?;
                 if self.tags {
                     let hint = self.be.ftl.tag(lbn * ppb + off);
                     self.be
@@ -154,6 +150,20 @@ impl Sim {
         Ok(())
     }
 
+    /// A new version of logical page `lpn` written by the preconditioning (the latest, when
+    /// integrity is checked), as its block's page.
+    fn precondition_page(&mut self, lpn: Lpn) -> Result<UnitPage> {
+        let v = self.next_version()?;
+        if self.check {
+            self.latest[lpn as usize] = v;
+        }
+        Ok(UnitPage::new(
+            (lpn % self.geo.pages_per_block) as u32,
+            v,
+            Cause::Host,
+        ))
+    }
+
     /// `writes` single-page writes at uniformly random logical pages, straight to the FTL (as
     /// the fill): a campaign's random preconditioning, which leaves the device in the steady
     /// state of random overwrites (GC running, logically adjacent pages scattered).
@@ -162,11 +172,7 @@ impl Sim {
         let (ppb, pages) = (self.geo.pages_per_block, self.geo.logical_pages);
         for _ in 0..writes {
             let lpn = rng.below(pages);
-            let v = self.next_version()?;
-            if self.check {
-                self.latest[lpn as usize] = v;
-            }
-            let page = UnitPage::new((lpn % ppb) as u32, v, Cause::Host);
+            let page = self.precondition_page(lpn)?;
             let mut unit = Unit::pages(lpn / ppb, std::slice::from_ref(&page));
             if self.tags {
                 self.be.ftl.begin_write(self.geo.page_bytes);

@@ -6,6 +6,7 @@ point and mechanism set (`kind = point`)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import fnmatch
 import html
 import json
@@ -25,14 +26,14 @@ from ssdlab.sweep.task import make_record
 
 def _without_host(p: Profile) -> Profile:
     hosts = {n: Host(n, h.engine, 0.0, 0.0) for n, h in p.hosts.items()}
-    return Profile(p.name, p.path, dict(p.meta), copy.deepcopy(p.config), hosts)
+    return dataclasses.replace(p, hosts=hosts)
 
 
 def _config_change(change):
     def apply(p: Profile) -> Profile:
         cfg = copy.deepcopy(p.config)
         change(cfg)
-        return Profile(p.name, p.path, dict(p.meta), cfg, dict(p.hosts))
+        return dataclasses.replace(p, config=cfg)
 
     return apply
 
@@ -59,7 +60,7 @@ def _no_readahead(cfg: dict) -> None:
 
 
 def _sequential_fill(p: Profile) -> Profile:
-    return Profile(p.name, p.path, dict(p.meta) | {"precondition": "fill"}, copy.deepcopy(p.config), dict(p.hosts))
+    return dataclasses.replace(p, meta=p.meta | {"precondition": "fill"})
 
 
 # What each mechanism contributes: the profile with it off (a mechanism the profile does not use
