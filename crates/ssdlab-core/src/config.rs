@@ -536,6 +536,9 @@ pub struct ControllerConfig {
     pub page_us: f64,
     /// Firmware time of a write command (µs); None = `command_us`.
     pub write_command_us: Option<f64>,
+    /// Each submission queue's commands are handled by one core (queue `i` by core `i mod
+    /// cores`), as NVMe controllers bind queues to cores; false: the earliest free core.
+    pub queue_affinity: bool,
     /// Idle time (µs) after which the controller enters a low-power state (NVMe APST).
     pub sleep_after_us: f64,
     /// Exit latency (µs) of that state: the first command after it waits this long; 0 = off.
@@ -549,6 +552,7 @@ impl Default for ControllerConfig {
             command_us: 0.0,
             page_us: 0.0,
             write_command_us: None,
+            queue_affinity: false,
             sleep_after_us: 100_000.0,
             wake_us: 0.0,
         }
@@ -1518,6 +1522,12 @@ impl Config {
                 "controller.write_command_us"
             };
             fail(k, "needs controller.cores ≥ 1 (0 = no controller)".into());
+        }
+        if c.cores == 0 && c.queue_affinity {
+            fail(
+                "controller.queue_affinity",
+                "needs controller.cores ≥ 1 (0 = no controller)".into(),
+            );
         }
         let b = &self.buffer;
         for (k, on) in [

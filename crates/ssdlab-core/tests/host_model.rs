@@ -231,3 +231,44 @@ fn in_order_admission_makes_saturated_writes_alike() {
         fifo.metrics["nand.programs.total"]
     );
 }
+
+#[test]
+fn a_submission_queue_bound_to_one_core_tops_out_at_its_core() {
+    // 64 dies could serve 1.28 M reads/s; four firmware cores of 10 µs a command serve 400,000.
+    // Bound to its queue's core, one flow gets one core: 100,000; two flows two: 200,000.
+    let ctl = |affinity: bool| {
+        format!("[controller]\ncores = 4\ncommand_us = 10\nqueue_affinity = {affinity}\n")
+    };
+    let iops = |host: &str, flows: &[(u32, Option<u32>)]| {
+        run(&device(64, host, "", flows, 20_000)).metrics["throughput.iops"]
+    };
+    let pooled = iops(&ctl(false), &[(64, None)]);
+    assert!((pooled / 400_000.0 - 1.0).abs() < 0.01, "{pooled}");
+    let bound = iops(&ctl(true), &[(64, None)]);
+    assert!((bound / 100_000.0 - 1.0).abs() < 0.01, "{bound}");
+    let two = iops(&ctl(true), &[(32, None), (32, None)]);
+    assert!((two / 200_000.0 - 1.0).abs() < 0.01, "{two}");
+    // Five queues on four cores: the first and the fifth share core 0, which sets the pace of
+    // both; the three others run at their cores' 100,000 each.
+    let five = run(&device(64, &ctl(true), "", &[(48, None); 5], 10_000));
+    let per_flow: Vec<f64> = (0..5)
+        .map(|i| five.metrics[&format!("flow.{i}.throughput.iops")])
+        .collect();
+    for i in [0, 4] {
+        assert!((per_flow[i] / 50_000.0 - 1.0).abs() < 0.02, "{per_flow:?}");
+    }
+    for i in 1..4 {
+        assert!((per_flow[i] / 100_000.0 - 1.0).abs() < 0.02, "{per_flow:?}");
+    }
+    let e = error(&device(
+        64,
+        "[controller]\nqueue_affinity = true\n",
+        "",
+        &[(1, None)],
+        10,
+    ));
+    assert!(
+        e.contains("controller.queue_affinity") && e.contains("cores"),
+        "{e}"
+    );
+}

@@ -13,6 +13,11 @@ A campaign can have several host set-ups (the same device measured from two host
 belongs to a host, named after its folder (`jobs_sweep/` → `jobs-sweep`) unless `host=` names one
 for all. Device parameters are fitted jointly over every point; a host's parameters (`host.*`
 keys of the space) only over its own points.
+
+A host's per-I/O CPU cost is measured, not fitted, where its points show it: fio reports the
+CPU use of a job's threads (`usr_cpu` + `sys_cpu`), and a thread that is busy all the time
+(≥ `SATURATED_CPU`) spends 1/IOPS of a second on each I/O, which is what `host.cpu_us` is. The
+median over a host's saturated points is its `cpu_us`; hosts without one fit it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import copy
 import dataclasses
 import math
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +46,8 @@ HISTOGRAMS = {"read": "latency.read_ns", "write": "latency.write_ns"}
 DEFAULT_SPACE = Path(__file__).resolve().parent / "space.toml"
 DEFAULT_BASE = PROFILE_DIR / "base.toml"
 DEFAULT_TRIALS = 160
+# A job's threads this busy (usr + sys, of one core each) are bound by their CPU.
+SATURATED_CPU = 0.95
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,8 @@ class Point:
     options: dict
     # op -> statistic -> measured value (IOPS, or µs)
     measured: dict
+    # CPU time per I/O of the job's threads (µs) when they were saturated (SATURATED_CPU), else None
+    cpu_us_per_io: float | None = None
 
     @property
     def label(self) -> str:
@@ -80,7 +90,10 @@ def points(files: Sequence[str | Path], host: str | None = None) -> list[Point]:
             meas[op] = stats
         if not meas:
             raise FioError(f"{f}: the job did no I/O")
-        out.append(Point(str(f), host or _host_of(Path(f)), dict(job.options), meas))
+        busy = (job.usr_cpu_pct + job.sys_cpu_pct) / 100
+        iops = sum(s["iops"] for s in meas.values())
+        per_io = busy * job.threads / iops * 1e6 if busy >= SATURATED_CPU and iops > 0 else None
+        out.append(Point(str(f), host or _host_of(Path(f)), dict(job.options), meas, per_io))
     if not out:
         raise FioError("no fio output file given")
     return out
@@ -159,15 +172,27 @@ def simulate_point(point: Point, profile: Profile, host: str | None = None, seed
 # the space and the candidates
 
 
-def _fitted(params: Sequence[Param], hosts: Sequence[str]) -> list[Param]:
-    """The space with every `host.*` key once per host, as `hosts.NAME.KEY`."""
+def _fitted(params: Sequence[Param], hosts: Sequence[str], measured: Mapping | None = None) -> list[Param]:
+    """The space with every `host.*` key once per host, as `hosts.NAME.KEY`, but for the
+    `measured` ones."""
     out = []
     for p in params:
         if p.key.startswith("host.") and p.key.split(".", 1)[1] in ("cpu_us", "wake_us"):
-            out += [Param(f"hosts.{h}.{p.key[5:]}", p.low, p.high, p.log, p.integer, p.source) for h in hosts]
+            keys = (f"hosts.{h}.{p.key[5:]}" for h in hosts)
+            out += [Param(k, p.low, p.high, p.log, p.integer, p.source) for k in keys if k not in (measured or {})]
         else:
             out.append(p)
     return out
+
+
+def measured_cpu(pts: Sequence[Point]) -> dict[str, tuple[float, int]]:
+    """`hosts.NAME.cpu_us` of each host with saturated points (module docstring): the median
+    CPU time per I/O over them, and how many there were."""
+    by_host: dict[str, list[float]] = {}
+    for pt in pts:
+        if pt.cpu_us_per_io is not None:
+            by_host.setdefault(pt.host, []).append(pt.cpu_us_per_io)
+    return {f"hosts.{h}.cpu_us": (statistics.median(v), len(v)) for h, v in by_host.items()}
 
 
 def candidate(base: Profile, values: Mapping[str, float]) -> Profile:
@@ -197,6 +222,8 @@ class FioCalibration:
     seed: int
     trials: list[dict] = field(default_factory=list)
     wall_s: float = 0.0
+    # host keys set from fio's CPU use rather than fitted: key -> (value, saturated points)
+    measured: dict = field(default_factory=dict)
 
     @property
     def best(self) -> dict:
@@ -236,6 +263,9 @@ class FioCalibration:
         for q in self.params:
             v = best["values"][q.key]
             lines.append(f"#   {q.key} = {v:g}   [{q.low:g} … {q.high:g}]   {q.source}")
+        for k, (v, n) in self.measured.items():
+            why = f"measured: fio's CPU use per I/O at the {n} points where the job was CPU-bound"
+            lines.append(f"#   {k} = {v:.4g}   {why}")
         hosts = {h.name: {"engine": h.engine, "cpu_us": h.cpu_us, "wake_us": h.wake_us} for h in p.hosts.values()}
         doc = {"profile": meta, "config": p.config, "hosts": hosts}
         out = Path(path)
@@ -327,11 +357,13 @@ def calibrate(
     prof = _engine_hosts(pts, prof, default_host)
     hosts = sorted({pt.host for pt in pts})
     sp = load_space(space or DEFAULT_SPACE)
-    sp = dataclasses.replace(sp, params=tuple(_fitted(sp.params, hosts)))
+    measured = measured_cpu(pts)
+    prof = candidate(prof, {k: v for k, (v, _) in measured.items()})
+    sp = dataclasses.replace(sp, params=tuple(_fitted(sp.params, hosts, measured)))
     known = api.config_columns(prof.config) | {
         f"hosts.{h.name}.{k}": getattr(h, k) for h in prof.hosts.values() for k in ("cpu_us", "wake_us")
     }
-    cal = FioCalibration(pts, prof, list(sp.params), seed)
+    cal = FioCalibration(pts, prof, list(sp.params), seed, measured=measured)
     study = _study(sp, known, seed)
     n_workers = max(1, workers or os.cpu_count() or 1)
     while len(cal.trials) < trials:

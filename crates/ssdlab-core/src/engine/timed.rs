@@ -274,7 +274,7 @@ impl Sim {
         if other.is_some_and(|o| o.seq < p.seq) {
             clock.interface.get_or_insert_default().out_of_order += 1;
         }
-        clock.take(t);
+        clock.take(t, p.flow as usize);
         self.use_flow_map(p.flow as usize);
         if q.fifo {
             self.idle_work(clock, t, p.measured)?;

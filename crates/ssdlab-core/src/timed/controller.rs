@@ -4,8 +4,9 @@
 use super::timeline::Timeline;
 use crate::config::Config;
 
-/// Firmware cores: each host command occupies the earliest free core for `command_us` plus
-/// `page_us` per page, in the order commands are taken. A command starts once its core is free,
+/// Firmware cores: each host command occupies the earliest free core (with `queue_affinity`,
+/// its submission queue's core) for `command_us` plus `page_us` per page, in the order commands
+/// are taken. A command starts once its core is free,
 /// after every command before it on that core, so a core's time needs no timeline: when it is
 /// free and how long it has been busy.
 #[derive(Clone, Debug, Default)]
@@ -19,6 +20,10 @@ pub struct Controller {
     /// A write command's firmware time (`controller.write_command_us`, else `command_us`).
     write_command_us: f64,
     page_us: f64,
+    /// `controller.queue_affinity`: the queue of the next command picks its core.
+    affinity: bool,
+    /// The submission queue of the command taken next ([`Controller::set_queue`]).
+    queue: usize,
 }
 
 impl Controller {
@@ -30,7 +35,15 @@ impl Controller {
             command_us: c.command_us,
             write_command_us: c.write_command_us.unwrap_or(c.command_us),
             page_us: c.page_us,
+            affinity: c.queue_affinity,
+            queue: 0,
         }
+    }
+
+    /// The next command comes from submission queue `queue` (flow `queue`; 0 without flows).
+    #[inline]
+    pub fn set_queue(&mut self, queue: usize) {
+        self.queue = queue;
     }
 
     /// A command (a write if `write`) of `pages()` pages taken at `t` (no command is taken
@@ -41,12 +54,14 @@ impl Controller {
             return t;
         }
         let pages = pages();
-        let (i, _) = self
-            .free_at
-            .iter()
-            .enumerate()
-            .min_by(|a, b| a.1.total_cmp(b.1))
-            .expect("at least one core");
+        let i = if self.affinity {
+            self.queue % self.free_at.len()
+        } else {
+            let (i, _) = (self.free_at.iter().enumerate())
+                .min_by(|a, b| a.1.total_cmp(b.1))
+                .expect("at least one core");
+            i
+        };
         let command_us = if write {
             self.write_command_us
         } else {

@@ -687,8 +687,9 @@ impl Clock {
 
     /// Host-interface scheduling: the controller takes a request at `t` (no operation placed from
     /// now on is ready earlier).
-    pub fn take(&mut self, t: f64) {
+    pub fn take(&mut self, t: f64, queue: usize) {
         self.res.now = t;
+        self.controller.set_queue(queue);
     }
 
     fn busy(&self) -> (Vec<f64>, Vec<f64>) {

@@ -51,6 +51,10 @@ def _no_controller(cfg: dict) -> None:
     cfg["controller"] = {"cores": 0}
 
 
+def _no_queue_affinity(cfg: dict) -> None:
+    cfg.get("controller", {}).pop("queue_affinity", None)
+
+
 def _no_cache(cfg: dict) -> None:
     cfg["buffer"] = {"kind": "none"}
 
@@ -69,6 +73,7 @@ MECHANISMS = {
     "host model": _without_host,
     "TLC page types": _config_change(_one_page_type),
     "controller": _config_change(_no_controller),
+    "queue affinity": _config_change(_no_queue_affinity),
     "write cache": _config_change(_no_cache),
     "read-ahead": _config_change(_no_readahead),
     "random preconditioning": _sequential_fill,
