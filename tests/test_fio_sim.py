@@ -70,11 +70,12 @@ def test_a_job_is_a_flow_per_thread_on_one_namespace():
 
 
 def test_the_engines_costs_follow_the_fitted_ones():
-    h = Host("h", "libaio", 3.0, 6.0)
-    assert h.costs("libaio") == (3.0, 6.0)
-    cpu, wake = h.costs("io_uring")
-    assert cpu == pytest.approx(3.0 * ENGINES["io_uring"].cpu) and wake == 6.0
-    assert h.costs("spdk")[1] == 0.0  # polled: no interrupt, no wake-up
+    h = Host("h", "libaio", 3.0, 6.0, submit_us=2.0)
+    assert h.costs("libaio") == {"cpu_us": 3.0, "submit_us": 2.0, "wake_us": 6.0}
+    c = h.costs("io_uring")
+    assert c["cpu_us"] == pytest.approx(3.0 * ENGINES["io_uring"].cpu) and c["wake_us"] == 6.0
+    assert c["submit_us"] == pytest.approx(2.0 * ENGINES["io_uring"].cpu)  # the same share of it
+    assert h.costs("spdk")["wake_us"] == 0.0  # polled: no interrupt, no wake-up
     with pytest.raises(FioError, match="`ioengine`: `mmap` is not modelled"):
         h.costs("mmap")
 
@@ -202,6 +203,24 @@ def test_calibrate_and_validate_on_fio_outputs(tmp_path, capsys):
     # A trace's options do not mix with fio outputs.
     assert main(["validate", *files]) == 2
     assert "--profile NAME" in capsys.readouterr().err
+
+
+@needs_devices
+def test_a_cpu_bound_point_measures_its_hosts_costs():
+    """At QD 256 the ZNS campaign's job used 99.95% of its core (usr 33.60 + sys 66.36) for
+    295,065 reads/s: 3.3875 µs of CPU each, of which fio's mean slat, 2.220 µs, submits. The
+    points where the thread idled (QD 1 and 16) measure nothing; calibrate fixes those values
+    rather than fitting them."""
+    files = [ZNS / f for f in ("randread_4k_qd1.json", "randread_4k_qd16.json", "randread_4k_qd256.json")]
+    pts = fit.points(files)
+    assert [pt.cpu_us_per_io is None for pt in pts] == [True, True, False]
+    m = fit.measured_cpu(pts)
+    assert m["hosts.zns-ssd-conventional-ns.cpu_us"] == (pytest.approx(3.3875, abs=1e-4), 1)
+    assert m["hosts.zns-ssd-conventional-ns.submit_us"] == (pytest.approx(2.2200, abs=1e-4), 1)
+    cal = fit.calibrate(files[1:], trials=1, workers=1, progress=False)
+    assert "hosts.zns-ssd-conventional-ns.cpu_us" not in [p.key for p in cal.params]
+    assert "hosts.zns-ssd-conventional-ns.wake_us" in [p.key for p in cal.params]
+    assert cal.profile().hosts["zns-ssd-conventional-ns"].cpu_us == pytest.approx(3.3875, abs=1e-4)
 
 
 FLASHNET = DEVICES.parent / "traces" / "flashnet_tencent_nvme" / "tencent.cut.per_50k.rw_60_40.490.trace"

@@ -577,6 +577,10 @@ pub struct HostConfig {
     /// its completions one at a time, so a thread tops out at 1 / `cpu_us` requests per µs.
     /// 0 = off.
     pub cpu_us: f64,
+    /// The part of `cpu_us` spent submitting the next request (fio's slat): a request's
+    /// latency ends when its completion is handled, and its thread's next request reaches the
+    /// device this much later. At most `cpu_us`.
+    pub submit_us: f64,
     /// With `[[flows]]`: from a completion to when a thread that was idle (asleep, waiting for
     /// it) starts handling it: interrupt delivery and wake-up (µs). A busy thread takes the
     /// completion when it is done with what it was doing. 0 = off.
@@ -590,6 +594,7 @@ impl Default for HostConfig {
             arbitration: "round-robin".into(),
             device_queue_depth: 0,
             cpu_us: 0.0,
+            submit_us: 0.0,
             wake_us: 0.0,
         }
     }
@@ -1494,6 +1499,16 @@ impl HostConfig {
         e.non_negative("host.link_mib_s", self.link_mib_s);
         e.non_negative("host.cpu_us", self.cpu_us);
         e.non_negative("host.wake_us", self.wake_us);
+        e.non_negative("host.submit_us", self.submit_us);
+        if self.submit_us > self.cpu_us {
+            e.fail(
+                "host.submit_us",
+                format!(
+                    "{} is more than host.cpu_us = {} (it is part of it)",
+                    self.submit_us, self.cpu_us
+                ),
+            );
+        }
     }
 }
 

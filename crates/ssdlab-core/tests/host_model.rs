@@ -44,6 +44,36 @@ fn queue_depth_one_latency_is_the_device_plus_wake_plus_cpu() {
     // Off, the read is the device's 50 µs: the host model adds exactly its two terms.
     let off = run(&device(1, "", "", &[(1, None)], 2000));
     assert_eq!(off.metrics["latency.read.mean_us"], 50.0);
+    // With 2 of the 3 µs spent submitting the next read (fio's slat), a read's latency (its
+    // clat) ends 2 µs earlier, and the next reaches the device 2 µs after it: 58 µs each, one
+    // every 60 µs as before.
+    let split = run(&device(
+        1,
+        "cpu_us = 3
+submit_us = 2
+wake_us = 7
+",
+        "",
+        &[(1, None)],
+        2000,
+    ));
+    assert_eq!(split.metrics["latency.read.mean_us"], 58.0);
+    assert_eq!(split.metrics["latency.read.max_us"], 58.0);
+    let iops = split.metrics["throughput.iops"];
+    assert!((iops - 1e6 / 60.0).abs() < 1e-3 * iops, "{iops}");
+    let e = error(&device(
+        1,
+        "cpu_us = 1
+submit_us = 2
+",
+        "",
+        &[(1, None)],
+        10,
+    ));
+    assert!(
+        e.contains("host.submit_us") && e.contains("host.cpu_us"),
+        "{e}"
+    );
 }
 
 #[test]

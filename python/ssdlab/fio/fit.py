@@ -16,8 +16,9 @@ keys of the space) only over its own points.
 
 A host's per-I/O CPU cost is measured, not fitted, where its points show it: fio reports the
 CPU use of a job's threads (`usr_cpu` + `sys_cpu`), and a thread that is busy all the time
-(≥ `SATURATED_CPU`) spends 1/IOPS of a second on each I/O, which is what `host.cpu_us` is. The
-median over a host's saturated points is its `cpu_us`; hosts without one fit it.
+(≥ `SATURATED_CPU`) spends 1/IOPS of a second on each I/O, which is what `host.cpu_us` is; of
+that, fio's mean submission latency (slat) is `host.submit_us`. The medians over a host's
+saturated points are its values; hosts without one fit `cpu_us` (and submit nothing apart).
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ class Point:
     options: dict
     # op -> statistic -> measured value (IOPS, or µs)
     measured: dict
-    # CPU time per I/O of the job's threads (µs) when they were saturated (SATURATED_CPU), else None
+    # CPU time per I/O of the job's threads and its mean slat (µs) when they were saturated
+    # (SATURATED_CPU), else None
     cpu_us_per_io: float | None = None
+    slat_us: float | None = None
 
     @property
     def label(self) -> str:
@@ -92,8 +95,11 @@ def points(files: Sequence[str | Path], host: str | None = None) -> list[Point]:
             raise FioError(f"{f}: the job did no I/O")
         busy = (job.usr_cpu_pct + job.sys_cpu_pct) / 100
         iops = sum(s["iops"] for s in meas.values())
-        per_io = busy * job.threads / iops * 1e6 if busy >= SATURATED_CPU and iops > 0 else None
-        out.append(Point(str(f), host or _host_of(Path(f)), dict(job.options), meas, per_io))
+        saturated = busy >= SATURATED_CPU and iops > 0
+        per_io = busy * job.threads / iops * 1e6 if saturated else None
+        slat = sum(s.slat_mean_ns * s.iops for s in job.ops.values()) / iops / 1e3 if saturated else math.nan
+        out.append(Point(str(f), host or _host_of(Path(f)), dict(job.options), meas, per_io,
+                         slat if math.isfinite(slat) else None))  # fmt: skip
     if not out:
         raise FioError("no fio output file given")
     return out
@@ -186,25 +192,33 @@ def _fitted(params: Sequence[Param], hosts: Sequence[str], measured: Mapping | N
 
 
 def measured_cpu(pts: Sequence[Point]) -> dict[str, tuple[float, int]]:
-    """`hosts.NAME.cpu_us` of each host with saturated points (module docstring): the median
-    CPU time per I/O over them, and how many there were."""
-    by_host: dict[str, list[float]] = {}
-    for pt in pts:
-        if pt.cpu_us_per_io is not None:
-            by_host.setdefault(pt.host, []).append(pt.cpu_us_per_io)
-    return {f"hosts.{h}.cpu_us": (statistics.median(v), len(v)) for h, v in by_host.items()}
+    """`hosts.NAME.cpu_us` and `submit_us` of each host with saturated points (module
+    docstring): the medians of the CPU time per I/O and of the slat over them, and how many
+    there were."""
+    out = {}
+    for key, attr in (("cpu_us", "cpu_us_per_io"), ("submit_us", "slat_us")):
+        by_host: dict[str, list[float]] = {}
+        for pt in pts:
+            if getattr(pt, attr) is not None:
+                by_host.setdefault(pt.host, []).append(getattr(pt, attr))
+        out |= {f"hosts.{h}.{key}": (statistics.median(v), len(v)) for h, v in by_host.items()}
+    for h in {k.split(".")[1] for k in out}:  # a submission is part of the I/O's CPU time
+        cpu, sub = out.get(f"hosts.{h}.cpu_us"), out.get(f"hosts.{h}.submit_us")
+        if cpu and sub and sub[0] > cpu[0]:
+            out[f"hosts.{h}.submit_us"] = (cpu[0], sub[1])
+    return out
 
 
 def candidate(base: Profile, values: Mapping[str, float]) -> Profile:
-    """`base` with fitted values: `hosts.NAME.cpu_us`/`wake_us` on its hosts, the rest config keys."""
+    """`base` with fitted values: `hosts.NAME.cpu_us`/`submit_us`/`wake_us` on its hosts, the
+    rest config keys."""
     cfg = copy.deepcopy(base.config)
     hosts = dict(base.hosts)
     for k, v in values.items():
         if k.startswith("hosts."):
             _, name, field_ = k.split(".", 2)
             h = hosts.get(name) or Host(name, "libaio", 1.0, 0.0)
-            cpu, wake = (v, h.wake_us) if field_ == "cpu_us" else (h.cpu_us, v)
-            hosts[name] = Host(name, h.engine, cpu, wake)
+            hosts[name] = dataclasses.replace(h, **{field_: v})
         else:
             api.set_key(cfg, k, v)
     return dataclasses.replace(base, meta=dict(base.meta), config=cfg, hosts=hosts)
@@ -264,9 +278,11 @@ class FioCalibration:
             v = best["values"][q.key]
             lines.append(f"#   {q.key} = {v:g}   [{q.low:g} … {q.high:g}]   {q.source}")
         for k, (v, n) in self.measured.items():
-            why = f"measured: fio's CPU use per I/O at the {n} points where the job was CPU-bound"
+            what = "CPU use per I/O" if k.endswith("cpu_us") else "submission latency (slat)"
+            why = f"measured: fio's {what} at the {n} points where the job was CPU-bound"
             lines.append(f"#   {k} = {v:.4g}   {why}")
-        hosts = {h.name: {"engine": h.engine, "cpu_us": h.cpu_us, "wake_us": h.wake_us} for h in p.hosts.values()}
+        hosts = {h.name: {"engine": h.engine, "cpu_us": h.cpu_us, "submit_us": h.submit_us, "wake_us": h.wake_us}
+                 for h in p.hosts.values()}  # fmt: skip
         doc = {"profile": meta, "config": p.config, "hosts": hosts}
         out = Path(path)
         out.write_text("\n".join(lines) + "\n\n" + tomlwrite.dumps(doc))
@@ -300,8 +316,8 @@ def _engine_hosts(pts: Sequence[Point], base: Profile, default_host: str | None 
     for pt in pts:
         engine = pt.options.get("ioengine", "psync")
         if pt.host not in hosts:
-            cpu, wake = tmpl.costs(engine)
-            hosts[pt.host] = base.hosts.get(pt.host) or Host(pt.host, engine, cpu, wake)
+            c = tmpl.costs(engine)
+            hosts[pt.host] = base.hosts.get(pt.host) or Host(pt.host, engine, c["cpu_us"], c["wake_us"], c["submit_us"])
     default = default_host or base.meta.get("default_host")
     if default not in hosts:
         if default_host is not None:

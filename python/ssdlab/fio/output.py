@@ -85,6 +85,8 @@ class OpStats:
     clat_percentiles_ns: dict[float, float] = field(default_factory=dict)
     # Total latency (submission + completion), ns.
     lat_mean_ns: float = float("nan")
+    # Submission latency (fio's slat), ns.
+    slat_mean_ns: float = float("nan")
 
     def as_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -237,6 +239,8 @@ def _op_stats(s: dict, p: Path, where: str) -> OpStats:
     pct = clat.get("percentile") or {}
     lat = s.get("lat_ns") if scale == 1.0 else s.get("lat")
     lat = lat if isinstance(lat, dict) else {}
+    slat = s.get("slat_ns") if scale == 1.0 else s.get("slat")
+    slat = slat if isinstance(slat, dict) else {}
     try:
         return OpStats(
             ios=int(s.get("total_ios", 0)),
@@ -246,6 +250,7 @@ def _op_stats(s: dict, p: Path, where: str) -> OpStats:
             clat_mean_ns=float(clat["mean"]) * scale,
             clat_percentiles_ns={float(k): float(v) * scale for k, v in pct.items()},
             lat_mean_ns=float(lat.get("mean", float("nan"))) * scale,
+            slat_mean_ns=float(slat.get("mean", float("nan"))) * scale,
         )
     except (KeyError, TypeError, ValueError) as e:
         raise FioError(f"{p}: {where}: missing or not a number: {e}") from None

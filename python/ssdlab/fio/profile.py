@@ -72,15 +72,18 @@ class Host:
     engine: str
     cpu_us: float
     wake_us: float
+    # The part of cpu_us that submits (fio's slat; host.submit_us)
+    submit_us: float = 0.0
 
-    def costs(self, engine: str) -> tuple[float, float]:
-        """(host.cpu_us, host.wake_us) with `engine`: the fitted ones scaled by ENGINES."""
+    def costs(self, engine: str) -> dict[str, float]:
+        """`cpu_us`, `submit_us` and `wake_us` (the [host] keys) with `engine`: the fitted ones
+        scaled by ENGINES."""
         if engine not in ENGINES:
             raise FioError(f"fio option `ioengine`: `{engine}` is not modelled (known: {', '.join(ENGINES)})")
         have, want = ENGINES[self.engine], ENGINES[engine]
-        cpu = self.cpu_us * want.cpu / have.cpu
+        cpu = want.cpu / have.cpu
         wake = self.wake_us * want.wake / have.wake if have.wake > 0 else 0.0
-        return cpu, wake
+        return {"cpu_us": self.cpu_us * cpu, "submit_us": self.submit_us * cpu, "wake_us": wake}
 
 
 @dataclass
@@ -159,7 +162,8 @@ def load_profile(name_or_path: str | Path) -> Profile:
     hosts = {}
     for name, h in (data.get("hosts") or {}).items():
         try:
-            hosts[name] = Host(name, str(h.get("engine", "libaio")), float(h["cpu_us"]), float(h["wake_us"]))
+            hosts[name] = Host(name, str(h.get("engine", "libaio")), float(h["cpu_us"]), float(h["wake_us"]),
+                               float(h.get("submit_us", 0.0)))  # fmt: skip
         except (KeyError, TypeError, ValueError) as e:
             raise FioError(f"{p}: [hosts.{name}]: missing or not a number: {e}") from None
         if hosts[name].engine not in ENGINES:

@@ -248,7 +248,7 @@ def job_config(
         raise FioError(f"fio option `ioengine`: jobs that run together use {', '.join(sorted(engines))}; one at a time")
     for j in jobs:
         check_options(j)
-    cpu_us, wake_us = profile.host(host).costs(engines.pop())
+    costs = profile.host(host).costs(engines.pop())
     outstanding = sum(math.prod(threads_of(j)) for j in jobs)
     writes = any(j.get("rw", j.get("readwrite", "read")) in WRITES for j in jobs)
     measured, warmup = settle(outstanding, _cache_pages(profile.config) if writes else 0)
@@ -267,7 +267,9 @@ def job_config(
     sim = scaled_device(cfg, profile.simulated_bytes)
     cfg["device"]["logical_bytes"] = sim
     h = cfg.setdefault("host", {})
-    h.update(cpu_us=round(cpu_us, 6), wake_us=round(wake_us, 6))
+    h.update(cpu_us=round(costs["cpu_us"], 6), wake_us=round(costs["wake_us"], 6))
+    if costs["submit_us"] > 0:
+        h["submit_us"] = round(costs["submit_us"], 6)
     cfg["flows"] = []
     for j in jobs:
         cfg["flows"] += flows(j, profile, seed, requests=per_flow, first_flow=len(cfg["flows"]), simulated_bytes=sim)

@@ -100,9 +100,11 @@ impl Flow {
 
 /// The host's submitting threads (`host.cpu_us`, `host.wake_us`): each flow is one thread on
 /// a core, and a core handles its threads' completions one at a time, each for `cpu_us`; a
-/// thread that was idle when its request completed starts `wake_us` later.
+/// thread that was idle when its request completed starts `wake_us` later. The last `submit_us`
+/// of the `cpu_us` submit the thread's next request: the completed one's latency ends before.
 struct Host {
     cpu_us: f64,
+    submit_us: f64,
     wake_us: f64,
     /// Each flow's core, and when each core is next free.
     core: Vec<usize>,
@@ -131,6 +133,7 @@ impl Host {
             .collect();
         Some(Host {
             cpu_us: cfg.host.cpu_us,
+            submit_us: cfg.host.submit_us,
             wake_us: cfg.host.wake_us,
             core,
             free_us: vec![0.0; cores.len()],
@@ -138,7 +141,8 @@ impl Host {
         })
     }
 
-    /// Flow `f`'s request completed at `done_us`: when its thread has handled it.
+    /// Flow `f`'s request completed at `done_us`: when its thread has handled it (its latency
+    /// ends then; the thread acts on it, submitting again, `submit_us` later).
     fn handle(&mut self, f: usize, done_us: f64) -> f64 {
         let c = self.core[f];
         let start = if self.free_us[c] <= done_us {
@@ -149,7 +153,7 @@ impl Host {
         self.free_us[c] = start + self.cpu_us;
         self.seen
             .push(Reverse((self.free_us[c].to_bits(), f as u32)));
-        self.free_us[c]
+        self.free_us[c] - self.submit_us
     }
 
     /// When the next handled completion is acted on.
