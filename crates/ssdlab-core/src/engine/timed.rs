@@ -413,9 +413,10 @@ pub(super) struct Interface {
     /// Each flow's measured requests (`[[flows]]`; empty with one).
     pub(super) stats: Vec<FlowStats>,
     /// The host model is on (`host.cpu_us`, `host.wake_us`): a request's latency is recorded
-    /// when its thread sees it complete; until then it waits in `completed` by submission order.
+    /// when its thread sees it complete; until then it waits in `completed` by submission order
+    /// (Fx-hashed: one insert and one removal per request, keyed by our own sequence numbers).
     pub(super) host: bool,
-    completed: std::collections::HashMap<u64, Done>,
+    completed: rustc_hash::FxHashMap<u64, Done>,
     /// The submission order of the request [`Interface::next_event`] completed last.
     last_seq: u64,
 }
@@ -441,7 +442,7 @@ impl Interface {
             submitted: 0,
             stats: (0..flows).map(|_| FlowStats::default()).collect(),
             host: false,
-            completed: std::collections::HashMap::new(),
+            completed: rustc_hash::FxHashMap::default(),
             last_seq: 0,
         }
     }

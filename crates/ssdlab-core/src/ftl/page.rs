@@ -221,7 +221,7 @@ impl PageFtl {
     ) -> Result<()> {
         debug_assert!(lpn >= self.map_from && lpn < self.logical_pages);
         self.now += 1;
-        self.program(lpn, version, Cause::Map, self.map_slot, NONE, after, nand)?;
+        self.program(lpn, version, Cause::Map, self.map_slot, false, after, nand)?;
         if self.check {
             self.expected[lpn as usize] = version;
         }
@@ -306,8 +306,9 @@ impl PageFtl {
     }
 
     /// Program `lpn` at the next page of frontier `slot`, once operation `after` is done (the
-    /// read of its data, if any). `known_old` is its current PPN when the caller knows it (GC
-    /// copies), which spares a random L2P load; NONE = look it up.
+    /// read of its data, if any). `gc_copy`: a copy out of a GC victim, whose old page the
+    /// caller invalidates (it knows it, which spares a random L2P load); else the old copy is
+    /// looked up and invalidated here.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn program(
@@ -316,19 +317,17 @@ impl PageFtl {
         version: u32,
         cause: Cause,
         slot: usize,
-        known_old: u32,
+        gc_copy: bool,
         after: Mark,
         nand: &mut Nand,
     ) -> Result<()> {
         // Look the old copy up only after next_ppn: it may run GC, which moves that copy.
         let ppn = self.next_ppn(slot, nand)?;
-        let old = if known_old != NONE {
-            known_old
-        } else {
-            self.l2p[lpn as usize]
-        };
-        if old != NONE {
-            self.invalidate(old);
+        if !gc_copy {
+            let old = self.l2p[lpn as usize];
+            if old != NONE {
+                self.invalidate(old);
+            }
         }
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn as u32;
@@ -433,7 +432,7 @@ impl PageFtl {
                 // A copy: its program waits for its read.
                 nand.read(Cause::Gc, src);
                 let read = nand.mark();
-                self.program(lpn as u64, version, Cause::Gc, slot, src, read, nand)?;
+                self.program(lpn as u64, version, Cause::Gc, slot, true, read, nand)?;
                 if self.map_from != u64::MAX {
                     self.moved.push(lpn);
                 }
@@ -442,8 +441,11 @@ impl PageFtl {
                 nand.read(Cause::Map, src);
                 let read = nand.mark();
                 let slot = self.map_slot;
-                self.program(lpn as u64, version, Cause::Map, slot, src, read, nand)?;
+                self.program(lpn as u64, version, Cause::Map, slot, true, read, nand)?;
             }
+            // The old copy: the victim is out of the selector, so only its page and count change.
+            self.p2l[src as usize] = NONE;
+            self.valid[victim as usize] -= 1;
             self.gc_counts.moved_pages += 1;
         }
         debug_assert_eq!(self.valid[victim as usize], 0);
@@ -535,7 +537,7 @@ impl PageFtl {
                 Some(_) => self.placed_slot(lpn, slot as u32)?,
             };
             self.now += 1;
-            self.program(lpn, p.version, p.cause, slot, NONE, p.after, nand)?;
+            self.program(lpn, p.version, p.cause, slot, false, p.after, nand)?;
             if self.check {
                 self.expected[lpn as usize] = p.version;
             }
