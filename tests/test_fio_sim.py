@@ -6,7 +6,6 @@ read back as fio's, and a scaled-down device that predicts what a larger one doe
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -246,28 +245,3 @@ def test_run_with_a_profile_under_the_configuration(tmp_path):
     assert (cfg["run"]["mode"], cfg["run"]["precondition"]) == ("timed", "fill-random")
     assert (cfg["device"]["channels"], cfg["device"]["chips_per_channel"], cfg["nand"]["cell"]) == (4, 4, "tlc")
     assert main([*args, "--host", "host"]) == 2
-
-
-def test_the_refinement_walks_each_parameter_to_the_minimum():
-    """The coordinate search after the sampler: from (0.9, 1) it reaches the minimum of
-    (x − 0.3)² + (y − 5)² on x in [0, 1], whole y in [1, 8], to within its last step, and stops
-    when no step changes a value."""
-    from ssdlab.calibrate.space import Param
-
-    params = [Param("x", 0.0, 1.0), Param("y", 1, 8, integer=True)]
-
-    def f(v):
-        return (v["x"] - 0.3) ** 2 + (v["y"] - 5) ** 2
-
-    start = {"x": 0.9, "y": 1}
-    r = fit._Refine(params, start, f(start))
-    tried = 0
-    while (v := r.candidate()) is not None and tried < 500:
-        r.report(v, f(v))
-        tried += 1
-    assert r.center["y"] == 5 and r.center["x"] == pytest.approx(0.3, abs=1e-3)
-    assert v is None and tried < 500  # it stopped by itself
-    # A worse or failed (NaN) trial never moves the centre.
-    r = fit._Refine(params, {"x": 0.3, "y": 5}, 0.0)
-    r.report(r.candidate(), math.nan)
-    assert r.center == {"x": 0.3, "y": 5}

@@ -49,8 +49,6 @@ DEFAULT_BASE = PROFILE_DIR / "base.toml"
 DEFAULT_TRIALS = 160
 # A job's threads this busy (usr + sys, of one core each) are bound by their CPU.
 SATURATED_CPU = 0.95
-# The last share of a calibration's trials refines the best one by coordinate steps (_Refine).
-REFINE_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -329,57 +327,6 @@ def _engine_hosts(pts: Sequence[Point], base: Profile, default_host: str | None 
     return dataclasses.replace(base, meta=meta, config=copy.deepcopy(base.config), hosts=hosts)
 
 
-class _Refine:
-    """Coordinate search from the best trial so far, after the optimiser's exploration: each
-    parameter in turn one step up, else one step down, keeping a step that lowers the objective;
-    a sweep over every parameter without one halves the step. Steps are shares of a parameter's
-    range (of its logarithm for a log-scaled one). The sampler spreads its trials over the whole
-    space; this settles the correlated values (dies against read times) it leaves rough."""
-
-    def __init__(self, params: Sequence[Param], values: Mapping, objective: float):
-        self.params, self.center, self.best = list(params), dict(values), objective
-        self.step, self.k, self.up, self.improved = 0.25, 0, True, False
-
-    @staticmethod
-    def _axis(p: Param) -> tuple[Callable[[float], float], Callable[[float], float]]:
-        if p.log and p.low > 0:
-            lo, hi = math.log(p.low), math.log(p.high)
-            return (lambda v: (math.log(v) - lo) / (hi - lo)), (lambda u: math.exp(lo + u * (hi - lo)))
-        return (lambda v: (v - p.low) / (p.high - p.low)), (lambda u: p.low + u * (p.high - p.low))
-
-    def candidate(self) -> dict | None:
-        """The next values to try (None: the step is too small to change any value)."""
-        for _ in range(2 * len(self.params) * 12):
-            p = self.params[self.k]
-            to_unit, from_unit = self._axis(p)
-            u = min(max(to_unit(self.center[p.key]) + (self.step if self.up else -self.step), 0.0), 1.0)
-            v = p.clip(from_unit(u))
-            v = int(v) if p.integer else float(f"{v:.4g}")
-            if v != self.center[p.key]:
-                return self.center | {p.key: v}
-            self._advance()
-        return None
-
-    def report(self, values: Mapping, objective: float) -> None:
-        if objective < self.best:
-            self.center, self.best, self.improved = dict(values), objective, True
-            self.up = True
-            self._next()
-        else:
-            self._advance()
-
-    def _advance(self) -> None:
-        self.up = not self.up
-        if self.up:
-            self._next()
-
-    def _next(self) -> None:
-        self.k = (self.k + 1) % len(self.params)
-        if self.k == 0:
-            self.step = self.step if self.improved else self.step / 2
-            self.improved = False
-
-
 def _trial(task: Mapping, progress=None) -> dict:
     """One point of one trial (an executor's task): its prediction and error."""
     t0 = time.perf_counter()
@@ -435,22 +382,12 @@ def calibrate(
     cal = FioCalibration(pts, prof, list(sp.params), seed, measured=measured)
     study = _study(sp, known, seed)
     n_workers = max(1, workers or os.cpu_count() or 1)
-    explore = trials - int(trials * REFINE_SHARE) if sp.params else trials
-    refine = None
     while len(cal.trials) < trials:
-        if len(cal.trials) >= explore and any(math.isfinite(t["objective"]) for t in cal.trials):
-            refine = refine or _Refine(sp.params, cal.best["values"], cal.best["objective"])
-            nxt = refine.candidate()
-            if nxt is None:
-                break  # no step changes a value any more
-            study.enqueue_trial(nxt)
         trial = study.ask()  # one trial at a time; its points run in parallel
         values = _values(sp, trial)
         c = candidate(prof, values)
         recs = _run([{"index": j, "point": pt, "profile": c} for j, pt in enumerate(pts)], n_workers)
         cal.trials.append(_score(study, trial, values, [recs.get(j) for j in range(len(pts))], pts))
-        if refine is not None:
-            refine.report(values, cal.trials[-1]["objective"])
         n = len(cal.trials)
         if progress and (n % max(1, trials // 10) == 0 or n == trials):
             b = min((x["objective"] for x in cal.trials if math.isfinite(x["objective"])), default=math.nan)
