@@ -26,50 +26,35 @@ fn device(dies: u32, host: &str, run: &str, flows: &[(u32, Option<u32>)], reques
     s
 }
 
+/// One thread at QD 1 on one die: `device` with `host` keys.
+fn one_reader(host: &str, requests: u64) -> String {
+    device(1, host, "", &[(1, None)], requests)
+}
+
 #[test]
 fn queue_depth_one_latency_is_the_device_plus_wake_plus_cpu() {
     // One thread at QD 1: each read takes the array read (50), then the thread wakes (7) and
     // handles it (3): 60 µs, and the next is submitted then.
-    let r = run(&device(
-        1,
-        "cpu_us = 3\nwake_us = 7\n",
-        "",
-        &[(1, None)],
-        2000,
-    ));
+    let r = run(&one_reader("cpu_us = 3\nwake_us = 7\n", 2000));
     assert_eq!(r.metrics["latency.read.mean_us"], 60.0);
     assert_eq!(r.metrics["latency.read.max_us"], 60.0);
     let iops = r.metrics["throughput.iops"];
     assert!((iops - 1e6 / 60.0).abs() < 1e-6 * iops, "{iops}");
     // Off, the read is the device's 50 µs: the host model adds exactly its two terms.
-    let off = run(&device(1, "", "", &[(1, None)], 2000));
+    let off = run(&one_reader("", 2000));
     assert_eq!(off.metrics["latency.read.mean_us"], 50.0);
     // With 2 of the 3 µs spent submitting the next read (fio's slat), a read's latency (its
     // clat) ends 2 µs earlier, and the next reaches the device 2 µs after it: 58 µs each, one
     // every 60 µs as before.
-    let split = run(&device(
-        1,
-        "cpu_us = 3
-submit_us = 2
-wake_us = 7
-",
-        "",
-        &[(1, None)],
+    let split = run(&one_reader(
+        "cpu_us = 3\nsubmit_us = 2\nwake_us = 7\n",
         2000,
     ));
     assert_eq!(split.metrics["latency.read.mean_us"], 58.0);
     assert_eq!(split.metrics["latency.read.max_us"], 58.0);
     let iops = split.metrics["throughput.iops"];
     assert!((iops - 1e6 / 60.0).abs() < 1e-3 * iops, "{iops}");
-    let e = error(&device(
-        1,
-        "cpu_us = 1
-submit_us = 2
-",
-        "",
-        &[(1, None)],
-        10,
-    ));
+    let e = error(&one_reader("cpu_us = 1\nsubmit_us = 2\n", 10));
     assert!(
         e.contains("host.submit_us") && e.contains("host.cpu_us"),
         "{e}"

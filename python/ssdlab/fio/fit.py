@@ -95,11 +95,12 @@ def points(files: Sequence[str | Path], host: str | None = None) -> list[Point]:
             raise FioError(f"{f}: the job did no I/O")
         busy = (job.usr_cpu_pct + job.sys_cpu_pct) / 100
         iops = sum(s["iops"] for s in meas.values())
-        saturated = busy >= SATURATED_CPU and iops > 0
-        per_io = busy * job.threads / iops * 1e6 if saturated else None
-        slat = sum(s.slat_mean_ns * s.iops for s in job.ops.values()) / iops / 1e3 if saturated else math.nan
-        out.append(Point(str(f), host or _host_of(Path(f)), dict(job.options), meas, per_io,
-                         slat if math.isfinite(slat) else None))  # fmt: skip
+        per_io = slat = None
+        if busy >= SATURATED_CPU and iops > 0:
+            per_io = busy * job.threads / iops * 1e6
+            slat = sum(s.slat_mean_ns * s.iops for s in job.ops.values()) / iops / 1e3
+            slat = slat if math.isfinite(slat) else None  # fio recorded no slat
+        out.append(Point(str(f), host or _host_of(Path(f)), dict(job.options), meas, per_io, slat))
     if not out:
         raise FioError("no fio output file given")
     return out
@@ -193,19 +194,19 @@ def _fitted(params: Sequence[Param], hosts: Sequence[str], measured: Mapping | N
 
 def measured_cpu(pts: Sequence[Point]) -> dict[str, tuple[float, int]]:
     """`hosts.NAME.cpu_us` and `submit_us` of each host with saturated points (module
-    docstring): the medians of the CPU time per I/O and of the slat over them, and how many
-    there were."""
+    docstring): the medians of the CPU time per I/O and of the slat over them (a submission is
+    part of the I/O's CPU time: at most that), and how many there were."""
+    by_host: dict[str, list[Point]] = {}
+    for pt in pts:
+        if pt.cpu_us_per_io is not None:
+            by_host.setdefault(pt.host, []).append(pt)
     out = {}
-    for key, attr in (("cpu_us", "cpu_us_per_io"), ("submit_us", "slat_us")):
-        by_host: dict[str, list[float]] = {}
-        for pt in pts:
-            if getattr(pt, attr) is not None:
-                by_host.setdefault(pt.host, []).append(getattr(pt, attr))
-        out |= {f"hosts.{h}.{key}": (statistics.median(v), len(v)) for h, v in by_host.items()}
-    for h in {k.split(".")[1] for k in out}:  # a submission is part of the I/O's CPU time
-        cpu, sub = out.get(f"hosts.{h}.cpu_us"), out.get(f"hosts.{h}.submit_us")
-        if cpu and sub and sub[0] > cpu[0]:
-            out[f"hosts.{h}.submit_us"] = (cpu[0], sub[1])
+    for h, ps in by_host.items():
+        cpu = statistics.median(pt.cpu_us_per_io for pt in ps)
+        out[f"hosts.{h}.cpu_us"] = (cpu, len(ps))
+        slats = [pt.slat_us for pt in ps if pt.slat_us is not None]
+        if slats:
+            out[f"hosts.{h}.submit_us"] = (min(statistics.median(slats), cpu), len(slats))
     return out
 
 

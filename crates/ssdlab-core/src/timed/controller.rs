@@ -6,9 +6,8 @@ use crate::config::Config;
 
 /// Firmware cores: each host command occupies the earliest free core (with `queue_affinity`,
 /// its submission queue's core) for `command_us` plus `page_us` per page, in the order commands
-/// are taken. A command starts once its core is free,
-/// after every command before it on that core, so a core's time needs no timeline: when it is
-/// free and how long it has been busy.
+/// are taken. A command starts once its core is free, after every command before it on that
+/// core, so a core's time needs no timeline: when it is free and how long it has been busy.
 #[derive(Clone, Debug, Default)]
 pub struct Controller {
     /// Each core's total busy time (µs).
