@@ -60,6 +60,7 @@ struct Links {
     sealed: bool,
 }
 
+#[derive(Clone)]
 pub struct VictimSelector {
     policy: VictimPolicy,
     pages_per_block: u32,

@@ -139,6 +139,17 @@ fn check_config_file(text: &str, file: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// Runs so far in this process that started from a kept preconditioned device, and (`clear`)
+/// forget the kept device (`engine/precondition.rs`).
+#[pyfunction]
+#[pyo3(signature = (clear=false))]
+fn precondition_cache(clear: bool) -> u64 {
+    if clear {
+        ssdlab_core::engine::clear_precondition_cache();
+    }
+    ssdlab_core::engine::precondition_cache_hits()
+}
+
 /// The default configuration, as JSON.
 #[pyfunction]
 fn default_config() -> String {
@@ -262,6 +273,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config_from_toml, m)?)?;
     m.add_function(wrap_pyfunction!(check_config_file, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(precondition_cache, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_profile, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;

@@ -31,6 +31,7 @@ mod flows;
 mod flush;
 mod parse;
 mod plan;
+mod precondition;
 mod readahead;
 mod readahead_path;
 mod replay;
@@ -41,6 +42,9 @@ mod timed;
 
 pub use check::validate;
 pub use parse::{parse_json, parse_toml_file};
+pub use precondition::{
+    cache_hits as precondition_cache_hits, clear_cache as clear_precondition_cache,
+};
 pub use replay::SERIES_METRICS;
 pub use resolve::fill_params;
 

@@ -255,12 +255,7 @@ pub(super) fn drive<S: Submissions>(
     progress: &mut dyn Progress,
     warnings: &mut Vec<String>,
 ) -> Result<Replayed> {
-    if resolved.run.fills() {
-        sim.precondition_fill()?;
-    }
-    if resolved.run.precondition == "fill-random" {
-        sim.precondition_random(2 * sim.geo.logical_pages, resolved.run.seed)?;
-    }
+    super::precondition::precondition(sim, resolved)?;
     // Timed mode starts on an idle device after the precondition.
     let clock = if resolved.run.mode == "timed" {
         sim.be.nand.set_logging(true);

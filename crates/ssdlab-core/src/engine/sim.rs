@@ -34,7 +34,7 @@ pub(super) struct Sim {
     /// Latest host version of every LPN (integrity checking only; 0 = none).
     pub(super) latest: Vec<u32>,
     pub(super) check: bool,
-    version: u32,
+    pub(super) version: u32,
     /// log2 of the page size in bytes.
     pub(super) page_shift: u32,
     /// The write buffer's capacity in pages (host-interface scheduling asks if a write flushes).

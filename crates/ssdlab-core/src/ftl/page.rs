@@ -171,6 +171,39 @@ impl PageFtl {
         })
     }
 
+    /// A copy of this FTL's whole state (a preconditioned device reused by later runs,
+    /// `engine/precondition.rs`); None with a placement classifier, whose state is not copied.
+    pub fn try_clone(&self) -> Option<PageFtl> {
+        if self.placement.is_some() {
+            return None;
+        }
+        Some(PageFtl {
+            ppb: self.ppb,
+            block_of: self.block_of,
+            logical_pages: self.logical_pages,
+            l2p: self.l2p.clone(),
+            p2l: self.p2l.clone(),
+            valid: self.valid.clone(),
+            write_ptr: self.write_ptr.clone(),
+            free: self.free.clone(),
+            host_open: self.host_open.clone(),
+            gc_open: self.gc_open,
+            separate_gc: self.separate_gc,
+            selector: self.selector.clone(),
+            gc_threshold: self.gc_threshold,
+            in_gc: self.in_gc,
+            now: self.now,
+            oob_version: self.oob_version.clone(),
+            expected: self.expected.clone(),
+            check: self.check,
+            gc_counts: self.gc_counts,
+            map_from: self.map_from,
+            map_slot: self.map_slot,
+            moved: self.moved.clone(),
+            placement: None,
+        })
+    }
+
     /// Place pages by `classifier`: one host frontier per class (the FTL must have been built
     /// with that many streams and no separate GC frontier), GC copies where it says.
     pub fn with_placement(mut self, classifier: Box<dyn Classifier>) -> Result<Self> {
