@@ -152,8 +152,8 @@ def _cores(options: Mapping[str, str], threads: int) -> list[int | None]:
 
 
 # The scaled-down device has at least this many blocks, so that the few the GC keeps in reserve
-# are a small share of it (a device twice as large moves no prediction by more than 1.3%).
-MIN_BLOCKS = 1024
+# are a small share of it (a device twice as large moves no prediction by 1%: at most 0.8%).
+MIN_BLOCKS = 2048
 
 
 # Rows of each die in a block: one per page type, so that the types come in their proportions.
