@@ -221,6 +221,13 @@ def test_a_cpu_bound_point_measures_its_hosts_costs():
     assert "hosts.zns-ssd-conventional-ns.cpu_us" not in [p.key for p in cal.params]
     assert "hosts.zns-ssd-conventional-ns.wake_us" in [p.key for p in cal.params]
     assert cal.profile().hosts["zns-ssd-conventional-ns"].cpu_us == pytest.approx(3.3875, abs=1e-4)
+    # Reads only: what only writes depend on (program and erase times, a write command's
+    # firmware time) is not fitted and keeps the base's value; a point that writes fits it.
+    writes_only = {"nand.program_us", "nand.erase_us", "controller.write_command_us"}
+    assert not writes_only & {p.key for p in cal.params}
+    assert cal.profile().config["nand"]["program_us"] == load_profile(fit.DEFAULT_BASE).config["nand"]["program_us"]
+    both = fit.calibrate([*files[1:], ZNS / "randwrite_4k_qd1.json"], trials=1, workers=1, progress=False)
+    assert writes_only <= {p.key for p in both.params}
 
 
 FLASHNET = DEVICES.parent / "traces" / "flashnet_tencent_nvme" / "tencent.cut.per_50k.rw_60_40.490.trace"

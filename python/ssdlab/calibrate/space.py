@@ -29,7 +29,7 @@ DEFAULT_SPACE = Path(__file__).resolve().parent / "space.toml"
 OPS = ("read", "write")
 STATS = ("mean", "p50", "p90", "p99", "p99.9")
 DEFAULT_TARGETS = ("read.p50", "read.p90", "read.p99", "read.p99.9", "write.p50", "write.p90", "write.p99")
-PARAM_FIELDS = {"key", "low", "high", "log", "integer", "source"}
+PARAM_FIELDS = {"key", "low", "high", "log", "integer", "source", "writes"}
 
 
 class CalibrationError(SsdlabError):
@@ -46,6 +46,8 @@ class Param:
     log: bool = False
     integer: bool = False
     source: str = ""
+    # Only writes depend on it: a calibration whose points only read leaves it at its base value.
+    writes: bool = False
 
     def clip(self, v: float) -> float | int:
         """`v` inside the bounds (whole for an integer parameter)."""
@@ -128,11 +130,11 @@ def _param(entry, i: int, known_keys: Mapping | None) -> tuple[Param | None, lis
     elif known_keys is not None and isinstance(known_keys[key], (str, bool, Mapping)):
         errors.append(f"{where}: not a numeric key (it is {known_keys[key]!r})")
     low, high = entry.get("low"), entry.get("high")
-    log, integer = entry.get("log", False), entry.get("integer", False)
+    log, integer, writes = entry.get("log", False), entry.get("integer", False), entry.get("writes", False)
     for name, v in (("low", low), ("high", high)):
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
             errors.append(f"{where}: `{name}` must be a finite number, not {v!r}")
-    for name, v in (("log", log), ("integer", integer)):
+    for name, v in (("log", log), ("integer", integer), ("writes", writes)):
         if not isinstance(v, bool):
             errors.append(f"{where}: `{name}` must be true or false, not {v!r}")
     if not isinstance(entry.get("source", ""), str):
@@ -147,4 +149,4 @@ def _param(entry, i: int, known_keys: Mapping | None) -> tuple[Param | None, lis
         errors.append(f"{where}: an integer parameter needs whole bounds, not {low} and {high}")
     if errors:
         return None, errors
-    return Param(key, float(low), float(high), log, integer, entry.get("source", "")), []
+    return Param(key, float(low), float(high), log, integer, entry.get("source", ""), writes), []

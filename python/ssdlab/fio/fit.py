@@ -179,14 +179,18 @@ def simulate_point(point: Point, profile: Profile, host: str | None = None, seed
 # the space and the candidates
 
 
-def _fitted(params: Sequence[Param], hosts: Sequence[str], measured: Mapping | None = None) -> list[Param]:
+def _fitted(
+    params: Sequence[Param], hosts: Sequence[str], measured: Mapping | None = None, writes: bool = True
+) -> list[Param]:
     """The space with every `host.*` key once per host, as `hosts.NAME.KEY`, but for the
-    `measured` ones."""
+    `measured` ones; without `writes` (no point writes), none that only writes depend on."""
     out = []
     for p in params:
+        if p.writes and not writes:
+            continue
         if p.key.startswith("host.") and p.key.split(".", 1)[1] in ("cpu_us", "wake_us"):
             keys = (f"hosts.{h}.{p.key[5:]}" for h in hosts)
-            out += [Param(k, p.low, p.high, p.log, p.integer, p.source) for k in keys if k not in (measured or {})]
+            out += [dataclasses.replace(p, key=k) for k in keys if k not in (measured or {})]
         else:
             out.append(p)
     return out
@@ -376,7 +380,8 @@ def calibrate(
     sp = load_space(space or DEFAULT_SPACE)
     measured = measured_cpu(pts)
     prof = candidate(prof, {k: v for k, (v, _) in measured.items()})
-    sp = dataclasses.replace(sp, params=tuple(_fitted(sp.params, hosts, measured)))
+    writes = any("write" in pt.measured for pt in pts)
+    sp = dataclasses.replace(sp, params=tuple(_fitted(sp.params, hosts, measured, writes)))
     known = api.config_columns(prof.config) | {
         f"hosts.{h.name}.{k}": getattr(h, k) for h in prof.hosts.values() for k in ("cpu_us", "wake_us")
     }
