@@ -2,16 +2,27 @@
 
 `fio_json` gives fio 3.x's `--output-format=json` document, `fio_normal` its human-readable
 text. The input is what the simulation measured, per job and thread: for each direction the I/Os,
-bytes, measured seconds and a completion-latency histogram; every latency statistic (min, max,
-mean, standard deviation, percentiles, the latency_ns/us/ms distribution) comes from the
+bytes, measured seconds, a completion-latency histogram and each I/O's submission latency; per
+thread the CPU time its I/Os took. Every clat statistic (min, max, mean, standard deviation,
+percentiles, the latency_ns/us/ms distribution, which is of clat as in fio) comes from the
 histogram.
 
+The host model's part (`host.submit_us`, `host.cpu_us`; `run.simulate_jobfile` fills it in):
+- slat_ns: each I/O's submission latency is the model's constant submission cost, so min = max
+  = mean = it, stddev 0, N = the I/Os (percentiles all it, with `slat_percentiles`); 0 when no
+  submission cost is simulated. lat_ns (submission + completion) is the clat histogram shifted
+  by each thread's slat (clat_ns itself when it is 0);
+- usr_cpu + sys_cpu: the share of the entry's thread time spent on the CPU, in percent of one
+  core per thread as fio computes it (CPU seconds summed over the threads / their run seconds
+  summed × 100): fit.points reads (usr + sys) / 100 × threads / IOPS back as the CPU time per
+  I/O. How that time splits between user and kernel is not modelled: it is split at a fixed
+  `USR_SHARE` of it in usr_cpu, the median usr / (usr + sys) of the 99 fio outputs in
+  ../shared/devices (0.34; 0.23 to 0.45 among them).
+
 What the simulation cannot know is written as fio writes it when it has no data:
-- slat_ns (submission latency): min, max, mean, stddev 0 with N = the I/Os (no submission cost
-  is simulated); lat_ns (submission + completion) is therefore clat_ns;
 - bw_min, bw_max, bw_agg, bw_mean, bw_dev, bw_samples and iops_min ... iops_samples: 0, as fio
   writes them with no per-interval samples (disable_bw_measurement);
-- usr_cpu, sys_cpu, ctx, majf, minf: 0 (no host CPU is simulated);
+- ctx, majf, minf: 0 (the engine does not report a thread's wake-ups, fio's context switches);
 - iodepth_submit and iodepth_complete: 0 everywhere; iodepth_level: 100% at the job's
   `iodepth` (the simulated queue is kept full);
 - error 0, eta 0, pid 0, short_ios and drop_ios 0, sync: none; disk_util: an empty list;
@@ -45,24 +56,30 @@ _LAT_MS_BOUNDS = (*_LAT_BOUNDS, 2000)
 _LAT_MS_KEYS = (*map(str, _LAT_MS_BOUNDS), ">=2000")
 _DEPTH_KEYS = ("1", "2", "4", "8", "16", "32", ">=64")
 _SUBMIT_KEYS = ("0", "4", "8", "16", "32", "64", ">=64")
+# The share of a thread's CPU time written as usr_cpu, the rest sys_cpu (module docstring).
+USR_SHARE = 0.34
 
 
 @dataclass
 class SimOp:
-    """One direction of one simulated thread: I/Os, bytes, the seconds measured and the
-    completion latencies as a histogram of (value in ns, count), values ascending."""
+    """One direction of one simulated thread: I/Os, bytes, the seconds measured, the
+    completion latencies as a histogram of (value in ns, count), values ascending, and each
+    I/O's submission latency (the host model's constant cost; 0: none simulated)."""
 
     ios: int
     io_bytes: int
     runtime_s: float
     clat_hist_ns: list[tuple[float, int]] = field(default_factory=list)
+    slat_ns: float = 0.0
 
 
 @dataclass
 class SimThread:
-    """One submitting thread; `ops` keys are "read", "write", "trim" (absent: none of it)."""
+    """One submitting thread; `ops` keys are "read", "write", "trim" (absent: none of it);
+    `cpu_s`: the CPU seconds its I/Os took over the measured window (0: no host CPU simulated)."""
 
     ops: dict[str, SimOp]
+    cpu_s: float = 0.0
 
 
 @dataclass
@@ -77,10 +94,14 @@ class SimJob:
 
 @dataclass
 class _Dir:
+    """A direction's I/Os, bytes, seconds and histograms (ns): clat, slat and lat (slat + clat)."""
+
     ios: int
     io_bytes: int
     runtime_s: float
-    hist: list[tuple[float, int]]
+    hist: list[tuple[float, int]] = field(default_factory=list)
+    slat_hist: list[tuple[float, int]] = field(default_factory=list)
+    lat_hist: list[tuple[float, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -94,6 +115,9 @@ class _Entry:
     options: dict[str, str]
     dirs: dict[str, _Dir]
     job_runtime_ms: int
+    # CPU seconds and run seconds of its threads, summed
+    cpu_s: float = 0.0
+    thread_s: float = 0.0
 
 
 # --- latency statistics from a histogram ---------------------------------------------------
@@ -196,12 +220,16 @@ def _thread_dirs(t: SimThread, job: str) -> dict[str, _Dir]:
             raise ValueError(f"job {job}: direction {op!r} is not one of {OPS}")
         if s.ios < 0 or s.io_bytes < 0 or s.runtime_s < 0 or (s.ios and not s.runtime_s > 0):
             raise ValueError(f"job {job}: {op}: I/Os, bytes and seconds must be >= 0 (seconds > 0 with I/Os)")
-        dirs[op] = _Dir(s.ios, s.io_bytes, float(s.runtime_s), _normalise(s.clat_hist_ns))
+        clat = _normalise(s.clat_hist_ns)
+        slat = _normalise([(s.slat_ns, s.ios)])
+        dirs[op] = _Dir(s.ios, s.io_bytes, float(s.runtime_s), clat, slat, [(v + s.slat_ns, c) for v, c in clat])
+    if t.cpu_s < 0:
+        raise ValueError(f"job {job}: CPU seconds {t.cpu_s} are negative")
     return dirs
 
 
-def _thread_ms(dirs: dict[str, _Dir]) -> int:
-    return _ms(max((d.runtime_s for d in dirs.values()), default=0.0))
+def _thread_s(dirs: dict[str, _Dir]) -> float:
+    return max((d.runtime_s for d in dirs.values()), default=0.0)
 
 
 def _ms(seconds: float) -> int:
@@ -215,7 +243,9 @@ def _merge(a: dict[str, _Dir], b: dict[str, _Dir]) -> dict[str, _Dir]:
     for op, d in b.items():
         if op in out:
             o = out[op]
-            out[op] = _Dir(o.ios + d.ios, o.io_bytes + d.io_bytes, max(o.runtime_s, d.runtime_s), o.hist + d.hist)
+            runtime_s = max(o.runtime_s, d.runtime_s)
+            hists = (o.hist + d.hist, o.slat_hist + d.slat_hist, o.lat_hist + d.lat_hist)
+            out[op] = _Dir(o.ios + d.ios, o.io_bytes + d.io_bytes, runtime_s, *hists)
         else:
             out[op] = d
     return out
@@ -229,22 +259,31 @@ def _entries(jobs: list[SimJob], glob: Mapping[str, str]) -> list[_Entry]:
             raise ValueError(f"job {job.name}: no thread")
         options = {**glob, **{str(k): str(v) for k, v in job.options.items()}}
         own = {k: v for k, v in options.items() if k not in glob or glob[k] != v}
-        threads = [_thread_dirs(t, job.name) for t in job.threads]
+        threads = [(t, _thread_dirs(t, job.name)) for t in job.threads]
         if not option_flag(options, "group_reporting"):
-            entries += [_Entry(job.name, gid, 1, own, options, d, _thread_ms(d)) for d in threads]
+            for t, d in threads:
+                entries.append(_Entry(job.name, gid, 1, own, options, d, _ms(_thread_s(d)), t.cpu_s, _thread_s(d)))
             grouped_last = False
             continue
         if not (grouped_last and entries[-1].groupid == gid):
             entries.append(_Entry(job.name, gid, 0, own, options, {}, 0))
         e = entries[-1]
-        for d in threads:
-            e.dirs, e.members, e.job_runtime_ms = _merge(e.dirs, d), e.members + 1, e.job_runtime_ms + _thread_ms(d)
+        for t, d in threads:
+            e.dirs, e.members, e.job_runtime_ms = _merge(e.dirs, d), e.members + 1, e.job_runtime_ms + _ms(_thread_s(d))
+            e.cpu_s, e.thread_s = e.cpu_s + t.cpu_s, e.thread_s + _thread_s(d)
         e.own, e.options = own, options  # fio shows the last member's options
         grouped_last = True
     for e in entries:
         for d in e.dirs.values():
-            d.hist = _normalise(d.hist)
+            d.hist, d.slat_hist, d.lat_hist = _normalise(d.hist), _normalise(d.slat_hist), _normalise(d.lat_hist)
     return entries
+
+
+def _cpu_pct(e: _Entry) -> tuple[float, float]:
+    """fio's usr_cpu and sys_cpu: the entry's CPU seconds over its threads' run seconds, in
+    percent, split at USR_SHARE (module docstring)."""
+    busy = 100.0 * e.cpu_s / e.thread_s if e.thread_s > 0 else 0.0
+    return busy * USR_SHARE, busy * (1 - USR_SHARE)
 
 
 # --- JSON ----------------------------------------------------------------------------------
@@ -275,13 +314,11 @@ def _rates(d: _Dir) -> tuple[float, int]:
 
 
 def _dir_json(d: _Dir | None, options: Mapping[str, str], pct: _Percentiles) -> dict:
-    d = d or _Dir(0, 0, 0.0, [])
+    d = d or _Dir(0, 0, 0.0)
     iops, bw_bytes = _rates(d)
     clat_pct = pct if option_flag(options, "clat_percentiles", True) else None
     lat_pct = pct if option_flag(options, "lat_percentiles") else None
-    slat = _zero_lat(d.ios)
-    if option_flag(options, "slat_percentiles") and d.ios:
-        slat["percentile"] = dict.fromkeys(pct.keys, 0)
+    slat_pct = pct if option_flag(options, "slat_percentiles") else None
     out = {
         "io_bytes": d.io_bytes,
         "io_kbytes": d.io_bytes >> 10,
@@ -292,9 +329,9 @@ def _dir_json(d: _Dir | None, options: Mapping[str, str], pct: _Percentiles) -> 
         "total_ios": d.ios,
         "short_ios": 0,
         "drop_ios": 0,
-        "slat_ns": slat,
+        "slat_ns": _lat_json(d.slat_hist, slat_pct),
         "clat_ns": _lat_json(d.hist, clat_pct),
-        "lat_ns": _lat_json(d.hist, lat_pct),
+        "lat_ns": _lat_json(d.lat_hist, lat_pct),
     }
     for k in ("bw_min", "bw_max", "bw_agg", "bw_mean", "bw_dev", "bw_samples"):
         out[k] = 0.0 if k in ("bw_agg", "bw_mean", "bw_dev") else 0
@@ -342,7 +379,9 @@ def _entry_json(e: _Entry, elapsed: int) -> dict:
     for op in OPS:
         out[op] = _dir_json(e.dirs.get(op), e.options, pct)
     out["sync"] = {"total_ios": 0, "lat_ns": _zero_lat()}
-    out |= {"job_runtime": e.job_runtime_ms, "usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0}
+    usr_pct, sys_pct = _cpu_pct(e)
+    out |= {"job_runtime": e.job_runtime_ms, "usr_cpu": _f6(usr_pct), "sys_cpu": _f6(sys_pct)}
+    out |= {"ctx": 0, "majf": 0, "minf": 0}
     ios = sum(d.ios for d in e.dirs.values())
     out["iodepth_level"] = dict(zip(_DEPTH_KEYS, _depth_level(e.options, ios, e.name), strict=True))
     out["iodepth_submit"] = dict.fromkeys(_SUBMIT_KEYS, 0.0)
@@ -460,14 +499,17 @@ def _dir_lines(op: str, d: _Dir, options: Mapping[str, str], pct: _Percentiles) 
     rate, rate_alt = _num2str(bw, 4, True, "B/s"), _num2str(bw, 4, False, "B/s")
     io = _num2str(d.io_bytes, 4, True, "B")
     lines = [f"  {op}: IOPS={_num2str(iops, 4, False)}, BW={rate} ({rate_alt})({io}/{_ms(d.runtime_s)}msec)"]
-    s = _lat_stats(d.hist)
-    lines.append(_lat_line("slat", {**_zero_lat(d.ios)}))
-    if s["N"]:
-        lines += [_lat_line("clat", s), _lat_line(" lat", s)]
-        if option_flag(options, "clat_percentiles", True):
-            lines += _pct_block("clat", d.hist, pct)
-        if option_flag(options, "lat_percentiles"):
-            lines += _pct_block("lat", d.hist, pct)
+    slat, clat = _lat_stats(d.slat_hist), _lat_stats(d.hist)
+    if slat["N"]:
+        lines.append(_lat_line("slat", slat))
+    if clat["N"]:
+        lines += [_lat_line("clat", clat), _lat_line(" lat", _lat_stats(d.lat_hist))]
+    if slat["N"] and option_flag(options, "slat_percentiles"):
+        lines += _pct_block("slat", d.slat_hist, pct)
+    if clat["N"] and option_flag(options, "clat_percentiles", True):
+        lines += _pct_block("clat", d.hist, pct)
+    if clat["N"] and option_flag(options, "lat_percentiles"):
+        lines += _pct_block("lat", d.lat_hist, pct)
     return lines
 
 
@@ -486,9 +528,10 @@ def _entry_text(e: _Entry, stamp: str) -> list[str]:
     depths = ", ".join(f"{k}={v:3.1f}%" for k, v in zip(_DEPTH_KEYS, levels, strict=True))
     zeros = ", ".join(f"{k}=0.0%" for k in _SUBMIT_KEYS)
     total = ",".join(map(str, ios))
+    usr_pct, sys_pct = _cpu_pct(e)
     return [
         *lines,
-        "  cpu          : usr=0.00%, sys=0.00%, ctx=0, majf=0, minf=0",
+        f"  cpu          : usr={usr_pct:3.2f}%, sys={sys_pct:3.2f}%, ctx=0, majf=0, minf=0",
         f"  IO depths    : {depths}",
         f"     submit    : {zeros}",
         f"     complete  : {zeros}",

@@ -4,7 +4,9 @@ own formats (`report.fio_json`, `report.fio_normal`).
 Each group of jobs (a `stonewall` starts the next) is one simulation from the profile's
 preconditioned state, its jobs' threads as flows (`workload.job_config`). A thread's statistics
 are its flow's: its latency histograms (`flow.<i>.latency.{read,write}_ns`) and its window
-(`flow.<i>.requests` / `flow.<i>.throughput.iops`).
+(`flow.<i>.requests` / `flow.<i>.throughput.iops`). The host model's costs (`host.submit_us`,
+`host.cpu_us`) give each I/O's submission latency (fio's slat) and the thread's CPU time: each
+of its I/Os costs its core `cpu_us`, at most the whole window.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from .workload import groups, job_config, threads_of
 OPS = {"read": "read_ns", "write": "write_ns"}
 
 
-def _thread(res: api.Result, i: int) -> SimThread:
+def _thread(res: api.Result, i: int, host: dict) -> SimThread:
     m = res.metrics
     n, iops = m.get(f"flow.{i}.requests", 0.0), m.get(f"flow.{i}.throughput.iops", 0.0)
     runtime_s = n / iops if iops else 0.0
@@ -31,8 +33,8 @@ def _thread(res: api.Result, i: int) -> SimThread:
         hist = [(float(v), int(c)) for v, c in res.histograms.get(f"flow.{i}.latency.{h}") or []]
         ios = sum(c for _, c in hist)
         if ios:
-            ops[op] = SimOp(ios, round(total_bytes * ios / n), runtime_s, hist)
-    return SimThread(ops)
+            ops[op] = SimOp(ios, round(total_bytes * ios / n), runtime_s, hist, host.get("submit_us", 0.0) * 1e3)
+    return SimThread(ops, min(n * host.get("cpu_us", 0.0) * 1e-6, runtime_s))
 
 
 def simulate_jobfile(
@@ -53,7 +55,8 @@ def simulate_jobfile(
         first = 0
         for j in group:
             n = threads_of(j.options)[0]
-            out.append(SimJob(j.name, dict(j.options), [_thread(res, first + k) for k in range(n)]))
+            threads = [_thread(res, first + k, cfg.get("host", {})) for k in range(n)]
+            out.append(SimJob(j.name, dict(j.options), threads))
             first += n
     return out
 
