@@ -39,7 +39,11 @@ FTL with greedy GC at ρ = 0.07, `run.reader_thread = false`.
    random writes of twice the device, then random reads, 20% over-provisioning), each with its
    NAND operations per request (the clock's work grows with them). Each also with
    `run.clock_thread = false` (one thread; the default places time on a second thread where the
-   run allows it, `time.clock_thread`), alternated with the default.
+   run allows it, `time.clock_thread`), alternated with the default. Four fio jobs of QD 32 with
+   every mechanism and the host model (`fio_jobs_config`) are reported end to end, and for the
+   replay alone: each run's wall minus that of the same configuration with one request per flow
+   (the set-up and the fill-random preconditioning, which is counts-mode work, not requests),
+   run alternately with it.
 
 8. Every write buffer of the registry on the stream of 1 (64 MiB buffer, `page` FTL), seed
    002's `clc`, `ref`, `integrated` also on `bast`, and the demand-based FTL `dftl` without a
@@ -259,6 +263,15 @@ def fio_jobs_config(host: bool) -> dict:
     cfg["flows"] = [{"queue_depth": 32, "namespace": 0, "workload": {**workload, "seed": i + 1}} for i in range(4)]
     if host:
         cfg["host"] |= {"cpu_us": 2.5, "wake_us": 5.0}
+    return cfg
+
+
+def precondition_only(cfg: dict) -> dict:
+    """`cfg` with one request per flow and no warm-up: its wall time is the set-up and the
+    preconditioning (fill-random: a fill, then single-page random writes of twice the device, in
+    counts mode) with a negligible replay, to be subtracted from the whole run's."""
+    cfg = {**cfg, "run": {**cfg["run"], "warmup_requests": 0}}
+    cfg["flows"] = [{**f, "workload": {**f["workload"], "requests": 1}} for f in cfg["flows"]]
     return cfg
 
 
@@ -535,15 +548,20 @@ def main() -> int:
         "flow_iops": [m[f"flow.{i}.throughput.iops"] for i in range(4)],
     }
     print("fio jobs with the host model ...", file=sys.stderr)
-    walls, bare = [], []
-    for _ in range(3):  # alternating with the same run without the host model
+    walls, bare, pre = [], [], []
+    for _ in range(3):  # alternating with the same run without the host model, and the precondition alone
         wall, m = run_ssdlab(fio_jobs_config(True))
         walls.append(wall)
         bare.append(run_ssdlab(fio_jobs_config(False))[0])
+        pre.append(run_ssdlab(precondition_only(fio_jobs_config(True)))[0])
     results["fio_jobs"] = {
         **rates(TIMED_REQUESTS, walls),
         "no_host_model": rates(TIMED_REQUESTS, bare),
         "iops": m["throughput.iops"],
+        # The replay alone: each run's wall minus the precondition's run next to it.
+        "precondition_wall_s": sorted(pre),
+        "replay_only": rates(TIMED_REQUESTS, [w - p for w, p in zip(walls, pre, strict=True)]),
+        "no_host_model_replay_only": rates(TIMED_REQUESTS, [w - p for w, p in zip(bare, pre, strict=True)]),
     }
     print("calibrating on one fio campaign ...", file=sys.stderr)
     results["fio_calibration"] = fio_calibration()
@@ -640,8 +658,12 @@ def main() -> int:
     for label, d in (
         ("fio: 4 jobs x QD 32, one namespace, host model, every mechanism (>= 1 M)", fj),
         ("  the same without the host model", fj["no_host_model"]),
+        ("  host model, the replay alone (wall minus the precondition's)", fj["replay_only"]),
+        ("  without the host model, the replay alone", fj["no_host_model_replay_only"]),
     ):
         print(f"{label:<62}{d['per_s_best']:>14,.0f}{d['per_s_median']:>14,.0f}")
+    pre = fj["precondition_wall_s"]
+    print(f"  (fill-random precondition alone: {pre[0]:.2f} s best, {statistics.median(pre):.2f} s median)")
     fc = results["fio_calibration"]
     if fc:
         print(f"calibrate, {fc['points']} fio points, {fc['trials']} trials, 2 workers: {fc['wall_s']:,.0f} s "

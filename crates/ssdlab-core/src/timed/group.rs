@@ -116,16 +116,18 @@ impl Clock {
         let mut urgent = ops[i].cause.urgent_read();
         let mut planes = 1u64 << (self.layout.plane_of(addr) % 64);
         let last = ops.len().min(i + 1 + s.window);
-        for (j, op) in ops.iter().enumerate().take(last).skip(i + 1) {
+        let done = &mut g.done[..ops.len()];
+        for (j, op) in ops[..last].iter().enumerate().skip(i + 1) {
             match op.kind {
                 OpKind::Erase => break,
+                // The key first: most candidates are another die's.
                 OpKind::Read
-                    if g.done[j].is_nan()
-                        && key.holds(op.addr)
-                        && s.member_ready(&g.done, j, op.after)
+                    if key.holds(op.addr)
+                        && done[j].is_nan()
+                        && s.member_ready(done, j, op.after)
                             .is_some_and(|r| r <= ready) =>
                 {
-                    g.done[j] = f64::INFINITY; // a member: set below
+                    done[j] = f64::INFINITY; // a member: set below
                     units += 1;
                     urgent |= op.cause.urgent_read();
                     planes |= 1 << (self.layout.plane_of(op.addr) % 64);
@@ -150,10 +152,11 @@ impl Clock {
         let key = Key::of(l, addr);
         let mut pages = 1;
         let last = ops.len().min(i + 1 + s.window);
-        for (j, op) in ops.iter().enumerate().take(last).skip(i + 1) {
+        for (j, op) in ops[..last].iter().enumerate().skip(i + 1) {
             match op.kind {
                 OpKind::Erase => break,
-                OpKind::Program if g.done[j].is_nan() && key.holds(op.addr) => {
+                // The key first: most candidates are another die's.
+                OpKind::Program if key.holds(op.addr) && g.done[j].is_nan() => {
                     // A program whose predecessor is not placed yet cannot be pulled before it.
                     let Some(r) = s.member_ready(&g.done, j, op.after) else {
                         continue;

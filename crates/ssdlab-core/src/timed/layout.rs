@@ -34,6 +34,11 @@ pub struct Layout {
     planes: u32,
     /// Mapping units per NAND page.
     units: u32,
+    /// Divisions by `units`, `planes` and `units · planes` (shifts and masks when they are
+    /// powers of two, as they usually are: grouping takes a NAND page, plane or key per operation).
+    units_div: Divisor,
+    planes_div: Divisor,
+    key_div: Divisor,
 }
 
 /// The blocks below `pbn_end` (and above the stripe before) lie on `dies`.
@@ -109,6 +114,9 @@ impl Layout {
             channel_of: (0..dies).map(|die| (die / w) as u32).collect(),
             planes: d.planes_per_die,
             units: units as u32,
+            units_div: Divisor::new(units),
+            planes_div: Divisor::new(planes),
+            key_div: Divisor::new(units * planes),
         }
     }
 
@@ -167,8 +175,9 @@ impl Layout {
     }
 
     /// The plane holding PPN `ppn`.
+    #[inline(always)]
     pub fn plane_of(&self, ppn: u32) -> u32 {
-        ppn / self.units % self.planes
+        self.planes_div.modulo(self.units_div.quot(ppn as u64)) as u32
     }
 
     /// The NAND page (row) of PPN `ppn` in its plane's block: its page type's index.
@@ -181,19 +190,19 @@ impl Layout {
     /// can read or program them (blocks hold whole keys: validation).
     #[inline]
     pub fn group_of(&self, ppn: u32) -> u32 {
-        ppn / (self.units * self.planes)
+        self.key_div.quot(ppn as u64) as u32
     }
 
     /// The NAND page of PPN `ppn` (its units share one array read and one program).
     #[inline]
     pub fn page_of(&self, ppn: u32) -> u32 {
-        ppn / self.units
+        self.units_div.quot(ppn as u64) as u32
     }
 
     /// Whether PPN `ppn` is the last mapping unit of its NAND page.
     #[inline]
     pub fn last_unit(&self, ppn: u32) -> bool {
-        ppn % self.units == self.units - 1
+        self.units_div.modulo(ppn as u64) as u32 == self.units - 1
     }
 
     pub fn units_per_page(&self) -> u32 {

@@ -176,9 +176,15 @@ impl Pieces {
         }
         let c = self.chunk(|q| q.start < p.start);
         self.finger = c;
-        let lo = self.low(c);
-        let i = lo + self.chunks[c][lo..].partition_point(|q| q.start < p.start);
-        self.chunks[c].insert(i, p);
+        // From the chunk's end back to the first piece not starting earlier (the partition
+        // point): the pieces it passes are those the insert moves, so the scan brings into
+        // cache no line the move would not, where a binary search would miss on others.
+        let (lo, chunk) = (self.low(c), &mut self.chunks[c]);
+        let mut i = chunk.len();
+        while i > lo && chunk[i - 1].start >= p.start {
+            i -= 1;
+        }
+        chunk.insert(i, p);
         if self.chunks[c].len() > CHUNK {
             self.split(c);
         }
