@@ -290,6 +290,9 @@ def fio_calibration() -> dict:
 
 
 def run_ssdlab(cfg: dict) -> tuple[float, dict]:
+    """Wall time and metrics of one run from scratch: a device a run before it preconditioned
+    is not reused (the engine keeps it for calibrations, docs/config.md `run.precondition`)."""
+    ssdlab._core.precondition_cache(clear=True)
     t0 = time.perf_counter()
     r = ssdlab.simulate(cfg)
     return time.perf_counter() - t0, r.metrics
