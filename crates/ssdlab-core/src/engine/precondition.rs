@@ -7,9 +7,9 @@
 //! random writes), its precondition and integrity checking. A calibration simulates many fio
 //! points on one candidate device; they share one preconditioning. The copy is exact (a test
 //! compares a run from it with a run that wrote it), kept only for devices of at most
-//! [`MAX_CACHED_PAGES`] logical pages (its memory stays in use), of the page FTL without placement (the FTL whose
-//! state it copies), and only the last device's:
-//! runs that alternate between two devices write each every time.
+//! [`MAX_CACHED_PAGES`] logical pages (its memory stays in use) on the page FTL without
+//! placement (the FTL whose state it copies), and only the last device's: runs that alternate
+//! between two devices write each every time.
 
 use super::flush::FtlBox;
 use super::sim::Sim;
@@ -33,7 +33,7 @@ struct State {
 }
 
 /// The last device preconditioned, by its key; its state once written (None while the first
-/// run on it writes it, or when its FTL cannot be copied).
+/// run on it writes it).
 struct Entry {
     key: String,
     state: Arc<Mutex<Option<State>>>,
@@ -58,7 +58,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Precondition `sim` as `resolved.run.precondition` says, from the kept device when it is this one.
 pub(super) fn precondition(sim: &mut Sim, resolved: &Config) -> Result<()> {
-    if resolved.run.precondition != "fill-random" || sim.geo.logical_pages > MAX_CACHED_PAGES {
+    // Only a device whose FTL can be copied goes through the cache (and its lock): runs on
+    // other FTLs write their own in parallel.
+    let copyable = matches!(&sim.be.ftl, FtlBox::Page(p) if p.copyable());
+    if resolved.run.precondition != "fill-random"
+        || sim.geo.logical_pages > MAX_CACHED_PAGES
+        || !copyable
+    {
         return write(sim, resolved);
     }
     let key = key(sim, resolved);

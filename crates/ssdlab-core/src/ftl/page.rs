@@ -171,10 +171,16 @@ impl PageFtl {
         })
     }
 
+    /// Whether [`PageFtl::try_clone`] copies it: not with a placement classifier, whose state
+    /// is not copied.
+    pub fn copyable(&self) -> bool {
+        self.placement.is_none()
+    }
+
     /// A copy of this FTL's whole state (a preconditioned device reused by later runs,
-    /// `engine/precondition.rs`); None with a placement classifier, whose state is not copied.
+    /// `engine/precondition.rs`); None unless [`PageFtl::copyable`].
     pub fn try_clone(&self) -> Option<PageFtl> {
-        if self.placement.is_some() {
+        if !self.copyable() {
             return None;
         }
         Some(PageFtl {
