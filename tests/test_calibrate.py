@@ -213,6 +213,56 @@ def test_space_errors(tmp_path):
     assert all(line.startswith(str(bad)) for line in msg.splitlines())
 
 
+def test_relative_parameter_errors(tmp_path):
+    bad = space(
+        tmp_path / "rel.toml",
+        [
+            {"key": "nand.read_msb_us", "relative_to": "nand.read_us", "low": 1.0, "high": 2.0},
+            {"key": "nand.read_us", "low": 20.0, "high": 120.0},
+            {"key": "nand.read_csb_us", "relative_to": "nand.read_us", "low": 0.0, "high": 2.0},
+            {"key": "nand.program_us", "low": 100.0, "high": 3000.0, "writes": True},
+            {"key": "nand.program_msb_us", "relative_to": "nand.program_us", "low": 1.0, "high": 10.0},
+            {"key": "nand.program_csb_us", "relative_to": "nand.program_msb_us", "low": 1.0, "high": 2.0},
+        ],
+    )
+    with pytest.raises(C.CalibrationError) as e:
+        C.load_space(bad)
+    msg = str(e.value)
+    assert "param `nand.read_msb_us`: relative_to `nand.read_us` is not a parameter listed before it" in msg
+    assert "param 3 (`nand.read_csb_us`): a factor's range needs low > 0, not 0.0" in msg
+    assert "param `nand.program_msb_us`: relative_to `nand.program_us` is only fitted where points write" in msg
+    assert "relative_to `nand.program_msb_us` is itself relative" in msg
+
+
+def test_a_relative_parameter_is_its_factor_times_its_reference(tmp_path):
+    """Every trial's value is the sampled factor times the reference's value, so the bounds hold
+    as an order between the two keys; the base configuration's factor is the first trial."""
+    import optuna
+
+    sp = C.load_space(
+        space(
+            tmp_path / "rel.toml",
+            [
+                {"key": "nand.read_us", "low": 20.0, "high": 120.0, "log": True},
+                {"key": "nand.read_msb_us", "relative_to": "nand.read_us", "low": 1.0, "high": 2.0},
+            ],
+        )
+    )
+    study = C._study(sp, {"nand.read_us": 40.0, "nand.read_msb_us": 60.0}, seed=3)
+    first = study.ask()
+    assert C._values(sp, first) == {"nand.read_us": 40.0, "nand.read_msb_us": 60.0}
+    assert first.params["nand.read_msb_us"] == 1.5  # the factor is what the optimiser sees
+    study.tell(first, 1.0)
+    for _ in range(20):
+        t = study.ask()
+        v = C._values(sp, t)
+        assert v["nand.read_msb_us"] == float(f"{t.params['nand.read_msb_us'] * v['nand.read_us']:.4g}")
+        assert v["nand.read_us"] <= v["nand.read_msb_us"] <= 2 * v["nand.read_us"] * 1.0001
+        study.tell(t, 1.0, state=optuna.trial.TrialState.COMPLETE)
+    assert sp.params[1].bounds_text() == "[1 … 2 × nand.read_us]"
+    assert sp.params[1].factor({"nand.read_us": 40.0, "nand.read_msb_us": 50.0}) == 1.25
+
+
 def test_default_space_is_valid_and_documented():
     known = ssdlab.api.config_columns(ssdlab.Config().resolved())
     sp = C.load_space(None, known)

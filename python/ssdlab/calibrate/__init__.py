@@ -192,7 +192,7 @@ class Calibration:
             f"# best of {len(self.trials)} trials ({ok} ran; trial {best['number']}), seed {self.seed}, "
             f"{self.wall_s:.0f} s; space {self.space.path}",
             "# fitted (physical range):",
-            *(f"#   {p.key} = {best['values'][p.key]} ({_num(p.low)} … {_num(p.high)})" for p in self.space.params),
+            *(f"#   {p.key} = {best['values'][p.key]} {p.bounds_text()}" for p in self.space.params),
             "# Predict another trace: ssdlab run --config THIS.toml --set workload.path=OTHER "
             "--set workload.format=FORMAT",
             "",
@@ -259,10 +259,6 @@ def _flat(prefix: str, stats: Mapping) -> dict:
     }
 
 
-def _num(v: float) -> str:
-    return f"{v:g}"
-
-
 def calibrate(
     trace: str | Path | Sequence[str | Path],
     format: str | None = None,
@@ -302,8 +298,7 @@ def calibrate(
     for p, m in zip(paths, meas, strict=True):
         for t in M.targets_missing(sp.targets, m):
             print(f"warning: target {t}: {p} has no such requests; not fitted on it", file=sys.stderr)
-    mid = {p.key: _rounded(p, p.clip(math.sqrt(p.low * p.high) if p.log else (p.low + p.high) / 2)) for p in sp.params}
-    _resolved(api.Config(_task(0, mid, cfgs[0])["config"]), "a trial's configuration (the space's midpoint)")
+    _resolved(api.Config(_task(0, _midpoint(sp), cfgs[0])["config"]), "a trial's configuration (the space's midpoint)")
 
     traces = [str(Path(p).resolve()) for p in paths]
     cal = Calibration(traces, fmts, sp, cfgs[0].to_dict(), seed, meas, wall_s=0.0)
@@ -356,21 +351,32 @@ def _study(sp: Space, known: Mapping, seed: int):
     start = {}
     for p in sp.params:
         v = known.get(p.key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and p.low <= v <= p.high:
-            start[p.key] = int(v) if p.integer else float(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = p.factor(known)  # a relative parameter starts at its base factor
+            if p.low <= v <= p.high:
+                start[p.key] = int(v) if p.integer else float(v)
     if start:
         study.enqueue_trial(start)
     return study
 
 
 def _values(sp: Space, trial) -> dict:
+    """A trial's configuration values (a relative parameter's factor times its reference's value)."""
     out = {}
     for p in sp.params:
         if p.integer:
             v = trial.suggest_int(p.key, int(p.low), int(p.high), log=p.log)
         else:
             v = trial.suggest_float(p.key, p.low, p.high, log=p.log)
-        out[p.key] = _rounded(p, v)
+        out[p.key] = _rounded(p, v * out[p.relative_to] if p.relative_to else v)
+    return out
+
+
+def _midpoint(sp: Space) -> dict:
+    out = {}
+    for p in sp.params:
+        v = p.clip(math.sqrt(p.low * p.high) if p.log else (p.low + p.high) / 2)
+        out[p.key] = _rounded(p, v * out[p.relative_to] if p.relative_to else v)
     return out
 
 

@@ -11,6 +11,12 @@ latency statistics it fits them to (a TOML file; the default is space.toml besid
     log = true                # sample on a log scale (low > 0)
     integer = false           # whole numbers only (integer bounds)
     source = "datasheets ..." # where the range comes from
+
+    [[param]]
+    key = "nand.read_msb_us"
+    relative_to = "nand.read_us"  # fitted as a multiple of a parameter listed before it:
+    low = 1.0                     # read_msb_us = 1.0 … 2.0 × read_us in every trial
+    high = 2.0
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ DEFAULT_SPACE = Path(__file__).resolve().parent / "space.toml"
 OPS = ("read", "write")
 STATS = ("mean", "p50", "p90", "p99", "p99.9")
 DEFAULT_TARGETS = ("read.p50", "read.p90", "read.p99", "read.p99.9", "write.p50", "write.p90", "write.p99")
-PARAM_FIELDS = {"key", "low", "high", "log", "integer", "source", "writes"}
+PARAM_FIELDS = {"key", "low", "high", "log", "integer", "source", "writes", "relative_to"}
 
 
 class CalibrationError(SsdlabError):
@@ -48,11 +54,28 @@ class Param:
     source: str = ""
     # Only writes depend on it: a calibration whose points only read leaves it at its base value.
     writes: bool = False
+    # Fitted as a multiple of this earlier parameter (low … high are the factor's bounds), so an
+    # ordering physics gives (a TLC upper page reads no faster than its lower page) always holds.
+    relative_to: str = ""
 
     def clip(self, v: float) -> float | int:
         """`v` inside the bounds (whole for an integer parameter)."""
         v = min(max(v, self.low), self.high)
         return int(round(v)) if self.integer else v
+
+    def factor(self, values: Mapping) -> float:
+        """The value in `values` on this parameter's own scale: itself, or for a relative one the
+        factor over its reference (NaN where the reference is absent or 0)."""
+        v = float(values[self.key])
+        if not self.relative_to:
+            return v
+        ref = values.get(self.relative_to)
+        return v / float(ref) if isinstance(ref, (int, float)) and ref else math.nan
+
+    def bounds_text(self) -> str:
+        """`[20 … 120]`, or `[1 … 2 × nand.read_us]` for a relative parameter."""
+        rel = f" × {self.relative_to}" if self.relative_to else ""
+        return f"[{self.low:g} … {self.high:g}{rel}]"
 
 
 @dataclass(frozen=True)
@@ -108,9 +131,30 @@ def load_space(path: str | Path | None = None, known_keys: Mapping | None = None
                 errors.append(f"param {i} (`{param.key}`): the key is fitted twice")
             seen.add(param.key)
             params.append(param)
+    errors += _relative_errors(params)
     if errors:
         raise CalibrationError("\n".join(f"{p}: {e}" for e in errors))
     return Space(params=tuple(params), targets=targets, path=str(p))
+
+
+def _relative_errors(params: list[Param]) -> list[str]:
+    """A relative parameter's reference: a parameter listed before it (sampled first), not itself
+    relative, and left out (no point writes) only together with it."""
+    errors = []
+    before: dict[str, Param] = {}
+    for p in params:
+        if p.relative_to:
+            ref, where = before.get(p.relative_to), f"param `{p.key}`: relative_to `{p.relative_to}`"
+            if ref is None:
+                errors.append(f"{where} is not a parameter listed before it")
+            elif ref.relative_to:
+                errors.append(f"{where} is itself relative; name a parameter with a range of its own")
+            elif ref.writes and not p.writes:
+                errors.append(f"{where} is only fitted where points write: mark this one writes = true too")
+            elif p.integer or ref.integer:
+                errors.append(f"{where}: a relative parameter and its reference must not be integers")
+        before[p.key] = p
+    return errors
 
 
 def _param(entry, i: int, known_keys: Mapping | None) -> tuple[Param | None, list[str]]:
@@ -137,16 +181,20 @@ def _param(entry, i: int, known_keys: Mapping | None) -> tuple[Param | None, lis
     for name, v in (("log", log), ("integer", integer), ("writes", writes)):
         if not isinstance(v, bool):
             errors.append(f"{where}: `{name}` must be true or false, not {v!r}")
-    if not isinstance(entry.get("source", ""), str):
-        errors.append(f"{where}: `source` must be a string")
+    for name in ("source", "relative_to"):
+        if not isinstance(entry.get(name, ""), str):
+            errors.append(f"{where}: `{name}` must be a string")
     if errors:
         return None, errors
     if low >= high:
         errors.append(f"{where}: bounds inverted or empty: low = {low} is not below high = {high}")
+    if entry.get("relative_to") and low <= 0:
+        errors.append(f"{where}: a factor's range needs low > 0, not {low}")
     if log and low <= 0:
         errors.append(f"{where}: a log-scale range needs low > 0, not {low}")
     if integer and (low != int(low) or high != int(high)):
         errors.append(f"{where}: an integer parameter needs whole bounds, not {low} and {high}")
     if errors:
         return None, errors
-    return Param(key, float(low), float(high), log, integer, entry.get("source", ""), writes), []
+    source, rel = entry.get("source", ""), entry.get("relative_to", "")
+    return Param(key, float(low), float(high), log, integer, source, writes, rel), []

@@ -281,7 +281,8 @@ class FioCalibration:
         lines += [f"# {n}" for n in notes] + ["# fitted parameters against their physical ranges:"]
         for q in self.params:
             v = best["values"][q.key]
-            lines.append(f"#   {q.key} = {v:g}   [{q.low:g} … {q.high:g}]   {q.source}")
+            factor = f" ({q.factor(best['values']):.3g} × {q.relative_to})" if q.relative_to else ""
+            lines.append(f"#   {q.key} = {v:g}{factor}   {q.bounds_text()}   {q.source}")
         for k, (v, n) in self.measured.items():
             what = "CPU use per I/O" if k.endswith("cpu_us") else "submission latency (slat)"
             why = f"measured: fio's {what} at the {n} points where the job was CPU-bound"

@@ -158,15 +158,16 @@ def _ranges(df, best):
         fig = F._new_figure(F.PANEL[0] * 1.6, 0.45 + 0.32 * len(params))
         ax = fig.add_subplot()
         for i, p in enumerate(params):
-            v = float(best[p.key])
-            if math.isnan(p.low):
+            v = p.factor(best)
+            if math.isnan(p.low) or math.isnan(v):
                 continue
             lo, hi, x = (np.log10(max(p.low, 1e-12)), np.log10(p.high), np.log10(v)) if p.log else (p.low, p.high, v)
             pos = (x - lo) / (hi - lo) if hi > lo else 0.5
             ax.barh(i, 1.0, left=0.0, height=0.5, color="#e4e4e4", zorder=1)
             ax.plot([pos], [i], marker="D", color=F.PALETTE[1], zorder=3)
             ax.text(-0.04, i, f"{_g(p.low)}", ha="right", va="center", fontsize=6)
-            ax.text(1.04, i, f"{_g(p.high)}", ha="left", va="center", fontsize=6)
+            high = f"{_g(p.high)}" + (f" × {p.relative_to}" if p.relative_to else "")
+            ax.text(1.04, i, high, ha="left", va="center", fontsize=6)
             # the fitted value over its diamond, in the gap above the bar (the y axis runs down)
             ax.text(pos, i - 0.3, _g(v), ha="center", va="bottom", fontsize=6, color=F.PALETTE[1])
         ax.set_yticks(range(len(params)), [p.key for p in params])
@@ -206,8 +207,9 @@ def sections(df):
         "the fitted configuration is <code>profile.toml</code> beside this report.</p>"
     )
     prow = [
-        [p.key, _g(float(best[p.key])), _g(p.low), _g(p.high), "log" if p.log else "linear", p.source] for p in params
-    ]
+        [p.key, _g(float(best[p.key])), *p.bounds_text().strip("[]").split(" … "), "log" if p.log else "linear",
+         p.source] for p in params
+    ]  # fmt: skip
     rows = []
     for op in M.OPS:
         for s in M.STAT_NAMES:
