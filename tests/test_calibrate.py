@@ -406,3 +406,70 @@ def test_every_trial_failing_is_an_error_naming_the_first(tmp_path, monkeypatch)
     sp = space(tmp_path / "space.toml", [READ_US])
     with pytest.raises(C.CalibrationError, match="no trial gave a prediction: disk on fire"):
         C.calibrate(trace, format="msr", config=ONE_DIE, space=sp, trials=2, workers=1, progress=False)
+
+
+# -- polishing: the coordinate search after the optimiser -----------------------------------------
+
+
+def _bowl_space():
+    from ssdlab.calibrate.space import Param
+
+    return [
+        Param("a", 1.0, 100.0, log=True),
+        Param("b", 0.0, 10.0),
+        Param("c", 1.0, 2.0, relative_to="a"),
+        Param("n", 1, 8, integer=True),
+    ]
+
+
+def _bowl(raw: dict) -> float:
+    """A bowl in the optimiser's scale with its floor, 0, at a = 20, b = 3.3, factor 1.5, n = 5."""
+    return (
+        (math.log(raw["a"]) - math.log(20)) ** 2 + ((raw["b"] - 3.3) / 10) ** 2 + (raw["c"] - 1.5) ** 2
+        + ((raw["n"] - 5) / 8) ** 2
+    )  # fmt: skip
+
+
+def test_coordinate_search_reaches_the_floor_of_a_bowl_within_its_budget():
+    from ssdlab.calibrate.polish import coordinate_search
+
+    calls = []
+
+    def evaluate(raw):
+        calls.append(raw)
+        return _bowl(raw)
+
+    start = {"a": 90.0, "b": 9.5, "c": 1.0, "n": 1}
+    best, err = coordinate_search(_bowl_space(), start, _bowl(start), evaluate, budget=400)
+    assert len(calls) <= 400
+    assert best["a"] == pytest.approx(20, rel=0.02) and best["b"] == pytest.approx(3.3, abs=0.05)
+    assert best["c"] == pytest.approx(1.5, abs=0.01) and best["n"] == 5
+    assert err == _bowl(best) < 1e-3
+    for raw in calls:  # every candidate inside its bounds, integers whole
+        assert 1 <= raw["a"] <= 100 and 0 <= raw["b"] <= 10 and 1 <= raw["c"] <= 2 and isinstance(raw["n"], int)
+    # Deterministic, and stopped by its budget.
+    again = []
+    coordinate_search(_bowl_space(), start, _bowl(start), lambda r: again.append(r) or _bowl(r), budget=400)
+    assert again == calls
+    few = []
+    coordinate_search(_bowl_space(), start, _bowl(start), lambda r: few.append(r) or _bowl(r), budget=5)
+    assert len(few) == 5
+
+
+def test_coordinate_search_never_keeps_a_failed_trial():
+    from ssdlab.calibrate.polish import coordinate_search
+
+    start = {"a": 20.0, "b": 3.3, "c": 1.5, "n": 5}
+    best, err = coordinate_search(_bowl_space(), start, 1.0, lambda raw: math.nan, budget=50)
+    assert (best, err) == (start, 1.0)
+
+
+def test_raw_values_of_a_relative_parameter_are_its_factor():
+    from ssdlab.calibrate.polish import moved, raw_of
+
+    sp = _bowl_space()
+    assert raw_of(sp, {"a": 40.0, "b": 1.0, "c": 60.0, "n": 3}) == {"a": 40.0, "b": 1.0, "c": 1.5, "n": 3}
+    assert moved(sp[0], 10.0, 0.5, 1) == pytest.approx(100.0)  # half the log range: ×10
+    assert moved(sp[0], 10.0, 0.5, -1) == pytest.approx(1.0)
+    assert moved(sp[1], 9.0, 0.5, 1) == 10.0  # clipped at the bound
+    assert moved(sp[3], 4, 0.01, -1) == 3  # an integer moves at least one

@@ -188,10 +188,13 @@ def test_calibrate_and_validate_on_fio_outputs(tmp_path, capsys):
     fitted on and its error; validate prints the same objective in its JSON."""
     files = [str(ZNS / f) for f in ("randread_4k_qd1.json", "randread_4k_qd16.json", "randwrite_4k_qd1.json")]
     out = tmp_path / "zns.toml"
-    assert main(["calibrate", *files, "--trials", "2", "--workers", "2", "--out", str(out), "-q"]) == 0
+    args = ["calibrate", *files, "--trials", "2", "--polish", "3", "--workers", "2", "--out", str(out), "-q"]
+    assert main(args) == 0
     text = out.read_text()
     assert text.startswith("# ssdlab device profile `zns`") and "on 3 fio points" in text
+    assert "after 5 trials (seed 0; the last 3 a coordinate search from the optimiser's best)" in text
     p = load_profile(out)
+    assert (p.meta["fit"]["trials"], p.meta["fit"]["polish"]) == (5, 3)
     assert p.capacity_bytes == 4 << 30  # the points' size=4294967296
     assert set(p.hosts) >= {"zns-ssd-conventional-ns"}
     fitted = p.meta["fit"]["objective"]
@@ -217,7 +220,7 @@ def test_a_cpu_bound_point_measures_its_hosts_costs():
     m = fit.measured_cpu(pts)
     assert m["hosts.zns-ssd-conventional-ns.cpu_us"] == (pytest.approx(3.3875, abs=1e-4), 1)
     assert m["hosts.zns-ssd-conventional-ns.submit_us"] == (pytest.approx(2.2200, abs=1e-4), 1)
-    cal = fit.calibrate(files[1:], trials=1, workers=1, progress=False)
+    cal = fit.calibrate(files[1:], trials=1, workers=1, progress=False, polish=0)
     assert "hosts.zns-ssd-conventional-ns.cpu_us" not in [p.key for p in cal.params]
     assert "hosts.zns-ssd-conventional-ns.wake_us" in [p.key for p in cal.params]
     assert cal.profile().hosts["zns-ssd-conventional-ns"].cpu_us == pytest.approx(3.3875, abs=1e-4)
@@ -226,7 +229,7 @@ def test_a_cpu_bound_point_measures_its_hosts_costs():
     writes_only = {"nand.program_us", "nand.erase_us", "controller.write_command_us"}
     assert not writes_only & {p.key for p in cal.params}
     assert cal.profile().config["nand"]["program_us"] == load_profile(fit.DEFAULT_BASE).config["nand"]["program_us"]
-    both = fit.calibrate([*files[1:], ZNS / "randwrite_4k_qd1.json"], trials=1, workers=1, progress=False)
+    both = fit.calibrate([*files[1:], ZNS / "randwrite_4k_qd1.json"], trials=1, workers=1, progress=False, polish=0)
     assert writes_only <= {p.key for p in both.params}
 
 

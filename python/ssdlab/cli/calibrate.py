@@ -37,7 +37,7 @@ def cmd_calibrate(args) -> int:
     check_output_file("--out", args.out)
     if _fio_inputs(args.trace):
         return _calibrate_fio(args)
-    for opt in ("base", "host", "capacity", "name"):
+    for opt in ("base", "host", "capacity", "name", "polish"):
         if getattr(args, opt) is not None:
             raise SsdlabError(f"--{opt} is for fio outputs; the inputs are traces")
     cal = C.calibrate(
@@ -65,15 +65,16 @@ def _calibrate_fio(args) -> int:
             hint = " (start from a profile with --base)" if opt == "config" else ""
             raise SsdlabError(f"--{opt} is for traces, not fio outputs{hint}")
     trials = fit.DEFAULT_TRIALS if args.trials is None else args.trials
+    polish = fit.DEFAULT_POLISH if args.polish is None else args.polish
     cal = fit.calibrate(args.trace, base=args.base, space=args.space, trials=trials, workers=args.workers,
                         seed=args.seed, host=args.host, capacity_bytes=args.capacity,
-                        progress=not args.quiet)  # fmt: skip
+                        progress=not args.quiet, polish=polish)  # fmt: skip
     path = cal.write(args.out, name=args.name or Path(args.out).stem)
     best = cal.best
     stats = ", ".join(fit.STATS)
     print(f"error {best['objective']:.2%} (mean |relative error| of {stats} over {len(cal.points)} points)")
     print_table([[k, f"{v:g}"] for k, v in best["values"].items()], ["fitted", "value"])
-    print(f"{len(cal.trials)} trials in {cal.wall_s:.0f} s; wrote {path}")
+    print(f"{len(cal.trials)} trials ({cal.polish} of them polishing) in {cal.wall_s:.0f} s; wrote {path}")
     return 0
 
 
@@ -133,6 +134,7 @@ def cmd_validate(args) -> int:
 
 CALIBRATE_TRIALS = 240  # ssdlab.calibrate.DEFAULT_TRIALS (not imported here: it needs numpy)
 FIO_TRIALS = 160  # ssdlab.fio.fit.DEFAULT_TRIALS
+FIO_POLISH = 48  # ssdlab.fio.fit.DEFAULT_POLISH
 
 
 def _add_calibrate_parsers(sub) -> None:
@@ -155,6 +157,8 @@ def _add_calibrate_parsers(sub) -> None:
         metavar="N",
         help=f"trials to run (default {CALIBRATE_TRIALS} for traces, {FIO_TRIALS} for fio outputs)",
     )
+    p.add_argument("--polish", type=int, metavar="N", help=f"fio: trials of a coordinate search from the best "
+                   f"after --trials (default {FIO_POLISH}; 0: none)")  # fmt: skip
     p.add_argument("--base", metavar="PROFILE", help="fio: the profile to start from (default: the package's base)")
     p.add_argument("--host", help="fio: one host name for every point (default: each file's folder name)")
     p.add_argument("--capacity", type=int, metavar="BYTES", help="fio: the device's capacity (what size=100%% means)")

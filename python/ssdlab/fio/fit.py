@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .. import api, tomlwrite
 from .._core import __version__
+from ..calibrate.polish import coordinate_search, raw_of
 from ..calibrate.space import Param, load_space
 from ..sweep.executors import run_local
 from .output import FioError, parse_size, read_output
@@ -47,6 +48,8 @@ HISTOGRAMS = {"read": "latency.read_ns", "write": "latency.write_ns"}
 DEFAULT_SPACE = Path(__file__).resolve().parent / "space.toml"
 DEFAULT_BASE = PROFILE_DIR / "base.toml"
 DEFAULT_TRIALS = 160
+# Coordinate-search trials after them, from the best (ssdlab.calibrate.polish).
+DEFAULT_POLISH = 48
 # A job's threads this busy (usr + sys, of one core each) are bound by their CPU.
 SATURATED_CPU = 0.95
 
@@ -243,6 +246,8 @@ class FioCalibration:
     wall_s: float = 0.0
     # host keys set from fio's CPU use rather than fitted: key -> (value, saturated points)
     measured: dict = field(default_factory=dict)
+    # of the trials, those of the coordinate search after the optimiser's
+    polish: int = 0
 
     @property
     def best(self) -> dict:
@@ -270,13 +275,14 @@ class FioCalibration:
         best = self.best
         meta = dict(p.meta) | {"name": name or p.name} | meta_extra
         meta["fitted_on"] = _folders(pt.path for pt in self.points)
-        meta["fit"] = {"objective": round(best["objective"], 5), "trials": len(self.trials), "seed": self.seed,
-                       "points": len(self.points), "ssdlab": __version__}  # fmt: skip
+        meta["fit"] = {"objective": round(best["objective"], 5), "trials": len(self.trials), "polish": self.polish,
+                       "seed": self.seed, "points": len(self.points), "ssdlab": __version__}  # fmt: skip
         lines = [
             f"# ssdlab device profile `{meta['name']}`, fitted by `ssdlab calibrate` (ssdlab {__version__})",
             f"# on {len(self.points)} fio points: {', '.join(meta['fitted_on'])}",
             f"# in-sample error (mean absolute relative error over {', '.join(STATS)} where recorded): "
-            f"{best['objective']:.1%} after {len(self.trials)} trials (seed {self.seed})",
+            f"{best['objective']:.1%} after {len(self.trials)} trials (seed {self.seed}; "
+            f"the last {self.polish} a coordinate search from the optimiser's best)",
         ]
         lines += [f"# {n}" for n in notes] + ["# fitted parameters against their physical ranges:"]
         for q in self.params:
@@ -362,14 +368,18 @@ def calibrate(
     capacity_bytes: int | None = None,
     progress: bool = True,
     default_host: str | None = None,
+    polish: int = DEFAULT_POLISH,
 ) -> FioCalibration:
     """Fit a profile's device and host parameters to fio points (module docstring). `base`: the
     profile to start from (default the package's base.toml); its values within the space's
-    ranges are the first trial."""
+    ranges are the first trial. `trials` of the optimiser, then up to `polish` more of a
+    coordinate search from the best (ssdlab.calibrate.polish)."""
     from ..calibrate import _study, _values  # the optimiser set-up `calibrate` uses for traces
 
     if trials < 1:
         raise FioError(f"trials must be >= 1, not {trials}")
+    if polish < 0:
+        raise FioError(f"polish must be >= 0, not {polish}")
     t0 = time.monotonic()
     pts = points(files, host)
     prof = base if isinstance(base, Profile) else load_profile(base or DEFAULT_BASE)
@@ -389,17 +399,29 @@ def calibrate(
     cal = FioCalibration(pts, prof, list(sp.params), seed, measured=measured)
     study = _study(sp, known, seed)
     n_workers = max(1, workers or os.cpu_count() or 1)
-    while len(cal.trials) < trials:
+
+    def one(fixed: dict | None = None) -> float:
+        """Run the optimiser's next trial (or the trial of the optimiser values `fixed`)."""
+        if fixed is not None:
+            study.enqueue_trial(fixed)
         trial = study.ask()  # one trial at a time; its points run in parallel
         values = _values(sp, trial)
         c = candidate(prof, values)
         recs = _run([{"index": j, "point": pt, "profile": c} for j, pt in enumerate(pts)], n_workers)
         cal.trials.append(_score(study, trial, values, [recs.get(j) for j in range(len(pts))], pts))
-        n = len(cal.trials)
-        if progress and (n % max(1, trials // 10) == 0 or n == trials):
+        n, total = len(cal.trials), trials + polish
+        if progress and (n % max(1, total // 10) == 0 or n in (trials, total)):
             b = min((x["objective"] for x in cal.trials if math.isfinite(x["objective"])), default=math.nan)
             failed = sum(not math.isfinite(x["objective"]) for x in cal.trials)
-            print(f"calibrate: {n}/{trials} trials ({failed} failed), best {b:.1%}", file=sys.stderr)
+            print(f"calibrate: {n}/{total} trials ({failed} failed), best {b:.1%}", file=sys.stderr)
+        return cal.trials[-1]["objective"]
+
+    while len(cal.trials) < trials:
+        one()
+    if polish and any(math.isfinite(t["objective"]) for t in cal.trials):
+        best = cal.best
+        coordinate_search(sp.params, raw_of(sp.params, best["values"]), best["objective"], one, polish)
+    cal.polish = len(cal.trials) - trials
     cal.wall_s = time.monotonic() - t0
     return cal
 

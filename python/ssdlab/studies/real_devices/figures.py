@@ -108,6 +108,7 @@ def run(spec, out_dir, executor="local", address=None, workers=None, progress=Tr
     t0 = time.monotonic()
     c = spec.get("calibrate", {})
     trials, seed = int(c.get("trials", fit.DEFAULT_TRIALS)), int(c.get("seed", 0))
+    polish = int(c.get("polish", fit.DEFAULT_POLISH))
     store = ResultStore(out_dir, create=True)
     store.clean_temps()
     for old in store.files():
@@ -125,6 +126,8 @@ def run(spec, out_dir, executor="local", address=None, workers=None, progress=Tr
             progress=progress,
             capacity_bytes=device.get("capacity_bytes"),
             default_host=device.get("default_host"),
+            space=fit.DEFAULT_SPACE.with_name(device["space"]) if "space" in device else None,
+            polish=polish,
         )
 
         for t, best in zip(cal.trials, cal.best_so_far(), strict=True):
