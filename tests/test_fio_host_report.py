@@ -43,16 +43,16 @@ def test_cpu_use_is_the_threads_cpu_seconds_over_their_run_seconds():
     """fio's usr_cpu + sys_cpu of an entry: CPU seconds over run seconds summed over its threads
     (0.5 s of 1 s and 1 s of 2 s: 50%), split at USR_SHARE; without group_reporting each
     thread its own."""
-    a = SimThread({"read": SimOp(100, 409600, 1.0, [(10000, 100)])}, cpu_s=0.5)
-    b = SimThread({"read": SimOp(300, 1228800, 2.0, [(30000, 300)])}, cpu_s=1.0)
+    a = SimThread({"read": SimOp(100, 409600, 1.0, [(10000, 100)])}, cpu_s=0.5, ctx=40)
+    b = SimThread({"read": SimOp(300, 1228800, 2.0, [(30000, 300)])}, cpu_s=1.0, ctx=2)
     (entry,) = fio_json([SimJob("g", {}, [a, b])], {"group_reporting": "1"})["jobs"]
     assert entry["usr_cpu"] + entry["sys_cpu"] == pytest.approx(50.0, abs=1e-9)
-    assert entry["usr_cpu"] == pytest.approx(50.0 * USR_SHARE, abs=1e-6) and entry["ctx"] == 0
+    assert entry["usr_cpu"] == pytest.approx(50.0 * USR_SHARE, abs=1e-6) and entry["ctx"] == 42
     idle = SimThread({"read": SimOp(100, 409600, 1.0, [(10000, 100)])}, cpu_s=0.25)
     per_thread = fio_json([SimJob("g", {}, [a, idle])], {})["jobs"]
     assert [e["usr_cpu"] + e["sys_cpu"] for e in per_thread] == pytest.approx([50.0, 25.0], abs=1e-5)
     text = fio_normal([SimJob("g", {}, [a])], {})
-    assert f"  cpu          : usr={50 * USR_SHARE:3.2f}%, sys={50 * (1 - USR_SHARE):3.2f}%, ctx=0" in text
+    assert f"  cpu          : usr={50 * USR_SHARE:3.2f}%, sys={50 * (1 - USR_SHARE):3.2f}%, ctx=40," in text
 
 
 def profile(cpu_us: float, submit_us: float, read_us: float) -> Profile:
@@ -106,3 +106,17 @@ def test_a_cpu_bound_job_reads_back_as_its_hosts_costs(tmp_path):
     (pt,) = fit.points([out])
     assert pt.cpu_us_per_io == pytest.approx(cpu_us, rel=0.01)
     assert pt.slat_us == pytest.approx(submit_us, rel=1e-9)
+
+
+def test_ctx_counts_the_completions_that_woke_the_thread(tmp_path):
+    """fio's ctx is the thread's context switches; the host model's are its wake-ups. At QD 1
+    every completion finds the thread asleep: ctx = the I/Os exactly, as in every QD-1 output
+    of ../shared/devices. A CPU-bound thread (two at QD 32 on 2 µs reads, 4 µs of CPU each)
+    always has a completion waiting: it never sleeps in the measured window. Between the two
+    (QD 4 on 50 µs reads, 3 µs of CPU) it sleeps for some completions, not all."""
+    (qd1,) = run(tmp_path, profile(3.0, 1.5, 50.0), iodepth=1)["jobs"]
+    assert qd1["ctx"] == qd1["read"]["total_ios"] > 0
+    (bound,) = run(tmp_path, profile(4.0, 2.5, 2.0), iodepth=32, numjobs=2)["jobs"]
+    assert bound["ctx"] == 0
+    (mid,) = run(tmp_path, profile(3.0, 1.5, 50.0), iodepth=4)["jobs"]
+    assert 0 < mid["ctx"] < mid["read"]["total_ios"]

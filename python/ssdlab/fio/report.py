@@ -18,11 +18,15 @@ The host model's part (`host.submit_us`, `host.cpu_us`; `run.simulate_jobfile` f
   I/O. How that time splits between user and kernel is not modelled: it is split at a fixed
   `USR_SHARE` of it in usr_cpu, the median usr / (usr + sys) of the 99 fio outputs in
   ../shared/devices (0.34; 0.23 to 0.45 among them).
+- ctx: the thread's context switches, the completions it slept before and woke for (the host
+  model's `flow.<i>.host.wakes`; summed over a reporting group's threads). fio counts each as
+  one: its outputs in ../shared/devices show ctx = the I/Os at QD 1, where every completion
+  wakes the thread, falling towards 0 as the thread's core fills.
 
 What the simulation cannot know is written as fio writes it when it has no data:
 - bw_min, bw_max, bw_agg, bw_mean, bw_dev, bw_samples and iops_min ... iops_samples: 0, as fio
   writes them with no per-interval samples (disable_bw_measurement);
-- ctx, majf, minf: 0 (the engine does not report a thread's wake-ups, fio's context switches);
+- majf, minf: 0 (no page faults are modelled);
 - iodepth_submit and iodepth_complete: 0 everywhere; iodepth_level: 100% at the job's
   `iodepth` (the simulated queue is kept full);
 - error 0, eta 0, pid 0, short_ios and drop_ios 0, sync: none; disk_util: an empty list;
@@ -76,10 +80,12 @@ class SimOp:
 @dataclass
 class SimThread:
     """One submitting thread; `ops` keys are "read", "write", "trim" (absent: none of it);
-    `cpu_s`: the CPU seconds its I/Os took over the measured window (0: no host CPU simulated)."""
+    `cpu_s`: the CPU seconds its I/Os took over the measured window (0: no host CPU simulated);
+    `ctx`: its context switches, the completions it slept before and woke for."""
 
     ops: dict[str, SimOp]
     cpu_s: float = 0.0
+    ctx: int = 0
 
 
 @dataclass
@@ -115,9 +121,10 @@ class _Entry:
     options: dict[str, str]
     dirs: dict[str, _Dir]
     job_runtime_ms: int
-    # CPU seconds and run seconds of its threads, summed
+    # CPU seconds, run seconds and context switches of its threads, summed
     cpu_s: float = 0.0
     thread_s: float = 0.0
+    ctx: int = 0
 
 
 # --- latency statistics from a histogram ---------------------------------------------------
@@ -262,7 +269,9 @@ def _entries(jobs: list[SimJob], glob: Mapping[str, str]) -> list[_Entry]:
         threads = [(t, _thread_dirs(t, job.name)) for t in job.threads]
         if not option_flag(options, "group_reporting"):
             for t, d in threads:
-                entries.append(_Entry(job.name, gid, 1, own, options, d, _ms(_thread_s(d)), t.cpu_s, _thread_s(d)))
+                entries.append(
+                    _Entry(job.name, gid, 1, own, options, d, _ms(_thread_s(d)), t.cpu_s, _thread_s(d), t.ctx)
+                )
             grouped_last = False
             continue
         if not (grouped_last and entries[-1].groupid == gid):
@@ -270,7 +279,7 @@ def _entries(jobs: list[SimJob], glob: Mapping[str, str]) -> list[_Entry]:
         e = entries[-1]
         for t, d in threads:
             e.dirs, e.members, e.job_runtime_ms = _merge(e.dirs, d), e.members + 1, e.job_runtime_ms + _ms(_thread_s(d))
-            e.cpu_s, e.thread_s = e.cpu_s + t.cpu_s, e.thread_s + _thread_s(d)
+            e.cpu_s, e.thread_s, e.ctx = e.cpu_s + t.cpu_s, e.thread_s + _thread_s(d), e.ctx + t.ctx
         e.own, e.options = own, options  # fio shows the last member's options
         grouped_last = True
     for e in entries:
@@ -381,7 +390,7 @@ def _entry_json(e: _Entry, elapsed: int) -> dict:
     out["sync"] = {"total_ios": 0, "lat_ns": _zero_lat()}
     usr_pct, sys_pct = _cpu_pct(e)
     out |= {"job_runtime": e.job_runtime_ms, "usr_cpu": _f6(usr_pct), "sys_cpu": _f6(sys_pct)}
-    out |= {"ctx": 0, "majf": 0, "minf": 0}
+    out |= {"ctx": e.ctx, "majf": 0, "minf": 0}
     ios = sum(d.ios for d in e.dirs.values())
     out["iodepth_level"] = dict(zip(_DEPTH_KEYS, _depth_level(e.options, ios, e.name), strict=True))
     out["iodepth_submit"] = dict.fromkeys(_SUBMIT_KEYS, 0.0)
@@ -531,7 +540,7 @@ def _entry_text(e: _Entry, stamp: str) -> list[str]:
     usr_pct, sys_pct = _cpu_pct(e)
     return [
         *lines,
-        f"  cpu          : usr={usr_pct:3.2f}%, sys={sys_pct:3.2f}%, ctx=0, majf=0, minf=0",
+        f"  cpu          : usr={usr_pct:3.2f}%, sys={sys_pct:3.2f}%, ctx={e.ctx}, majf=0, minf=0",
         f"  IO depths    : {depths}",
         f"     submit    : {zeros}",
         f"     complete  : {zeros}",

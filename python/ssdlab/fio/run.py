@@ -6,7 +6,8 @@ preconditioned state, its jobs' threads as flows (`workload.job_config`). A thre
 are its flow's: its latency histograms (`flow.<i>.latency.{read,write}_ns`) and its window
 (`flow.<i>.requests` / `flow.<i>.throughput.iops`). The host model's costs (`host.submit_us`,
 `host.cpu_us`) give each I/O's submission latency (fio's slat) and the thread's CPU time: each
-of its I/Os costs its core `cpu_us`, at most the whole window.
+of its I/Os costs its core `cpu_us`, at most the whole window; its context switches (fio's ctx)
+are the completions it slept before and woke for (`flow.<i>.host.wakes`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _thread(res: api.Result, i: int, host: dict) -> SimThread:
         ios = sum(c for _, c in hist)
         if ios:
             ops[op] = SimOp(ios, round(total_bytes * ios / n), runtime_s, hist, host.get("submit_us", 0.0) * 1e3)
-    return SimThread(ops, min(n * host.get("cpu_us", 0.0) * 1e-6, runtime_s))
+    ctx = int(m.get(f"flow.{i}.host.wakes", 0))
+    return SimThread(ops, min(n * host.get("cpu_us", 0.0) * 1e-6, runtime_s), ctx)
 
 
 def simulate_jobfile(

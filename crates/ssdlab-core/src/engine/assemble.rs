@@ -121,7 +121,7 @@ pub(super) fn assemble(
     }
     let flows = &run.submitted.flows;
     if !flows.is_empty() {
-        let (fm, fh) = flow_metrics(flows);
+        let (fm, fh) = flow_metrics(flows, resolved.host_model());
         m.extend(fm);
         histograms.extend(fh);
     }
@@ -165,8 +165,9 @@ fn unwritten_reads_note(m: &BTreeMap<String, f64>, cfg: &Config) -> Option<Strin
 /// Latency histograms by name: (bucket, count) pairs.
 type Histograms = BTreeMap<String, Vec<(u64, u64)>>;
 
-/// Per-flow metrics (`flow.<i>.*`, docs/metrics.md) and latency histograms.
-fn flow_metrics(stats: &[FlowStats]) -> (BTreeMap<String, f64>, Histograms) {
+/// Per-flow metrics (`flow.<i>.*`, docs/metrics.md) and latency histograms; `host`: the host
+/// model is on (its threads' wake-ups).
+fn flow_metrics(stats: &[FlowStats], host: bool) -> (BTreeMap<String, f64>, Histograms) {
     let mut m = BTreeMap::new();
     let mut h = BTreeMap::new();
     let programs: u64 = stats.iter().map(|s| s.programs).sum();
@@ -181,6 +182,9 @@ fn flow_metrics(stats: &[FlowStats]) -> (BTreeMap<String, f64>, Histograms) {
             per_s(s.bytes as f64 / (1024.0 * 1024.0)),
         );
         m.insert(format!("{p}.nand.programs"), s.programs as f64);
+        if host {
+            m.insert(format!("{p}.host.wakes"), s.wakes as f64);
+        }
         m.insert(
             format!("{p}.waf"),
             s.programs as f64 / s.written_pages as f64,

@@ -142,10 +142,12 @@ impl Host {
     }
 
     /// Flow `f`'s request completed at `done_us`: when its thread has handled it (its latency
-    /// ends then; the thread acts on it, submitting again, `submit_us` later).
-    fn handle(&mut self, f: usize, done_us: f64) -> f64 {
+    /// ends then; the thread acts on it, submitting again, `submit_us` later), and whether the
+    /// thread was asleep (idle) and woke for it, a context switch as fio counts them (`ctx`).
+    fn handle(&mut self, f: usize, done_us: f64) -> (f64, bool) {
         let c = self.core[f];
-        let start = if self.free_us[c] <= done_us {
+        let woke = self.free_us[c] <= done_us;
+        let start = if woke {
             done_us + self.wake_us
         } else {
             self.free_us[c]
@@ -153,7 +155,7 @@ impl Host {
         self.free_us[c] = start + self.cpu_us;
         self.seen
             .push(Reverse((self.free_us[c].to_bits(), f as u32)));
-        self.free_us[c] - self.submit_us
+        (self.free_us[c] - self.submit_us, woke)
     }
 
     /// When the next handled completion is acted on.
@@ -321,8 +323,8 @@ fn replay(
                 let f = q.next_event()? as usize;
                 match host.as_mut() {
                     Some(h) => {
-                        let seen_us = h.handle(f, q.now);
-                        q.seen(clock, seen_us)?;
+                        let (seen_us, woke) = h.handle(f, q.now);
+                        q.seen(clock, seen_us, woke)?;
                     }
                     None => {
                         flows[f].outstanding -= 1;

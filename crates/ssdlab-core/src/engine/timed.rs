@@ -509,14 +509,18 @@ impl Interface {
 
     /// The host model: the request [`Interface::next_event`] completed last was seen by its
     /// thread at `seen_us`; record it.
-    pub(super) fn seen(&mut self, clock: &mut Clock, seen_us: f64) -> Result<()> {
+    pub(super) fn seen(&mut self, clock: &mut Clock, seen_us: f64, woke: bool) -> Result<()> {
         let Some(d) = self.completed.remove(&self.last_seq) else {
             return Err(SimError::Integrity(format!(
                 "request {} completed but was never taken",
                 self.last_seq
             )));
         };
+        let (flow, measured) = (d.flow as usize, d.caused.is_some());
         d.record(clock, &mut self.stats, seen_us);
+        if woke && measured {
+            self.stats[flow].wakes += 1;
+        }
         Ok(())
     }
 }
@@ -614,6 +618,8 @@ pub(super) struct FlowStats {
     /// pages it wrote.
     pub(super) programs: u64,
     pub(super) written_pages: u64,
+    /// Of its measured completions, those its thread slept before and woke for (host model).
+    pub(super) wakes: u64,
 }
 
 impl FlowStats {
