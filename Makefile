@@ -24,22 +24,19 @@ $(STAMP): pyproject.toml
 
 build: $(BUILT)
 
-# The release profile and features are the tests' too (`make test-rust`): the tests reuse this
-# build of the engine library and its dependencies, and compile only what they alone need (the
-# engine's unit-test program, i.e. its source once more with #[cfg(test)], the integration
-# tests, the examples and proptest; README.md, Quick start, says what that costs).
+# The extension's own profile (`extension`: link-time optimised, Cargo.toml); the tests build
+# the engine again with `release` (README.md, Quick start, says what that costs).
 $(BUILT): $(STAMP) $(SOURCES)
 	@echo "make: building the engine (release; a few minutes the first time)"
-	@$(QUIET) env VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release
+	@$(QUIET) env VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --profile extension
 	@touch $@
 
 run: build
 	$(VENV)/bin/ssdlab compare --out results
 
-# The whole workspace, so that dependencies resolve with the extension's features and the
-# release build of `make build` is reused as it is (ssdlab-py itself has no Rust tests; checked
-# with CARGO_LOG=cargo::core::compiler::fingerprint=info: after `make build` every dependency
-# and the engine library are Fresh).
+# The whole workspace, so that dependencies resolve with the extension's features (ssdlab-py
+# itself has no Rust tests). The `release` profile: a second build of the engine beside the
+# extension's `extension` profile (Cargo.toml says why).
 test-rust:
 	cargo test --release --workspace
 
@@ -61,7 +58,7 @@ bench: build
 # ziglang package) against that glibc; `pip install dist/ssdlab-*.whl` needs no Rust.
 wheel: $(STAMP) $(ZIG)
 	rm -f dist/ssdlab-*.whl
-	PATH=$(abspath $(VENV))/bin:$$PATH maturin build --release --zig --compatibility manylinux2014 --auditwheel check --out dist
+	PATH=$(abspath $(VENV))/bin:$$PATH maturin build --profile extension --zig --compatibility manylinux2014 --auditwheel check --out dist
 	@ls dist/ssdlab-*.whl
 
 # zig (100 MB) only for wheels, not for `make run`.
