@@ -352,13 +352,14 @@ def rates(pages: float, walls: list[float]) -> dict:
 
 
 def build_example(name: str = "simulate") -> Path:
-    # --workspace, as `make build` and `make test` resolve it: the build of those is reused.
+    # The extension's profile (link-time optimised, Cargo.toml), so that the engine measured
+    # alone is the one the Python package runs; --workspace, as `make build` resolves features.
     subprocess.run(
-        ["cargo", "build", "--release", "-q", "--workspace", "--example", name],
+        ["cargo", "build", "--profile", "extension", "-q", "--workspace", "--example", name],
         cwd=ROOT,
         check=True,
     )
-    return ROOT / "target" / "release" / "examples" / name
+    return ROOT / "target" / "extension" / "examples" / name
 
 
 def latency() -> dict:

@@ -473,3 +473,24 @@ def test_raw_values_of_a_relative_parameter_are_its_factor():
     assert moved(sp[0], 10.0, 0.5, -1) == pytest.approx(1.0)
     assert moved(sp[1], 9.0, 0.5, 1) == 10.0  # clipped at the bound
     assert moved(sp[3], 4, 0.01, -1) == 3  # an integer moves at least one
+
+
+def test_the_fio_spaces_differ_only_in_how_page_types_are_fitted():
+    """space.toml fits the centre and upper pages' times as factors of the lower page's;
+    space-unordered.toml (the 980 PRO's, the real-devices study's `space` key) in free ranges;
+    every other parameter is the same in both."""
+    from ssdlab.fio import fit
+
+    ordered = {p.key: p for p in C.load_space(fit.DEFAULT_SPACE).params}
+    free = {p.key: p for p in C.load_space(fit.DEFAULT_SPACE.with_name("space-unordered.toml")).params}
+    assert ordered.keys() == free.keys()
+    page_types = {f"nand.{op}_{t}_us" for op in ("read", "program") for t in ("csb", "msb")}
+    assert {k for k, p in ordered.items() if p.relative_to} == page_types
+    assert {k: ordered[k].relative_to for k in page_types} == {
+        "nand.read_csb_us": "nand.read_us", "nand.read_msb_us": "nand.read_us",
+        "nand.program_csb_us": "nand.program_us", "nand.program_msb_us": "nand.program_us",
+    }  # fmt: skip
+    assert not any(p.relative_to for p in free.values())
+    assert all(ordered[k] == free[k] for k in ordered.keys() - page_types)
+    study = (C.DEFAULT_SPACE.parents[1] / "studies" / "real_devices" / "study.toml").read_text()
+    assert 'space = "space-unordered.toml"' in study
