@@ -361,21 +361,23 @@ def _study(sp: Space, known: Mapping, seed: int):
 
 
 def _values(sp: Space, trial) -> dict:
-    """A trial's configuration values (a relative parameter's factor times its reference's value)."""
-    out = {}
-    for p in sp.params:
-        if p.integer:
-            v = trial.suggest_int(p.key, int(p.low), int(p.high), log=p.log)
-        else:
-            v = trial.suggest_float(p.key, p.low, p.high, log=p.log)
-        out[p.key] = _rounded(p, v * out[p.relative_to] if p.relative_to else v)
-    return out
+    """A trial's configuration values."""
+    suggest = {True: lambda p: trial.suggest_int(p.key, int(p.low), int(p.high), log=p.log),
+               False: lambda p: trial.suggest_float(p.key, p.low, p.high, log=p.log)}  # fmt: skip
+    return _configured(sp, {p.key: suggest[p.integer](p) for p in sp.params})
 
 
 def _midpoint(sp: Space) -> dict:
+    mid = {p.key: p.clip(math.sqrt(p.low * p.high) if p.log else (p.low + p.high) / 2) for p in sp.params}
+    return _configured(sp, mid)
+
+
+def _configured(sp: Space, raw: Mapping) -> dict:
+    """Configuration values of the optimiser's values `raw`: a relative parameter's factor times
+    its reference's value, each rounded as run."""
     out = {}
     for p in sp.params:
-        v = p.clip(math.sqrt(p.low * p.high) if p.log else (p.low + p.high) / 2)
+        v = raw[p.key]
         out[p.key] = _rounded(p, v * out[p.relative_to] if p.relative_to else v)
     return out
 

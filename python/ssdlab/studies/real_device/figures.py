@@ -166,8 +166,7 @@ def _ranges(df, best):
             ax.barh(i, 1.0, left=0.0, height=0.5, color="#e4e4e4", zorder=1)
             ax.plot([pos], [i], marker="D", color=F.PALETTE[1], zorder=3)
             ax.text(-0.04, i, f"{_g(p.low)}", ha="right", va="center", fontsize=6)
-            high = f"{_g(p.high)}" + (f" × {p.relative_to}" if p.relative_to else "")
-            ax.text(1.04, i, high, ha="left", va="center", fontsize=6)
+            ax.text(1.04, i, _high(p), ha="left", va="center", fontsize=6)
             # the fitted value over its diamond, in the gap above the bar (the y axis runs down)
             ax.text(pos, i - 0.3, _g(v), ha="center", va="bottom", fontsize=6, color=F.PALETTE[1])
         ax.set_yticks(range(len(params)), [p.key for p in params])
@@ -180,6 +179,11 @@ def _ranges(df, best):
         F._finish(fig, ax)
         ax.tick_params(axis="y", length=0)
         return fig
+
+
+def _high(p) -> str:
+    """A parameter's upper bound as shown: `2 × nand.read_us` for a relative one."""
+    return _g(p.high) + (f" × {p.relative_to}" if p.relative_to else "")
 
 
 def _g(v) -> str:
@@ -207,9 +211,8 @@ def sections(df):
         "the fitted configuration is <code>profile.toml</code> beside this report.</p>"
     )
     prow = [
-        [p.key, _g(float(best[p.key])), *p.bounds_text().strip("[]").split(" … "), "log" if p.log else "linear",
-         p.source] for p in params
-    ]  # fmt: skip
+        [p.key, _g(float(best[p.key])), _g(p.low), _high(p), "log" if p.log else "linear", p.source] for p in params
+    ]
     rows = []
     for op in M.OPS:
         for s in M.STAT_NAMES:
