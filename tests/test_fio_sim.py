@@ -255,3 +255,32 @@ def test_run_with_a_profile_under_the_configuration(tmp_path):
     assert (cfg["run"]["mode"], cfg["run"]["precondition"]) == ("timed", "fill-random")
     assert (cfg["device"]["channels"], cfg["device"]["chips_per_channel"], cfg["nand"]["cell"]) == (4, 4, "tlc")
     assert main([*args, "--host", "host"]) == 2
+
+
+def test_fast_forward_runs_a_writing_job_from_the_state_its_ramp_leaves():
+    """With the profile's `fast_forward`, each writing thread first applies the requests fio's
+    ramp and half its runtime issue at the first run's rate (scaled to the simulated device),
+    then the measured ones; reads and profiles without it run once, unchanged."""
+    cfg_meta = tiny().meta | {"fast_forward": True}
+    prof = Profile("tiny", "", cfg_meta, tiny().config | {"buffer": {"kind": "none"}}, tiny().hosts)
+    job = BASE | {"rw": "write", "iodepth": "4", "numjobs": "2", "ramp_time": "2s", "runtime": "6s"}
+    plain = workload.job_config([job], prof)
+    first = api.simulate(plain)
+    cfg, res = workload.simulate_group([job], prof)
+    scale = plain["device"]["logical_bytes"] / prof.capacity_bytes
+    for i, f in enumerate(cfg["flows"]):
+        k = round(first.metrics[f"flow.{i}.throughput.iops"] * (2 + 6 / 2) * scale)
+        assert k > 0 and f["fast_forward_requests"] == k
+        assert f["workload"]["requests"] == plain["flows"][i]["workload"]["requests"] + k
+        # The measured window is the same number of requests as without the fast-forward.
+        assert res.metrics[f"flow.{i}.requests"] == first.metrics[f"flow.{i}.requests"]
+    # A sequential overwrite fast-forwarded over the scaled device leaves GC nothing to copy.
+    assert res.metrics["waf"] == pytest.approx(1.0, abs=0.01)
+    # Reads, and the profile without the key, run once as before.
+    cfg_r, res_r = workload.simulate_group([BASE], prof)
+    assert "fast_forward_requests" not in cfg_r["flows"][0]
+    assert res_r.metrics == api.simulate(workload.job_config([BASE], tiny())).metrics
+    cfg_w, _ = workload.simulate_group([job], Profile("tiny", "", tiny().meta, prof.config, tiny().hosts))
+    assert all("fast_forward_requests" not in f for f in cfg_w["flows"])
+    with pytest.raises(FioError, match="fast_forward must be true or false"):
+        _ = Profile("t", "", tiny().meta | {"fast_forward": "yes"}, {}, {}).fast_forward

@@ -396,6 +396,9 @@ pub struct BufferConfig {
     /// Timed mode: drain in the background once the device has been idle this long (µs; None =
     /// off).
     pub drain_idle_us: Option<f64>,
+    /// Timed mode: the write path's sustained rate (MB/s, 10^6 bytes): flushed pages leave the
+    /// buffer's DRAM no faster (None = as fast as their programs complete).
+    pub drain_mb_s: Option<f64>,
     /// Timed mode: when a flushed page's slot is free for another page: on-program (when its
     /// flush's operations complete) | on-evict (as it leaves the buffer; SSDsim's insert2buffer).
     pub release: String,
@@ -418,6 +421,7 @@ impl Default for BufferConfig {
             padding_fill: "all".into(),
             drain_watermark: None,
             drain_idle_us: None,
+            drain_mb_s: None,
             release: "on-program".into(),
             admission: "earliest-slot".into(),
             tables: Tables::new(),
@@ -716,6 +720,9 @@ pub struct FlowConfig {
     /// The host core its submitting thread runs on (`host.cpu_us`): flows on one core share
     /// it. None = a core of its own.
     pub cpu: Option<u32>,
+    /// Its first requests applied untimed before the measured replay (writes straight to the
+    /// FTL, reads skipped; docs/config.md); 0 = none.
+    pub fast_forward_requests: u64,
 }
 
 impl Default for FlowConfig {
@@ -731,6 +738,7 @@ impl Default for FlowConfig {
             dies: Vec::new(),
             namespace: None,
             cpu: None,
+            fast_forward_requests: 0,
         }
     }
 }
@@ -1450,6 +1458,9 @@ impl BufferConfig {
         if let Some(i) = self.drain_idle_us {
             e.non_negative("buffer.drain_idle_us", i);
         }
+        if let Some(r) = self.drain_mb_s {
+            e.positive("buffer.drain_mb_s", r);
+        }
         if let Some(f) = self.fraction {
             e.fraction("buffer.fraction", f);
         }
@@ -1551,12 +1562,10 @@ impl Config {
                 b.drain_watermark.is_some_and(|w| w < 1.0),
             ),
             ("buffer.drain_idle_us", b.drain_idle_us.is_some()),
+            ("buffer.drain_mb_s", b.drain_mb_s.is_some()),
         ] {
             if on && self.run.mode != "timed" {
-                fail(
-                    k,
-                    "background draining needs time: set run.mode = \"timed\"".into(),
-                );
+                fail(k, "a timed-mode setting: set run.mode = \"timed\"".into());
             }
         }
         if b.drain_idle_us.is_some() && self.run.scheduler != "fifo" {
@@ -1637,6 +1646,12 @@ impl Config {
             }
             if f.weight == 0 {
                 fail(&key("weight"), "must be ≥ 1".into());
+            }
+            if f.fast_forward_requests > 0 && f.queue_depth == 0 {
+                fail(
+                    &key("fast_forward_requests"),
+                    "needs a closed loop (queue_depth ≥ 1): an open loop's arrivals would start where the skipped requests end".into(),
+                );
             }
             if f.max_inflight > 0 && f.queue_depth > 0 {
                 fail(

@@ -404,3 +404,31 @@ fn confinement_errors_name_the_key() {
         assert!(e.contains(want), "{want}: {e}");
     }
 }
+
+/// `flows[i].fast_forward_requests`: a sequential writer fast-forwarded through two passes of a
+/// randomly preconditioned 4 MiB device (1,024 pages) measures the sequential-overwrite state,
+/// whose GC victims hold nothing: WAF exactly 1, where the same 1,024 measured requests without
+/// the fast-forward pay the random state's GC copies. The metrics count only the requests after
+/// it; an open-loop flow refuses it.
+#[test]
+fn fast_forward_starts_the_measured_window_from_the_state_it_leaves() {
+    let text = |ff: u64, depth: u32| {
+        format!(
+            "[device]\nlogical_bytes = \"4MiB\"\npages_per_block = 16\nop = 0.25\nchannels = 2\n\
+             chips_per_channel = 2\n[buffer]\nkind = \"none\"\n\
+             [run]\nmode = \"timed\"\nprecondition = \"fill-random\"\n\
+             [[flows]]\nqueue_depth = {depth}\nfast_forward_requests = {ff}\n\
+             [flows.workload]\nkind = \"sequential\"\nrequests = {}\nfootprint_bytes = \"4MiB\"\n",
+            ff + 1024
+        )
+    };
+    let after = run(&text(2048, 4)).metrics;
+    let before = run(&text(0, 4)).metrics;
+    assert_eq!(after["flow.0.requests"], 1024.0);
+    assert_eq!(after["nand.programs.host"], 1024.0);
+    assert_eq!(after["waf"], 1.0);
+    assert_eq!(before["flow.0.requests"], 1024.0);
+    assert!(before["waf"] > 1.2, "random state: waf {}", before["waf"]);
+    let e = error(&text(10, 0));
+    assert!(e.contains("flows[0].fast_forward_requests"), "{e}");
+}

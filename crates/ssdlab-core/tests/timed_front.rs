@@ -262,6 +262,54 @@ fn buffer_release_on_evict_or_on_program() {
     common::assert_same_metrics(&program, &evict, &same, "drain release");
 }
 
+/// `buffer.drain_mb_s` bounds the rate slots free, whatever the flash does. The set-up of
+/// [`buffer_release_on_evict_or_on_program`] with "on-evict" (slots would free at eviction) and a
+/// write path of 40.96 MB/s: 100 µs per 4 KiB page. W2's flush of two pages at 0 retires them
+/// 0–200, so W3 (at 10) gets its slot at 200 and is done then (its DRAM copy made while it
+/// waited: latency 190) instead of at 11; W2
+/// still completes with its programs, at 400. Unlimited in effect (10^9 MB/s): as without it.
+#[test]
+fn drain_rate_bounds_when_slots_free() {
+    let p = trace(
+        "drain-rate",
+        &[
+            (0, "Write", 0),
+            (0, "Write", 1),
+            (0, "Write", 2),
+            (10, "Write", 3),
+        ],
+    );
+    let m = |rate: &str| {
+        run(
+            &p,
+            1,
+            &format!(
+                "[buffer]\nkind = \"fifo\"\nbytes = \"8KiB\"\nrelease = \"on-evict\"\n{rate}\
+                 [buffer.fifo]\nbatch_pages = 0\n[run]\nmode = \"timed\"\nqueue_depth = 0\n"
+            ),
+        )
+    };
+    let slow = m("drain_mb_s = 40.96\n");
+    close(&slow, "latency.write.max_us", 400.0);
+    close(
+        &slow,
+        "latency.write.mean_us",
+        (1.0 + 1.0 + 400.0 + 190.0) / 4.0,
+    );
+    let fast = m("drain_mb_s = 1e9\n");
+    let none = m("");
+    close(
+        &fast,
+        "latency.write.mean_us",
+        none["latency.write.mean_us"],
+    );
+    close(
+        &none,
+        "latency.write.mean_us",
+        (1.0 + 1.0 + 400.0 + 1.0) / 4.0,
+    );
+}
+
 /// Drained pages free their slots by the same rule. A 2-page LRU buffer drained above half full
 /// (1 page), one die, no DRAM time; W0 W1 W2 at t = 0. W1 leaves 2 pages: W0's page drains
 /// 0–200. W2 takes the slot it left: at 200 with "on-program", at 0 with "on-evict".
@@ -343,6 +391,14 @@ fn front_end_config_errors() {
             "buffer.drain_watermark",
         ),
         ("[buffer]\ndrain_idle_us = 10\n", "run.mode"),
+        (
+            "[buffer]\ndrain_mb_s = 0\n[run]\nmode = \"timed\"\n",
+            "buffer.drain_mb_s",
+        ),
+        (
+            "[buffer]\ndrain_mb_s = 100\n",
+            "`buffer.drain_mb_s`: a timed-mode setting",
+        ),
         (
             "[buffer]\nrelease = \"on-flush\"\n",
             "config field `buffer.release`: unknown value `on-flush`",

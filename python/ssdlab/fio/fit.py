@@ -41,7 +41,7 @@ from ..calibrate.space import Param, load_space
 from ..sweep.executors import run_local
 from .output import FioError, parse_size, read_output
 from .profile import PROFILE_DIR, Host, Profile, load_profile
-from .workload import job_config
+from .workload import simulate_group
 
 STATS = ("iops", "mean", "p50", "p95", "p99")
 HISTOGRAMS = {"read": "latency.read_ns", "write": "latency.write_ns"}
@@ -174,8 +174,8 @@ def simulate_point(point: Point, profile: Profile, host: str | None = None, seed
     """The prediction of `point`: with `host`, else its own host if the profile has it, else the
     profile's default host."""
     h = host or point.host
-    cfg = job_config([point.options], profile, h if h in profile.hosts else None, seed=seed)
-    return predicted(api.simulate(cfg, progress))
+    _, res = simulate_group([point.options], profile, h if h in profile.hosts else None, seed=seed, progress=progress)
+    return predicted(res)
 
 
 # --------------------------------------------------------------------------------------------

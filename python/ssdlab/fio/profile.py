@@ -8,6 +8,7 @@ A profile is a TOML file (python/ssdlab/profiles/NAME.toml, or any path) with
     capacity_bytes = 1000204886016    # what fio's size=100% means on the real device
     simulated_bytes = 268435456       # the scaled-down device a point is simulated on
     precondition = "fill-random"      # the device's state before a point (run.precondition)
+    fast_forward = true               # a writing point starts from the state its own ramp leaves
     default_host = "jobs-sweep"
 
     [config]                          # the device: any ssdlab configuration keys
@@ -105,6 +106,15 @@ class Profile:
     @property
     def precondition(self) -> str:
         return str(self.meta.get("precondition", "fill"))
+
+    @property
+    def fast_forward(self) -> bool:
+        """Whether a writing point's threads are fast-forwarded through fio's ramp and the first
+        half of its runtime before the simulated window (ssdlab.fio.workload.fast_forwarded)."""
+        v = self.meta.get("fast_forward", False)
+        if not isinstance(v, bool):
+            raise FioError(f"profile {self.name}: [profile] fast_forward must be true or false, not {v!r}")
+        return v
 
     def host(self, name: str | None = None) -> Host:
         name = name or self.meta.get("default_host") or next(iter(self.hosts), None)

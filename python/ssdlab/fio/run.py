@@ -19,7 +19,7 @@ from .. import api
 from .jobfile import JobSpec, read_jobfile
 from .profile import Profile, load_profile
 from .report import SimJob, SimOp, SimThread, fio_json, fio_normal
-from .workload import groups, job_config, threads_of
+from .workload import groups, simulate_group, threads_of
 
 OPS = {"read": "read_ns", "write": "write_ns"}
 
@@ -52,8 +52,8 @@ def simulate_jobfile(
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     out: list[SimJob] = []
     for group in groups(read_jobfile(path)):
-        cfg = job_config([j.options for j in group], prof, host, seed=seed, full_runtime=full_runtime)
-        res = api.simulate(cfg, progress)
+        cfg, res = simulate_group([j.options for j in group], prof, host, seed=seed, full_runtime=full_runtime,
+                                  progress=progress)  # fmt: skip
         first = 0
         for j in group:
             n = threads_of(j.options)[0]

@@ -21,7 +21,7 @@ use super::source::{no_requests, open_source, At, Source};
 use super::timed::{FlowStats, Interface};
 use crate::config::Config;
 use crate::error::{Result, SimError};
-use crate::request::Request;
+use crate::request::{Op, Request};
 use crate::timed::{Arrivals, Clock};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -232,6 +232,33 @@ impl Submissions for Flows<'_> {
     }
 }
 
+/// `flows[i].fast_forward_requests`: each flow's first requests applied untimed before the
+/// timed replay, writes straight to the FTL (as the preconditioning writes), reads skipped; its
+/// generator carries on from there, and the metrics count from the state they leave. The state
+/// a long run's first part leaves (fio's ramp: a sequential overwrite empties GC's victims) at
+/// the preconditioning's speed.
+fn fast_forward(sim: &mut Sim, cfg: &Config, flows: &mut [Flow], lp: &mut Loop) -> Result<()> {
+    if cfg.flows.iter().all(|f| f.fast_forward_requests == 0) {
+        return Ok(());
+    }
+    sim.be.nand.set_logging(false);
+    for (i, (flow, f)) in flows.iter_mut().zip(&cfg.flows).enumerate() {
+        sim.use_flow_map(i);
+        for _ in 0..f.fast_forward_requests {
+            let Some((req, at, _)) = flow.next.take() else {
+                break;
+            };
+            if req.op == Op::Write {
+                sim.fast_forward_write(&req, at)?;
+            }
+            flow.advance()?;
+        }
+    }
+    sim.be.nand.set_logging(true);
+    lp.base = sim.snapshot();
+    Ok(())
+}
+
 /// Replay every flow (`only`: that flow alone, the others idle) on `clock`: each flow's measured
 /// requests (its notes go to the run's warnings).
 fn replay(
@@ -282,6 +309,7 @@ fn replay(
         }
         flows.push(flow);
     }
+    fast_forward(sim, cfg, &mut flows, lp)?;
     sim.use_flow_map(0);
     let mut q = Interface::of(&cfg.run.scheduler, flows.len());
     let mut arb = Arbiter {

@@ -165,7 +165,9 @@ pub(super) struct Loop<'a> {
     /// The request count at which [`Loop::event`] is next due.
     next_event: u64,
     series: Series,
-    base: Snapshot,
+    /// The counters the run's metrics are measured from (after preconditioning and any
+    /// fast-forward).
+    pub(super) base: Snapshot,
     total: u64,
     timing: &'a NandConfig,
     progress: &'a mut dyn Progress,

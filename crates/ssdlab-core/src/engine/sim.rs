@@ -183,6 +183,28 @@ impl Sim {
         Ok(())
     }
 
+    /// Write request `req`'s pages (read at `at`) through the address map straight to the FTL,
+    /// untimed and past the buffer, as the preconditioning writes: a flow's fast-forward.
+    pub(super) fn fast_forward_write(&mut self, req: &Request, at: At) -> Result<()> {
+        let (pb, ppb) = (self.geo.page_bytes, self.geo.pages_per_block);
+        if req.len_bytes == 0 {
+            return Ok(());
+        }
+        if self.tags {
+            self.be.ftl.begin_write(req.len_bytes);
+        }
+        for page in req.offset_bytes / pb..=(req.offset_bytes + req.len_bytes - 1) / pb {
+            let lpn = self.map.map_lpn(&self.geo, page, req, at)?;
+            let unit_page = self.precondition_page(lpn)?;
+            let mut unit = Unit::pages(lpn / ppb, std::slice::from_ref(&unit_page));
+            if self.tags {
+                unit = unit.with_hint(self.be.ftl.tag(lpn));
+            }
+            self.be.ftl.write_unit(unit, &mut self.be.nand)?;
+        }
+        Ok(())
+    }
+
     /// Sectors `mask` of host page `lpn`, written by `req`, through the address map to the buffer.
     #[inline(always)]
     fn write_page(&mut self, lpn: Lpn, mask: SectorMask, req: &Request, at: At) -> Result<()> {

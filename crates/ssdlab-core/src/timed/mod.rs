@@ -266,6 +266,10 @@ pub struct Clock {
     /// `buffer.release = "on-evict"`: SSDsim's rule (insert2buffer frees the evicted sectors at
     /// once; only the evicting request waits for their write-back).
     release_on_evict: bool,
+    /// `buffer.drain_mb_s`: µs the write path takes to retire one page from the buffer (0 =
+    /// unlimited), and when it has retired every page flushed so far.
+    drain_page_us: f64,
+    drain_line_us: f64,
     /// `buffer.admission = "in-order"`: the last write's admission (its pages' slots), which
     /// the next write's cannot precede (None: earliest-slot).
     admitted_us: Option<f64>,
@@ -358,6 +362,11 @@ impl Clock {
             background_steps: 0,
             buffer_slots: BinaryHeap::new(),
             release_on_evict: cfg.buffer.release == "on-evict",
+            drain_page_us: cfg
+                .buffer
+                .drain_mb_s
+                .map_or(0.0, |r| cfg.device.page_bytes.0 as f64 / r),
+            drain_line_us: 0.0,
             admitted_us: (cfg.buffer.admission == "in-order").then_some(0.0),
             interface: (cfg.run.scheduler != "fifo").then(InterfaceStats::default),
             controller: Controller::new(cfg),
@@ -424,6 +433,7 @@ impl Clock {
         self.busy_until = self.busy_until.max(end);
         if pages > 0 {
             let free = if self.release_on_evict { start } else { end };
+            let free = self.retired(start, free, pages);
             self.buffer_slots.push(Reverse((At(free), pages)));
         }
         self.drain.count(pages, measured);
@@ -558,6 +568,18 @@ impl Clock {
         }
     }
 
+    /// `pages` pages leave the buffer from `from`, their slots otherwise free at `free`: with
+    /// `buffer.drain_mb_s`, not before the write path has retired them, after every page it
+    /// retired before (a sustained write rate that the flash's speed and GC do not set).
+    #[inline]
+    fn retired(&mut self, from: f64, free: f64, pages: u64) -> f64 {
+        if self.drain_page_us == 0.0 {
+            return free;
+        }
+        self.drain_line_us = self.drain_line_us.max(from) + pages as f64 * self.drain_page_us;
+        free.max(self.drain_line_us)
+    }
+
     /// The buffer holds `pages` pages: its slots, free from the start.
     pub fn set_buffer_pages(&mut self, pages: u64) {
         self.drain.set_capacity(pages);
@@ -589,6 +611,7 @@ impl Clock {
             } else {
                 ops_end
             };
+            let free = self.retired(ready_us, free, flushed);
             self.buffer_slots.push(Reverse((At(free), flushed)));
         }
         if dropped > 0 {
