@@ -105,8 +105,10 @@ def _point_metrics(row: dict) -> dict:
 
 
 def run(spec, out_dir, executor="local", address=None, workers=None, progress=True) -> SweepSummary:
-    """Calibrate each device on its points not held out, write its profile beside the results,
-    and predict every point with it, with every mechanism on and with each one off."""
+    """Calibrate each device on its points not held out and predict every point with it, with
+    every mechanism on and with each one off; write its profile beside the results, or (with
+    `calibrate.refit_all`) the profile of a second calibration on every point, started from the
+    first's best."""
     t0 = time.monotonic()
     c = spec.get("calibrate", {})
     trials, seed = int(c.get("trials", fit.DEFAULT_TRIALS)), int(c.get("seed", 0))
