@@ -253,8 +253,8 @@ def fio_jobs_config(host: bool) -> dict:
     """Four fio jobs (threads) of QD 32 on one namespace, random 4 KiB reads and writes 70/30
     after the campaign's preconditioning (fill, then random overwrites of twice the device), on
     8 x 4 dies with the timed mechanisms of the real-device model, 16 KiB TLC pages and the write
-    cache admitting in order behind a 2 GB/s write path (`buffer.drain_mb_s`); `host`: each thread's core with its per-I/O cost and wake-up (the
-    target >= 1 M requests/s is with it on)."""
+    cache admitting in order behind a 2 GB/s write path (`buffer.drain_mb_s`); `host`: each
+    thread's core with its per-I/O cost and wake-up (the target >= 1 M requests/s is with it on)."""
     cfg = mechanisms_timed_config()
     workload = {**cfg.pop("workload"), "requests": TIMED_REQUESTS // 4, "footprint_bytes": "2GiB"}
     cfg["device"]["logical_bytes"] = "2GiB"
