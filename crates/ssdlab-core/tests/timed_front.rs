@@ -266,8 +266,8 @@ fn buffer_release_on_evict_or_on_program() {
 /// [`buffer_release_on_evict_or_on_program`] with "on-evict" (slots would free at eviction) and a
 /// write path of 40.96 MB/s: 100 µs per 4 KiB page. W2's flush of two pages at 0 retires them
 /// 0–200, so W3 (at 10) gets its slot at 200 and is done then (its DRAM copy made while it
-/// waited: latency 190) instead of at 11; W2
-/// still completes with its programs, at 400. Unlimited in effect (10^9 MB/s): as without it.
+/// waited: latency 190) instead of at 11; W2 still completes with its programs, at 400.
+/// Unlimited in effect (10^9 MB/s): as without it.
 #[test]
 fn drain_rate_bounds_when_slots_free() {
     let p = trace(

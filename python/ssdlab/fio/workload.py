@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from .. import api
 from .output import FioError, option_flag, option_int, parse_size, parse_time
 from .profile import ENGINES, Profile
 
@@ -288,8 +289,6 @@ def simulate_group(
     """Simulate fio jobs that run together: (their configuration, the result). With the
     profile's `fast_forward`, a group that writes runs twice: the first run's rates set each
     writing thread's fast-forward (`fast_forwarded`), the second is the prediction."""
-    from .. import api
-
     cfg = job_config(jobs, profile, host, seed=seed, full_runtime=full_runtime)
     res = api.simulate(cfg, progress)
     if profile.fast_forward and not full_runtime and fast_forwarded(cfg, jobs, profile, res.metrics):

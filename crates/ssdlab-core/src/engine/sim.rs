@@ -130,14 +130,10 @@ impl Sim {
                 self.be.ftl.begin_write(ppb * self.geo.page_bytes);
             }
             for off in 0..ppb {
-                let page = self.precondition_page(lbn * ppb + off)?;
                 if self.tags {
-                    let hint = self.be.ftl.tag(lbn * ppb + off);
-                    self.be
-                        .ftl
-                        .write_unit(Unit::pages(lbn, &[page]).with_hint(hint), &mut self.be.nand)?;
+                    self.write_straight(lbn * ppb + off)?;
                 } else {
-                    unit.push(page);
+                    unit.push(self.precondition_page(lbn * ppb + off)?);
                 }
             }
             if !self.tags {
@@ -148,6 +144,18 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// Logical page `lpn` written straight to the FTL as the preconditioning writes it (a new
+    /// version, with its placement tag when the FTL places by tag; the caller has begun the
+    /// write request).
+    fn write_straight(&mut self, lpn: Lpn) -> Result<()> {
+        let page = self.precondition_page(lpn)?;
+        let mut unit = Unit::pages(lpn / self.geo.pages_per_block, std::slice::from_ref(&page));
+        if self.tags {
+            unit = unit.with_hint(self.be.ftl.tag(lpn));
+        }
+        self.be.ftl.write_unit(unit, &mut self.be.nand)
     }
 
     /// A new version of logical page `lpn` written by the preconditioning (the latest, when
@@ -169,16 +177,13 @@ impl Sim {
     /// state of random overwrites (GC running, logically adjacent pages scattered).
     pub(super) fn precondition_random(&mut self, writes: u64, seed: u64) -> Result<()> {
         let mut rng = crate::rng::Rng::new(seed ^ 0x5eed_f111_7a2d_0000);
-        let (ppb, pages) = (self.geo.pages_per_block, self.geo.logical_pages);
+        let pages = self.geo.logical_pages;
         for _ in 0..writes {
             let lpn = rng.below(pages);
-            let page = self.precondition_page(lpn)?;
-            let mut unit = Unit::pages(lpn / ppb, std::slice::from_ref(&page));
             if self.tags {
                 self.be.ftl.begin_write(self.geo.page_bytes);
-                unit = unit.with_hint(self.be.ftl.tag(lpn));
             }
-            self.be.ftl.write_unit(unit, &mut self.be.nand)?;
+            self.write_straight(lpn)?;
         }
         Ok(())
     }
@@ -186,7 +191,7 @@ impl Sim {
     /// Write request `req`'s pages (read at `at`) through the address map straight to the FTL,
     /// untimed and past the buffer, as the preconditioning writes: a flow's fast-forward.
     pub(super) fn fast_forward_write(&mut self, req: &Request, at: At) -> Result<()> {
-        let (pb, ppb) = (self.geo.page_bytes, self.geo.pages_per_block);
+        let pb = self.geo.page_bytes;
         if req.len_bytes == 0 {
             return Ok(());
         }
@@ -195,12 +200,7 @@ impl Sim {
         }
         for page in req.offset_bytes / pb..=(req.offset_bytes + req.len_bytes - 1) / pb {
             let lpn = self.map.map_lpn(&self.geo, page, req, at)?;
-            let unit_page = self.precondition_page(lpn)?;
-            let mut unit = Unit::pages(lpn / ppb, std::slice::from_ref(&unit_page));
-            if self.tags {
-                unit = unit.with_hint(self.be.ftl.tag(lpn));
-            }
-            self.be.ftl.write_unit(unit, &mut self.be.nand)?;
+            self.write_straight(lpn)?;
         }
         Ok(())
     }
