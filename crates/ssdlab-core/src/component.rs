@@ -15,6 +15,8 @@ pub struct Component {
     pub params: ParamSpec,
     /// Shared section keys it reads (defaults come from `Config::default()`).
     pub reads: &'static [&'static str],
+    /// Its table when not `[<category>.<name>]` (a section of its own, as `[fdp]`).
+    pub own_table: Option<&'static str>,
 }
 
 impl Component {
@@ -31,7 +33,14 @@ impl Component {
             summary,
             params,
             reads,
+            own_table: None,
         }
+    }
+
+    /// The same component with its parameters in the section `[table]`.
+    pub const fn at_table(mut self, table: &'static str) -> Component {
+        self.own_table = Some(table);
+        self
     }
 
     /// A component whose own parameters are the type `P` (`crate::params::NoParams`: none).
@@ -46,6 +55,9 @@ impl Component {
 
     /// Dotted name of the component's parameter table, e.g. `buffer.hitstat`.
     pub fn table(&self) -> String {
+        if let Some(t) = self.own_table {
+            return t.to_string();
+        }
         format!("{}.{}", self.category, self.name)
     }
 

@@ -25,6 +25,9 @@ pub struct Config {
     /// Sequential-stream detection and read-ahead into the controller's DRAM (`[readahead]`;
     /// off by default).
     pub readahead: ReadAheadConfig,
+    /// NVMe Flexible Data Placement on the page FTL (`[fdp]`; off by default).
+    #[serde(skip_serializing_if = "FdpConfig::is_default")]
+    pub fdp: FdpConfig,
     /// Timed mode: several I/O flows (tenants) sharing the device, `[[flows]]`; empty = one
     /// flow, the `[workload]` with `run.queue_depth` and `run.max_inflight`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -691,6 +694,61 @@ impl ReadAheadConfig {
     }
 }
 
+pub const FDP_INITIALLY: &str = "initially-isolated";
+pub const FDP_PERSISTENTLY: &str = "persistently-isolated";
+/// The most handles (RUHs) a device may have here (the specification allows 65,535; shipped
+/// FDP SSDs have 8 to 128).
+pub const FDP_MAX_HANDLES: u32 = 256;
+/// The most reclaim groups.
+pub const FDP_MAX_GROUPS: u32 = 64;
+
+crate::params! {
+    /// NVMe Flexible Data Placement on the page FTL (`[fdp]`; docs/config.md; its rules are
+    /// `ftl/fdp.rs`'s).
+    pub struct FdpConfig {
+        /// FDP on the page FTL: writes go to the open reclaim unit of the handle their placement identifier names.
+        enabled: bool = false,
+        /// Reclaim groups: the dies split into this many equal sets, each reclaimed on its own.
+        reclaim_groups: u32 = 1,
+        /// Reclaim unit handles (RUHs), each with one open reclaim unit per group.
+        handles: u32 = 8,
+        /// Reclaim unit size in bytes, a whole number of FTL blocks (superblocks across a group's dies); 0 = one.
+        ru_bytes: Size = Size(0),
+        /// initially-isolated (GC may mix handles' data) | persistently-isolated (GC keeps each handle's data apart).
+        handle_type: String = FDP_INITIALLY.into(),
+    }
+}
+
+impl crate::params::Params for FdpConfig {
+    fn check(&self, table: &str) -> Result<()> {
+        if !(1..=FDP_MAX_GROUPS).contains(&self.reclaim_groups) {
+            return Err(SimError::config(
+                format!("{table}.reclaim_groups"),
+                format!("{} is not in 1..={FDP_MAX_GROUPS}", self.reclaim_groups),
+            ));
+        }
+        if !(1..=FDP_MAX_HANDLES).contains(&self.handles) {
+            return Err(SimError::config(
+                format!("{table}.handles"),
+                format!("{} is not in 1..={FDP_MAX_HANDLES}", self.handles),
+            ));
+        }
+        crate::error::one_of(
+            &format!("{table}.handle_type"),
+            &self.handle_type,
+            &[FDP_INITIALLY, FDP_PERSISTENTLY],
+        )
+    }
+}
+
+impl FdpConfig {
+    /// Everything at its default (the section is left out of a resolved configuration, so
+    /// that results without FDP keep their keys).
+    pub fn is_default(&self) -> bool {
+        *self == FdpConfig::default()
+    }
+}
+
 /// `[[flows]]`: one I/O flow (a tenant) with its own submission queue (timed mode).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -723,6 +781,9 @@ pub struct FlowConfig {
     /// Its first requests applied untimed before the measured replay (writes straight to the
     /// FTL, reads skipped; docs/config.md); 0 = none.
     pub fast_forward_requests: u64,
+    /// The NVMe FDP placement identifier its writes carry (`[fdp]`), replacing its workload's
+    /// own; None = the workload's.
+    pub placement_id: Option<u16>,
 }
 
 impl Default for FlowConfig {
@@ -739,6 +800,7 @@ impl Default for FlowConfig {
             namespace: None,
             cpu: None,
             fast_forward_requests: 0,
+            placement_id: None,
         }
     }
 }
@@ -1219,6 +1281,7 @@ impl Config {
         self.controller.check(e);
         self.host.check(e);
         self.readahead.check(e);
+        e.0.extend(crate::params::Params::check(&self.fdp, "fdp").err());
     }
 
     /// The checks between fields (a trace needs a path, background GC needs timed mode, ...).

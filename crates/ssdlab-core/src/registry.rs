@@ -72,6 +72,9 @@ pub static PLACEMENTS: &[&placement::Entry] = &[
     &placement::oracle::ENTRY,
 ];
 
+/// Device interfaces beside the FTL, each a section of its own (`[fdp]`).
+pub static INTERFACES: &[Component] = &[crate::ftl::fdp::INFO];
+
 pub static GC_POLICIES: &[Component] = crate::gc::POLICIES;
 
 pub static PADDINGS: &[&Entry<padding::Ctor>] = &[
@@ -102,6 +105,7 @@ pub fn components() -> Vec<Component> {
     v.extend(PADDINGS.iter().map(|e| e.info));
     v.extend(SCHEDULERS.iter().map(|e| e.info));
     v.extend(PLACEMENTS.iter().map(|e| e.info));
+    v.extend(INTERFACES.iter().copied());
     v
 }
 

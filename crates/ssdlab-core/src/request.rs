@@ -22,6 +22,10 @@ pub struct Request {
     /// it has none (see [`Request::measured`]). An `f32` (exact for whole µs up to 16 s, and
     /// to 0.1 µs up to 1.6 s) keeps the request at 40 bytes.
     pub measured_us: f32,
+    /// NVMe FDP placement identifier its writes carry (`[fdp]`; 0 when the source gives none):
+    /// a trace's `placement_id` column, fio's `fdp_pli`, a flow's `placement_id`, a synthetic
+    /// workload's stream.
+    pub placement_id: u16,
 }
 
 impl Request {
@@ -35,7 +39,15 @@ impl Request {
             len_bytes,
             dev,
             measured_us: f32::NAN,
+            placement_id: 0,
         }
+    }
+
+    /// The same request carrying placement identifier `pid`.
+    #[inline]
+    pub fn with_placement_id(mut self, pid: u16) -> Request {
+        self.placement_id = pid;
+        self
     }
 
     /// The measured latency in µs, when the trace has one for this request.
@@ -56,6 +68,7 @@ impl PartialEq for Request {
             && self.offset_bytes == o.offset_bytes
             && self.len_bytes == o.len_bytes
             && self.dev == o.dev
+            && self.placement_id == o.placement_id
             && (self.measured_us == o.measured_us
                 || (self.measured_us.is_nan() && o.measured_us.is_nan()))
     }

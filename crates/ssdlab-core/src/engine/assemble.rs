@@ -52,6 +52,14 @@ impl Sim {
         for (k, v) in window {
             m.insert(k.to_string(), v);
         }
+        if let Some(&media) = m.get("fdp.mbmw_bytes") {
+            // FDP's HBMW: what the host wrote (its pages, as `waf` counts them), whatever the
+            // write buffer absorbed before the media.
+            let host = m["host.write_pages"] * self.geo.page_bytes as f64;
+            m.insert("fdp.hbmw_bytes".into(), host);
+            let waf = if host > 0.0 { media / host } else { f64::NAN };
+            m.insert("fdp.waf".into(), waf);
+        }
         if self.be.readahead.on() {
             let ra = crate::nand::Cause::ReadAhead as usize;
             let reads = end.nand.reads[ra] - base.nand.reads[ra];

@@ -73,6 +73,9 @@ fn check_supports(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimErr
         );
         errors.push(SimError::config("ftl.kind", msg));
     }
+    if cfg.fdp.enabled {
+        check_fdp(cfg, ftl, errors);
+    }
     let unit = cfg.device.page_bytes.0;
     if cfg.nand.units_per_page(unit) > 1 && !ftl.supports.large_pages {
         let msg = format!(
@@ -80,6 +83,37 @@ fn check_supports(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimErr
             with(|s| s.large_pages)
         );
         errors.push(SimError::config("nand.physical_page_bytes", msg));
+    }
+}
+
+/// What `[fdp]` needs of the rest: an FTL that implements it, no sets of dies of the flows' own,
+/// and (timed) dies that split evenly into its reclaim groups.
+fn check_fdp(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimError>) {
+    if !ftl.supports.fdp {
+        let names: Vec<&str> = registry::FTLS
+            .iter()
+            .filter(|e| e.supports.fdp)
+            .map(|e| e.info.name)
+            .collect();
+        let msg = format!(
+            "FDP (fdp.enabled) is implemented on the {} FTL, not ftl.kind = \"{}\"",
+            names.join(" or "),
+            cfg.ftl.kind
+        );
+        errors.push(SimError::config("fdp.enabled", msg));
+    }
+    if cfg.flows_confined() {
+        errors.push(SimError::config(
+            "fdp.enabled",
+            "FDP's reclaim groups are its sets of dies: flows cannot also be confined to channels or dies",
+        ));
+    }
+    let (groups, dies) = (cfg.fdp.reclaim_groups as u64, cfg.device.dies());
+    if cfg.run.mode == "timed" && !dies.is_multiple_of(groups) {
+        errors.push(SimError::config(
+            "fdp.reclaim_groups",
+            format!("{groups} reclaim groups cannot split the device's {dies} dies evenly"),
+        ));
     }
 }
 

@@ -35,6 +35,8 @@ struct Flow {
     cap: usize,
     urgent: bool,
     weight: u32,
+    /// The FDP placement identifier its writes carry (`flows[i].placement_id`), if set.
+    pid: Option<u16>,
     arrivals: Arrivals,
     /// The next request to submit, with where it is and (open loop) its arrival on the clock.
     next: Option<(Request, At, f64)>,
@@ -58,7 +60,10 @@ impl Flow {
     fn advance(&mut self) -> Result<()> {
         loop {
             if let Some(r) = self.src.next() {
-                let req = r?;
+                let mut req = r?;
+                if let Some(pid) = self.pid {
+                    req.placement_id = pid;
+                }
                 let at = self.src.at();
                 let a = if self.depth == 0 {
                     self.arrivals.at(req.time_us)
@@ -289,6 +294,7 @@ fn replay(
             cap: f.max_inflight as usize,
             urgent: f.priority == "urgent",
             weight: f.weight,
+            pid: f.placement_id,
             arrivals: Arrivals::new(cfg.run.time_scale),
             next: None,
             passes_left: if only.is_none_or(|o| o == i) {

@@ -262,6 +262,9 @@ pub(super) fn drive<S: Submissions>(
     let clock = if resolved.run.mode == "timed" {
         sim.be.nand.set_logging(true);
         let mut c = Clock::new(resolved, crate::registry::build_scheduler(resolved)?);
+        if let Some(parts) = crate::ftl::fdp::stripes(resolved, sim.geo.physical_blocks)? {
+            c.partition(resolved, &parts);
+        }
         c.set_buffer_pages(sim.buffer_pages);
         sim.drain_to = c.drain.target();
         Some(c)

@@ -41,6 +41,8 @@ pub(super) struct Sim {
     pub(super) buffer_pages: u64,
     /// The FTL tags host pages (placement): pages carry its tag, not the request's stream.
     tags: bool,
+    /// FDP: pages carry their request's placement identifier, not its stream.
+    pids: bool,
     /// Timed mode: the watermark drains since the clock last took them (operations, pages),
     /// as the NAND log holds their operations.
     pub(super) drains: Vec<(u32, u64)>,
@@ -63,6 +65,7 @@ impl Sim {
         Ok(Sim {
             buffer_pages: 0,
             tags: be.ftl.tags(),
+            pids: be.ftl.placement_ids(),
             page_shift: geo.page_bytes.trailing_zeros(),
             latest: if check {
                 crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
@@ -131,7 +134,7 @@ impl Sim {
             }
             for off in 0..ppb {
                 if self.tags {
-                    self.write_straight(lbn * ppb + off)?;
+                    self.write_straight(lbn * ppb + off, 0)?;
                 } else {
                     unit.push(self.precondition_page(lbn * ppb + off)?);
                 }
@@ -147,13 +150,15 @@ impl Sim {
     }
 
     /// Logical page `lpn` written straight to the FTL as the preconditioning writes it (a new
-    /// version, with its placement tag when the FTL places by tag; the caller has begun the
-    /// write request).
-    fn write_straight(&mut self, lpn: Lpn) -> Result<()> {
+    /// version, with its placement tag when the FTL places by tag, else placement identifier
+    /// `pid` under FDP; the caller has begun the write request).
+    fn write_straight(&mut self, lpn: Lpn, pid: u16) -> Result<()> {
         let page = self.precondition_page(lpn)?;
         let mut unit = Unit::pages(lpn / self.geo.pages_per_block, std::slice::from_ref(&page));
         if self.tags {
             unit = unit.with_hint(self.be.ftl.tag(lpn));
+        } else if self.pids {
+            unit = unit.with_hint(pid as u32);
         }
         self.be.ftl.write_unit(unit, &mut self.be.nand)
     }
@@ -183,7 +188,7 @@ impl Sim {
             if self.tags {
                 self.be.ftl.begin_write(self.geo.page_bytes);
             }
-            self.write_straight(lpn)?;
+            self.write_straight(lpn, 0)?;
         }
         Ok(())
     }
@@ -200,7 +205,7 @@ impl Sim {
         }
         for page in req.offset_bytes / pb..=(req.offset_bytes + req.len_bytes - 1) / pb {
             let lpn = self.map.map_lpn(&self.geo, page, req, at)?;
-            self.write_straight(lpn)?;
+            self.write_straight(lpn, req.placement_id)?;
         }
         Ok(())
     }
@@ -215,6 +220,8 @@ impl Sim {
         }
         let hint = if self.tags {
             self.be.ftl.tag(lpn)
+        } else if self.pids {
+            req.placement_id as u32
         } else {
             req.dev
         };

@@ -1306,6 +1306,11 @@ impl LinesFtl {
     pub fn free_lines(&self) -> usize {
         self.free.len()
     }
+
+    /// Its free units (lines), as the flat view reports them.
+    fn free_blocks(&self) -> usize {
+        self.free.len()
+    }
 }
 
 /// Per-class metric names (classes 0..8).

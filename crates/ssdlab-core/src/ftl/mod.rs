@@ -7,6 +7,7 @@ pub mod bast;
 pub mod block;
 pub mod dftl;
 pub mod fast;
+pub mod fdp;
 pub mod hybrid;
 pub mod lines;
 pub mod log_stats;
@@ -30,7 +31,7 @@ macro_rules! flat_view {
         }
         fn stat(&self, name: &str) -> Option<f64> {
             match name {
-                "free_blocks" => Some(self.free.len() as f64),
+                "free_blocks" => Some(self.free_blocks() as f64),
                 _ => None,
             }
         }
@@ -82,6 +83,8 @@ pub struct Supports {
     /// Flash pages larger than the mapping unit (`nand.physical_page_bytes`): it writes each
     /// block's pages in order.
     pub large_pages: bool,
+    /// NVMe Flexible Data Placement (`[fdp]`, `fdp.rs`).
+    pub fdp: bool,
 }
 
 impl Supports {
@@ -90,6 +93,7 @@ impl Supports {
         background_gc: false,
         die_sets: false,
         large_pages: false,
+        fdp: false,
     };
 }
 
@@ -207,6 +211,11 @@ pub trait Ftl: FtlView + std::any::Any {
     /// [`Ftl::begin_write`] for each write request and [`Ftl::tag`] for each of its pages, and
     /// the page's buffer entry carries the tag as its hint (instead of the request's stream).
     fn tags(&self) -> bool {
+        false
+    }
+    /// FDP: host pages carry their request's placement identifier as their hint (instead of
+    /// the request's stream).
+    fn placement_ids(&self) -> bool {
         false
     }
     /// Placement: a host write request of `bytes` bytes enters the write path.

@@ -5,6 +5,7 @@
 //! Memory: 4 bytes of L2P per logical page + 4 bytes of P2L per physical page, plus ~40 bytes per
 //! block. Validity is implied by P2L (an invalidated page has P2L = NONE), so no bitmap is kept.
 
+use super::fdp::{self, Fdp};
 use super::{Ftl, FtlView, Shape, Unit, UnitPage};
 use crate::error::{Result, SimError};
 use crate::gc::{Stalls, VictimPolicy, VictimSelector};
@@ -18,20 +19,27 @@ const NONE: u32 = u32::MAX;
 const GC_AHEAD: u32 = 8;
 
 pub struct PageFtl {
+    /// Pages of a unit of allocation and GC: a block, or with FDP a reclaim unit of several.
     ppb: u32,
+    /// Pages of a logical block (a flush unit's LBN), and of a physical block.
+    lppb: u32,
     block_of: Divisor,
     logical_pages: u64,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     valid: Vec<u32>,
     write_ptr: Vec<u32>,
-    free: VecDeque<u32>,
-    /// Open block of each host stream (NONE = none yet).
-    host_open: Vec<u32>,
-    /// Open block of the GC frontier (NONE = none yet); unused when GC shares stream 0.
-    gc_open: u32,
-    separate_gc: bool,
-    selector: VictimSelector,
+    /// Free units of each reclaim group (one group without FDP).
+    free: Vec<VecDeque<u32>>,
+    /// Open unit of each frontier (NONE = none yet): the host streams (with FDP, one per
+    /// placement identifier), then GC's.
+    open: Vec<u32>,
+    /// Host frontiers: the first `hosts` of `open`.
+    hosts: usize,
+    /// Where GC copies go without FDP or placement: its own frontier (`hosts`) or stream 0.
+    gc_slot: usize,
+    /// Victim selection of each reclaim group (each over every unit, holding its group's).
+    selector: Vec<VictimSelector>,
     gc_threshold: u64,
     in_gc: bool,
     /// Logical time: host pages programmed so far (cost-benefit age).
@@ -51,6 +59,8 @@ pub struct PageFtl {
     /// `[placement]` other than none: it picks each page's frontier (host stream slots are its
     /// classes; GC copies go where it says), with each block's class and opening time.
     placement: Option<Placed>,
+    /// `[fdp]` on: reclaim groups, handles and their statistics (`fdp.rs`).
+    fdp: Option<Box<Fdp>>,
 }
 
 struct Placed {
@@ -119,10 +129,6 @@ impl PageFtl {
         separate_gc: bool,
         check: bool,
     ) -> Result<Self> {
-        let ppb = geo.pages_per_block as u32;
-        let blocks = geo.physical_blocks;
-        let phys_pages = geo.physical_pages();
-        super::check_ppn_range(phys_pages, NONE, "the page FTL")?;
         let params = Params {
             gc_free_blocks,
             streams,
@@ -132,6 +138,7 @@ impl PageFtl {
         // GC must always find a block with an invalid page: keep more physical blocks than the
         // logical data can fill plus the open and reserved blocks.
         let need = geo.logical_blocks() + params.spare_blocks();
+        let blocks = geo.physical_blocks;
         if blocks < need {
             let min_op = need as f64 / geo.logical_blocks() as f64 - 1.0;
             return Err(SimError::config(
@@ -144,19 +151,114 @@ impl PageFtl {
                 ),
             ));
         }
+        let slots = frontiers as usize;
+        let gc_slot = if separate_gc { streams as usize } else { 0 };
+        Self::build(
+            geo,
+            gc,
+            threshold,
+            streams as usize,
+            slots,
+            gc_slot,
+            1,
+            check,
+        )
+    }
+
+    /// The page FTL as an FDP device (`[fdp]`): its units are reclaim units, its host
+    /// frontiers the placement identifiers, GC per reclaim group into the handle type's units.
+    pub fn new_fdp(
+        geo: &Geometry,
+        gc: VictimPolicy,
+        gc_free_blocks: u64,
+        p: &fdp::Params,
+        check: bool,
+    ) -> Result<Self> {
+        let k = p.blocks_per_ru(geo.block_bytes())?;
+        let groups = p.reclaim_groups as u64;
+        let per_group = geo.physical_blocks / k / groups;
+        let threshold = p.gc_threshold(gc_free_blocks);
+        let need = p.units_needed(geo.logical_blocks(), k, threshold);
+        if per_group * groups < need {
+            return Err(SimError::config(
+                "device.op",
+                format!(
+                    "{} physical blocks make {} reclaim units of {k} block(s) in {groups} group(s); FDP needs {need}: \
+                     the logical data ({} units) and, in every group, {threshold} GC-reserve, {} open and one more \
+                     (raise device.op or device.logical_bytes, or use fewer fdp.handles, a smaller fdp.ru_bytes or \
+                     fewer fdp.reclaim_groups)",
+                    geo.physical_blocks,
+                    per_group * groups,
+                    geo.logical_pages.div_ceil(geo.pages_per_block * k),
+                    p.frontiers() / groups
+                ),
+            ));
+        }
+        let units = Geometry {
+            pages_per_block: geo.pages_per_block * k,
+            physical_blocks: per_group * groups,
+            ..*geo
+        };
+        let ids = p.identifiers() as usize;
+        let mut f = Self::build(
+            &units,
+            gc,
+            threshold,
+            ids,
+            p.frontiers() as usize,
+            ids,
+            groups as u32,
+            check,
+        )?;
+        f.lppb = geo.pages_per_block as u32;
+        let mut state = Fdp::new(
+            p,
+            units.physical_blocks as u32,
+            units.pages_per_block,
+            geo.page_bytes,
+        );
+        state.blocks_per_ru = k as u32;
+        f.fdp = Some(Box::new(state));
+        Ok(f)
+    }
+
+    /// `groups` reclaim groups of equal runs of units; `slots` frontiers, the first `hosts` the
+    /// host's, GC's at `gc_slot` unless FDP or placement says.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        geo: &Geometry,
+        gc: VictimPolicy,
+        threshold: u64,
+        hosts: usize,
+        slots: usize,
+        gc_slot: usize,
+        groups: u32,
+        check: bool,
+    ) -> Result<Self> {
+        let ppb = geo.pages_per_block as u32;
+        let blocks = geo.physical_blocks;
+        let phys_pages = geo.physical_pages();
+        super::check_ppn_range(phys_pages, NONE, "the page FTL")?;
+        let per_group = (blocks / groups as u64) as u32;
+        let free = (0..groups)
+            .map(|g| (g * per_group..(g + 1) * per_group).collect())
+            .collect();
         Ok(PageFtl {
             ppb,
+            lppb: ppb,
             block_of: Divisor::new(ppb as u64),
             logical_pages: geo.logical_pages,
             l2p: alloc_vec(geo.logical_pages, NONE, "the L2P table")?,
             p2l: alloc_vec(phys_pages, NONE, "the P2L table")?,
             valid: vec![0; blocks as usize],
             write_ptr: vec![0; blocks as usize],
-            free: (0..blocks as u32).collect(),
-            host_open: vec![NONE; streams as usize],
-            gc_open: NONE,
-            separate_gc,
-            selector: VictimSelector::new(gc, blocks as usize, ppb),
+            free,
+            open: vec![NONE; slots],
+            hosts,
+            gc_slot,
+            selector: (0..groups)
+                .map(|_| VictimSelector::new(gc, blocks as usize, ppb))
+                .collect(),
             gc_threshold: threshold,
             in_gc: false,
             now: 0,
@@ -168,6 +270,7 @@ impl PageFtl {
             map_slot: 0,
             moved: Vec::new(),
             placement: None,
+            fdp: None,
         })
     }
 
@@ -185,6 +288,7 @@ impl PageFtl {
         }
         Some(PageFtl {
             ppb: self.ppb,
+            lppb: self.lppb,
             block_of: self.block_of,
             logical_pages: self.logical_pages,
             l2p: self.l2p.clone(),
@@ -192,9 +296,9 @@ impl PageFtl {
             valid: self.valid.clone(),
             write_ptr: self.write_ptr.clone(),
             free: self.free.clone(),
-            host_open: self.host_open.clone(),
-            gc_open: self.gc_open,
-            separate_gc: self.separate_gc,
+            open: self.open.clone(),
+            hosts: self.hosts,
+            gc_slot: self.gc_slot,
             selector: self.selector.clone(),
             gc_threshold: self.gc_threshold,
             in_gc: self.in_gc,
@@ -207,6 +311,7 @@ impl PageFtl {
             map_slot: self.map_slot,
             moved: self.moved.clone(),
             placement: None,
+            fdp: self.fdp.clone(),
         })
     }
 
@@ -214,7 +319,19 @@ impl PageFtl {
     /// with that many streams and no separate GC frontier), GC copies where it says.
     pub fn with_placement(mut self, classifier: Box<dyn Classifier>) -> Result<Self> {
         let classes = classifier.classes() as usize;
-        if classes != self.host_open.len() || self.separate_gc {
+        if let Some(f) = &self.fdp {
+            // The classes are placement identifiers; GC stays the device's.
+            if classes > f.identifiers() {
+                return Err(SimError::config(
+                    "placement.kind",
+                    format!(
+                        "placement writes to {classes} classes, but [fdp] offers {} placement identifiers \
+                         (reclaim_groups × handles)",
+                        f.identifiers()
+                    ),
+                ));
+            }
+        } else if classes != self.hosts || self.gc_slot != 0 {
             return Err(SimError::config(
                 "ftl.page.streams",
                 format!(
@@ -267,30 +384,44 @@ impl PageFtl {
         Ok(())
     }
 
+    /// The reclaim group of unit `b` (0 without FDP).
+    #[inline(always)]
+    fn group_index(&self, b: u32) -> usize {
+        match &self.fdp {
+            Some(f) if self.selector.len() > 1 => f.group_of_ru(b),
+            _ => 0,
+        }
+    }
+
+    /// The victim selector of unit `b`'s reclaim group.
+    #[inline(always)]
+    fn selector_of(&mut self, b: u32) -> &mut VictimSelector {
+        let g = self.group_index(b);
+        &mut self.selector[g]
+    }
+
     #[inline(always)]
     fn invalidate(&mut self, ppn: u32) {
         let b = self.block_of.quot(ppn as u64) as u32;
         self.p2l[ppn as usize] = NONE;
         self.valid[b as usize] -= 1;
-        self.selector.on_invalidate(b, self.valid[b as usize]);
+        let v = self.valid[b as usize];
+        self.selector_of(b).on_invalidate(b, v);
     }
 
     fn seal(&mut self, b: u32) {
-        self.selector.on_seal(b, self.valid[b as usize], self.now);
+        let (v, now) = (self.valid[b as usize], self.now);
+        self.selector_of(b).on_seal(b, v, now);
         if let Some(p) = &mut self.placement {
             p.classifier.sealed(p.class[b as usize], self.now);
         }
     }
 
-    /// Next free PPN of frontier `slot` (host stream index, or usize::MAX for the GC frontier).
+    /// Next free PPN of frontier `slot` (an index of `open`: a host stream or GC's).
     /// The common case (the open block has room) is inline; see [`PageFtl::next_ppn_slow`].
     #[inline(always)]
     fn next_ppn(&mut self, slot: usize, nand: &mut Nand) -> Result<u32> {
-        let cur = if slot == usize::MAX {
-            self.gc_open
-        } else {
-            self.host_open[slot]
-        };
+        let cur = self.open[slot];
         if cur != NONE {
             let wp = &mut self.write_ptr[cur as usize];
             if *wp < self.ppb {
@@ -306,12 +437,9 @@ impl PageFtl {
     /// the pool is below the threshold (never from inside GC, which may itself open this slot).
     #[inline(never)]
     fn next_ppn_slow(&mut self, slot: usize, nand: &mut Nand) -> Result<u32> {
+        let group = self.fdp.as_ref().map_or(0, |f| f.group_of_slot(slot));
         loop {
-            let cur = if slot == usize::MAX {
-                self.gc_open
-            } else {
-                self.host_open[slot]
-            };
+            let cur = self.open[slot];
             if cur != NONE && self.write_ptr[cur as usize] < self.ppb {
                 let off = self.write_ptr[cur as usize];
                 self.write_ptr[cur as usize] += 1;
@@ -319,28 +447,28 @@ impl PageFtl {
             }
             if cur != NONE {
                 self.seal(cur);
-                self.set_open(slot, NONE);
+                self.open[slot] = NONE;
             }
-            if !self.in_gc && (self.free.len() as u64) < self.gc_threshold {
-                self.collect(nand)?;
+            if !self.in_gc && (self.free[group].len() as u64) < self.gc_threshold {
+                self.collect(group, nand)?;
                 continue;
             }
-            let nb = self.free.pop_front().ok_or_else(|| {
-                SimError::Invalid("page FTL ran out of free blocks (raise device.op)".into())
+            let nb = self.free[group].pop_front().ok_or_else(|| {
+                SimError::Invalid(match self.fdp {
+                    Some(_) => format!(
+                        "reclaim group {group} ran out of free reclaim units (raise device.op)"
+                    ),
+                    None => "page FTL ran out of free blocks (raise device.op)".into(),
+                })
             })?;
             if let Some(p) = &mut self.placement {
                 p.class[nb as usize] = slot as u32;
                 p.opened[nb as usize] = self.now;
             }
-            self.set_open(slot, nb);
-        }
-    }
-
-    fn set_open(&mut self, slot: usize, b: u32) {
-        if slot == usize::MAX {
-            self.gc_open = b;
-        } else {
-            self.host_open[slot] = b;
+            if let Some(f) = &mut self.fdp {
+                f.opened(nb, slot);
+            }
+            self.open[slot] = nb;
         }
     }
 
@@ -370,7 +498,11 @@ impl PageFtl {
         }
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn as u32;
-        self.valid[self.block_of.quot(ppn as u64) as usize] += 1;
+        let b = self.block_of.quot(ppn as u64);
+        self.valid[b as usize] += 1;
+        if let Some(f) = &mut self.fdp {
+            f.programmed(b as u32, cause);
+        }
         if self.check {
             self.oob_version[ppn as usize] = version;
         }
@@ -378,24 +510,29 @@ impl PageFtl {
         Ok(())
     }
 
-    /// Reclaim blocks until the free pool is back at the threshold.
-    fn collect(&mut self, nand: &mut Nand) -> Result<()> {
+    /// Reclaim units of reclaim group `group` until its free pool is back at the threshold.
+    fn collect(&mut self, group: usize, nand: &mut Nand) -> Result<()> {
         self.in_gc = true;
         self.gc_counts.invocations += 1;
-        let result = self.collect_inner(nand);
+        let result = self.collect_inner(group, nand);
         self.in_gc = false;
         result
     }
 
-    fn collect_inner(&mut self, nand: &mut Nand) -> Result<()> {
+    fn collect_inner(&mut self, group: usize, nand: &mut Nand) -> Result<()> {
         let mut stalls = Stalls::default();
-        while (self.free.len() as u64) < self.gc_threshold {
+        while (self.free[group].len() as u64) < self.gc_threshold {
             let valid = &self.valid;
-            let victim = self
-                .selector
+            let victim = self.selector[group]
                 .take_victim(self.now, |b| valid[b as usize])
                 .ok_or_else(|| {
-                    SimError::Invalid("GC found no victim block (raise device.op)".into())
+                    SimError::Invalid(match self.fdp {
+                        Some(_) => format!(
+                            "GC found no victim reclaim unit in reclaim group {group}: its units hold only valid \
+                             data (writes favour one group; raise device.op)"
+                        ),
+                        None => "GC found no victim block (raise device.op)".into(),
+                    })
                 })?;
             let full = self.valid[victim as usize] == self.ppb;
             stalls.victim(full, self.valid.len(), "victim")?;
@@ -417,17 +554,20 @@ impl PageFtl {
     /// pool is below twice the foreground threshold and that victim holds an invalid page.
     /// Returns whether it did.
     fn background_step(&mut self, nand: &mut Nand) -> Result<bool> {
-        if self.free.len() as u64 >= 2 * self.gc_threshold {
+        // The first reclaim group below twice the threshold.
+        let Some(group) =
+            (0..self.free.len()).find(|&g| (self.free[g].len() as u64) < 2 * self.gc_threshold)
+        else {
             return Ok(false);
-        }
+        };
         let valid = &self.valid;
-        let Some(victim) = self.selector.peek_victim(self.now, |b| valid[b as usize]) else {
+        let Some(victim) = self.selector[group].peek_victim(self.now, |b| valid[b as usize]) else {
             return Ok(false);
         };
         if self.valid[victim as usize] == self.ppb {
             return Ok(false);
         }
-        self.selector.remove(victim, self.valid[victim as usize]);
+        self.selector[group].remove(victim, self.valid[victim as usize]);
         self.in_gc = true;
         let r = self.reclaim(victim, nand);
         self.in_gc = false;
@@ -438,7 +578,11 @@ impl PageFtl {
 
     /// Move the valid pages of `victim` (taken from the selector) to the GC frontier and erase it.
     fn reclaim(&mut self, victim: u32, nand: &mut Nand) -> Result<()> {
-        let mut slot = if self.separate_gc { usize::MAX } else { 0 };
+        let mut slot = self.gc_slot;
+        if let Some(f) = &mut self.fdp {
+            slot = f.gc_slot(victim);
+            f.reclaimed(victim, self.valid[victim as usize]);
+        }
         let from = self.placement.as_mut().map(|p| {
             let from = p.class[victim as usize];
             p.classifier
@@ -462,11 +606,9 @@ impl PageFtl {
                 0
             };
             if (lpn as u64) < self.map_from {
-                if let (Some(p), Some(from)) = (&mut self.placement, from) {
-                    slot = checked_slot(
-                        p.classifier.gc(lpn as u64, from, self.now),
-                        self.host_open.len(),
-                    )?;
+                // With FDP the device decides where GC copies go, whatever the host classifies.
+                if let (Some(p), Some(from), None) = (&mut self.placement, from, &self.fdp) {
+                    slot = checked_slot(p.classifier.gc(lpn as u64, from, self.now), self.hosts)?;
                 }
                 // A copy: its program waits for its read.
                 nand.read(Cause::Gc, src);
@@ -489,8 +631,21 @@ impl PageFtl {
         }
         debug_assert_eq!(self.valid[victim as usize], 0);
         self.write_ptr[victim as usize] = 0;
-        nand.erase(victim);
-        self.free.push_back(victim);
+        let group = match &self.fdp {
+            Some(f) => {
+                // A reclaim unit erases each of its blocks.
+                let k = f.blocks_per_ru;
+                for b in victim * k..(victim + 1) * k {
+                    nand.erase(b);
+                }
+                f.group_of_ru(victim)
+            }
+            None => {
+                nand.erase(victim);
+                0
+            }
+        };
+        self.free[group].push_back(victim);
         self.gc_counts.victims += 1;
         Ok(())
     }
@@ -518,8 +673,9 @@ impl PageFtl {
         Ok(())
     }
 
+    /// Free units (blocks, or reclaim units with FDP) in every group.
     pub fn free_blocks(&self) -> usize {
-        self.free.len()
+        self.free.iter().map(VecDeque::len).sum()
     }
 }
 
@@ -546,7 +702,7 @@ impl FtlView for PageFtl {
                 crate::units::prefetch_once(&self.p2l, old as usize);
                 let block = self.block_of.quot(old as u64) as usize;
                 crate::units::prefetch(&self.valid, block);
-                self.selector.prefetch(block as u32);
+                self.selector[self.group_index(block as u32)].prefetch(block as u32);
             }
         } else {
             crate::units::prefetch_once(&self.l2p, lpn as usize);
@@ -566,8 +722,11 @@ impl PageFtl {
         hint: u32,
         nand: &mut Nand,
     ) -> Result<()> {
-        let slot = self.slot_of(hint);
-        let first = lbn * self.ppb as u64;
+        let slot = match &self.fdp {
+            Some(f) if self.placement.is_none() => f.host_slot(hint)?,
+            _ => self.slot_of(hint),
+        };
+        let first = lbn * self.lppb as u64;
         for p in pages {
             let lpn = first + p.offset as u64;
             debug_assert!(lpn < self.logical_pages);
@@ -587,7 +746,6 @@ impl PageFtl {
     /// With placement: the frontier of host page `lpn` whose flush unit carries `tag`.
     #[cold]
     fn placed_slot(&mut self, lpn: Lpn, tag: u32) -> Result<usize> {
-        let streams = self.host_open.len();
         let p = self.placement.as_mut().expect("placement");
         let c = if p.classifier.per_batch() {
             // A flush unit is the batch and carries one tag: its pages' average is that tag.
@@ -595,7 +753,10 @@ impl PageFtl {
         } else {
             p.classifier.user(lpn, tag, self.now)
         };
-        checked_slot(c, streams)
+        match &self.fdp {
+            Some(f) => f.host_slot(c),
+            None => checked_slot(c, self.hosts),
+        }
     }
 
     /// Filler of a padded block, after its `data_pages`: pages that hold no data still cost
@@ -606,9 +767,12 @@ impl PageFtl {
     fn program_filler(&mut self, data_pages: usize, slot: usize, nand: &mut Nand) -> Result<()> {
         // With placement the filler (dead at once) goes to frontier 0.
         let slot = if self.placement.is_some() { 0 } else { slot };
-        for _ in data_pages..self.ppb as usize {
+        for _ in data_pages..self.lppb as usize {
             self.now += 1;
             let ppn = self.next_ppn(slot, nand)?;
+            if let Some(f) = &mut self.fdp {
+                f.programmed(self.block_of.quot(ppn as u64) as u32, Cause::Pad);
+            }
             nand.program(Cause::Pad, ppn);
         }
         Ok(())
@@ -620,7 +784,7 @@ impl PageFtl {
             // The tag itself: placed_slot classifies each page.
             return hint as usize;
         }
-        let streams = self.host_open.len();
+        let streams = self.hosts;
         if streams == 1 {
             0
         } else {
@@ -648,6 +812,7 @@ impl Ftl for PageFtl {
             || self.check
             || nand.logging()
             || self.placement.is_some()
+            || self.fdp.is_some()
             || !self.logical_pages.is_multiple_of(ppb)
         {
             return Ok(false);
@@ -674,6 +839,10 @@ impl Ftl for PageFtl {
 
     fn tags(&self) -> bool {
         self.placement.is_some()
+    }
+
+    fn placement_ids(&self) -> bool {
+        self.fdp.is_some() && self.placement.is_none()
     }
 
     fn begin_write(&mut self, bytes: u64) {
@@ -728,13 +897,31 @@ impl Ftl for PageFtl {
         if let Some(p) = &self.placement {
             v.extend(p.classifier.counters());
         }
+        if let Some(f) = &self.fdp {
+            f.counters(&mut v);
+        }
+        v
+    }
+
+    fn window_metrics(&self, counters: &[(&'static str, u64)]) -> Vec<(&'static str, f64)> {
+        let mut v = Vec::new();
+        if let Some(f) = &self.fdp {
+            f.window_metrics(counters, &mut v);
+        }
         v
     }
 
     fn gauges(&self) -> Vec<(&'static str, f64)> {
-        let mut v = vec![("ftl.free_blocks", self.free.len() as f64)];
+        let mut v = vec![("ftl.free_blocks", self.free_blocks() as f64)];
         if let Some(p) = &self.placement {
             v.extend(p.classifier.gauges());
+        }
+        if let Some(f) = &self.fdp {
+            let left = |slot: usize| match self.open[slot] {
+                NONE => 0,
+                b => (self.ppb - self.write_ptr[b as usize]) as u64,
+            };
+            f.gauges(left, &mut v);
         }
         v
     }
@@ -780,25 +967,42 @@ pub static ENTRY: super::Entry = super::Entry {
     info: INFO,
     build: |cfg, geo, classifier| {
         let p = table(cfg)?;
-        let f = PageFtl::new(
-            geo,
-            crate::gc::VictimPolicy::from_name(&cfg.ftl.gc)?,
-            p.gc_free_blocks,
-            p.streams,
-            p.separate_gc_frontier,
-            cfg.run.check_integrity,
-        )?;
+        let gc = crate::gc::VictimPolicy::from_name(&cfg.ftl.gc)?;
+        let f = if cfg.fdp.enabled {
+            PageFtl::new_fdp(geo, gc, p.gc_free_blocks, &cfg.fdp, cfg.run.check_integrity)?
+        } else {
+            PageFtl::new(
+                geo,
+                gc,
+                p.gc_free_blocks,
+                p.streams,
+                p.separate_gc_frontier,
+                cfg.run.check_integrity,
+            )?
+        };
         Ok(Box::new(if cfg.placement.kind == "none" {
             f
         } else {
             f.with_placement(classifier)?
         }))
     },
-    spare_blocks: |cfg, placement, _| Ok(placed(cfg, placement)?.spare_blocks()),
+    spare_blocks: |cfg, placement, logical_blocks| {
+        let p = placed(cfg, placement)?;
+        if !cfg.fdp.enabled {
+            return Ok(p.spare_blocks());
+        }
+        let f = &cfg.fdp;
+        let k = f.blocks_per_ru(cfg.device.pages_per_block * cfg.device.page_bytes.0)?;
+        Ok(f.spare_blocks(logical_blocks, k, f.gc_threshold(p.gc_free_blocks)))
+    },
     provision: super::op_provision,
     resolve: |cfg, placement, _| {
         let mut p = placed(cfg, placement)?;
-        p.gc_free_blocks = p.gc_threshold();
+        p.gc_free_blocks = if cfg.fdp.enabled {
+            cfg.fdp.gc_threshold(p.gc_free_blocks)
+        } else {
+            p.gc_threshold()
+        };
         cfg.ftl
             .tables
             .insert("page".into(), serde_json::to_value(p).unwrap_or_default());
@@ -812,6 +1016,7 @@ pub static ENTRY: super::Entry = super::Entry {
         background_gc: true,
         die_sets: true,
         large_pages: true,
+        fdp: true,
     },
 };
 

@@ -333,6 +333,16 @@ pub fn write_binary(
                 ),
             )
         })?;
+        if r.placement_id != 0 {
+            return Err(SimError::trace(
+                src,
+                line,
+                format!(
+                    "placement identifier {}: the binary cache (version {VERSION}) stores none; replay the source trace",
+                    r.placement_id
+                ),
+            ));
+        }
         encode(r, len, &mut rec);
         w.write_all(&rec)
             .map_err(|e| SimError::io(out_name.as_str(), e))

@@ -234,6 +234,7 @@ pub(crate) fn request_measured(
         len_bytes,
         dev,
         measured_us,
+        placement_id: 0,
     }))
 }
 

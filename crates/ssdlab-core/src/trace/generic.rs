@@ -58,6 +58,10 @@ pub struct GenericSpec {
     /// 0-based column of the device / volume (none: dev 0).
     #[serde(default)]
     pub dev_col: Option<usize>,
+    /// 0-based column of the NVMe FDP placement identifier the request's writes carry
+    /// (`[fdp]`; none: 0), an integer in 0..=65535.
+    #[serde(default)]
+    pub placement_id_col: Option<usize>,
     /// Bytes per offset unit (1 = bytes, 512 = sectors, 4096 = 4K blocks). Default 1.
     #[serde(default = "one")]
     pub offset_unit_bytes: u64,
@@ -89,6 +93,7 @@ impl Default for GenericSpec {
             offset_col: 1,
             size_col: 2,
             dev_col: None,
+            placement_id_col: None,
             offset_unit_bytes: 1,
             size_unit_bytes: 1,
             time_unit_us: 1.0,
@@ -108,6 +113,7 @@ impl GenericSpec {
             skip_lines: 1,
             time_col: Some(0),
             dev_col: Some(1),
+            placement_id_col: None,
             op_col: 2,
             offset_col: 3,
             size_col: 4,
@@ -170,6 +176,9 @@ impl GenericSpec {
         if let Some(c) = self.dev_col {
             cols.push(("dev_col", c));
         }
+        if let Some(c) = self.placement_id_col {
+            cols.push(("placement_id_col", c));
+        }
         for (i, (name, c)) in cols.iter().enumerate() {
             if let Some((other, _)) = cols[..i].iter().find(|(_, c2)| c2 == c) {
                 return Err(SimError::config(
@@ -216,7 +225,7 @@ const NONE: usize = usize::MAX;
 
 /// Store field `i` in the slot(s) of the roles that use column `i`.
 #[inline]
-fn put<'a>(cols: &[usize; 5], i: usize, f: &'a str, v: &mut [&'a str; 5]) {
+fn put<'a>(cols: &[usize; 6], i: usize, f: &'a str, v: &mut [&'a str; 6]) {
     for (k, &c) in cols.iter().enumerate() {
         if c == i {
             v[k] = f;
@@ -227,8 +236,8 @@ fn put<'a>(cols: &[usize; 5], i: usize, f: &'a str, v: &mut [&'a str; 5]) {
 pub(crate) struct Parser {
     spec: GenericSpec,
     delim: Option<char>,
-    /// Columns: op, offset, size, time, dev (NONE when absent).
-    cols: [usize; 5],
+    /// Columns: op, offset, size, time, dev, placement identifier (NONE when absent).
+    cols: [usize; 6],
     /// Fields needed: 1 + the largest column.
     need: usize,
     codes: Vec<(String, Op)>,
@@ -244,6 +253,7 @@ impl Parser {
             spec.size_col,
             spec.time_col.unwrap_or(NONE),
             spec.dev_col.unwrap_or(NONE),
+            spec.placement_id_col.unwrap_or(NONE),
         ];
         let need = cols
             .iter()
@@ -288,7 +298,7 @@ impl Parser {
         if line_no <= self.spec.skip_lines {
             return Ok(Parsed::Other);
         }
-        let mut v = [""; 5];
+        let mut v = [""; 6];
         let mut found = 0usize;
         match self.delim {
             None => {
@@ -336,7 +346,17 @@ impl Parser {
         } else {
             uint32(v[4], "dev_col")?
         };
-        request(t, op, off, len, dev)
+        let r = request(t, op, off, len, dev)?;
+        if self.cols[5] == NONE {
+            return Ok(r);
+        }
+        let pid = uint(v[5], "placement_id_col")?;
+        let pid = u16::try_from(pid)
+            .map_err(|_| format!("placement_id_col value {pid} is over 65535"))?;
+        Ok(match r {
+            Parsed::Req(req) => Parsed::Req(req.with_placement_id(pid)),
+            other => other,
+        })
     }
 }
 

@@ -1,0 +1,237 @@
+//! NVMe Flexible Data Placement (`[fdp]`), hand-worked: two handles whose data die apart reach a
+//! WAF of exactly 1; GC's destinations under initially and persistently isolated handles,
+//! counted page by page; HBMW, MBMW and MBE against the engine's page counts; identifiers out of
+//! range and configurations FDP cannot take are errors naming the key.
+
+mod common;
+use common::{error, run};
+use std::io::Write;
+use std::path::PathBuf;
+
+const PAGE: u64 = 4096;
+
+/// A generic-format trace of single-page writes `(lpn, placement identifier)`, in a file of
+/// its own.
+fn trace(name: &str, writes: &[(u64, u16)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ssdlab-fdp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.csv"));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for (lpn, pid) in writes {
+        writeln!(f, "w,{},{PAGE},{pid}", lpn * PAGE).unwrap();
+    }
+    path
+}
+
+/// 64 logical pages in blocks of 8 (8 logical blocks, 18 physical), no write buffer, nothing
+/// before the trace, every mapping checked at the end; `extra` adds keys.
+fn config(path: &std::path::Path, extra: &str) -> String {
+    format!(
+        "[workload]\nkind = \"trace\"\npath = \"{}\"\nformat = \"generic\"\n\
+         [workload.generic]\nop_col = 0\noffset_col = 1\nsize_col = 2\nplacement_id_col = 3\n\
+         [device]\nlogical_bytes = \"256KiB\"\npages_per_block = 8\nop = 1.25\n\
+         [buffer]\nkind = \"none\"\n[run]\nprecondition = \"none\"\ncheck_integrity = true\n{extra}",
+        path.display()
+    )
+}
+
+/// Handle 0 rewrites pages 0..32 three times as often as handle 1 rewrites 32..64, one
+/// sequential pass after another.
+fn hot_and_cold() -> Vec<(u64, u16)> {
+    let mut w = Vec::new();
+    for i in 0..32 * 12 {
+        w.push((i % 32, 0));
+        if i % 3 == 2 {
+            w.push((32 + (i / 3) % 32, 1));
+        }
+    }
+    w
+}
+
+#[test]
+fn two_handles_with_disjoint_lifetimes_give_waf_one() {
+    let path = trace("disjoint", &hot_and_cold());
+    let fdp = run(&config(&path, "[fdp]\nenabled = true\nhandles = 2\n"));
+    let m = &fdp.metrics;
+    // Each handle's reclaim units hold pages rewritten together, in order: every unit GC takes
+    // is wholly invalid, so nothing moves.
+    assert!(m["gc.victims"] > 0.0, "GC ran");
+    assert_eq!(m["gc.moved_pages"], 0.0);
+    assert_eq!(m["fdp.waf"], 1.0);
+    assert_eq!(m["waf"], 1.0);
+    assert_eq!(
+        m["fdp.handle.0.host_bytes_written"],
+        (32 * 12 * PAGE) as f64
+    );
+    assert_eq!(m["fdp.handle.1.host_bytes_written"], (32 * 4 * PAGE) as f64);
+    // One write frontier mixes hot and cold pages in every block: GC moves the cold ones.
+    let mixed = run(&config(&path, ""));
+    assert!(mixed.metrics["waf"] > 1.05, "{}", mixed.metrics["waf"]);
+}
+
+/// Handle 0 writes two cold pages (30, 31) then rewrites 0..30; handle 1 the same with 62, 63
+/// and 32..62, their writes alternating. FIFO GC takes each handle's first unit — two cold
+/// pages and six long-dead hot ones — and every later unit wholly dead.
+fn cold_pairs() -> Vec<(u64, u16)> {
+    let mut h0: Vec<u64> = vec![30, 31];
+    let mut h1: Vec<u64> = vec![62, 63];
+    for i in 0..30 * 10 {
+        h0.push(i % 30);
+        h1.push(32 + i % 30);
+    }
+    h0.iter()
+        .zip(&h1)
+        .flat_map(|(&a, &b)| [(a, 0), (b, 1)])
+        .collect()
+}
+
+#[test]
+fn gc_destinations_by_handle_type() {
+    let path = trace("cold-pairs", &cold_pairs());
+    let keys = |t: &str| {
+        format!(
+            "[ftl]\ngc = \"fifo\"\n[ftl.page]\ngc_free_blocks = 3\n\
+             [fdp]\nenabled = true\nhandles = 2\nhandle_type = \"{t}\"\n"
+        )
+    };
+    for t in ["initially-isolated", "persistently-isolated"] {
+        let m = run(&config(&path, &keys(t))).metrics;
+        // The four cold pages move once each, into GC units that stay open (never reclaimed).
+        assert_eq!(m["gc.moved_pages"], 4.0, "{t}");
+        assert_eq!(m["fdp.handle.0.valid_pages_at_reclaim"], 2.0, "{t}");
+        assert_eq!(m["fdp.handle.1.valid_pages_at_reclaim"], 2.0, "{t}");
+        let (h0, h1, shared) = (
+            m["fdp.handle.0.gc_bytes_written"],
+            m["fdp.handle.1.gc_bytes_written"],
+            m["fdp.gc_shared.gc_bytes_written"],
+        );
+        if t == "initially-isolated" {
+            // Both handles' cold pages share one GC unit.
+            assert_eq!((h0, h1, shared), (0.0, 0.0, (4 * PAGE) as f64), "{t}");
+        } else {
+            // Each handle's cold pages stay in a unit of that handle.
+            let two = (2 * PAGE) as f64;
+            assert_eq!((h0, h1, shared), (two, two, 0.0), "{t}");
+        }
+        assert_eq!(m["fdp.events.media_reallocated_bytes"], (4 * PAGE) as f64);
+    }
+}
+
+#[test]
+fn hbmw_mbmw_mbe_are_the_page_counts() {
+    // A write buffer absorbs rewrites (the host's bytes still count in HBMW); reclaim units of
+    // two blocks erase two blocks each.
+    let toml = "[workload]\nkind = \"zipf\"\nrequests = 40000\nfootprint_bytes = \"8MiB\"\n\
+                [device]\nlogical_bytes = \"8MiB\"\npages_per_block = 16\nop = 0.5\n\
+                [buffer]\nkind = \"lru\"\nbytes = \"256KiB\"\n\
+                [fdp]\nenabled = true\nhandles = 4\nru_bytes = \"128KiB\"\n";
+    let m = run(toml).metrics;
+    let block = (16 * PAGE) as f64;
+    assert_eq!(m["fdp.hbmw_bytes"], m["host.write_pages"] * PAGE as f64);
+    assert_eq!(m["fdp.mbmw_bytes"], m["nand.programs.total"] * PAGE as f64);
+    assert_eq!(m["fdp.mbe_bytes"], m["nand.erases"] * block);
+    assert_eq!(m["fdp.waf"], m["waf"]);
+    assert!(m["nand.erases"] > 0.0 && m["nand.erases"] % 2.0 == 0.0);
+    assert!(
+        m["host.write_pages"] > m["nand.programs.host"],
+        "the buffer absorbed writes"
+    );
+    // Every write carried identifier 0.
+    assert_eq!(
+        m["fdp.handle.0.host_bytes_written"],
+        m["nand.programs.host"] * PAGE as f64
+    );
+    // A synthetic workload's streams are its identifiers: three handles write, the fourth not.
+    let streams = toml
+        .replace("kind = \"zipf\"", "kind = \"sequential\"\nstreams = 3")
+        .replace("requests = 40000", "requests = 3000");
+    let m = run(&streams).metrics;
+    let host: Vec<f64> = (0..4)
+        .map(|h| m[&format!("fdp.handle.{h}.host_bytes_written")])
+        .collect();
+    assert!(
+        host[..3].iter().all(|&b| b > 0.0) && host[3] == 0.0,
+        "{host:?}"
+    );
+    assert_eq!(
+        host.iter().sum::<f64>(),
+        m["nand.programs.host"] * PAGE as f64
+    );
+}
+
+#[test]
+fn an_identifier_out_of_range_is_an_error() {
+    let path = trace("out-of-range", &[(0, 0), (1, 1), (2, 2)]);
+    let e = error(&config(&path, "[fdp]\nenabled = true\nhandles = 2\n"));
+    assert!(
+        e.contains("placement identifier 2") && e.contains("0..=1"),
+        "{e}"
+    );
+    // Two reclaim groups of two handles: identifiers 0..=3, group × handles + handle.
+    let ok = run(&config(
+        &path,
+        "[fdp]\nenabled = true\nhandles = 2\nreclaim_groups = 2\n[ftl.page]\ngc_free_blocks = 2\n",
+    )
+    .replace("op = 1.25", "op = 2.0"));
+    assert_eq!(ok.metrics["host.write_pages"], 3.0);
+}
+
+#[test]
+fn configurations_fdp_cannot_take_name_the_key() {
+    let base = "[workload]\nkind = \"uniform\"\nrequests = 100\nfootprint_bytes = \"1MiB\"\n\
+                [device]\nlogical_bytes = \"1MiB\"\npages_per_block = 16\n";
+    for (extra, key, says) in [
+        (
+            "[fdp]\nenabled = true\nru_bytes = \"96KiB\"\n",
+            "fdp.ru_bytes",
+            "whole number of FTL blocks",
+        ),
+        (
+            "[fdp]\nenabled = true\nhandle_type = \"isolated\"\n",
+            "fdp.handle_type",
+            "isolated",
+        ),
+        (
+            "[fdp]\nenabled = true\nhandles = 0\n",
+            "fdp.handles",
+            "1..=256",
+        ),
+        (
+            "[fdp]\nenabled = true\n[ftl]\nkind = \"bast\"\n",
+            "fdp.enabled",
+            "page",
+        ),
+        (
+            "[fdp]\nenabled = true\nhandles = 64\n",
+            "device.op",
+            "reclaim units",
+        ),
+    ] {
+        let e = error(&format!("{base}{extra}"));
+        assert!(e.contains(key) && e.contains(says), "{extra}: {e}");
+    }
+}
+
+#[test]
+fn reclaim_groups_keep_their_data_timed() {
+    // Two groups of one handle on four dies, timed: each identifier fills units of its own
+    // group (on its own dies), where nothing else is written; three groups cannot split four dies.
+    let mut w = Vec::new();
+    for i in 0..64 * 6 {
+        w.push((i % 32, 0));
+        w.push((32 + i % 32, 1));
+    }
+    let path = trace("groups", &w);
+    let extra =
+        "[fdp]\nenabled = true\nhandles = 1\nreclaim_groups = 2\n[ftl.page]\ngc_free_blocks = 2\n";
+    let toml = config(&path, "").replace("[run]\n", "[run]\nmode = \"timed\"\n") + extra;
+    let toml = toml.replace(
+        "[device]\n",
+        "[device]\nchannels = 2\nchips_per_channel = 2\n",
+    );
+    let m = run(&toml).metrics;
+    assert_eq!(m["gc.moved_pages"], 0.0);
+    assert_eq!(m["fdp.waf"], 1.0);
+    let e = error(&toml.replace("reclaim_groups = 2", "reclaim_groups = 3"));
+    assert!(e.contains("fdp.reclaim_groups"), "{e}");
+}
