@@ -333,10 +333,7 @@ pub type Stripes = Vec<(u64, Vec<u32>)>;
 /// Timed mode with several reclaim groups: where the FTL blocks lie, as `Clock::partition`
 /// takes them — group g's reclaim units (blocks g·n·k .. (g+1)·n·k, n units of k blocks per
 /// group) on the g-th of equal runs of dies (numbered channel by channel). None: one group.
-pub fn stripes(
-    cfg: &crate::config::Config,
-    physical_blocks: u64,
-) -> Result<Option<Vec<(u64, Vec<u32>)>>> {
+pub fn stripes(cfg: &crate::config::Config, physical_blocks: u64) -> Result<Option<Stripes>> {
     let p = &cfg.fdp;
     if !p.enabled || p.reclaim_groups == 1 {
         return Ok(None);
