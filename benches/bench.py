@@ -159,6 +159,23 @@ def config(path: Path, buffer: str, ftl: str) -> dict:
     return cfg
 
 
+def fdp_off_on(path: Path) -> dict:
+    """The page FTL behind no buffer with `[fdp]` off and on (8 handles, every write through
+    handle 0), runs alternated: FDP's own cost in counts mode."""
+    off = config(path, "none", "page")
+    on = {**off, "fdp": {"enabled": True, "handles": 8}}
+    walls: dict = {"off": [], "on": []}
+    waf = {}
+    for _ in range(max(2, REPEATS // 2)):
+        for name, cfg in (("off", off), ("on", on)):
+            wall, m = run_ssdlab(cfg)
+            walls[name].append(wall)
+            waf[name] = m["waf"]
+    out = {name: {**rates(m["host.write_pages"], walls[name]), "waf": waf[name]} for name in walls}
+    out["ratio_median"] = out["on"]["per_s_median"] / out["off"]["per_s_median"]
+    return out
+
+
 def lines_config(path: Path, placement: str) -> dict:
     """Item 9: the line FTL behind no buffer, placed by `placement`."""
     cfg = config(path, "none", "lines")
@@ -594,6 +611,8 @@ def main() -> int:
             wall, m = run_ssdlab(lines_config(binary, kind))
             walls.append(wall)
         results["lines"][kind] = {**rates(m["host.write_pages"], walls), "waf": m["waf"]}
+    print("page FTL without a buffer, FDP off and on (8 handles), alternated ...", file=sys.stderr)
+    results["fdp"] = fdp_off_on(binary)
     print("peak RSS on a 1 TiB device ...", file=sys.stderr)
     results["rss_1tib"] = rss_1tib()
     print("memory latency ...", file=sys.stderr)
@@ -628,6 +647,11 @@ def main() -> int:
         f"{results['hitstat+fast']['waf']:>14.3f}{results['bplru+bast']['waf']:>14.3f}"
     )
     print(f"{'LRU hits equal libCacheSim':<62}{str(results['lru_hits_equal_libcachesim']):>14}")
+    f = results["fdp"]
+    for name in ("off", "on"):
+        label = f"page FTL, no buffer, FDP {name} (WAF {f[name]['waf']:.3f})"
+        print(f"{label:<62}{f[name]['per_s_best']:>14,.0f}{f[name]['per_s_median']:>14,.0f}")
+    print(f"{'  ratio FDP on / off (median; target >= 1)':<62}{'':>14}{f['ratio_median']:>14.2f}")
     if "callgrind" in results:
         print(f"\ninstructions per host page write (callgrind, {VALGRIND_REQUESTS:,} requests, set-up included)")
         for name, d in results["callgrind"].items():

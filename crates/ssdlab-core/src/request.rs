@@ -23,8 +23,7 @@ pub struct Request {
     /// to 0.1 µs up to 1.6 s) keeps the request at 40 bytes.
     pub measured_us: f32,
     /// NVMe FDP placement identifier its writes carry (`[fdp]`; 0 when the source gives none):
-    /// a trace's `placement_id` column, fio's `fdp_pli`, a flow's `placement_id`, a synthetic
-    /// workload's stream.
+    /// a generic trace's `placement_id_col`, a flow's `placement_id`.
     pub placement_id: u16,
 }
 

@@ -547,12 +547,7 @@ impl Iterator for Synth {
                 (op, off, len, dev)
             }
         };
-        // The stream is also the FDP placement identifier its writes carry (beyond 65,535:
-        // an identifier no device has, refused by name).
-        let pid = u16::try_from(dev).unwrap_or(u16::MAX);
-        Some(Ok(
-            Request::new(time_us, op, offset_bytes, len_bytes, dev).with_placement_id(pid)
-        ))
+        Some(Ok(Request::new(time_us, op, offset_bytes, len_bytes, dev)))
     }
 }
 
