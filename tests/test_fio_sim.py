@@ -284,3 +284,30 @@ def test_fast_forward_runs_a_writing_job_from_the_state_its_ramp_leaves():
     assert all("fast_forward_requests" not in f for f in cfg_w["flows"])
     with pytest.raises(FioError, match="fast_forward must be true or false"):
         _ = Profile("t", "", tiny().meta | {"fast_forward": "yes"}, {}, {}).fast_forward
+
+
+def test_fdp_options_are_placement_identifiers():
+    """fio's fdp=1 / fdp_pli / plid_select: the job's writes carry those identifiers, through
+    the handles of a device with FDP; a device without it, or an index beyond it, is refused."""
+    fdp = tiny()
+    fdp.config["fdp"] = {"enabled": True, "handles": 4}
+    writes = {"rw": "randwrite", "fdp": "1", "fdp_pli": "1,3"}
+    cfg = workload.job_config([BASE | writes], fdp)
+    job = cfg["flows"][0]["workload"]["fio"]["jobs"][0]
+    assert (job["fdp_pli"], job["plid_select"]) == ([1, 3], "roundrobin")
+    m = api.simulate(cfg).metrics
+    host = [m[f"fdp.handle.{h}.host_bytes_written"] for h in range(4)]
+    assert host[0] == host[2] == 0 and host[1] > 0 and abs(host[1] - host[3]) <= 4096
+    # Without fdp_pli a job cycles through every identifier; without fdp=1 fio ignores the others.
+    every = workload.job_config([BASE | {"rw": "randwrite", "fdp": "1"}], fdp)
+    assert every["flows"][0]["workload"]["fio"]["jobs"][0]["fdp_pli"] == [0, 1, 2, 3]
+    plain = workload.job_config([BASE | {"rw": "randwrite", "fdp_pli": "1"}], fdp)
+    assert "fdp_pli" not in plain["flows"][0]["workload"]["fio"]["jobs"][0]
+    for options, says in [
+        ({"fdp": "1"}, "has no FDP"),
+        ({"fdp": "1", "fdp_pli": "0-4"}, "index 4"),
+        ({"fdp": "1", "fdp_pli": "a"}, "not a list"),
+        ({"fdp": "1", "plid_select": "scheme"}, "plid_select"),
+    ]:
+        with pytest.raises(FioError, match=says):
+            workload.job_config([BASE | {"rw": "randwrite"} | options], tiny() if "FDP" in says else fdp)

@@ -557,3 +557,36 @@ def test_tenants_quick_reports_every_set_up(tmp_path, traces):
         # The urgent class protects the reader; its own channels and the urgent class isolate it.
         assert s["urgent reader"] < s["no isolation"], tenants
         assert s["split + urgent"] < 1.2, tenants
+
+
+def test_fdp_quick_reproduces_the_anchors_and_renders(tmp_path):
+    """`ssdlab reproduce fdp --quick`: every cell runs, the ledger has the external claims with
+    their sources, the anchors read as measured (FDP on within 0.02 of a WAF of 1 at every
+    utilisation, off well above it once the cache fills the device or the device was filled), and
+    the report renders in headless Chromium with its six figures."""
+    from test_report import chromium_binary, headless
+
+    out = tmp_path / "fdp"
+    report = studies.reproduce("fdp", quick=True, out=out, progress=False)
+    df = ssdlab.load_results(out)
+    # 31 cells in the grids, one of them twice (the cachelib grid's and the identifiers grid's
+    # CacheLib-identifier cell at 100%): run and stored once.
+    assert (df["status"] == "ok").all() and len(df) == 30
+    claims = {c.id: c for c in studies.judge_study(studies.get("fdp"), df)}
+    assert all(c.source for c in claims.values() if c.kind == "external")
+    assert {c.kind for c in claims.values()} == {"external", "extension"}
+    assert claims["cachelib-full"].verdict == "holds"
+    assert claims["cachelib-half"].verdict == "holds"
+    assert claims["explicit-identifiers"].verdict == "holds"
+    assert claims["read-tail"].verdict == "holds"
+    cl = df[(df["workload.kind"] == "cachelib") & (df["placement.kind"] == "none") & (df["run.mode"] == "counts")]
+    cl = cl[cl["workload.cachelib.loc_placement_id"] == 1]  # each engine its own identifier
+    on = cl[cl["fdp.enabled"].fillna(False).astype(bool)]
+    assert on["waf"].max() < 1.02, on["waf"].tolist()
+    off = cl[~cl["fdp.enabled"].fillna(False).astype(bool)]
+    full = off[(off["workload.cachelib.utilisation"] == 1.0)]
+    assert (full["waf"] > 2.3).all(), full["waf"].tolist()
+    text = report.read_text()
+    assert "Published anchors beside ssdlab" in text and "3.22 → 1.03" in text
+    dom = headless(chromium_binary(), tmp_path, "--dump-dom", report.as_uri()).stdout
+    assert "<title>ssdlab report: 6 figures OK</title>" in dom

@@ -7,7 +7,9 @@ A registered study declares its seed's claims in `claims.toml` beside its `study
     [[claim]]
     id = "hit-ratio"                    # unique within the study, stable (scripts refer to it)
     kind = "seed"                       # "seed": the seed states it of its own experiment;
-                                        # "extension": ssdlab's own design or a check beyond the seed
+                                        # "extension": ssdlab's own design or a check beyond the seed;
+                                        # "external": a published result beyond the seeds
+                                        # (then `source = "…"`: where it is published)
     figure = "Fig. 7"                   # the seed's figure or table
     claim = "HWB has the highest write hit ratio"
     seed_value = "highest on all six traces"   # the seed's number or statement
@@ -52,10 +54,10 @@ from ._core import SsdlabError
 CLAIMS_FILE = "claims.toml"
 VERDICTS = {True: "holds", False: "does not hold", None: "not judged"}
 #: A claim's kind: the seed's own statement about its experiment, or ssdlab's beyond it.
-KINDS = ("seed", "extension")
+KINDS = ("seed", "extension", "external")
 REQUIRED = ("id", "kind", "figure", "claim", "seed_value", "reading")
 #: Keys of a [[claim]] that are the ledger's, not the judge's parameters.
-RESERVED = REQUIRED + ("judge", "quick", "not_judged", "robust")
+RESERVED = REQUIRED + ("judge", "quick", "not_judged", "robust", "source")
 OPEN_REQUIRED = ("id", "what", "key", "source")
 #: A claim's robustness over the open values' settings (ssdlab.studies.robust).
 ROBUSTNESS = ("holds robustly", "depends", "fails robustly")
@@ -96,6 +98,8 @@ class Claim:
     quick: str = ""
     #: The verdict in each setting of the open values, when `--robust` ran (see `robustness`).
     robustness: dict | None = None
+    #: Where an external claim is published (kind "external").
+    source: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -166,6 +170,8 @@ def read_declared(path: str | Path) -> Declared:
             raise ClaimsError(f"{path}: claim {i} ({c.get('id', 'no id')}) lacks {', '.join(missing)}")
         if c["kind"] not in KINDS:
             raise ClaimsError(f"{path}: claim `{c['id']}`: kind must be one of {', '.join(KINDS)}, not `{c['kind']}`")
+        if c["kind"] == "external" and not _text(c.get("source")):
+            raise ClaimsError(f"{path}: claim `{c['id']}` is external: give its `source` (where it is published)")
         if c["id"] in seen:
             raise ClaimsError(f"{path}: claim id `{c['id']}` appears twice")
         seen.add(c["id"])
@@ -263,6 +269,7 @@ def judge_one(module, study: str, seed: str, c: Mapping, df, grid: str = "full")
         why=out.why,
         grid=grid,
         quick=str(c.get("quick", "")) if grid == "quick" else "",
+        source=str(c.get("source", "")),
     )
 
 
@@ -302,8 +309,9 @@ def claims_html(claims: Iterable[Claim], intro: str = "") -> str:
         robust_text = f"<br><small>{robust['verdict']}{html.escape(depends)}</small>" if robust else ""
         why = "; ".join(x for x in (c.why, c.quick) if x)
         quick = " <small>(quick grid)</small>" if c.grid == "quick" else ""
+        source = f"<br><small>{html.escape(c.source)}</small>" if c.source else ""
         rows.append(
-            f"<tr><td>{html.escape(c.figure)}</td><td>{c.kind}</td>"
+            f"<tr><td>{html.escape(c.figure)}{source}</td><td>{c.kind}</td>"
             f"<td>{html.escape(c.claim)}<br><small>reading: {html.escape(c.reading)}</small></td>"
             f"<td>{html.escape(c.seed_value)}</td><td>{html.escape(c.measured)}{cells}</td>"
             f"<td><b>{c.verdict}</b>{quick}{robust_text}</td><td>{html.escape(why)}</td></tr>"

@@ -94,6 +94,7 @@ pub static WORKLOADS: &[Component] = &[
     crate::synth::SEQUENTIAL,
     crate::synth::FIO,
     crate::synth::DESKTOP,
+    crate::synth::CACHELIB,
 ];
 
 /// Every registered component, in category order.

@@ -17,7 +17,10 @@ const PAGE_SECTORS: u64 = PAGE / SECTOR;
 const DESKTOP_BLOCK_PAGES: u64 = 128; // 512 KiB regions, as the seed-000 block size
 const REGION_SECTORS: u64 = DESKTOP_BLOCK_PAGES * PAGE_SECTORS;
 
+mod cachelib;
 mod fio;
+
+pub use cachelib::CacheLibParams;
 
 pub use fio::{fio_bytes, parse_bssplit, BsSplit, FioJob, FioParams, FioSize, FIO};
 
@@ -32,6 +35,8 @@ enum Gen {
         scatter: Scatter,
         read_fraction: f64,
     },
+    /// A CacheLib flash cache's I/O (`synth/cachelib.rs`).
+    CacheLib(Box<cachelib::CacheLib>),
 }
 
 #[derive(Clone, Debug)]
@@ -94,6 +99,7 @@ pub fn check(w: &WorkloadConfig) -> Result<()> {
             fio.plan(w).map(|_| ())
         }
         "desktop" => desktop_regions(w).map(|_| ()),
+        "cachelib" => cachelib::check(w, &params::of(&w.tables, "workload", "cachelib")?),
         _ => Ok(()),
     }
 }
@@ -196,6 +202,10 @@ impl Synth {
                     read_fraction: w.read_fraction,
                 }
             }
+            "cachelib" => Gen::CacheLib(Box::new(cachelib::CacheLib::new(
+                w,
+                params::of(&w.tables, "workload", "cachelib")?,
+            )?)),
             k => {
                 return Err(SimError::config(
                     "workload.kind",
@@ -525,7 +535,13 @@ impl Iterator for Synth {
                 Op::Write
             }
         });
-        let (op, offset_bytes, len_bytes, dev) = match &mut self.gen {
+        let (op, offset_bytes, len_bytes, dev, pid) = match &mut self.gen {
+            Gen::CacheLib(c) => {
+                let (op, off, len, pid) = c.next(&mut self.rng);
+                return Some(Ok(
+                    Request::new(time_us, op, off, len, 0).with_placement_id(pid)
+                ));
+            }
             Gen::Jobs(jobs) => {
                 if self.write_first == Some(self.emitted - 1) {
                     jobs.new_pass(); // the read job after the stonewall
@@ -544,10 +560,11 @@ impl Iterator for Synth {
                     Op::Write
                 };
                 let (off, len, dev) = next_desktop(state, scatter, &mut self.rng, op);
-                (op, off, len, dev)
+                (op, off, len, dev, 0)
             }
         };
-        Some(Ok(Request::new(time_us, op, offset_bytes, len_bytes, dev)))
+        let req = Request::new(time_us, op, offset_bytes, len_bytes, dev);
+        Some(Ok(req.with_placement_id(pid)))
     }
 }
 
@@ -567,6 +584,18 @@ pub const UNIFORM: crate::component::Component = crate::component::Component::ne
     "Uniformly random requests over the footprint.",
     crate::params::NONE,
     SHARED_KEYS,
+);
+
+/// The registry entry of workload `cachelib`.
+pub const CACHELIB: crate::component::Component = crate::component::Component::new(
+    "workload",
+    "cachelib",
+    "A CacheLib hybrid flash cache's I/O: BigHash (a set-associative hash of 4 KiB buckets over a share of the \
+     cache, each small insert a random bucket rewrite) and BlockCache (a FIFO log of regions written whole and \
+     sequentially), each engine with its own FDP placement identifier, over `utilisation` of the footprint \
+     (docs/workloads.md).",
+    crate::params::spec::<CacheLibParams>(),
+    &["workload.requests", "workload.footprint_bytes", "workload.read_fraction", "workload.seed"],
 );
 
 /// The registry entry of workload `zipf`.

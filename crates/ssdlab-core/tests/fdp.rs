@@ -219,3 +219,28 @@ fn reclaim_groups_keep_their_data_timed() {
     let e = error(&toml.replace("reclaim_groups = 2", "reclaim_groups = 3"));
     assert!(e.contains("fdp.reclaim_groups"), "{e}");
 }
+
+#[test]
+fn fio_jobs_carry_their_placement_identifiers() {
+    // Job 0 writes through handle 0; job 1's writes alternate between handles 2 and 3 (fio's
+    // fdp_pli with plid_select = roundrobin); reads carry none.
+    let toml = "[workload]\nkind = \"fio\"\nrequests = 20000\nfootprint_bytes = \"8MiB\"\n\
+                [[workload.fio.jobs]]\nrw = \"randwrite\"\nsize = \"50%\"\nfdp_pli = [0]\n\
+                [[workload.fio.jobs]]\nrw = \"randrw\"\noffset = \"50%\"\nfdp_pli = [2, 3]\n\
+                [device]\nlogical_bytes = \"8MiB\"\npages_per_block = 16\nop = 0.5\n\
+                [buffer]\nkind = \"none\"\n[run]\nprecondition = \"none\"\n\
+                [fdp]\nenabled = true\nhandles = 4\n";
+    let m = run(toml).metrics;
+    let host = |h: u32| m[&format!("fdp.handle.{h}.host_bytes_written")] / PAGE as f64;
+    assert!(host(0) > 5000.0, "{}", host(0));
+    assert_eq!(host(1), 0.0);
+    assert!((host(2) - host(3)).abs() <= 1.0, "{} {}", host(2), host(3));
+    assert_eq!(host(0) + host(2) + host(3), m["host.write_pages"]);
+    let e = error(&toml.replace(
+        "fdp_pli = [2, 3]",
+        "fdp_pli = [2, 3]\nplid_select = \"hash\"",
+    ));
+    assert!(e.contains("workload.fio.jobs[1].plid_select"), "{e}");
+    let e = error(&toml.replace("fdp_pli = [2, 3]", "fdp_pli = [2, 4]"));
+    assert!(e.contains("placement identifier 4"), "{e}");
+}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import describe
+from .. import api, describe
+from .._core import SsdlabError
 from ..fio import Job, Measurement, OpStats, read_output
 from .common import _fmt, fmt_us, print_table, write_json
 
@@ -100,7 +101,21 @@ def _us(ns: float | None) -> str:
 def cmd_fio_run(args) -> int:
     from ..fio.run import report, simulate_jobfile
 
-    jobs = simulate_jobfile(args.jobfile, args.profile, args.host, seed=args.seed, full_runtime=args.full_runtime)
+    profile = args.profile
+    if args.set:
+        import dataclasses
+
+        from ..fio.profile import load_profile
+
+        prof = load_profile(args.profile)
+        cfg = api.Config(prof.config)
+        for item in args.set:
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise SsdlabError(f"--set {item!r}: expected section.key=value")
+            cfg = cfg.set(key.strip(), api.parse_value(value.strip()))
+        profile = dataclasses.replace(prof, config=cfg.to_dict())
+    jobs = simulate_jobfile(args.jobfile, profile, args.host, seed=args.seed, full_runtime=args.full_runtime)
     out = report(jobs, args.output_format)
     if args.output_format == "json":
         write_json("-", out)
@@ -168,6 +183,12 @@ def _add_fio_parsers(sub) -> None:
     p.add_argument("--host", help="the profile's host set-up (default: the profile's)")
     p.add_argument("--output-format", choices=["normal", "json"], default="normal", help="fio's output format")
     p.add_argument("--seed", type=int, default=1, help="seed of the jobs' random offsets (default 1)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="SECTION.KEY=VALUE",
+        help="change one key of the profile's device (repeatable), e.g. --set fdp.enabled=true",
+    )
     p.add_argument(
         "--full-runtime",
         action="store_true",

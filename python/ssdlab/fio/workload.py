@@ -35,7 +35,7 @@ HONOURED = {
     "rw", "readwrite", "bs", "blocksize", "iodepth", "numjobs", "size", "offset", "norandommap",
     "random_distribution", "ioengine", "cpus_allowed", "cpus_allowed_policy", "numa_cpu_nodes",
     "rwmixread", "rwmixwrite", "bssplit", "blockalign", "ba", "io_size", "loops", "number_ios",
-    "time_based", "runtime", "ramp_time", "direct",
+    "time_based", "runtime", "ramp_time", "direct", "fdp", "fdp_pli", "plid_select",
 }  # fmt: skip
 # Options that change nothing ssdlab models: naming, reporting and logging, the device's path
 # (the profile is the device), fio's own bookkeeping and random-number generator, and io_uring
@@ -64,6 +64,44 @@ def _cache_pages(cfg: Mapping) -> int:
         return 0
     page = parse_size(str((cfg.get("device") or {}).get("page_bytes", 4096)), "device.page_bytes")
     return parse_size(str(buf["bytes"]), "buffer.bytes") // page
+
+
+def _placement(options: Mapping[str, str], profile: Profile) -> dict:
+    """fio's FDP options as a job's placement identifiers: with `fdp=1`, its writes carry the
+    identifiers `fdp_pli` lists (indices into the device's, here the identifiers themselves;
+    default every identifier the device has, at most fio's 16), chosen by `plid_select`
+    (roundrobin, fio's default, or random). Without `fdp=1` fio ignores the other two."""
+    if not option_flag(options, "fdp"):
+        return {}
+    fdp = profile.config.get("fdp") or {}
+    if not fdp.get("enabled"):
+        raise FioError(
+            f"fio option `fdp`: the device of profile {profile.name} has no FDP ([fdp] enabled = false); "
+            "enable it, e.g. ssdlab fio run --set fdp.enabled=true"
+        )
+    ids = int(fdp.get("handles", 8)) * int(fdp.get("reclaim_groups", 1))
+    pli = _plis(options["fdp_pli"]) if "fdp_pli" in options else list(range(min(ids, 16)))
+    bad = [i for i in pli if i >= ids]
+    if bad:
+        raise FioError(f"fio option `fdp_pli`: index {bad[0]} is beyond the device's {ids} placement identifiers")
+    select = options.get("plid_select", "roundrobin")
+    if select not in ("roundrobin", "random"):
+        raise FioError(f"fio option `plid_select`: `{select}` is not modelled (roundrobin, random)")
+    return {"fdp_pli": pli, "plid_select": select}
+
+
+def _plis(text: str) -> list[int]:
+    """fio's placement identifier index list (`0,2`, `0-3`)."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        try:
+            out.extend(range(int(lo), int(hi or lo) + 1))
+        except ValueError:
+            raise FioError(f"fio option `fdp_pli`: `{text}` is not a list of indices") from None
+    if not out or len(out) > 16:
+        raise FioError(f"fio option `fdp_pli`: `{text}` names {len(out)} indices; fio takes 1 to 16")
+    return out
 
 
 def _cpus(text: str) -> list[int]:
@@ -220,6 +258,7 @@ def flows(
         job["bssplit"] = options["bssplit"]
     if "blockalign" in options or "ba" in options:
         job["blockalign"] = parse_size(options.get("blockalign", options.get("ba")), "blockalign")
+    job.update(_placement(options, profile))
     out = []
     for k, core in enumerate(_cores(options, threads)):
         wl = {"kind": "fio", "requests": requests, "footprint_bytes": sim, "request_bytes": bs, "fio": fio}

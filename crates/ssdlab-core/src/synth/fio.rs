@@ -51,6 +51,11 @@ crate::params! {
         /// from the keys above; with jobs, rwmixread, rwmixwrite, random_distribution and
         /// norandommap above are the jobs' defaults (fio's global section).
         jobs: Vec<FioJob> = Vec::new(),
+        /// fio fdp_pli: the FDP placement identifiers the job's writes carry, in turn (`[fdp]`);
+        /// empty = identifier 0. With jobs, each job's own (absent: this list).
+        fdp_pli: Vec<u16> = Vec::new(),
+        /// fio plid_select: how a write picks its identifier from fdp_pli: roundrobin | random.
+        plid_select: String = "roundrobin".into(),
     }
 }
 
@@ -95,6 +100,12 @@ pub struct FioJob {
     /// (0 = "random"); absent = the job's random_distribution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zipf_theta: Option<f64>,
+    /// FDP placement identifiers its writes carry, in turn; absent = workload.fio.fdp_pli.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp_pli: Option<Vec<u16>>,
+    /// roundrobin | random; absent = workload.fio.plid_select.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plid_select: Option<String>,
 }
 
 impl Default for FioJob {
@@ -112,6 +123,8 @@ impl Default for FioJob {
             size: None,
             share: None,
             zipf_theta: None,
+            fdp_pli: None,
+            plid_select: None,
         }
     }
 }
@@ -383,6 +396,9 @@ pub(crate) struct JobPlan {
     pub dir: Dir,
     pub theta: f64,
     pub share: f64,
+    /// FDP placement identifiers of its writes, in turn or at random (empty: 0).
+    pub pli: Vec<u16>,
+    pub pli_random: bool,
 }
 
 impl JobPlan {
@@ -393,6 +409,12 @@ impl JobPlan {
         let room = (self.end - self.start).saturating_sub(min.saturating_sub(self.align));
         room / self.align
     }
+}
+
+/// fio's plid_select: whether a write picks its identifier at random (else in turn).
+fn plid_random(v: &str, field: &str) -> Result<bool> {
+    crate::error::one_of(field, v, &["roundrobin", "random"])?;
+    Ok(v == "random")
 }
 
 fn job_key(i: usize, k: &str) -> String {
@@ -662,6 +684,8 @@ impl FioParams {
                 theta,
                 share: 1.0,
                 sizes,
+                pli: self.fdp_pli.clone(),
+                pli_random: plid_random(&self.plid_select, "workload.fio.plid_select")?,
             };
             let (field, what) = if fio && !self.bssplit.is_empty() {
                 ("workload.fio.bssplit", "the largest size")
@@ -785,6 +809,11 @@ impl FioParams {
                 theta,
                 share: j.share.unwrap_or(rest),
                 sizes,
+                pli: j.fdp_pli.clone().unwrap_or_else(|| self.fdp_pli.clone()),
+                pli_random: plid_random(
+                    j.plid_select.as_deref().unwrap_or(&self.plid_select),
+                    &job_key(i, "plid_select"),
+                )?,
             };
             if plan.sizes.max() > size {
                 return Err(err(
@@ -921,6 +950,8 @@ struct Job {
     /// Reads' own cursors (fio keeps a position per direction); empty = shared.
     read_cursors: Vec<u64>,
     map: Option<RandomMap>,
+    /// The next identifier of `plan.pli` (round robin).
+    pli_at: usize,
 }
 
 impl Job {
@@ -952,6 +983,7 @@ impl Job {
             },
             cursors,
             map: plan.random_map.then(|| RandomMap::new(blocks)),
+            pli_at: 0,
             plan,
         }
     }
@@ -966,6 +998,23 @@ impl Job {
         let u = rng.f64() * self.cum_sizes[fit - 1];
         let i = self.cum_sizes[..fit].partition_point(|&c| c <= u);
         sizes[i.min(fit - 1)].0
+    }
+
+    /// The placement identifier of its next write (fio's fdp_pli and plid_select; reads and
+    /// jobs without a list: 0, no draw).
+    #[inline]
+    fn placement_id(&mut self, rng: &mut Rng, op: Op) -> u16 {
+        let n = self.plan.pli.len();
+        if op != Op::Write || n == 0 {
+            return 0;
+        }
+        let i = if self.plan.pli_random {
+            rng.below(n as u64) as usize
+        } else {
+            self.pli_at = (self.pli_at + 1) % n;
+            (self.pli_at + n - 1) % n
+        };
+        self.plan.pli[i]
     }
 
     /// (offset, length, stream hint) of a request in direction `op`.
@@ -1050,9 +1099,9 @@ impl Jobs {
     }
 
     /// The next request: its job by share (no draw with one job), its direction (`op` when
-    /// the workload fixes it), offset, length and stream hint.
+    /// the workload fixes it), offset, length, stream hint and FDP placement identifier.
     #[inline]
-    pub fn next(&mut self, rng: &mut Rng, op: Option<Op>) -> (Op, u64, u64, u32) {
+    pub fn next(&mut self, rng: &mut Rng, op: Option<Op>) -> (Op, u64, u64, u32, u16) {
         let j = if self.jobs.len() > 1 {
             let u = rng.f64();
             self.cum_shares
@@ -1069,7 +1118,7 @@ impl Jobs {
             Dir::Mix(_) => Op::Write,
         });
         let (off, len, dev) = job.next(rng, op);
-        (op, off, len, dev)
+        (op, off, len, dev, job.placement_id(rng, op))
     }
 
     /// Start a new pass of every random map: a new fio job over the same region (the read

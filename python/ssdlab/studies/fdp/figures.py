@@ -1,0 +1,89 @@
+"""Figures and the anchors table of the fdp study."""
+
+from __future__ import annotations
+
+import html
+
+from ssdlab.report import figures as F
+
+from .judges import cells, with_handles
+
+# The published numbers, beside ssdlab's cell of the same set-up: (what, published, cell filter).
+ANCHORS = (
+    ("CacheLib, 50% utilisation", "1.22 → 1.03", 0.5),
+    ("CacheLib, 100% utilisation", "3.22 → 1.03", 1.0),
+    ("LMCache, 89% utilisation (PM9D3a)", "2.60 → 1.43", 0.89),
+)
+
+
+def figures(df):
+    ok = cells(df)
+    out = []
+    cl = ok[(ok["setup"] == "cachelib") & ok["source"].isin(["FDP off", "CacheLib's engines"])]
+    cl = with_handles(cl, 8, off_too=True)
+    if len(cl):
+        fig = F.line(cl, x="workload.cachelib.utilisation", y="waf", by="fdp")
+        fig.axes[0].set_xlabel("device utilisation (share of the device the cache uses)")
+        out.append(
+            (
+                "CacheLib's flash cache: WAF against utilisation, FDP off and on (panels: formatted, or filled first)",
+                fig,
+            )
+        )
+    ru = ok[(ok["setup"] == "cachelib") & (ok["workload.cachelib.utilisation"] == 0.89) & (ok["fdp"] == "FDP on")]
+    ru = with_handles(ru, 2)
+    if len(ru):
+        fig = F.bars(ru, x="ru_mib", y="waf", by="handle_type")
+        fig.axes[0].set_xlabel("reclaim unit (MiB)")
+        out.append(("89% utilisation, FDP on, two handles: WAF by reclaim unit size and handle type", fig))
+    ids = ok[(ok["setup"] == "cachelib") & (ok["workload.cachelib.utilisation"] == 1.0)]
+    ids = ids[(ids["run.precondition"] == "none")]
+    if ids["source"].nunique() > 2:
+        fig = F.bars(ids, x="source", y="waf")
+        out.append(("100% utilisation: WAF by where the placement identifiers come from (8 handles)", fig))
+    hd = ok[ok["setup"] == "handles"]
+    if len(hd):
+        fig = F.line(hd, x="fdp.handles", y="waf")
+        out.append(("100% utilisation, future-knowledge identifiers: WAF against the number of handles", fig))
+    adv = ok[ok["setup"] == "adversarial"]
+    if len(adv):
+        adv = adv.assign(variant=[r["fdp"] if r["fdp"] == "FDP off" else r["handle_type"] for _, r in adv.iterrows()])
+        fig = F.bars(adv, x="variant", y="waf")
+        out.append(("WARP's adversarial three streams (reconstructed): WAF with FDP off and on", fig))
+    rt = ok[ok["setup"] == "read tails"]
+    if len(rt):
+        fig = F.bars(rt, x="nand.suspend", y="latency.read.p999_us", by="fdp", logy=True)
+        out.append(
+            (
+                "Timed, CacheLib with 50% lookups: read p99.9 (µs, log scale), FDP off and on, suspend off and on",
+                fig,
+            )
+        )
+    return out
+
+
+def sections(df):
+    """The published anchors beside ssdlab's figures of the same set-up."""
+    ok = cells(df)
+    rows = []
+    for what, published, util in ANCHORS:
+        part = ok[(ok["setup"] == "cachelib") & (ok["workload.cachelib.utilisation"] == util)]
+        part = part[part["source"].isin(["FDP off", "CacheLib's engines"])]
+        for pre in ("none", "fill"):
+            p = part[part["run.precondition"] == pre]
+            off = p[p["fdp"] == "FDP off"]["waf"]
+            on = p[(p["fdp"] == "FDP on")]
+            on = with_handles(on, 8)["waf"]
+            if len(off) and len(on):
+                label = "formatted" if pre == "none" else "filled first"
+                rows.append(
+                    f"<tr><td>{html.escape(what)}</td><td>{published}</td><td>{label}</td>"
+                    f"<td>{off.iloc[0]:.2f} → {on.iloc[0]:.2f}</td></tr>"
+                )
+    if not rows:
+        return []
+    table = (
+        "<table><tr><th>anchor</th><th>published (FDP off → on)</th><th>device before the cache</th>"
+        "<th>ssdlab</th></tr>" + "".join(rows) + "</table>"
+    )
+    return [("Published anchors beside ssdlab", table)]
