@@ -244,3 +244,37 @@ fn fio_jobs_carry_their_placement_identifiers() {
     let e = error(&toml.replace("fdp_pli = [2, 3]", "fdp_pli = [2, 4]"));
     assert!(e.contains("placement identifier 4"), "{e}");
 }
+
+#[test]
+fn one_handle_is_the_page_ftl() {
+    // One handle, initially isolated: a host frontier and a GC frontier over the same free
+    // blocks in the same order, GC by the same threshold: the page FTL with its GC frontier, count
+    // for count (timed too: the same operations on the same dies).
+    for mode in ["counts", "timed"] {
+        let base = format!(
+            "[workload]\nkind = \"zipf\"\nrequests = 30000\nfootprint_bytes = \"8MiB\"\nread_fraction = 0.2\n\
+             [device]\nlogical_bytes = \"8MiB\"\npages_per_block = 16\nop = 0.3\nchannels = 2\n\
+             [buffer]\nkind = \"lru\"\nbytes = \"128KiB\"\n[ftl.page]\ngc_free_blocks = 5\n\
+             [run]\nmode = \"{mode}\"\nprecondition = \"fill-random\"\n"
+        );
+        let off = run(&base).metrics;
+        let on = run(&format!("{base}[fdp]\nenabled = true\nhandles = 1\n")).metrics;
+        let mut compared = 0;
+        for (k, v) in &off {
+            if k.starts_with("nand.")
+                || k.starts_with("gc.")
+                || k.starts_with("latency.")
+                || k == "waf"
+            {
+                assert_eq!(on[k], *v, "{mode}: {k}");
+                compared += 1;
+            }
+        }
+        assert!(
+            compared >= 19 && off["gc.moved_pages"] > 0.0,
+            "{mode}: {compared} {}",
+            off["gc.moved_pages"]
+        );
+        assert_eq!(on["fdp.waf"], on["waf"]);
+    }
+}

@@ -141,9 +141,9 @@ impl Sim {
             }
             if !self.tags {
                 let whole = Shape::Block { fill: false };
-                self.be
-                    .ftl
-                    .write_unit(Unit::new(lbn, &unit, whole), &mut self.be.nand)?;
+                let hint = self.be.ftl.precondition_hint(lbn);
+                let unit = Unit::new(lbn, &unit, whole).with_hint(hint);
+                self.be.ftl.write_unit(unit, &mut self.be.nand)?;
             }
         }
         Ok(())
@@ -188,7 +188,11 @@ impl Sim {
             if self.tags {
                 self.be.ftl.begin_write(self.geo.page_bytes);
             }
-            self.write_straight(lpn, 0)?;
+            let pid = self
+                .be
+                .ftl
+                .precondition_hint(lpn / self.geo.pages_per_block) as u16;
+            self.write_straight(lpn, pid)?;
         }
         Ok(())
     }

@@ -111,6 +111,15 @@ struct HandleStats {
     valid_at_reclaim: u64,
 }
 
+impl HandleStats {
+    fn add(&mut self, o: &HandleStats) {
+        self.host_pages += o.host_pages;
+        self.other_pages += o.other_pages;
+        self.reclaimed += o.reclaimed;
+        self.valid_at_reclaim += o.valid_at_reclaim;
+    }
+}
+
 /// The FDP state the page FTL keeps beside its own: who owns each RU and what each handle did.
 /// Slots (the FTL's open units) are numbered: host slot `group × handles + handle` (= the
 /// PID), then GC slots — `identifiers + group` (shared) or `identifiers + PID` (persistent).
@@ -126,6 +135,10 @@ pub struct Fdp {
     /// RUs per group (group g holds RUs g·per_group .. (g+1)·per_group).
     per_group: u32,
     owner: Vec<u32>,
+    /// Pages programmed through each slot, [host data, other]: a slot's units all belong to
+    /// its owner, so these are the owners' counts (kept per slot: no lookup per page).
+    slot_pages: Vec<[u64; 2]>,
+    /// Reclaims of each owner's units (handles, then GC's shared units).
     stats: Vec<HandleStats>,
     shared: HandleStats,
     /// Metric names, made once.
@@ -146,10 +159,29 @@ impl Fdp {
             page_bytes,
             per_group,
             owner: vec![SHARED; rus as usize],
+            slot_pages: Vec::new(),
             stats: vec![HandleStats::default(); p.handles as usize],
             shared: HandleStats::default(),
             names: (0..p.handles).map(handle_names).collect(),
             reallocated_pages: 0,
+        }
+        .with_slots()
+    }
+
+    fn with_slots(mut self) -> Fdp {
+        self.slot_pages = vec![[0; 2]; self.slots()];
+        self
+    }
+
+    /// The owner of a slot's units: its handle, or GC's shared units.
+    fn slot_owner(&self, slot: usize) -> u32 {
+        let ids = self.identifiers();
+        if slot < ids {
+            (slot % self.handles as usize) as u32
+        } else if self.persistent {
+            ((slot - ids) % self.handles as usize) as u32
+        } else {
+            SHARED
         }
     }
 
@@ -175,6 +207,12 @@ impl Fdp {
         } else {
             self.groups as usize
         }
+    }
+
+    /// The slot the preconditioning fills logical block `lbn` through: handle 0 of each reclaim
+    /// group in turn.
+    pub fn fill_slot(&self, lbn: u64) -> usize {
+        (lbn % self.groups as u64) as usize * self.handles as usize
     }
 
     /// The host slot of a write carrying placement identifier `pid`.
@@ -226,14 +264,7 @@ impl Fdp {
 
     /// Slot `slot` opened RU `ru`: it belongs to the slot's handle (or to GC's shared units).
     pub fn opened(&mut self, ru: u32, slot: usize) {
-        let ids = self.identifiers();
-        self.owner[ru as usize] = if slot < ids {
-            (slot % self.handles as usize) as u32
-        } else if self.persistent {
-            ((slot - ids) % self.handles as usize) as u32
-        } else {
-            SHARED
-        };
+        self.owner[ru as usize] = self.slot_owner(slot);
     }
 
     fn stats_of(&mut self, owner: u32) -> &mut HandleStats {
@@ -244,16 +275,27 @@ impl Fdp {
         }
     }
 
-    /// A page of cause `cause` was programmed into RU `ru`.
-    #[inline]
-    pub fn programmed(&mut self, ru: u32, cause: Cause) {
-        let owner = self.owner[ru as usize];
-        let s = self.stats_of(owner);
-        if cause == Cause::Host {
-            s.host_pages += 1;
-        } else {
-            s.other_pages += 1;
+    /// `pages` pages of cause `cause` were programmed through slot `slot`.
+    #[inline(always)]
+    pub fn programmed(&mut self, slot: usize, cause: Cause, pages: u64) {
+        self.slot_pages[slot][(cause != Cause::Host) as usize] += pages;
+    }
+
+    /// Each owner's statistics: its reclaims and the pages its slots programmed.
+    fn owners(&self) -> (Vec<HandleStats>, HandleStats) {
+        let (mut handles, mut shared) = (self.stats.clone(), self.shared.clone());
+        for (slot, &[host, other]) in self.slot_pages.iter().enumerate() {
+            let s = HandleStats {
+                host_pages: host,
+                other_pages: other,
+                ..Default::default()
+            };
+            match self.slot_owner(slot) {
+                SHARED => shared.add(&s),
+                h => handles[h as usize].add(&s),
+            }
         }
+        (handles, shared)
     }
 
     /// RU `ru` is reclaimed holding `valid` pages (which GC moves).
@@ -271,19 +313,20 @@ impl Fdp {
     /// `fdp.waf`), and each handle's.
     pub fn counters(&self, v: &mut Vec<(&'static str, u64)>) {
         let pb = self.page_bytes;
-        let all = self.stats.iter().chain(std::iter::once(&self.shared));
+        let (handles, shared) = self.owners();
+        let all = handles.iter().chain(std::iter::once(&shared));
         let (media, erased) = all.fold((0, 0), |(m, e), s| {
             (m + s.host_pages + s.other_pages, e + s.reclaimed)
         });
         v.push(("fdp.mbmw_bytes", media * pb));
         v.push(("fdp.mbe_bytes", erased * self.ru_pages * pb));
-        for (s, n) in self.stats.iter().zip(&self.names) {
+        for (s, n) in handles.iter().zip(&self.names) {
             v.push((n[0], s.host_pages * pb));
             v.push((n[1], s.other_pages * pb));
             v.push((n[2], s.reclaimed));
             v.push((n[3], s.valid_at_reclaim));
         }
-        let s = &self.shared;
+        let s = &shared;
         v.push(("fdp.gc_shared.gc_bytes_written", s.other_pages * pb));
         v.push(("fdp.gc_shared.rus_reclaimed", s.reclaimed));
         v.push(("fdp.gc_shared.valid_pages_at_reclaim", s.valid_at_reclaim));

@@ -218,6 +218,11 @@ pub trait Ftl: FtlView + std::any::Any {
     fn placement_ids(&self) -> bool {
         false
     }
+    /// The hint the preconditioning writes logical block `lbn` with (FDP: its reclaim groups in
+    /// turn, so that a fill spreads over them).
+    fn precondition_hint(&self, _lbn: Lbn) -> u32 {
+        0
+    }
     /// Placement: a host write request of `bytes` bytes enters the write path.
     fn begin_write(&mut self, _bytes: u64) {}
     /// Placement: what host page `lpn` carries down as its hint.

@@ -387,10 +387,10 @@ impl PageFtl {
     /// The reclaim group of unit `b` (0 without FDP).
     #[inline(always)]
     fn group_index(&self, b: u32) -> usize {
-        match &self.fdp {
-            Some(f) if self.selector.len() > 1 => f.group_of_ru(b),
-            _ => 0,
+        if self.selector.len() == 1 {
+            return 0;
         }
+        self.fdp.as_ref().map_or(0, |f| f.group_of_ru(b))
     }
 
     /// The victim selector of unit `b`'s reclaim group.
@@ -498,11 +498,7 @@ impl PageFtl {
         }
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn as u32;
-        let b = self.block_of.quot(ppn as u64);
-        self.valid[b as usize] += 1;
-        if let Some(f) = &mut self.fdp {
-            f.programmed(b as u32, cause);
-        }
+        self.valid[self.block_of.quot(ppn as u64) as usize] += 1;
         if self.check {
             self.oob_version[ppn as usize] = version;
         }
@@ -590,6 +586,7 @@ impl PageFtl {
             from
         });
         let base = victim * self.ppb;
+        let mut moved = 0;
         for off in 0..self.ppb {
             let src = base + off;
             // The L2P entries GC rewrites are random: start loading them a few pages ahead.
@@ -627,9 +624,14 @@ impl PageFtl {
             // The old copy: the victim is out of the selector, so only its page and count change.
             self.p2l[src as usize] = NONE;
             self.valid[victim as usize] -= 1;
-            self.gc_counts.moved_pages += 1;
+            moved += 1;
         }
         debug_assert_eq!(self.valid[victim as usize], 0);
+        self.gc_counts.moved_pages += moved;
+        if let Some(f) = &mut self.fdp {
+            // Under FDP the device alone places GC copies: all of a victim's go to one slot.
+            f.programmed(slot, Cause::Gc, moved);
+        }
         self.write_ptr[victim as usize] = 0;
         let group = match &self.fdp {
             Some(f) => {
@@ -736,6 +738,9 @@ impl PageFtl {
             };
             self.now += 1;
             self.program(lpn, p.version, p.cause, slot, false, p.after, nand)?;
+            if let Some(f) = &mut self.fdp {
+                f.programmed(slot, p.cause, 1);
+            }
             if self.check {
                 self.expected[lpn as usize] = p.version;
             }
@@ -771,7 +776,7 @@ impl PageFtl {
             self.now += 1;
             let ppn = self.next_ppn(slot, nand)?;
             if let Some(f) = &mut self.fdp {
-                f.programmed(self.block_of.quot(ppn as u64) as u32, Cause::Pad);
+                f.programmed(slot, Cause::Pad, 1);
             }
             nand.program(Cause::Pad, ppn);
         }
@@ -812,14 +817,22 @@ impl Ftl for PageFtl {
             || self.check
             || nand.logging()
             || self.placement.is_some()
-            || self.fdp.is_some()
+            || self.fdp.as_ref().is_some_and(|f| f.blocks_per_ru != 1)
             || !self.logical_pages.is_multiple_of(ppb)
         {
             return Ok(false);
         }
         for lbn in 0..self.logical_pages / ppb {
             self.now += 1;
-            let first = self.next_ppn(self.slot_of(0), nand)?;
+            let slot = match &mut self.fdp {
+                Some(f) => {
+                    let slot = f.fill_slot(lbn);
+                    f.programmed(slot, Cause::Host, ppb);
+                    slot
+                }
+                None => self.slot_of(0),
+            };
+            let first = self.next_ppn(slot, nand)?;
             debug_assert!(first.is_multiple_of(self.ppb), "a fill unit starts a block");
             let b = first / self.ppb;
             self.write_ptr[b as usize] = self.ppb;
@@ -843,6 +856,13 @@ impl Ftl for PageFtl {
 
     fn placement_ids(&self) -> bool {
         self.fdp.is_some() && self.placement.is_none()
+    }
+
+    fn precondition_hint(&self, lbn: Lbn) -> u32 {
+        match &self.fdp {
+            Some(f) if self.placement.is_none() => f.fill_slot(lbn) as u32,
+            _ => 0,
+        }
     }
 
     fn begin_write(&mut self, bytes: u64) {
