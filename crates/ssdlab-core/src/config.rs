@@ -784,6 +784,10 @@ pub struct FlowConfig {
     /// The NVMe FDP placement identifier its writes carry (`[fdp]`), replacing its workload's
     /// own; None = the workload's.
     pub placement_id: Option<u16>,
+    /// Its namespace's FDP placement handle list (`[fdp]`): a write naming placement handle k
+    /// goes through reclaim unit handle `placement_handles[k]` (in its identifier's reclaim
+    /// group); empty = handle k is RUH k. Flows of one namespace give the same list.
+    pub placement_handles: Vec<u32>,
 }
 
 impl Default for FlowConfig {
@@ -801,6 +805,7 @@ impl Default for FlowConfig {
             cpu: None,
             fast_forward_requests: 0,
             placement_id: None,
+            placement_handles: Vec::new(),
         }
     }
 }

@@ -278,3 +278,40 @@ fn one_handle_is_the_page_ftl() {
         assert_eq!(on["fdp.waf"], on["waf"]);
     }
 }
+
+#[test]
+fn a_namespace_s_placement_handles_name_its_reclaim_unit_handles() {
+    // Two namespaces, each a flow writing placement handles 0 and 1 in turn (fio's fdp_pli):
+    // namespace 0 maps them to RUHs 2 and 3, namespace 1 to RUH 0 twice.
+    let flow = |ns: u32, list: &str| {
+        format!(
+            "[[flows]]\nqueue_depth = 4\nnamespace = {ns}\nplacement_handles = {list}\n\
+             [flows.workload]\nkind = \"fio\"\nrequests = 4000\nfootprint_bytes = \"2MiB\"\n\
+             [flows.workload.fio]\nrw = \"randwrite\"\nfdp_pli = [0, 1]\n"
+        )
+    };
+    let base = "[device]\nlogical_bytes = \"8MiB\"\npages_per_block = 16\nop = 0.5\n\
+                [buffer]\nkind = \"none\"\n[run]\nmode = \"timed\"\nprecondition = \"none\"\n\
+                [fdp]\nenabled = true\nhandles = 4\n";
+    let toml = format!("{base}{}{}", flow(0, "[2, 3]"), flow(1, "[0, 0]"));
+    let m = run(&toml).metrics;
+    let host = |h: u32| m[&format!("fdp.handle.{h}.host_bytes_written")] / PAGE as f64;
+    assert_eq!((host(0), host(1)), (4000.0, 0.0));
+    assert!((host(2) - host(3)).abs() <= 1.0 && host(2) + host(3) == 4000.0);
+    // A handle the list lacks, a RUH the device lacks, two lists for one namespace.
+    let e = error(&format!("{base}{}", flow(0, "[2]")));
+    assert!(
+        e.contains("flows[0].placement_handles") && e.contains("placement handle 1"),
+        "{e}"
+    );
+    let e = error(&format!("{base}{}", flow(0, "[2, 4]")));
+    assert!(
+        e.contains("flows[0].placement_handles") && e.contains("beyond fdp.handles"),
+        "{e}"
+    );
+    let e = error(&format!("{base}{}{}", flow(0, "[2, 3]"), flow(0, "[0, 1]")));
+    assert!(
+        e.contains("flows[1].placement_handles") && e.contains("another list"),
+        "{e}"
+    );
+}

@@ -45,6 +45,38 @@ fn check_components(cfg: &Config, errors: &mut Vec<SimError>) {
         (e.check)(cfg, errors);
         check_supports(cfg, e, errors);
     }
+    check_placement_handles(cfg, errors);
+}
+
+/// Each namespace's FDP placement handle list (`flows[i].placement_handles`): FDP on, handles
+/// the device has, one list per namespace.
+fn check_placement_handles(cfg: &Config, errors: &mut Vec<SimError>) {
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let key = format!("flows[{i}].placement_handles");
+        if f.placement_handles.is_empty() {
+            continue;
+        }
+        if !cfg.fdp.enabled {
+            errors.push(SimError::config(
+                key,
+                "a placement handle list needs [fdp] enabled = true",
+            ));
+            continue;
+        }
+        if let Some(h) = f.placement_handles.iter().find(|&&h| h >= cfg.fdp.handles) {
+            let msg = format!(
+                "reclaim unit handle {h} is beyond fdp.handles = {}",
+                cfg.fdp.handles
+            );
+            errors.push(SimError::config(key, msg));
+            continue;
+        }
+        let leader = cfg.namespace_leader(i);
+        if cfg.flows[leader].placement_handles != f.placement_handles {
+            let msg = format!("flows[{leader}], of the same namespace, gives another list");
+            errors.push(SimError::config(key, msg));
+        }
+    }
 }
 
 /// What the configuration asks of the FTL beyond every FTL's interface, against what its entry

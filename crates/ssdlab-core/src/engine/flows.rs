@@ -37,6 +37,10 @@ struct Flow {
     weight: u32,
     /// The FDP placement identifier its writes carry (`flows[i].placement_id`), if set.
     pid: Option<u16>,
+    /// Its namespace's placement handle list (RUH of each placement handle; empty: the
+    /// identity), the device's handles per reclaim group, and its key for errors.
+    handles: Vec<u32>,
+    ruhs: u32,
     arrivals: Arrivals,
     /// The next request to submit, with where it is and (open loop) its arrival on the clock.
     next: Option<(Request, At, f64)>,
@@ -56,6 +60,23 @@ struct Flow {
 }
 
 impl Flow {
+    /// Placement identifier `pid` (group × handles + placement handle) as the device's: the
+    /// placement handle through its namespace's list.
+    #[cold]
+    fn ruh_of(&self, pid: u16) -> Result<u16> {
+        let (group, ph) = (pid as u32 / self.ruhs, pid as u32 % self.ruhs);
+        let ruh = self.handles.get(ph as usize).ok_or_else(|| {
+            crate::error::SimError::config(
+                format!("{}.placement_handles", self.key.trim_end_matches(".workload")),
+                format!(
+                    "a write names placement handle {ph} (identifier {pid}), but its namespace's list has {}",
+                    self.handles.len()
+                ),
+            )
+        })?;
+        Ok((group * self.ruhs + ruh) as u16)
+    }
+
     /// Read the next request of the workload (reopened for further passes).
     fn advance(&mut self) -> Result<()> {
         loop {
@@ -63,6 +84,9 @@ impl Flow {
                 let mut req = r?;
                 if let Some(pid) = self.pid {
                     req.placement_id = pid;
+                }
+                if !self.handles.is_empty() && req.op == Op::Write {
+                    req.placement_id = self.ruh_of(req.placement_id)?;
                 }
                 let at = self.src.at();
                 let a = if self.depth == 0 {
@@ -295,6 +319,8 @@ fn replay(
             urgent: f.priority == "urgent",
             weight: f.weight,
             pid: f.placement_id,
+            handles: f.placement_handles.clone(),
+            ruhs: cfg.fdp.handles,
             arrivals: Arrivals::new(cfg.run.time_scale),
             next: None,
             passes_left: if only.is_none_or(|o| o == i) {
