@@ -143,8 +143,8 @@ def isolation_and_ru(df, claim) -> Outcome:
     if not floor:
         why.append(
             f"FDP on reaches {worst:.3f} even with initially isolated handles and {sizes[-1]} MiB RUs: each engine's "
-            "units die whole, so greedy GC moves almost nothing whatever the handle type (LMCache's workload and "
-            "its drive's GC policy are not this study's)"
+            "units die whole, and this GC policy finds them; the verdict turns on the drive's unpublished GC policy "
+            "(open value gc-policy: FIFO keeps FDP's WAF high); LMCache's workload is not CacheLib's"
         )
     elif not lower:
         why.append("persistently isolated handles or small RUs do not lower it")
@@ -168,9 +168,9 @@ def adversarial_stays_high(df, claim) -> Outcome:
     why = (
         ""
         if holds
-        else f"FDP on brings WAF below {claim['on_min']}: greedy GC over all reclaim units finds the sequential "
-        "stream's units wholly invalid; the drives' firmware GC policies behind WARP's 'noisy RUH' and 'save "
-        "sequential' effects are not modelled, and the three streams are reconstructed"
+        else f"FDP on brings WAF below {claim['on_min']}: this GC policy finds the sequential stream's units wholly "
+        "invalid; the verdict turns on the drive's unpublished GC policy (open value gc-policy: FIFO, which "
+        "reclaims the oldest units, leaves WAF high), and the three streams are reconstructed"
     )
     return Outcome("WAF: " + ", ".join(parts), holds, why, list(rows["cell"]))
 
