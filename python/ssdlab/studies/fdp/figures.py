@@ -23,7 +23,9 @@ def figures(df):
     cl = with_handles(cl, 8, off_too=True)
     if len(cl):
         fig = F.line(cl, x="workload.cachelib.utilisation", y="waf", by="fdp")
-        fig.axes[0].set_xlabel("device utilisation (share of the device the cache uses)")
+        for ax in fig.axes:
+            if ax.get_xlabel():
+                ax.set_xlabel("utilisation (share of the device the cache uses)")
         out.append(
             (
                 "CacheLib's flash cache: WAF against utilisation, FDP off and on (panels: formatted, or filled first)",
