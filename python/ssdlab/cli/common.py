@@ -62,7 +62,12 @@ def _config_from_args(args) -> api.Config:
         from ..fio.profile import load_profile
 
         cfg = api.Config(load_profile(args.profile).run_config(cfg.to_dict(), getattr(args, "host", None)))
-    for item in args.set or []:
+    return apply_sets(cfg, args.set or [])
+
+
+def apply_sets(cfg: api.Config, items) -> api.Config:
+    """`cfg` with each `--set SECTION.KEY=VALUE` of `items` applied, in order."""
+    for item in items:
         if "=" not in item:
             raise SsdlabError(f"--set {item!r}: expected section.key=value")
         key, value = item.split("=", 1)

@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import api, describe
-from .._core import SsdlabError
 from ..fio import Job, Measurement, OpStats, read_output
-from .common import _fmt, fmt_us, print_table, write_json
+from .common import _fmt, apply_sets, fmt_us, print_table, write_json
 
 # The percentiles a summary shows when fio recorded them (fio's default list has all four).
 SHOWN_PERCENTILES = (50.0, 95.0, 99.0, 99.9)
@@ -108,13 +107,7 @@ def cmd_fio_run(args) -> int:
         from ..fio.profile import load_profile
 
         prof = load_profile(args.profile)
-        cfg = api.Config(prof.config)
-        for item in args.set:
-            key, eq, value = item.partition("=")
-            if not eq:
-                raise SsdlabError(f"--set {item!r}: expected section.key=value")
-            cfg = cfg.set(key.strip(), api.parse_value(value.strip()))
-        profile = dataclasses.replace(prof, config=cfg.to_dict())
+        profile = dataclasses.replace(prof, config=apply_sets(api.Config(prof.config), args.set).to_dict())
     jobs = simulate_jobfile(args.jobfile, profile, args.host, seed=args.seed, full_runtime=args.full_runtime)
     out = report(jobs, args.output_format)
     if args.output_format == "json":

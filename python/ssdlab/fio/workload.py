@@ -80,7 +80,12 @@ def _placement(options: Mapping[str, str], profile: Profile) -> dict:
             "enable it, e.g. ssdlab fio run --set fdp.enabled=true"
         )
     ids = int(fdp.get("handles", 8)) * int(fdp.get("reclaim_groups", 1))
-    pli = _plis(options["fdp_pli"]) if "fdp_pli" in options else list(range(min(ids, 16)))
+    if "fdp_pli" in options:
+        pli = _int_list(options["fdp_pli"], "fdp_pli", "a list of indices", steps=False)
+        if not pli or len(pli) > 16:
+            raise FioError(f"fio option `fdp_pli`: `{options['fdp_pli']}` names {len(pli)} indices; fio takes 1 to 16")
+    else:
+        pli = list(range(min(ids, 16)))
     bad = [i for i in pli if i >= ids]
     if bad:
         raise FioError(f"fio option `fdp_pli`: index {bad[0]} is beyond the device's {ids} placement identifiers")
@@ -90,32 +95,18 @@ def _placement(options: Mapping[str, str], profile: Profile) -> dict:
     return {"fdp_pli": pli, "plid_select": select}
 
 
-def _plis(text: str) -> list[int]:
-    """fio's placement identifier index list (`0,2`, `0-3`)."""
+def _int_list(text: str, option: str, what: str, steps: bool = True) -> list[int]:
+    """fio's list of numbers and ranges (`2`, `0-3,8`; with `steps`, also `0-7:2`), as fio's
+    `cpus_allowed` and `fdp_pli` take it; an error names `option` otherwise."""
     out: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
+        rng, _, step = part.strip().partition(":") if steps else (part.strip(), "", "")
+        lo, _, hi = rng.partition("-")
         try:
-            out.extend(range(int(lo), int(hi or lo) + 1))
+            out.extend(range(int(lo), int(hi or lo) + 1, int(step or 1)))
         except ValueError:
-            raise FioError(f"fio option `fdp_pli`: `{text}` is not a list of indices") from None
-    if not out or len(out) > 16:
-        raise FioError(f"fio option `fdp_pli`: `{text}` names {len(out)} indices; fio takes 1 to 16")
+            raise FioError(f"fio option `{option}`: `{text}` is not {what}") from None
     return out
-
-
-def _cpus(text: str) -> list[int]:
-    """fio's CPU list (`2`, `0-3,8`, `0-7:2`)."""
-    cpus: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            rng, _, step = part.partition(":")
-            lo, _, hi = rng.partition("-")
-            cpus.extend(range(int(lo), int(hi or lo) + 1, int(step or 1)))
-        except ValueError:
-            raise FioError(f"fio option `cpus_allowed`: `{text}` is not a CPU list") from None
-    return cpus
 
 
 def check_options(options: Mapping[str, str]) -> None:
@@ -184,7 +175,7 @@ def _cores(options: Mapping[str, str], threads: int) -> list[int | None]:
     allowed = options.get("cpus_allowed")
     if allowed is None:
         return [None] * threads
-    cpus = _cpus(allowed)
+    cpus = _int_list(allowed, "cpus_allowed", "a CPU list")
     if len(cpus) >= threads:
         return [None] * threads
     return [cpus[k % len(cpus)] for k in range(threads)]

@@ -82,26 +82,18 @@ fn check_placement_handles(cfg: &Config, errors: &mut Vec<SimError>) {
 /// What the configuration asks of the FTL beyond every FTL's interface, against what its entry
 /// implements (`ftl::Supports`).
 fn check_supports(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimError>) {
-    let with = |has: fn(&crate::ftl::Supports) -> bool| {
-        let names: Vec<&str> = registry::FTLS
-            .iter()
-            .filter(|e| has(&e.supports))
-            .map(|e| e.info.name)
-            .collect();
-        names.join(" or ")
-    };
     let kind = &cfg.ftl.kind;
     if cfg.ftl.background_gc && !ftl.supports.background_gc {
         let msg = format!(
             "background GC is implemented for the {} FTL, not ftl.kind = \"{kind}\"",
-            with(|s| s.background_gc)
+            ftls_with(|s| s.background_gc)
         );
         errors.push(SimError::config("ftl.background_gc", msg));
     }
     if cfg.flows_confined() && !ftl.supports.die_sets {
         let msg = format!(
             "flows confined to channels or dies need the {} FTL (one per set of dies), not \"{kind}\"",
-            with(|s| s.die_sets)
+            ftls_with(|s| s.die_sets)
         );
         errors.push(SimError::config("ftl.kind", msg));
     }
@@ -112,24 +104,29 @@ fn check_supports(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimErr
     if cfg.nand.units_per_page(unit) > 1 && !ftl.supports.large_pages {
         let msg = format!(
             "pages larger than the mapping unit need the {} FTL (it writes blocks in order), not ftl.kind = \"{kind}\"",
-            with(|s| s.large_pages)
+            ftls_with(|s| s.large_pages)
         );
         errors.push(SimError::config("nand.physical_page_bytes", msg));
     }
+}
+
+/// The FTLs that implement what `has` asks, as "a or b".
+fn ftls_with(has: fn(&crate::ftl::Supports) -> bool) -> String {
+    let names: Vec<&str> = registry::FTLS
+        .iter()
+        .filter(|e| has(&e.supports))
+        .map(|e| e.info.name)
+        .collect();
+    names.join(" or ")
 }
 
 /// What `[fdp]` needs of the rest: an FTL that implements it, no sets of dies of the flows' own,
 /// and (timed) dies that split evenly into its reclaim groups.
 fn check_fdp(cfg: &Config, ftl: &crate::ftl::Entry, errors: &mut Vec<SimError>) {
     if !ftl.supports.fdp {
-        let names: Vec<&str> = registry::FTLS
-            .iter()
-            .filter(|e| e.supports.fdp)
-            .map(|e| e.info.name)
-            .collect();
         let msg = format!(
             "FDP (fdp.enabled) is implemented on the {} FTL, not ftl.kind = \"{}\"",
-            names.join(" or "),
+            ftls_with(|s| s.fdp),
             cfg.ftl.kind
         );
         errors.push(SimError::config("fdp.enabled", msg));

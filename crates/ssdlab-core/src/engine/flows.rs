@@ -66,7 +66,7 @@ impl Flow {
     fn ruh_of(&self, pid: u16) -> Result<u16> {
         let (group, ph) = (pid as u32 / self.ruhs, pid as u32 % self.ruhs);
         let ruh = self.handles.get(ph as usize).ok_or_else(|| {
-            crate::error::SimError::config(
+            SimError::config(
                 format!("{}.placement_handles", self.key.trim_end_matches(".workload")),
                 format!(
                     "a write names placement handle {ph} (identifier {pid}), but its namespace's list has {}",

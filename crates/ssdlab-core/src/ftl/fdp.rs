@@ -26,11 +26,8 @@
 use crate::error::{Result, SimError};
 use crate::nand::Cause;
 
-pub use crate::config::{
-    FdpConfig as Params, FDP_INITIALLY as INITIALLY, FDP_PERSISTENTLY as PERSISTENTLY,
-};
-/// The most handles and reclaim groups (`[fdp]`).
-pub use crate::config::{FDP_MAX_GROUPS as MAX_GROUPS, FDP_MAX_HANDLES as MAX_HANDLES};
+pub use crate::config::FdpConfig as Params;
+use crate::config::FDP_PERSISTENTLY as PERSISTENTLY;
 
 impl Params {
     pub(crate) fn persistent(&self) -> bool {
@@ -128,7 +125,7 @@ pub struct Fdp {
     handles: u32,
     groups: u32,
     persistent: bool,
-    /// FTL blocks per RU, and the pages of one RU.
+    /// FTL blocks per RU (an RU's erase erases each), and the pages of one RU.
     pub(crate) blocks_per_ru: u32,
     ru_pages: u64,
     page_bytes: u64,
@@ -148,29 +145,23 @@ pub struct Fdp {
 }
 
 impl Fdp {
-    pub fn new(p: &Params, rus: u32, ru_pages: u64, page_bytes: u64) -> Fdp {
-        let per_group = rus / p.reclaim_groups;
+    /// The state of `rus` reclaim units of `blocks_per_ru` FTL blocks and `ru_pages` pages.
+    pub fn new(p: &Params, rus: u32, blocks_per_ru: u32, ru_pages: u64, page_bytes: u64) -> Fdp {
         Fdp {
             handles: p.handles,
             groups: p.reclaim_groups,
             persistent: p.persistent(),
-            blocks_per_ru: 1,
+            blocks_per_ru,
             ru_pages,
             page_bytes,
-            per_group,
+            per_group: rus / p.reclaim_groups,
             owner: vec![SHARED; rus as usize],
-            slot_pages: Vec::new(),
+            slot_pages: vec![[0; 2]; p.frontiers() as usize],
             stats: vec![HandleStats::default(); p.handles as usize],
             shared: HandleStats::default(),
             names: (0..p.handles).map(handle_names).collect(),
             reallocated_pages: 0,
         }
-        .with_slots()
-    }
-
-    fn with_slots(mut self) -> Fdp {
-        self.slot_pages = vec![[0; 2]; self.slots()];
-        self
     }
 
     /// The owner of a slot's units: its handle, or GC's shared units.
@@ -185,28 +176,9 @@ impl Fdp {
         }
     }
 
-    pub fn groups(&self) -> u32 {
-        self.groups
-    }
-
-    /// RUs in each group.
-    pub fn per_group(&self) -> u32 {
-        self.per_group
-    }
-
     /// Host slots: one per PID.
     pub fn identifiers(&self) -> usize {
         (self.groups * self.handles) as usize
-    }
-
-    /// Every slot: host, then GC.
-    pub fn slots(&self) -> usize {
-        let host = self.identifiers();
-        host + if self.persistent {
-            host
-        } else {
-            self.groups as usize
-        }
     }
 
     /// The slot the preconditioning fills logical block `lbn` through: handle 0 of each reclaim
@@ -363,10 +335,6 @@ impl Fdp {
                 .sum();
             v.push((self.names[h][4], (left * self.page_bytes) as f64));
         }
-    }
-
-    pub fn ru_pages(&self) -> u64 {
-        self.ru_pages
     }
 }
 

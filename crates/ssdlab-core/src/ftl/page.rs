@@ -211,14 +211,13 @@ impl PageFtl {
             check,
         )?;
         f.lppb = geo.pages_per_block as u32;
-        let mut state = Fdp::new(
+        f.fdp = Some(Box::new(Fdp::new(
             p,
             units.physical_blocks as u32,
+            k as u32,
             units.pages_per_block,
             geo.page_bytes,
-        );
-        state.blocks_per_ru = k as u32;
-        f.fdp = Some(Box::new(state));
+        )));
         Ok(f)
     }
 

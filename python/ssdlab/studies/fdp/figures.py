@@ -6,7 +6,7 @@ import html
 
 from ssdlab.report import figures as F
 
-from .judges import cells, with_handles
+from .judges import cachelib_pair, cells, with_handles
 
 # The published numbers, beside ssdlab's cell of the same set-up: (what, published, cell filter).
 ANCHORS = (
@@ -69,18 +69,13 @@ def sections(df):
     ok = cells(df)
     rows = []
     for what, published, util in ANCHORS:
-        part = ok[(ok["setup"] == "cachelib") & (ok["workload.cachelib.utilisation"] == util)]
-        part = part[part["source"].isin(["FDP off", "CacheLib's engines"])]
         for pre in ("none", "fill"):
-            p = part[part["run.precondition"] == pre]
-            off = p[p["fdp"] == "FDP off"]["waf"]
-            on = p[(p["fdp"] == "FDP on")]
-            on = with_handles(on, 8)["waf"]
-            if len(off) and len(on):
+            off, on = cachelib_pair(ok, util, pre)
+            if off is not None and on is not None:
                 label = "formatted" if pre == "none" else "filled first"
                 rows.append(
                     f"<tr><td>{html.escape(what)}</td><td>{published}</td><td>{label}</td>"
-                    f"<td>{off.iloc[0]:.2f} → {on.iloc[0]:.2f}</td></tr>"
+                    f"<td>{off['waf']:.2f} → {on['waf']:.2f}</td></tr>"
                 )
     if not rows:
         return []

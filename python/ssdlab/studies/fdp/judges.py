@@ -76,16 +76,10 @@ def with_handles(rows, n: int, off_too: bool = False):
     return rows[keep] if len(rows) else rows
 
 
-def _pick(ok, **want):
-    rows = ok
-    for k, v in want.items():
-        col = k.replace("__", ".")
-        rows = rows[rows[col] == v]
-    return rows
-
-
-def _cachelib(ok, utilisation: float, precondition: str = "none", handles: int = 8):
-    rows = _pick(ok, setup="cachelib", **{"workload__cachelib__utilisation": utilisation})
+def cachelib_pair(ok, utilisation: float, precondition: str = "none", handles: int = 8):
+    """The CacheLib cells (each engine its identifier) at `utilisation`: (FDP off, FDP on with
+    `handles` handles), each None where it did not run."""
+    rows = ok[(ok["setup"] == "cachelib") & (ok["workload.cachelib.utilisation"] == utilisation)]
     rows = rows[(rows["run.precondition"] == precondition) & (rows["source"].isin(["FDP off", "CacheLib's engines"]))]
     rows = with_handles(rows, handles, off_too=True)
     off, on = rows[rows["fdp"] == "FDP off"], rows[rows["fdp"] == "FDP on"]
@@ -94,7 +88,7 @@ def _cachelib(ok, utilisation: float, precondition: str = "none", handles: int =
 
 def fdp_cuts_waf(df, claim) -> Outcome:
     ok = cells(df)
-    off, on = _cachelib(ok, claim["utilisation"])
+    off, on = cachelib_pair(ok, claim["utilisation"])
     if off is None or on is None:
         return Outcome("the cells did not run", None, "no CacheLib cells at this utilisation")
     holds = on["waf"] <= claim["on_max"] and off["waf"] >= claim["off_min"]
@@ -106,7 +100,7 @@ def fdp_cuts_waf_both(df, claim) -> Outcome:
     ok = cells(df)
     parts, held, used = [], [], []
     for pre, label in (("none", "formatted"), ("fill", "filled first")):
-        off, on = _cachelib(ok, claim["utilisation"], pre)
+        off, on = cachelib_pair(ok, claim["utilisation"], pre)
         if off is None or on is None:
             continue
         parts.append(f"{label}: {off['waf']:.2f} → {on['waf']:.2f}")
@@ -124,7 +118,7 @@ def isolation_and_ru(df, claim) -> Outcome:
     ok = cells(df)
     rows = ok[(ok["setup"] == "cachelib") & (ok["workload.cachelib.utilisation"] == 0.89) & (ok["fdp"] == "FDP on")]
     rows = with_handles(rows, 2)
-    off, _ = _cachelib(ok, 0.89)
+    off, _ = cachelib_pair(ok, 0.89)
     if not len(rows) or off is None:
         return Outcome("the cells did not run", None, "no cells at 89% utilisation")
     waf = {(r["handle_type"], r["ru_mib"]): r["waf"] for _, r in rows.iterrows()}
