@@ -93,6 +93,11 @@ pub struct WorkloadConfig {
     pub arrival: String,
     /// Synthetic: mean arrival rate in requests per second.
     pub iops: f64,
+    /// Synthetic: the FDP placement identifiers of the writes (`[fdp]`): none (all 0) |
+    /// streams (each write's stream hint: its sequential stream, the desktop profile's
+    /// sequential bursts 1).
+    #[serde(skip_serializing_if = "is_no_placement")]
+    pub placement_ids: String,
     /// Generators' parameter tables by name (`[workload.desktop]`).
     #[serde(flatten)]
     pub tables: Tables,
@@ -120,9 +125,15 @@ impl Default for WorkloadConfig {
             seed: None,
             arrival: "fixed".into(),
             iops: 10_000.0,
+            placement_ids: "none".into(),
             tables: Tables::new(),
         }
     }
+}
+
+/// Left out of resolved configurations when "none", so that stored results keep their keys.
+fn is_no_placement(p: &str) -> bool {
+    p == "none"
 }
 
 /// `device.logical_bytes`: a size, or "auto" (sized from the workload's footprint).
@@ -716,6 +727,8 @@ crate::params! {
         ru_bytes: Size = Size(0),
         /// initially-isolated (GC may mix handles' data) | persistently-isolated (GC keeps each handle's data apart).
         handle_type: String = FDP_INITIALLY.into(),
+        /// Active reclaim unit time limit in seconds (the specification's ERUTL; 0 = none): a handle's RU open longer is switched for a new one at the handle's next write request, an "RU not fully written" event.
+        ru_time_limit_s: f64 = 0.0,
     }
 }
 
@@ -731,6 +744,12 @@ impl crate::params::Params for FdpConfig {
             return Err(SimError::config(
                 format!("{table}.handles"),
                 format!("{} is not in 1..={FDP_MAX_HANDLES}", self.handles),
+            ));
+        }
+        if !(self.ru_time_limit_s >= 0.0 && self.ru_time_limit_s.is_finite()) {
+            return Err(SimError::config(
+                format!("{table}.ru_time_limit_s"),
+                format!("{} must be finite and ≥ 0", self.ru_time_limit_s),
             ));
         }
         crate::error::one_of(
@@ -1421,6 +1440,11 @@ impl WorkloadConfig {
             &["none", "fold", "compact"],
         );
         e.one_of("workload.arrival", &self.arrival, &["fixed", "poisson"]);
+        e.one_of(
+            "workload.placement_ids",
+            &self.placement_ids,
+            &["none", "streams"],
+        );
         if let Some(a) = &self.blkparse_action {
             e.one_of("workload.blkparse_action", a, &["Q", "D", "C"]);
         }

@@ -53,6 +53,8 @@ pub struct Synth {
     poisson: bool,
     arrival_rng: Rng,
     time_us: f64,
+    /// `workload.placement_ids = "streams"`: a write's identifier is its stream hint.
+    stream_pids: bool,
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -93,6 +95,7 @@ impl Scatter {
 /// Check what a synthetic workload needs of the footprint (the jobs' regions, block sizes),
 /// naming the field. Trace workloads pass.
 pub fn check(w: &WorkloadConfig) -> Result<()> {
+    check_stream_placement(w)?;
     match w.kind.as_str() {
         "uniform" | "zipf" | "sequential" | "fio" => {
             let fio: FioParams = params::of(&w.tables, "workload", "fio")?;
@@ -101,6 +104,41 @@ pub fn check(w: &WorkloadConfig) -> Result<()> {
         "desktop" => desktop_regions(w).map(|_| ()),
         "cachelib" => cachelib::check(w, &params::of(&w.tables, "workload", "cachelib")?),
         _ => Ok(()),
+    }
+}
+
+/// `workload.placement_ids = "streams"` needs a generator with stream hints and no other source
+/// of identifiers, and hints that fit an identifier (16 bits).
+fn check_stream_placement(w: &WorkloadConfig) -> Result<()> {
+    if w.placement_ids != "streams" {
+        return Ok(());
+    }
+    let why = match w.kind.as_str() {
+        "uniform" | "zipf" | "sequential" | "fio" | "desktop" => None,
+        "cachelib" => Some("cachelib's engines carry their own identifiers".to_string()),
+        k => Some(format!(
+            "`{k}` is not a synthetic workload (a generic trace's identifiers come from `placement_id_col`)"
+        )),
+    };
+    let why = why.or_else(|| {
+        let fio: FioParams = params::of(&w.tables, "workload", "fio").ok()?;
+        let pli = !fio.fdp_pli.is_empty() || fio.jobs.iter().any(|j| j.fdp_pli.is_some());
+        pli.then(|| "workload.fio's fdp_pli already sets the identifiers".to_string())
+    });
+    let why = why.or_else(|| {
+        (w.streams > 1 << 16).then(|| {
+            format!(
+                "{} streams do not fit 16-bit identifiers (at most 65536)",
+                w.streams
+            )
+        })
+    });
+    match why {
+        Some(why) => Err(SimError::config(
+            "workload.placement_ids",
+            format!("\"streams\": {why}"),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -229,6 +267,7 @@ impl Synth {
             poisson: w.arrival == "poisson",
             arrival_rng: Rng::new(seed ^ 0xA551_7A1E_5EED_0001),
             time_us: 0.0,
+            stream_pids: w.placement_ids == "streams",
         })
     }
 
@@ -563,6 +602,12 @@ impl Iterator for Synth {
                 (op, off, len, dev, 0)
             }
         };
+        // Stream hints fit 16 bits: `check_stream_placement`.
+        let pid = if self.stream_pids && op == Op::Write {
+            dev as u16
+        } else {
+            pid
+        };
         let req = Request::new(time_us, op, offset_bytes, len_bytes, dev);
         Some(Ok(req.with_placement_id(pid)))
     }
@@ -575,6 +620,7 @@ pub const SHARED_KEYS: &[&str] = &[
     "workload.footprint_bytes",
     "workload.read_fraction",
     "workload.seed",
+    "workload.placement_ids",
 ];
 
 /// The registry entry of workload `uniform`.
@@ -611,6 +657,7 @@ pub const ZIPF: crate::component::Component = crate::component::Component::new(
         "workload.zipf_theta",
         "workload.read_fraction",
         "workload.seed",
+        "workload.placement_ids",
     ],
 );
 
@@ -627,13 +674,14 @@ pub const SEQUENTIAL: crate::component::Component = crate::component::Component:
         "workload.streams",
         "workload.read_fraction",
         "workload.seed",
+        "workload.placement_ids",
     ],
 );
 
 /// The registry entry of workload `desktop`.
 pub const DESKTOP: crate::component::Component = crate::component::Component::new("workload", "desktop", "Desktop profile calibrated to seed 000 Table 4: file bursts at an allocation cursor, sequential rewrites, clustered updates of Zipf-hot regions, very hot metadata sectors (docs/workloads.md).",
       crate::params::spec::<DesktopParams>(),
-      &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed"]);
+      &["workload.requests", "workload.footprint_bytes", "workload.zipf_theta", "workload.read_fraction", "workload.seed", "workload.placement_ids"]);
 
 #[cfg(test)]
 mod tests {

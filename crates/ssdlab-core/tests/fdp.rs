@@ -1,7 +1,8 @@
 //! NVMe Flexible Data Placement (`[fdp]`), hand-worked: two handles whose data die apart reach a
 //! WAF of exactly 1; GC's destinations under initially and persistently isolated handles,
 //! counted page by page; HBMW, MBMW and MBE against the engine's page counts; identifiers out of
-//! range and configurations FDP cannot take are errors naming the key.
+//! range and configurations FDP cannot take are errors naming the key; synthetic streams as
+//! identifiers; the RU time limit's "RU not fully written" events, counted by hand.
 
 mod common;
 use common::{error, run};
@@ -313,5 +314,174 @@ fn a_namespace_s_placement_handles_name_its_reclaim_unit_handles() {
     assert!(
         e.contains("flows[1].placement_handles") && e.contains("another list"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_synthetic_workload_s_streams_are_its_identifiers() {
+    // `workload.placement_ids = "streams"`: each write carries its sequential stream's index,
+    // so handle h receives exactly the pages the generator drew for stream h (counted here from
+    // the generator itself), and the fourth handle none.
+    let toml = "[workload]\nkind = \"sequential\"\nstreams = 3\nrequests = 20000\n\
+                footprint_bytes = \"8MiB\"\nplacement_ids = \"streams\"\n\
+                [device]\nlogical_bytes = \"8MiB\"\npages_per_block = 16\nop = 0.5\n\
+                [buffer]\nkind = \"none\"\n[run]\nprecondition = \"none\"\ncheck_integrity = true\n\
+                [fdp]\nenabled = true\nhandles = 4\n";
+    let cfg = ssdlab_core::Config::from_toml_str(toml).unwrap();
+    let seed = cfg.workload.seed.unwrap_or(cfg.run.seed);
+    let mut drawn = [0.0f64; 4];
+    for r in ssdlab_core::synth::Synth::new(&cfg.workload, seed).unwrap() {
+        let r = r.unwrap();
+        assert_eq!(r.placement_id as u32, r.dev);
+        drawn[r.dev as usize] += (r.len_bytes / PAGE) as f64;
+    }
+    let m = run(toml).metrics;
+    for (h, pages) in drawn.iter().enumerate() {
+        assert_eq!(
+            m[&format!("fdp.handle.{h}.host_bytes_written")] / PAGE as f64,
+            *pages
+        );
+    }
+    assert!(drawn[..3].iter().all(|&p| p > 6000.0), "{drawn:?}");
+    // Neither an MSR trace nor the binary cache holds an identifier: writing one is refused.
+    let dir = std::env::temp_dir().join(format!("ssdlab-fdp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for format in ["msr", "binary"] {
+        let out = dir.join(format!("streams.{format}"));
+        let e = ssdlab_core::synth::generate(&cfg, &out, format)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("placement identifier 1") && !out.exists(), "{e}");
+    }
+    // Without the key every write goes through handle 0.
+    let m = run(&toml.replace("placement_ids = \"streams\"\n", "")).metrics;
+    assert_eq!(
+        m["fdp.handle.0.host_bytes_written"] / PAGE as f64,
+        m["host.write_pages"]
+    );
+    // The desktop profile's sequential bursts are stream 1.
+    let desktop = toml.replace("kind = \"sequential\"\nstreams = 3", "kind = \"desktop\"");
+    let m = run(&desktop).metrics;
+    let host = |h: u32| m[&format!("fdp.handle.{h}.host_bytes_written")] / PAGE as f64;
+    assert!(
+        host(0) > 0.0 && host(1) > 0.0 && host(2) == 0.0,
+        "{}",
+        host(1)
+    );
+    assert_eq!(host(0) + host(1), m["host.write_pages"]);
+    // Too many streams for the handles, another source of identifiers, a trace, a bad value.
+    let e = error(&toml.replace("streams = 3", "streams = 5"));
+    assert!(e.contains("placement identifier 4"), "{e}");
+    for (from, to, says) in [
+        ("kind = \"sequential\"", "kind = \"cachelib\"", "cachelib"),
+        (
+            "[device]",
+            "[workload.fio]\nfdp_pli = [1]\n[device]",
+            "fdp_pli",
+        ),
+        (
+            "placement_ids = \"streams\"",
+            "placement_ids = \"jobs\"",
+            "jobs",
+        ),
+    ] {
+        let e = error(&toml.replace(from, to));
+        assert!(
+            e.contains("workload.placement_ids") && e.contains(says),
+            "{to}: {e}"
+        );
+    }
+    let path = trace("streams-trace", &[(0, 0)]);
+    let e = error(&config(&path, "").replace(
+        "format = \"generic\"\n",
+        "format = \"generic\"\nplacement_ids = \"streams\"\n",
+    ));
+    assert!(
+        e.contains("workload.placement_ids") && e.contains("placement_id_col"),
+        "{e}"
+    );
+}
+
+/// A generic-format trace of single-page writes `(time in seconds, lpn, placement identifier)`.
+fn timed_trace(name: &str, writes: &[(f64, u64, u16)]) -> PathBuf {
+    let path = trace(name, &[]);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for (t, lpn, pid) in writes {
+        writeln!(f, "w,{},{PAGE},{pid},{}", lpn * PAGE, t * 1e6).unwrap();
+    }
+    path
+}
+
+#[test]
+fn an_ru_open_past_the_time_limit_is_switched_not_fully_written() {
+    // Limit 1 s, RUs of one 8-page block. Handle 0's first RU (opened at 0 s, two pages) has
+    // expired by its write at 1.5 s: switched with 6 pages unwritten. Handle 1 opens at 1.6 s;
+    // at 2.6 s both handle 0's second RU (opened 1.5 s) and handle 1's (1.6 s) have expired, two
+    // pages each: 3 events, 18 pages unwritten. Nothing moves; the write at 2.4 s does not switch.
+    let w = [
+        (0.0, 0, 0),
+        (0.5, 1, 0),
+        (1.5, 2, 0),
+        (1.6, 3, 1),
+        (2.4, 4, 0),
+        (2.5, 5, 1),
+        (2.6, 6, 0),
+    ];
+    let path = timed_trace("time-limit", &w);
+    let toml = config(
+        &path,
+        "[fdp]\nenabled = true\nhandles = 2\nru_time_limit_s = 1.0\n",
+    )
+    .replace(
+        "placement_id_col = 3\n",
+        "placement_id_col = 3\ntime_col = 4\n",
+    );
+    let m = run(&toml).metrics;
+    assert_eq!(m["fdp.events.ru_not_fully_written"], 3.0);
+    assert_eq!(m["fdp.events.ru_unwritten_bytes"], (18 * PAGE) as f64);
+    assert_eq!(m["fdp.waf"], 1.0);
+    // The open RUs after the last write: handle 0's holds one page (7 left), handle 1's none.
+    assert_eq!(m["fdp.handle.0.ru_remaining_bytes"], (7 * PAGE) as f64);
+    assert_eq!(m["fdp.handle.1.ru_remaining_bytes"], 0.0);
+    // Without the limit nothing is switched: three RUs' pages all go to two units.
+    let m = run(&toml.replace("ru_time_limit_s = 1.0\n", "")).metrics;
+    assert_eq!(m["fdp.events.ru_not_fully_written"], 0.0);
+    assert_eq!(m["fdp.handle.0.ru_remaining_bytes"], (3 * PAGE) as f64);
+    let e = error(&toml.replace("ru_time_limit_s = 1.0", "ru_time_limit_s = -1.0"));
+    assert!(e.contains("fdp.ru_time_limit_s"), "{e}");
+
+    // Under GC: one handle writing a page every 0.3 s, switched every 4 pages, four of five
+    // writes to 48 hot pages and one to 16 cold ones; the half-written RUs are reclaimed like
+    // any (their valid pages moved), and every mapping checks out.
+    let lpn = |i: u64| {
+        if i % 5 == 4 {
+            48 + (i / 5) % 16
+        } else {
+            i % 48
+        }
+    };
+    let w: Vec<_> = (0..64 * 8).map(|i| (i as f64 * 0.3, lpn(i), 0)).collect();
+    let path = timed_trace("time-limit-gc", &w);
+    let toml = config(
+        &path,
+        "[fdp]\nenabled = true\nhandles = 1\nru_time_limit_s = 1.0\n",
+    )
+    .replace(
+        "placement_id_col = 3\n",
+        "placement_id_col = 3\ntime_col = 4\n",
+    )
+    .replace("op = 1.25", "op = 2.0");
+    let m = run(&toml).metrics;
+    let events = m["fdp.events.ru_not_fully_written"];
+    assert!(events > 100.0, "{events}");
+    // Every RU opened at 0.3 s steps holds 4 pages when it expires (1.2 s ≥ 1 s): 4 unwritten.
+    assert_eq!(
+        m["fdp.events.ru_unwritten_bytes"],
+        events * (4 * PAGE) as f64
+    );
+    assert!(m["gc.victims"] > 50.0 && m["gc.moved_pages"] > 0.0, "{m:?}");
+    assert_eq!(
+        m["fdp.mbmw_bytes"],
+        (m["host.write_pages"] + m["gc.moved_pages"]) * PAGE as f64
     );
 }

@@ -43,6 +43,8 @@ pub(super) struct Sim {
     tags: bool,
     /// FDP: pages carry their request's placement identifier, not its stream.
     pids: bool,
+    /// The FTL follows the write requests' times (FDP's RU time limit).
+    clocked: bool,
     /// Timed mode: the watermark drains since the clock last took them (operations, pages),
     /// as the NAND log holds their operations.
     pub(super) drains: Vec<(u32, u64)>,
@@ -66,6 +68,7 @@ impl Sim {
             buffer_pages: 0,
             tags: be.ftl.tags(),
             pids: be.ftl.placement_ids(),
+            clocked: be.ftl.keeps_time(),
             page_shift: geo.page_bytes.trailing_zeros(),
             latest: if check {
                 crate::units::alloc_vec(geo.logical_pages, 0, "integrity versions")?
@@ -207,6 +210,9 @@ impl Sim {
         if self.tags {
             self.be.ftl.begin_write(req.len_bytes);
         }
+        if self.clocked {
+            self.be.ftl.set_time_us(req.time_us);
+        }
         for page in req.offset_bytes / pb..=(req.offset_bytes + req.len_bytes - 1) / pb {
             let lpn = self.map.map_lpn(&self.geo, page, req, at)?;
             self.write_straight(lpn, req.placement_id)?;
@@ -271,6 +277,9 @@ impl Sim {
                 self.buffer.begin_request();
                 if self.tags {
                     self.be.ftl.begin_write(req.len_bytes);
+                }
+                if self.clocked {
+                    self.be.ftl.set_time_us(req.time_us);
                 }
                 if req.len_bytes == self.geo.page_bytes
                     && req.offset_bytes & (self.geo.page_bytes - 1) == 0

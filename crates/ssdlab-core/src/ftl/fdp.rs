@@ -21,7 +21,11 @@
 //! padding and mapping included), media bytes erased (MBE); `fdp.waf` = MBMW / HBMW. Per
 //! handle: bytes written (host and GC), RUs reclaimed and the valid share they held; the RU
 //! handle status (remaining writable bytes of each handle's open RU) as gauges, so in the time
-//! series. Events: an RU reclaimed while still partly valid counts "media reallocated" pages.
+//! series. Events: an RU reclaimed while still partly valid counts "media reallocated" pages;
+//! with an active RU time limit (`ru_time_limit_s`, the specification's ERUTL), a handle's RU
+//! open longer than it is switched for a new one at the handle's next write request, "RU not
+//! fully written", its rest left unwritten (erased with it when reclaimed). The limit runs on
+//! the host's clock: the write requests' times (their arrival times in timed mode too).
 
 use crate::error::{Result, SimError};
 use crate::nand::Cause;
@@ -142,6 +146,15 @@ pub struct Fdp {
     names: Vec<[&'static str; NAMES]>,
     /// Pages that were still valid in reclaimed RUs (moved by GC): media reallocated.
     reallocated_pages: u64,
+    /// The active RU time limit in µs (infinite: none), the host's clock (the latest write
+    /// request's time), when each host slot's open RU opened, and the earliest expiry.
+    time_limit_us: f64,
+    now_us: f64,
+    opened_us: Vec<f64>,
+    next_expiry_us: f64,
+    /// RUs switched before they were full (by the time limit), and the pages left unwritten.
+    not_fully_written: u64,
+    unwritten_pages: u64,
 }
 
 impl Fdp {
@@ -161,7 +174,54 @@ impl Fdp {
             shared: HandleStats::default(),
             names: (0..p.handles).map(handle_names).collect(),
             reallocated_pages: 0,
+            time_limit_us: match p.ru_time_limit_s {
+                0.0 => f64::INFINITY,
+                s => s * 1e6,
+            },
+            now_us: 0.0,
+            opened_us: vec![0.0; p.identifiers() as usize],
+            next_expiry_us: f64::INFINITY,
+            not_fully_written: 0,
+            unwritten_pages: 0,
         }
+    }
+
+    /// Whether an RU time limit is set (the FTL then follows the host's clock).
+    pub fn limits_time(&self) -> bool {
+        self.time_limit_us.is_finite()
+    }
+
+    /// The host's clock moves to `t_us`: true when an open RU may have outlived the time limit
+    /// (then [`Fdp::expired`] says which).
+    #[inline(always)]
+    pub fn set_time(&mut self, t_us: f64) -> bool {
+        self.now_us = t_us;
+        t_us >= self.next_expiry_us
+    }
+
+    /// Host slots whose open RU has outlived the time limit (of `open`, each slot's open unit
+    /// or None), with the next expiry recomputed over the others.
+    pub fn expired(&mut self, open: impl Fn(usize) -> Option<u32>) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.next_expiry_us = f64::INFINITY;
+        for slot in 0..self.identifiers() {
+            if open(slot).is_none() {
+                continue;
+            }
+            let end = self.opened_us[slot] + self.time_limit_us;
+            if end <= self.now_us {
+                out.push(slot);
+            } else {
+                self.next_expiry_us = self.next_expiry_us.min(end);
+            }
+        }
+        out
+    }
+
+    /// An RU was switched before it was full, `unwritten` pages left unwritten.
+    pub fn switched_early(&mut self, unwritten: u64) {
+        self.not_fully_written += 1;
+        self.unwritten_pages += unwritten;
     }
 
     /// The owner of a slot's units: its handle, or GC's shared units.
@@ -237,6 +297,11 @@ impl Fdp {
     /// Slot `slot` opened RU `ru`: it belongs to the slot's handle (or to GC's shared units).
     pub fn opened(&mut self, ru: u32, slot: usize) {
         self.owner[ru as usize] = self.slot_owner(slot);
+        if slot < self.identifiers() {
+            self.opened_us[slot] = self.now_us;
+            let end = self.now_us + self.time_limit_us;
+            self.next_expiry_us = self.next_expiry_us.min(end);
+        }
     }
 
     fn stats_of(&mut self, owner: u32) -> &mut HandleStats {
@@ -306,6 +371,8 @@ impl Fdp {
             "fdp.events.media_reallocated_bytes",
             self.reallocated_pages * pb,
         ));
+        v.push(("fdp.events.ru_not_fully_written", self.not_fully_written));
+        v.push(("fdp.events.ru_unwritten_bytes", self.unwritten_pages * pb));
     }
 
     /// The window's ratios from its counters: each handle's valid share of the RUs reclaimed

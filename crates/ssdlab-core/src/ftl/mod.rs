@@ -218,6 +218,12 @@ pub trait Ftl: FtlView + std::any::Any {
     fn placement_ids(&self) -> bool {
         false
     }
+    /// Whether the FTL follows the host's clock ([`Ftl::set_time_us`]): FDP's RU time limit.
+    fn keeps_time(&self) -> bool {
+        false
+    }
+    /// The host's clock: the time of the write request about to be served.
+    fn set_time_us(&mut self, _t_us: f64) {}
     /// The hint the preconditioning writes logical block `lbn` with (FDP: its reclaim groups in
     /// turn, so that a fill spreads over them).
     fn precondition_hint(&self, _lbn: Lbn) -> u32 {

@@ -505,6 +505,27 @@ impl PageFtl {
         Ok(())
     }
 
+    /// FDP's RU time limit: every handle's open RU that has outlived it is sealed as it is
+    /// (the next write through the handle opens a new one), an "RU not fully written" event.
+    #[inline(never)]
+    fn switch_expired(&mut self) {
+        let Some(f) = &mut self.fdp else { return };
+        let open = &self.open;
+        let expired = f.expired(|slot| (open[slot] != NONE).then_some(open[slot]));
+        for slot in expired {
+            let b = self.open[slot];
+            let left = (self.ppb - self.write_ptr[b as usize]) as u64;
+            if left == 0 {
+                continue; // full: sealed at the handle's next write anyway
+            }
+            self.seal(b);
+            self.open[slot] = NONE;
+            if let Some(f) = &mut self.fdp {
+                f.switched_early(left);
+            }
+        }
+    }
+
     /// Reclaim units of reclaim group `group` until its free pool is back at the threshold.
     fn collect(&mut self, group: usize, nand: &mut Nand) -> Result<()> {
         self.in_gc = true;
@@ -855,6 +876,19 @@ impl Ftl for PageFtl {
 
     fn placement_ids(&self) -> bool {
         self.fdp.is_some() && self.placement.is_none()
+    }
+
+    fn keeps_time(&self) -> bool {
+        self.fdp.as_ref().is_some_and(|f| f.limits_time())
+    }
+
+    #[inline]
+    fn set_time_us(&mut self, t_us: f64) {
+        if let Some(f) = &mut self.fdp {
+            if f.set_time(t_us) {
+                self.switch_expired();
+            }
+        }
     }
 
     fn precondition_hint(&self, lbn: Lbn) -> u32 {

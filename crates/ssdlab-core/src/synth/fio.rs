@@ -1133,7 +1133,7 @@ impl Jobs {
 /// The registry entry of workload `fio`.
 pub const FIO: crate::component::Component = crate::component::Component::new("workload", "fio", "fio jobs with fio's defaults: one (rw = write, read, rw, randwrite, randread, randrw or randwrite-then-randread; bs or bssplit; rwmixread; random_distribution; fio's random map unless norandommap; streams) or several concurrent [[workload.fio.jobs]], each with its rw, bs or bssplit, region and share of the requests (docs/workloads.md).",
       crate::params::spec::<FioParams>(),
-      &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.streams", "workload.seed"]);
+      &["workload.requests", "workload.request_bytes", "workload.footprint_bytes", "workload.streams", "workload.seed", "workload.placement_ids"]);
 
 #[cfg(test)]
 mod tests {
