@@ -569,9 +569,9 @@ def test_fdp_quick_reproduces_the_anchors_and_renders(tmp_path):
     out = tmp_path / "fdp"
     report = studies.reproduce("fdp", quick=True, out=out, progress=False)
     df = ssdlab.load_results(out)
-    # 31 cells in the grids, one of them twice (the cachelib grid's and the identifiers grid's
+    # 34 cells in the grids, one of them twice (the cachelib grid's and the identifiers grid's
     # CacheLib-identifier cell at 100%): run and stored once.
-    assert (df["status"] == "ok").all() and len(df) == 30
+    assert (df["status"] == "ok").all() and len(df) == 33
     claims = {c.id: c for c in studies.judge_study(studies.get("fdp"), df)}
     assert all(c.source for c in claims.values() if c.kind == "external")
     assert {c.kind for c in claims.values()} == {"external", "extension"}
@@ -579,6 +579,15 @@ def test_fdp_quick_reproduces_the_anchors_and_renders(tmp_path):
     assert claims["cachelib-half"].verdict == "holds"
     assert claims["explicit-identifiers"].verdict == "holds"
     assert claims["read-tail"].verdict == "holds"
+    # WARP's job file: the zoned overwrites invalidate the sequential stream's units; FDP on stays
+    # in the published band (2.58-4.49) with initially isolated handles, above it with persistent.
+    assert claims["warp-adversarial"].verdict == "holds"
+    from ssdlab.studies.fdp.judges import cells
+
+    ok = cells(df)
+    on = ok[(ok["jumper"] == "zoned:80/20:10/20:10/60") & (ok["fdp"] == "FDP on")]
+    ii = on[on["handle_type"] == "initially-isolated"]["waf"]
+    assert len(on) == 2 and 2.58 < ii.iloc[0] < 4.49, on["waf"].tolist()
     cl = df[(df["workload.kind"] == "cachelib") & (df["placement.kind"] == "none") & (df["run.mode"] == "counts")]
     cl = cl[cl["workload.cachelib.loc_placement_id"] == 1]  # each engine its own identifier
     on = cl[cl["fdp.enabled"].fillna(False).astype(bool)]

@@ -130,8 +130,10 @@ def check_options(options: Mapping[str, str]) -> None:
     if engine not in ENGINES:
         raise FioError(f"fio option `ioengine`: `{engine}` is not modelled (known: {', '.join(ENGINES)})")
     dist = options.get("random_distribution", "random")
-    if dist != "random" and not dist.startswith("zipf:"):
-        raise FioError(f"fio option `random_distribution`: `{dist}` is not modelled (random, zipf:THETA)")
+    if dist != "random" and not dist.startswith(("zipf:", "zoned:")):
+        raise FioError(
+            f"fio option `random_distribution`: `{dist}` is not modelled (random, zipf:THETA, zoned:ACCESS/SIZE:…)"
+        )
     policy = options.get("cpus_allowed_policy", "shared")
     if policy not in ("shared", "split"):
         raise FioError(f"fio option `cpus_allowed_policy`: `{policy}` is not one of shared, split")

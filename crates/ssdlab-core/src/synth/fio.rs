@@ -32,7 +32,7 @@ crate::params! {
         rwmixread: u32 = 50,
         /// fio rwmixwrite: percent of writes of a mixed job.
         rwmixwrite: u32 = 50,
-        /// fio random_distribution of random offsets: random (uniform) | zipf:THETA (θ > 0).
+        /// fio random_distribution of random offsets: random (uniform) | zipf:THETA (θ > 0) | zoned:ACCESS/SIZE:… (percentages).
         random_distribution: String = "random".into(),
         /// fio norandommap: true = every random offset drawn afresh (blocks may repeat before
         /// others are touched); false = fio's random map: each pass touches every block once.
@@ -71,7 +71,7 @@ pub struct FioJob {
     /// Percent of writes of a mixed job; absent = from rwmixread.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rwmixwrite: Option<u32>,
-    /// random | zipf:THETA; absent = workload.fio.random_distribution.
+    /// random | zipf:THETA | zoned:ACCESS/SIZE:…; absent = workload.fio.random_distribution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_distribution: Option<String>,
     /// Absent = workload.fio.norandommap.
@@ -319,20 +319,75 @@ pub fn parse_bssplit(text: &str) -> std::result::Result<BsSplit, String> {
     Ok(BsSplit(split))
 }
 
-/// The Zipf θ of fio's `random_distribution`: "random" = 0 (uniform), "zipf:θ" = θ > 0.
-/// fio's other models (pareto, normal, zoned, ...) and zipf's centre are not implemented.
-fn distribution_theta(text: &str) -> std::result::Result<f64, String> {
+/// How a random job draws its offsets (fio's `random_distribution`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Dist {
+    Uniform,
+    /// Zipf(θ), θ > 0, hot ranks scattered over the region.
+    Zipf(f64),
+    /// fio's `zoned`: (access %, size %) per zone, consecutive zones from the region's start,
+    /// uniform inside each; both columns sum to 100.
+    Zoned(Vec<(f64, f64)>),
+}
+
+impl Dist {
+    /// `zipf_theta`'s shorthand: 0 = uniform.
+    fn from_theta(theta: f64) -> Dist {
+        if theta > 0.0 {
+            Dist::Zipf(theta)
+        } else {
+            Dist::Uniform
+        }
+    }
+}
+
+/// fio's `random_distribution`: "random" (uniform), "zipf:θ" (θ > 0) or
+/// "zoned:A/S:A/S:…" (A% of the accesses to the next S% of the region). fio's other models
+/// (pareto, normal, zoned_abs, …) and zipf's centre are not implemented.
+fn distribution(text: &str) -> std::result::Result<Dist, String> {
     let t = text.trim();
     if t == "random" {
-        return Ok(0.0);
+        return Ok(Dist::Uniform);
+    }
+    if let Some(z) = t.strip_prefix("zoned:") {
+        return zoned(z).map(Dist::Zoned).map_err(|e| format!("`{t}`: {e}"));
     }
     let theta = t.strip_prefix("zipf:").map(|v| v.trim().parse::<f64>());
     match theta {
-        Some(Ok(v)) if v > 0.0 && v.is_finite() => Ok(v),
+        Some(Ok(v)) if v > 0.0 && v.is_finite() => Ok(Dist::Zipf(v)),
         _ => Err(format!(
-            "`{t}` is not supported; valid: \"random\" (uniform) or \"zipf:THETA\" with THETA > 0"
+            "`{t}` is not supported; valid: \"random\" (uniform), \"zipf:THETA\" with THETA > 0 \
+             or \"zoned:ACCESS/SIZE:…\" (percentages)"
         )),
     }
+}
+
+/// The zones of "A/S:A/S:…": each A% of the accesses to the next S% of the region.
+fn zoned(text: &str) -> std::result::Result<Vec<(f64, f64)>, String> {
+    let zones = text
+        .split(':')
+        .map(|z| {
+            let (a, s) = z
+                .split_once('/')
+                .ok_or_else(|| format!("zone `{z}` is not ACCESS/SIZE"))?;
+            let pct = |v: &str| match v.trim().parse::<f64>() {
+                Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+                _ => Err(format!("zone `{z}`: `{v}` is not a percentage in 0..=100")),
+            };
+            let (a, s) = (pct(a)?, pct(s)?);
+            if s == 0.0 && a > 0.0 {
+                return Err(format!("zone `{z}` takes accesses but has no size"));
+            }
+            Ok((a, s))
+        })
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    for (col, what) in [(0, "access"), (1, "size")] {
+        let sum: f64 = zones.iter().map(|z| if col == 0 { z.0 } else { z.1 }).sum();
+        if (sum - 100.0).abs() > 1e-9 {
+            return Err(format!("the {what} percentages sum to {sum}, not 100"));
+        }
+    }
+    Ok(zones)
 }
 
 /// The read share of a mixed job from fio's rwmixread and rwmixwrite (percent). fio lets the
@@ -394,7 +449,7 @@ pub(crate) struct JobPlan {
     /// Random offsets through fio's random map (every block once per pass).
     pub random_map: bool,
     pub dir: Dir,
-    pub theta: f64,
+    pub dist: Dist,
     pub share: f64,
     /// FDP placement identifiers of its writes, in turn or at random (empty: 0).
     pub pli: Vec<u16>,
@@ -430,7 +485,7 @@ impl Params for FioParams {
         }
         read_share(self.rwmixread, self.rwmixwrite)
             .map_err(|e| SimError::config(key("rwmixread"), e))?;
-        distribution_theta(&self.random_distribution)
+        distribution(&self.random_distribution)
             .map_err(|e| SimError::config(key("random_distribution"), e))?;
         if self.write_requests > 0 && self.rw != "randwrite-then-randread" {
             return Err(SimError::config(
@@ -488,7 +543,7 @@ impl Params for FioParams {
             }
             self.job_read_share(j)
                 .map_err(|e| SimError::config(job_key(i, "rwmixread"), e))?;
-            self.job_theta(j)
+            self.job_dist(j)
                 .map_err(|e| SimError::config(job_key(i, "random_distribution"), e))?;
             if let Some(bs) = &j.bs {
                 if !j.bssplit.is_empty() {
@@ -583,12 +638,12 @@ impl FioParams {
         read_share(j.rwmixread.unwrap_or(50), j.rwmixwrite.unwrap_or(50))
     }
 
-    /// A job's Zipf θ (0 = uniform): zipf_theta, else its random_distribution, else the table's.
-    fn job_theta(&self, j: &FioJob) -> std::result::Result<f64, String> {
+    /// A job's offset distribution: zipf_theta, else its random_distribution, else the table's.
+    fn job_dist(&self, j: &FioJob) -> std::result::Result<Dist, String> {
         match (j.zipf_theta, &j.random_distribution) {
-            (Some(t), _) => Ok(t),
-            (None, Some(d)) => distribution_theta(d),
-            (None, None) => distribution_theta(&self.random_distribution),
+            (Some(t), _) => Ok(Dist::from_theta(t)),
+            (None, Some(d)) => distribution(d),
+            (None, None) => distribution(&self.random_distribution),
         }
     }
 
@@ -650,9 +705,9 @@ impl FioParams {
                 _ => sizes.min(), // 0 = fio's default; check() refused anything else
             };
             // uniform, zipf and sequential: workload.read_fraction and zipf_theta, no map.
-            let (sequential, dir, theta, random_map) = if fio {
+            let (sequential, dir, dist, random_map) = if fio {
                 let (seq, dir) = rw_kind(&self.rw).unwrap_or((false, Dir::Write));
-                let theta = distribution_theta(&self.random_distribution)
+                let dist = distribution(&self.random_distribution)
                     .map_err(|e| SimError::config("workload.fio.random_distribution", e))?;
                 let dir = match dir {
                     Dir::Mix(_) => Dir::Mix(
@@ -662,11 +717,17 @@ impl FioParams {
                     d => d,
                 };
                 // fio keeps no random map for a non-uniform distribution.
-                (seq, dir, theta, !seq && theta == 0.0 && !self.norandommap)
+                let map = !seq && dist == Dist::Uniform && !self.norandommap;
+                (seq, dir, dist, map)
             } else {
                 let theta = if w.kind == "zipf" { w.zipf_theta } else { 0.0 };
                 let seq = w.kind == "sequential";
-                (seq, Dir::Mix(w.read_fraction), theta, false)
+                (
+                    seq,
+                    Dir::Mix(w.read_fraction),
+                    Dist::from_theta(theta),
+                    false,
+                )
             };
             let plan = JobPlan {
                 start: 0,
@@ -681,7 +742,7 @@ impl FioParams {
                 split_dirs: fio,
                 random_map,
                 dir,
-                theta,
+                dist,
                 share: 1.0,
                 sizes,
                 pli: self.fdp_pli.clone(),
@@ -792,8 +853,8 @@ impl FioParams {
                 Dir::Mix(_) => Dir::Mix(self.job_read_share(j).map_err(|e| err("rwmixread", e))?),
                 d => d,
             };
-            let theta = self
-                .job_theta(j)
+            let dist = self
+                .job_dist(j)
                 .map_err(|e| err("random_distribution", e))?;
             let plan = JobPlan {
                 start: offset,
@@ -803,10 +864,10 @@ impl FioParams {
                 streams: 1,
                 split_dirs: true,
                 random_map: !sequential
-                    && theta == 0.0
+                    && dist == Dist::Uniform
                     && !j.norandommap.unwrap_or(self.norandommap),
                 dir,
-                theta,
+                dist,
                 share: j.share.unwrap_or(rest),
                 sizes,
                 pli: j.fdp_pli.clone().unwrap_or_else(|| self.fdp_pli.clone()),
@@ -945,6 +1006,8 @@ struct Job {
     cum_sizes: Vec<f64>,
     blocks: u64,
     zipf: Option<Zipf>,
+    /// fio's zoned distribution: (cumulative access share, first block, end block) per zone.
+    zones: Vec<(f64, u64, u64)>,
     scatter: Scatter,
     cursors: Vec<u64>,
     /// Reads' own cursors (fio keeps a position per direction); empty = shared.
@@ -972,7 +1035,14 @@ impl Job {
             .map(|i| plan.start + (len / plan.streams * i) / plan.align * plan.align)
             .collect();
         Job {
-            zipf: (plan.theta > 0.0).then(|| Zipf::new(blocks, plan.theta)),
+            zipf: match plan.dist {
+                Dist::Zipf(theta) => Some(Zipf::new(blocks, theta)),
+                _ => None,
+            },
+            zones: match &plan.dist {
+                Dist::Zoned(z) => zone_blocks(z, blocks),
+                _ => Vec::new(),
+            },
             scatter: Scatter::new(blocks, rng),
             blocks,
             cum_sizes,
@@ -1043,6 +1113,12 @@ impl Job {
             return (off, len, s as u32);
         }
         let block = match (&self.zipf, &mut self.map) {
+            _ if !self.zones.is_empty() => {
+                let u = rng.f64();
+                let i = self.zones.partition_point(|z| z.0 <= u);
+                let (_, first, end) = self.zones[i.min(self.zones.len() - 1)];
+                first + rng.below(end - first)
+            }
             (Some(z), _) => self.scatter.map(z.sample(rng) - 1),
             (None, None) => rng.below(self.blocks),
             (None, Some(map)) => {
@@ -1067,6 +1143,27 @@ impl Job {
         }
         (off, len, 0)
     }
+}
+
+/// fio's zones over `blocks` blocks: (cumulative access share, first block, end block), the
+/// zones without accesses left out; each zone keeps at least one block.
+fn zone_blocks(zones: &[(f64, f64)], blocks: u64) -> Vec<(f64, u64, u64)> {
+    let (mut acc, mut size) = (0.0, 0.0);
+    let mut out = Vec::new();
+    for &(a, s) in zones {
+        let first = ((size / 100.0 * blocks as f64).round() as u64).min(blocks - 1);
+        size += s;
+        let end = ((size / 100.0 * blocks as f64).round() as u64).clamp(first + 1, blocks);
+        acc += a / 100.0;
+        if a > 0.0 {
+            out.push((acc, first, end));
+        }
+    }
+    // The last zone with accesses takes every draw the rounding of the shares leaves over.
+    if let Some(last) = out.last_mut() {
+        last.0 = 1.0;
+    }
+    out
 }
 
 /// The jobs of a workload and the draw of each request's job.
@@ -1175,6 +1272,51 @@ mod tests {
     fn within_4se(count: usize, n: usize, p: f64) -> bool {
         let se = (n as f64 * p * (1.0 - p)).sqrt();
         (count as f64 - n as f64 * p).abs() <= 4.0 * se
+    }
+
+    #[test]
+    fn zoned_distribution_sends_each_zone_its_share() {
+        // fio's zoned:80/20:10/20:10/60 over a job of 100 blocks of 4 KiB at 1 MiB: 80% of
+        // the writes to blocks 0..20, 10% to 20..40, 10% to 40..100, uniform inside each zone
+        // (the last zone's 60 blocks each 1/600); no random map (fio keeps none).
+        let n = 200_000;
+        let w = workload(
+            json!({"jobs": [{"rw": "randwrite", "offset": "1MiB", "size": "400KiB",
+                             "random_distribution": "zoned:80/20:10/20:10/60"}]}),
+            n as u64,
+            2 << 20,
+        );
+        let mut per_block = vec![0usize; 100];
+        for r in run(&w, 3) {
+            assert_eq!(r.len_bytes, 4096);
+            per_block[((r.offset_bytes - (1 << 20)) / 4096) as usize] += 1;
+        }
+        let zone = |a: usize, b: usize| per_block[a..b].iter().sum::<usize>();
+        assert!(within_4se(zone(0, 20), n, 0.8), "{}", zone(0, 20));
+        assert!(within_4se(zone(20, 40), n, 0.1), "{}", zone(20, 40));
+        assert!(within_4se(zone(40, 100), n, 0.1), "{}", zone(40, 100));
+        assert!(per_block[40..]
+            .iter()
+            .all(|&c| within_4se(c, n, 0.1 / 60.0)));
+        assert!(per_block[..20]
+            .iter()
+            .all(|&c| within_4se(c, n, 0.8 / 20.0)));
+        // Percentages that do not sum to 100, a malformed zone, a zone with accesses and no size.
+        for (bad, says) in [
+            ("zoned:80/20:10/20", "sum to 90"),
+            ("zoned:80-20:20/80", "not ACCESS/SIZE"),
+            ("zoned:50/100:50/0", "no size"),
+            ("zoned:50/50:50/x", "not a percentage"),
+        ] {
+            let e = config_error(
+                json!({"random_distribution": bad, "rw": "randwrite"}),
+                |_| {},
+            );
+            assert!(
+                e.contains("workload.fio.random_distribution") && e.contains(says),
+                "{bad}: {e}"
+            );
+        }
     }
 
     fn approx(split: &BsSplit, want: &[(u64, f64)]) -> bool {

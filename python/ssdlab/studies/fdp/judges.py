@@ -6,6 +6,8 @@ compared; the bands are the claims' own parameters. figures.py takes the cell he
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from ssdlab.claims import Outcome
 from ssdlab.report import figures as F
@@ -59,10 +61,25 @@ def identifiers(row) -> str:
     return "CacheLib's engines" if loc != soc else "one identifier"
 
 
+def _jobs(row) -> list:
+    """A fio cell's jobs (stored as a list, or as its JSON text)."""
+    j = row.get("workload.fio.jobs")
+    if isinstance(j, str):
+        j = json.loads(j)
+    return [] if j is None or (isinstance(j, float) and j != j) else list(j)
+
+
+def jumper(row) -> str:
+    """The offset distribution of WARP's overwriting stream (the second job), "" elsewhere."""
+    jobs = _jobs(row)
+    return str(jobs[1].get("random_distribution", "random")) if len(jobs) > 1 else ""
+
+
 def cells(df):
     return F.ok_cells(
         df,
         setup=setup,
+        jumper=jumper,
         fdp=lambda r: "FDP on" if fdp_on(r) else "FDP off",
         handle_type=lambda r: _text(r, "fdp.handle_type", "initially-isolated"),
         ru_mib=lambda r: (int(num(r, "fdp.ru_bytes", 0)) >> 20) or 64,
@@ -152,21 +169,28 @@ def adversarial_stays_high(df, claim) -> Outcome:
     rows = ok[ok["setup"] == "adversarial"]
     if not len(rows):
         return Outcome("the cells did not run", None, "no adversarial cells")
-    parts, on = [], []
-    for _, r in rows.sort_values(["fdp", "handle_type"]).iterrows():
-        label = "FDP off" if r["fdp"] == "FDP off" else f"FDP on, {r['handle_type']}"
-        parts.append(f"{label} {r['waf']:.2f}")
-        if r["fdp"] == "FDP on":
-            on.append(r["waf"])
-    holds = bool(on) and min(on) >= claim["on_min"]
+    parts, on, judged = [], [], []
+    for dist, d in rows.groupby("jumper", sort=True):
+        waf = []
+        for _, r in d.sort_values(["fdp", "handle_type"]).iterrows():
+            label = "off" if r["fdp"] == "FDP off" else r["handle_type"].split("-")[0]
+            waf.append(f"{label} {r['waf']:.2f}")
+            if dist == claim["distribution"] and r["fdp"] == "FDP on":
+                on.append(r["waf"])
+        if dist == claim["distribution"]:
+            judged += list(d["cell"])
+        parts.append(f"{dist}: " + ", ".join(waf))
+    if not on:
+        return Outcome("; ".join(parts), None, f"no FDP cell with the overwrites drawn {claim['distribution']}")
+    holds = min(on) >= claim["on_min"]
     why = (
         ""
         if holds
-        else f"FDP on brings WAF below {claim['on_min']}: this GC policy finds the sequential stream's units wholly "
-        "invalid; the verdict turns on the drive's unpublished GC policy (open value gc-policy: FIFO, which "
-        "reclaims the oldest units, leaves WAF high), and the three streams are reconstructed"
+        else f"FDP on brings WAF below {claim['on_min']} with the overwrites drawn {claim['distribution']}: "
+        "the verdict turns on the drive's unpublished GC policy and on the streams' shares of the bytes"
     )
-    return Outcome("WAF: " + ", ".join(parts), holds, why, list(rows["cell"]))
+    measured = "WAF by the overwrites' distribution (FDP off, initially, persistently isolated): " + "; ".join(parts)
+    return Outcome(measured, holds, why, judged)
 
 
 def explicit_best(df, claim) -> Outcome:
