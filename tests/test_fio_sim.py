@@ -311,3 +311,16 @@ def test_fdp_options_are_placement_identifiers():
     ]:
         with pytest.raises(FioError, match=says):
             workload.job_config([BASE | {"rw": "randwrite"} | options], tiny() if "FDP" in says else fdp)
+
+
+def test_a_zoned_distribution_passes_to_the_engine():
+    """fio's random_distribution=zoned (WARP's overwriting job): the job keeps it, the engine runs
+    it (its draws are tested in the engine), and a zone list that does not sum to 100 is the
+    engine's error naming the key."""
+    options = {"rw": "randwrite", "norandommap": "1", "random_distribution": "zoned:80/20:20/80"}
+    cfg = workload.job_config([BASE | options], tiny())
+    assert cfg["flows"][0]["workload"]["fio"]["random_distribution"] == "zoned:80/20:20/80"
+    assert api.simulate(cfg).metrics["host.write_requests"] > 0
+    bad = workload.job_config([BASE | options | {"random_distribution": "zoned:80/20:10/80"}], tiny())
+    with pytest.raises(api.SsdlabError, match=r"random_distribution.*sum to 90"):
+        api.simulate(bad)
