@@ -187,7 +187,7 @@ def adversarial_stays_high(df, claim) -> Outcome:
         ""
         if holds
         else f"FDP on brings WAF below {claim['on_min']} with the overwrites drawn {claim['distribution']}: "
-        "the verdict turns on the drive's unpublished GC policy and on the streams' shares of the bytes"
+        "the verdict turns on the drive's unpublished spare area and GC policy and on the streams' shares"
     )
     measured = "WAF by the overwrites' distribution (FDP off, initially, persistently isolated): " + "; ".join(parts)
     return Outcome(measured, holds, why, judged)
