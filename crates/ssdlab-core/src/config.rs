@@ -93,11 +93,12 @@ pub struct WorkloadConfig {
     pub arrival: String,
     /// Synthetic: mean arrival rate in requests per second.
     pub iops: f64,
-    /// Synthetic: the FDP placement identifiers of the writes (`[fdp]`): none (all 0) |
-    /// streams (each write's stream hint: its sequential stream, the desktop profile's
-    /// sequential bursts 1).
-    #[serde(skip_serializing_if = "is_no_placement")]
-    pub placement_ids: String,
+    /// Synthetic: the FDP placement identifiers of the writes (`[fdp]`): streams (each write's
+    /// stream hint: its sequential stream, the desktop profile's sequential bursts 1) | none;
+    /// None = none (identifier 0), left out of resolved configurations so that stored results
+    /// keep their keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_ids: Option<String>,
     /// Generators' parameter tables by name (`[workload.desktop]`).
     #[serde(flatten)]
     pub tables: Tables,
@@ -125,15 +126,10 @@ impl Default for WorkloadConfig {
             seed: None,
             arrival: "fixed".into(),
             iops: 10_000.0,
-            placement_ids: "none".into(),
+            placement_ids: None,
             tables: Tables::new(),
         }
     }
-}
-
-/// Left out of resolved configurations when "none", so that stored results keep their keys.
-fn is_no_placement(p: &str) -> bool {
-    p == "none"
 }
 
 /// `device.logical_bytes`: a size, or "auto" (sized from the workload's footprint).
@@ -1440,11 +1436,9 @@ impl WorkloadConfig {
             &["none", "fold", "compact"],
         );
         e.one_of("workload.arrival", &self.arrival, &["fixed", "poisson"]);
-        e.one_of(
-            "workload.placement_ids",
-            &self.placement_ids,
-            &["none", "streams"],
-        );
+        if let Some(p) = &self.placement_ids {
+            e.one_of("workload.placement_ids", p, &["none", "streams"]);
+        }
         if let Some(a) = &self.blkparse_action {
             e.one_of("workload.blkparse_action", a, &["Q", "D", "C"]);
         }

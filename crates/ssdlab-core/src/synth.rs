@@ -110,7 +110,7 @@ pub fn check(w: &WorkloadConfig) -> Result<()> {
 /// `workload.placement_ids = "streams"` needs a generator with stream hints and no other source
 /// of identifiers, and hints that fit an identifier (16 bits).
 fn check_stream_placement(w: &WorkloadConfig) -> Result<()> {
-    if w.placement_ids != "streams" {
+    if w.placement_ids.as_deref() != Some("streams") {
         return Ok(());
     }
     let why = match w.kind.as_str() {
@@ -267,7 +267,7 @@ impl Synth {
             poisson: w.arrival == "poisson",
             arrival_rng: Rng::new(seed ^ 0xA551_7A1E_5EED_0001),
             time_us: 0.0,
-            stream_pids: w.placement_ids == "streams",
+            stream_pids: w.placement_ids.as_deref() == Some("streams"),
         })
     }
 
