@@ -113,33 +113,37 @@ fn check_stream_placement(w: &WorkloadConfig) -> Result<()> {
     if w.placement_ids.as_deref() != Some("streams") {
         return Ok(());
     }
-    let why = match w.kind.as_str() {
-        "uniform" | "zipf" | "sequential" | "fio" | "desktop" => None,
-        "cachelib" => Some("cachelib's engines carry their own identifiers".to_string()),
-        k => Some(format!(
-            "`{k}` is not a synthetic workload (a generic trace's identifiers come from `placement_id_col`)"
-        )),
-    };
-    let why = why.or_else(|| {
-        let fio: FioParams = params::of(&w.tables, "workload", "fio").ok()?;
-        let pli = !fio.fdp_pli.is_empty() || fio.jobs.iter().any(|j| j.fdp_pli.is_some());
-        pli.then(|| "workload.fio's fdp_pli already sets the identifiers".to_string())
-    });
-    let why = why.or_else(|| {
-        (w.streams > 1 << 16).then(|| {
-            format!(
-                "{} streams do not fit 16-bit identifiers (at most 65536)",
-                w.streams
-            )
-        })
-    });
-    match why {
+    match stream_placement_conflict(w) {
         Some(why) => Err(SimError::config(
             "workload.placement_ids",
             format!("\"streams\": {why}"),
         )),
         None => Ok(()),
     }
+}
+
+/// Why workload `w` cannot take its stream hints as placement identifiers, if it cannot.
+fn stream_placement_conflict(w: &WorkloadConfig) -> Option<String> {
+    match w.kind.as_str() {
+        "uniform" | "zipf" | "sequential" | "fio" | "desktop" => {}
+        "cachelib" => return Some("cachelib's engines carry their own identifiers".into()),
+        k => {
+            return Some(format!(
+                "`{k}` is not a synthetic workload (a generic trace's identifiers come from `placement_id_col`)"
+            ))
+        }
+    }
+    if let Ok(fio) = params::of::<FioParams>(&w.tables, "workload", "fio") {
+        if !fio.fdp_pli.is_empty() || fio.jobs.iter().any(|j| j.fdp_pli.is_some()) {
+            return Some("workload.fio's fdp_pli already sets the identifiers".into());
+        }
+    }
+    (w.streams > 1 << 16).then(|| {
+        format!(
+            "{} streams do not fit 16-bit identifiers (at most 65536)",
+            w.streams
+        )
+    })
 }
 
 fn desktop_regions(w: &WorkloadConfig) -> Result<u64> {

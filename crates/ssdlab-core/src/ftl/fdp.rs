@@ -199,13 +199,13 @@ impl Fdp {
         t_us >= self.next_expiry_us
     }
 
-    /// Host slots whose open RU has outlived the time limit (of `open`, each slot's open unit
-    /// or None), with the next expiry recomputed over the others.
-    pub fn expired(&mut self, open: impl Fn(usize) -> Option<u32>) -> Vec<usize> {
+    /// Host slots whose open RU has outlived the time limit (`is_open`: whether a slot has an
+    /// open RU), with the next expiry recomputed over the others.
+    pub fn expired(&mut self, is_open: impl Fn(usize) -> bool) -> Vec<usize> {
         let mut out = Vec::new();
         self.next_expiry_us = f64::INFINITY;
         for slot in 0..self.identifiers() {
-            if open(slot).is_none() {
+            if !is_open(slot) {
                 continue;
             }
             let end = self.opened_us[slot] + self.time_limit_us;

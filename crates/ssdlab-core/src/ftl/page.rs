@@ -511,18 +511,25 @@ impl PageFtl {
     fn switch_expired(&mut self) {
         let Some(f) = &mut self.fdp else { return };
         let open = &self.open;
-        let expired = f.expired(|slot| (open[slot] != NONE).then_some(open[slot]));
+        let expired = f.expired(|slot| open[slot] != NONE);
         for slot in expired {
-            let b = self.open[slot];
-            let left = (self.ppb - self.write_ptr[b as usize]) as u64;
+            let left = self.open_left(slot);
             if left == 0 {
                 continue; // full: sealed at the handle's next write anyway
             }
-            self.seal(b);
+            self.seal(self.open[slot]);
             self.open[slot] = NONE;
             if let Some(f) = &mut self.fdp {
                 f.switched_early(left);
             }
+        }
+    }
+
+    /// Pages left to write in frontier `slot`'s open unit (0 without one).
+    fn open_left(&self, slot: usize) -> u64 {
+        match self.open[slot] {
+            NONE => 0,
+            b => (self.ppb - self.write_ptr[b as usize]) as u64,
         }
     }
 
@@ -970,11 +977,7 @@ impl Ftl for PageFtl {
             v.extend(p.classifier.gauges());
         }
         if let Some(f) = &self.fdp {
-            let left = |slot: usize| match self.open[slot] {
-                NONE => 0,
-                b => (self.ppb - self.write_ptr[b as usize]) as u64,
-            };
-            f.gauges(left, &mut v);
+            f.gauges(|slot| self.open_left(slot), &mut v);
         }
         v
     }

@@ -1081,8 +1081,9 @@ impl Job {
         let i = if self.plan.pli_random {
             rng.below(n as u64) as usize
         } else {
-            self.pli_at = (self.pli_at + 1) % n;
-            (self.pli_at + n - 1) % n
+            let i = self.pli_at;
+            self.pli_at = (i + 1) % n;
+            i
         };
         self.plan.pli[i]
     }
@@ -1113,6 +1114,8 @@ impl Job {
             return (off, len, s as u32);
         }
         let block = match (&self.zipf, &mut self.map) {
+            // Zoned (no Zipf, and fio keeps no map for it): a zone by its access share, then
+            // uniform inside it.
             _ if !self.zones.is_empty() => {
                 let u = rng.f64();
                 let i = self.zones.partition_point(|z| z.0 <= u);

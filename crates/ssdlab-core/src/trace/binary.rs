@@ -333,16 +333,12 @@ pub fn write_binary(
                 ),
             )
         })?;
-        if r.placement_id != 0 {
-            return Err(SimError::trace(
-                src,
-                line,
-                format!(
-                    "placement identifier {}: the binary cache (version {VERSION}) stores none; replay the source trace",
-                    r.placement_id
-                ),
-            ));
-        }
+        no_placement_id(
+            r,
+            src,
+            line,
+            &format!("the binary cache (version {VERSION})"),
+        )?;
         encode(r, len, &mut rec);
         w.write_all(&rec)
             .map_err(|e| SimError::io(out_name.as_str(), e))
@@ -353,6 +349,22 @@ pub fn write_binary(
         f.write_all(&n.to_le_bytes())
     };
     write_atomically(out, &header(UNFINISHED), requests, put, set_count)
+}
+
+/// A writer of format `format`, which stores no FDP placement identifier, refuses a request
+/// that carries one rather than drop it.
+pub(crate) fn no_placement_id(r: &Request, src: &str, line: u64, format: &str) -> Result<()> {
+    if r.placement_id == 0 {
+        return Ok(());
+    }
+    Err(SimError::trace(
+        src,
+        line,
+        format!(
+            "placement identifier {}: {format} stores none; replay the workload instead",
+            r.placement_id
+        ),
+    ))
 }
 
 /// Write `head` then every request through `put` into a temporary file next to `out`, let

@@ -63,44 +63,34 @@ pub fn write_msr(
     use crate::error::SimError;
     use std::io::Write;
     let out_name = out.display().to_string();
-    let put = |w: &mut std::io::BufWriter<std::fs::File>,
-               r: &crate::request::Request,
-               line: u64| {
-        let ticks = r.time_us * 10.0;
-        if !(ticks >= 0.0 && ticks < UNIX_EPOCH_FILETIME as f64 && ticks.fract() == 0.0) {
-            return Err(SimError::trace(
-                src,
-                line,
-                format!(
-                    "time {} µs cannot be written as an MSR timestamp",
-                    r.time_us
-                ),
-            ));
-        }
-        if r.placement_id != 0 {
-            return Err(SimError::trace(
+    let put =
+        |w: &mut std::io::BufWriter<std::fs::File>, r: &crate::request::Request, line: u64| {
+            let ticks = r.time_us * 10.0;
+            if !(ticks >= 0.0 && ticks < UNIX_EPOCH_FILETIME as f64 && ticks.fract() == 0.0) {
+                return Err(SimError::trace(
                     src,
                     line,
                     format!(
-                        "placement identifier {}: MSR traces cannot hold one (write the generic format's placement_id column, or replay the workload)",
-                        r.placement_id
+                        "time {} µs cannot be written as an MSR timestamp",
+                        r.time_us
                     ),
                 ));
-        }
-        let op = match r.op {
-            Op::Read => "Read",
-            Op::Write => "Write",
-            Op::Trim => {
-                return Err(SimError::trace(src, line, "MSR traces cannot hold a trim"));
             }
+            super::binary::no_placement_id(r, src, line, "an MSR trace")?;
+            let op = match r.op {
+                Op::Read => "Read",
+                Op::Write => "Write",
+                Op::Trim => {
+                    return Err(SimError::trace(src, line, "MSR traces cannot hold a trim"));
+                }
+            };
+            writeln!(
+                w,
+                "{},ssdlab,{},{op},{},{},",
+                ticks as u64, r.dev, r.offset_bytes, r.len_bytes
+            )
+            .map_err(|e| SimError::io(out_name.as_str(), e))
         };
-        writeln!(
-            w,
-            "{},ssdlab,{},{op},{},{},",
-            ticks as u64, r.dev, r.offset_bytes, r.len_bytes
-        )
-        .map_err(|e| SimError::io(out_name.as_str(), e))
-    };
     super::binary::write_atomically(out, b"", requests, put, |_, _| Ok(()))
 }
 
